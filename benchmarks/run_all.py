@@ -22,8 +22,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes (for a smoke run)")
     ap.add_argument("names", nargs="*", help="only these bench_<name>.py")
     args = ap.parse_args(argv)
-    out_dir = HERE / "results"
-    out_dir.mkdir(exist_ok=True)
+    # Only full-size runs land in the tracked results/; smoke runs go to results/quick/ (ignored).
+    out_dir = HERE / "results" / "quick" if args.quick else HERE / "results"
+    out_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(HERE.glob("bench_*.py")):
         name = path.stem[len("bench_"):]
         if args.names and name not in args.names:
@@ -32,6 +33,7 @@ def main(argv=None):
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         res = mod.run(quick=args.quick)
+        res["quick"] = args.quick
         res["machine"] = {"python": platform.python_version(), "platform": platform.platform(),
                           "processor": platform.processor(), "cpus": __import__("os").cpu_count()}
         (out_dir / f"{name}.json").write_text(json.dumps(res, indent=2))
