@@ -1,4 +1,4 @@
-"""Timing used by every benchmark: the best of ``repeat`` wall-clock runs, and the last result."""
+"""Timing used by every benchmark: best-of-``repeat`` wall-clock times, and the last result."""
 import time
 
 
@@ -10,3 +10,15 @@ def best_of(fn, repeat: int = 3):
         out = fn()
         best = min(best, time.perf_counter() - t)
     return best, out
+
+
+def best_of_interleaved(fns, repeat: int = 3):
+    """Call each of ``fns`` in turn, ``repeat`` rounds (a, b, a, b, ...), so that a slow spell of a shared
+    machine hits every side alike; returns [(best seconds, value of the last call)] in the order of ``fns``."""
+    best, out = [float("inf")] * len(fns), [None] * len(fns)
+    for _ in range(repeat):
+        for j, fn in enumerate(fns):
+            t = time.perf_counter()
+            out[j] = fn()
+            best[j] = min(best[j], time.perf_counter() - t)
+    return list(zip(best, out))

@@ -387,7 +387,7 @@ def _bind(oracle: Oracle, view, k: int, draws, rs=None, terms=()):
 
 
 def _scatter(arr: np.ndarray, sel: np.ndarray, values: np.ndarray) -> np.ndarray:
-    if sel.shape[1] == arr.shape[1] and np.array_equal(sel[0], np.arange(arr.shape[1])) and np.all(sel == sel[0]):
+    if sel.shape[1] == arr.shape[1] and (sel == np.arange(arr.shape[1])).all():
         arr[...] = values  # every client, in order
     else:
         np.put_along_axis(arr, sel[..., None], values, axis=1)

@@ -180,16 +180,17 @@ def _sample_rows(arr: np.ndarray, variant: np.ndarray, clients: np.ndarray, idx:
     return (variant[:, None, None] * C + clients[..., None]) * S + idx
 
 
-def _shared_rows(arr: np.ndarray, variant: np.ndarray, clients: np.ndarray):
-    """When every run uses the same variant and the same client list, arr (V, C, ...) -> (N, ...)
-    shared by all runs (a view when the list is all clients in order); else None."""
-    v0 = variant[0]
-    if not (np.all(variant == v0) and np.all(clients == clients[0])):
+def _shared_index(variant: np.ndarray, clients: np.ndarray, n_clients: int):
+    """When every run uses the same variant and the same client list: the index that maps an array
+    (V, C, ...) to the (N, ...) block all runs share (a basic index, so a view, when the list is all
+    clients in order); else None."""
+    v0 = int(variant[0])
+    if not ((variant == v0).all() and (clients == clients[0]).all()):
         return None
     row = clients[0]
-    if row.size == arr.shape[1] and np.array_equal(row, np.arange(arr.shape[1])):
-        return arr[v0]
-    return arr[v0, row]
+    if row.size == n_clients and (row == np.arange(n_clients)).all():
+        return v0
+    return (v0, row)
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,10 +200,10 @@ def _shared_rows(arr: np.ndarray, variant: np.ndarray, clients: np.ndarray):
 class _LSView(ClientView):
     def __init__(self, p: "LeastSquaresProblem", clients, variant):
         self.p, self.clients, self.variant = p, clients, variant
-        H = _shared_rows(p.H, variant, clients)
-        self.shared = H is not None
+        index = _shared_index(variant, clients, p.H.shape[1])
+        self.shared = index is not None
         if self.shared:  # every run: the same clients and data; one (N, d, d) stack serves all runs
-            self.H, self.h, self.c = H, _shared_rows(p.h, variant, clients), _shared_rows(p.c, variant, clients)
+            self.H, self.h, self.c = p.H[index], p.h[index], p.c[index]
         else:
             self.H = _gather(p.H, variant, clients)  # (R,N,d,d)
             self.h = _gather(p.h, variant, clients)  # (R,N,d)
