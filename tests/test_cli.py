@@ -36,6 +36,20 @@ def test_bad_input_exits_2_with_the_parameter_named(argv, needle, capsys):
     assert needle in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("extra, needle", [
+    (["--algorithm", "FedInit", "--hp", "beta=abc"], "beta='abc'"),
+    (["--algorithm", "FedSAM", "--hp", "rho=abc"], "rho='abc'"),
+    (["--algorithm", "FedInit", "--hp", "nonsense=1"], "'nonsense'"),
+    (["--algorithm", "FedAvg", "--rounds", "0"], "rounds=0"),
+    (["--algorithm", "FedAvg", "--partition", "dirichlet", "--alpha", "-1"], "alpha=-1"),
+])
+def test_train_bad_input_exits_2_with_the_parameter_named(tmp_path, extra, needle, capsys):
+    argv = ["train", "--out", str(tmp_path / "run"), "--dataset", "digits", "--rounds", "1", "--no-progress", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
 def test_argparse_errors_exit_2():
     with pytest.raises(SystemExit) as e:
         main(["check", "--profile", "huge"])

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .._validation import ParameterError
+from .._validation import ParameterError, check_float
 from ..sim import engine as _engine
 from ..sim import fedmrur as _fedmrur
 from ..sim.engine import Algorithm
@@ -131,7 +131,7 @@ def build_algorithm(name: str, hyperparameters: Mapping[str, Any] | None = None,
 def relaxed_beta(alg: Algorithm, runs: int) -> np.ndarray:
     """Per-run beta of the algorithm's initialisation (0 for plain initialisation)."""
     if isinstance(alg.init, RelaxedInit):
-        return np.broadcast_to(np.asarray(alg.init.beta, float), (runs,)).copy()
+        return np.broadcast_to(np.asarray(check_float("beta", alg.init.beta, size=runs), float), (runs,)).copy()
     return np.zeros(runs)
 
 
