@@ -16,8 +16,21 @@ class ParameterError(FedTheoryError, ValueError):
 
     def __init__(self, name: str, value: Any, allowed: str):
         self.name, self.value, self.allowed = name, value, allowed
-        shown = value if np.ndim(value) == 0 else f"array(shape={np.shape(value)})"
-        super().__init__(f"{name}={shown!r} is invalid: {name} must be {allowed}")
+        super().__init__(f"{name}={_shown(value)} is invalid: {name} must be {allowed}")
+
+
+def _shown(value: Any) -> str:
+    """repr of a scalar; a short sequence as its list, a long one by its shape; anything else, a short repr."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):  # ragged and the like
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "..."
+    if arr.ndim == 0:
+        return repr(value)
+    if arr.size <= 8:
+        return repr(arr.tolist())
+    return f"array(shape={arr.shape})"
 
 
 def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from fedtheory.cli import main
@@ -72,3 +73,11 @@ def test_check_json_and_exit_codes(tmp_path, capsys):
 def test_console_script_runs():
     r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "explain", "fedinit.eq15"], capture_output=True, text=True)
     assert r.returncode == 0 and "eq. (15)" in r.stdout
+
+
+def test_parameter_error_shows_short_values_and_survives_ragged_ones():
+    from fedtheory._validation import ParameterError
+
+    assert str(ParameterError("seeds", np.array([-1]), "non-negative")).startswith("seeds=[-1] is invalid")
+    assert "array(shape=(100,))" in str(ParameterError("w", np.zeros(100), "finite"))
+    assert str(ParameterError("x", [[1], [2, 3]], "rectangular")).startswith("x=[[1], [2, 3]] is invalid")
