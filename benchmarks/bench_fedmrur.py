@@ -1,5 +1,5 @@
 """FedMRUR's plug-ins in the vectorized engine vs the naive per-run, per-client reference
-(``fedtheory.sim.fedmrur.reference_simulate``), and what each component costs.
+(``fedtheory.sim.reference.reference_simulate``), and what each component costs.
 
 1. A seed sweep (R runs at once) of FedMRUR, FedMRUR-N and MoFedSAM on synthetic logistic regression
    (10 clients, 5 per round, K = 5, additive noise): engine time vs the naive reference on the same draws;
@@ -14,7 +14,8 @@ import numpy as np
 from _timing import best_of
 
 from fedtheory.sim import AdditiveNoise, RunConfig, simulate, synthetic_logistic
-from fedtheory.sim.fedmrur import fedmrur, fedmrur_n, mofedsam, reference_simulate
+from fedtheory.sim.fedmrur import fedmrur, fedmrur_n, mofedsam
+from fedtheory.sim.reference import reference_simulate
 
 
 def run(quick: bool = False) -> dict:

@@ -14,7 +14,6 @@ from fedtheory.empirical.sampling import TrainStreams, draw_minibatches
 from fedtheory.empirical.trainer import Trainer, train
 from fedtheory.sim import Exact, LocalTransform, LogisticProblem, RunConfig, simulate
 from fedtheory.sim.engine import Algorithm
-from fedtheory.sim.fedmrur import reference_simulate as fedmrur_reference
 from fedtheory.sim.reference import reference_simulate
 
 ALL = {"clients_per_round": None}  # gossip: every client trains every round
@@ -121,10 +120,8 @@ def test_torch_engine_matches_sim_engine_and_reference(digits_features, name, hp
     mine = to_sim(res.final_w)
     scale = np.abs(sim.final_w).max()
     assert np.abs(mine - sim.final_w).max() <= 1e-10 * scale
-    # the sim layer's naive per-client references (written from the papers' pseudo-code)
-    if name in ("MoFedSAM", "FedMRUR"):
-        ref_final, _ = fedmrur_reference(prob, A.build_algorithm(name, cfg.algorithm_arguments()), rc, seeds, w0=w0)
-    elif over.get("clients_per_round", 3) is not None and name not in ("FedShift", "FedMRUR+RI"):
+    # the sim layer's naive per-client reference (written from the papers' pseudo-code) for the server algorithms
+    if over.get("clients_per_round", 3) is not None and name != "FedShift":
         ref_final, _ = reference_simulate(prob, A.build_algorithm(name, cfg.algorithm_arguments()), rc, seeds, w0=w0)
     else:
         ref_final = None

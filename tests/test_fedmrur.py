@@ -13,8 +13,9 @@ from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedcm, pl
 from fedtheory.sim.engine import Algorithm
 from fedtheory.sim.fedmrur import (HyperbolicRegularizer, NormalizedAggregation, fedmrur, fedmrur_h, fedmrur_n,
                                    lifted_sqdist, lorentz_inner, lorentz_lift, lorentz_sqdist, mofedsam, r_bound,
-                                   reference_simulate, regularizer_hessian, settings_of, weighted_grad_norm2)
+                                   regularizer_hessian, settings_of, weighted_grad_norm2)
 from fedtheory.sim.plugins import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
+from fedtheory.sim.reference import reference_simulate
 
 ALGS = {
     "fedmrur": lambda: fedmrur(rho=0.1, gamma=0.5, sigma=2.0, server_lr=0.8),

@@ -40,12 +40,8 @@ import numpy as np
 
 from .._validation import ParameterError, check_float, per_run
 from .backend import ops
-from .engine import Algorithm, RunConfig
-from .plugins import (SAM, Aggregator, ClientMomentum, LocalTransform, MeanModels, MeanUpdates,
-                      PlainInit)
-from .reference import naive_grad
-from .problems import Problem
-from .rng import RunStreams
+from .engine import Algorithm
+from .plugins import SAM, Aggregator, ClientMomentum, LocalTransform, MeanUpdates
 
 # ------------------------------------------------------------------------------------ the Lorentz model
 
@@ -331,94 +327,11 @@ def settings_of(algorithm: Algorithm) -> dict:
 
 
 # ------------------------------------------------------------------------------------ naive reference
+# sim.reference.reference_simulate is the naive per-client reference for this family too; it uses this
+# regulariser gradient, written from eqs. (3)-(4) one sample at a time.
 
 
-def _scalar(v, r):
-    a = np.asarray(v, dtype=float)
-    return float(a) if a.ndim == 0 else float(a[r])
-
-
-def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig, seeds, *, variants=None, w0=None):
-    """The FedMRUR family written again as per-run, per-client loops from seed 003's pseudo-code, consuming the
-    random streams in the engine's order. Supports PlainInit; SAM, ClientMomentum (both modes and units) and
-    HyperbolicRegularizer (eqs. 3-4 evaluated as printed, sample by sample); NormalizedAggregation, MeanUpdates,
-    MeanModels; the server. Returns (final models (R, d), global models (T+1, R, d))."""
-    if not isinstance(algorithm.init, PlainInit):
-        raise NotImplementedError("reference: PlainInit only")
-    streams = RunStreams(seeds)
-    R, C, d = streams.runs, problem.n_clients, problem.dim
-    K, T = config.local_steps, config.rounds
-    N = config.clients_per_round or C
-    variants = np.zeros(R, dtype=np.int64) if variants is None else np.asarray(variants)
-    w0 = problem.initial_point(0) if w0 is None else np.asarray(w0, float)
-    w = [np.array(np.broadcast_to(w0, (R, d))[r]) for r in range(R)]
-    mom = [np.zeros(d) for _ in range(R)]
-    history = [np.stack(w)]
-    lr0 = np.broadcast_to(np.asarray(config.lr, float), (R,))
-    agg = algorithm.aggregate
-    for t in range(T):
-        sel_all = streams.choose_clients(C, N) if N < C else np.broadcast_to(np.arange(C), (R, C))
-        draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[sel_all])
-        new_w = []
-        for r in range(R):
-            lr = config.lr_at(t, lr0)[r]
-            starts, ends = [], []
-            for n in range(N):
-                i = int(sel_all[r, n])
-                f_grad = naive_grad(problem, config.oracle, draws, run=r, pos=n, client=i, variant=int(variants[r]))
-
-                def F_grad(x, k, r=r, i=i, f_grad=f_grad):
-                    g = f_grad(x, k)
-                    for tr in algorithm.local:
-                        if isinstance(tr, HyperbolicRegularizer):
-                            g = g + _reference_reg_grad(problem, int(variants[r]), i, x, w[r], _scalar(tr.gamma, r),
-                                                        _scalar(tr.sigma, r), _scalar(tr.beta, r))
-                    return g
-
-                x = w[r].copy()
-                x0 = x.copy()
-                for k in range(K):
-                    g = F_grad(x, k)
-                    for tr in algorithm.local:
-                        if isinstance(tr, SAM):
-                            nrm = np.linalg.norm(g)
-                            g = F_grad(x + _scalar(tr.rho, r) * g / (nrm if nrm > 0 else 1.0), k)
-                        elif isinstance(tr, ClientMomentum):
-                            a = _scalar(tr.alpha, r)
-                            g = a * g + (1 - a) * mom[r]
-                        elif not isinstance(tr, HyperbolicRegularizer):
-                            raise NotImplementedError(type(tr).__name__)
-                    x = x - lr * g
-                starts.append(x0)
-                ends.append(x)
-            U = [s - e for s, e in zip(starts, ends)]
-            if isinstance(agg, NormalizedAggregation):
-                tot = sum(U)
-                if agg.normalize:
-                    tn = np.linalg.norm(tot)
-                    delta = sum(np.linalg.norm(u) for u in U) / (N * tn) * tot if tn > 0 else np.zeros(d)
-                else:
-                    delta = tot / N
-                nw = w[r] - _scalar(agg.server_lr, r) * delta
-            elif isinstance(agg, MeanUpdates):
-                delta = sum(U) / N
-                nw = w[r] - _scalar(agg.server_lr, r) * delta
-            elif isinstance(agg, MeanModels):
-                nw = sum(ends) / N
-                delta = w[r] - nw
-            else:
-                raise NotImplementedError(type(agg).__name__)
-            for tr in algorithm.local:
-                if isinstance(tr, ClientMomentum):
-                    m = delta if tr.delta == "global_update" else sum(U) / N
-                    mom[r] = m / (K * lr) if tr.units == "gradient" else m
-            new_w.append(nw)
-        w = new_w
-        history.append(np.stack(w))
-    return np.stack(w), np.stack(history)
-
-
-def _reference_reg_grad(problem, v, i, x, wg, gamma, sigma, beta):
+def reference_regularizer_grad(problem, v, i, x, wg, gamma, sigma, beta):
     """gamma grad_x exp(D/sigma) for one client, from eqs. (3)-(4) as printed, one sample at a time."""
     S = int(problem.client_sizes[i])
     X = problem.X[v, i, :S]

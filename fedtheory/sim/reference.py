@@ -42,7 +42,12 @@ def naive_grad(problem: Problem, oracle, draws, *, run: int, pos: int, client: i
 
 
 def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig, seeds, *, variants=None, w0=None):
-    """Returns (final models (R, d), per-round global models (T+1, R, d))."""
+    """Every server algorithm of the engine (FedAvg, FedInit, SCAFFOLD, FedCM, FedProx, FedSAM, and seed 003's
+    MoFedSAM / FedMRUR family: client momentum in both modes and units, the hyperbolic regulariser from eqs.
+    (3)-(4) as printed, sample by sample, normalized aggregation). Returns (final models (R, d), per-round
+    global models (T+1, R, d))."""
+    from .fedmrur import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad  # (cycle)
+
     streams = RunStreams(seeds)
     R, C, d = streams.runs, problem.n_clients, problem.dim
     K, T = config.local_steps, config.rounds
@@ -57,10 +62,7 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
     history = [np.stack(w)]
     lr0 = np.broadcast_to(np.asarray(config.lr, float), (R,))
     for t in range(T):
-        if N < C:
-            sel_all = streams.choose_clients(C, N)
-        else:
-            sel_all = np.broadcast_to(np.arange(C), (R, C))
+        sel_all = streams.choose_clients(C, N) if N < C else np.broadcast_to(np.arange(C), (R, C))
         draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[sel_all])
         new_w = []
         for r in range(R):
@@ -68,7 +70,16 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
             starts, ends = [], []
             for n in range(N):
                 i = int(sel_all[r, n])
-                grad_at = naive_grad(problem, config.oracle, draws, run=r, pos=n, client=i, variant=int(variants[r]))
+                f_grad = naive_grad(problem, config.oracle, draws, run=r, pos=n, client=i, variant=int(variants[r]))
+
+                def grad_at(x, k, r=r, i=i, f_grad=f_grad):  # the local objective: f_i plus the regulariser
+                    g = f_grad(x, k)
+                    for tr in algorithm.local:
+                        if isinstance(tr, HyperbolicRegularizer):
+                            g = g + reference_regularizer_grad(problem, int(variants[r]), i, x, w[r],
+                                                               _scalar(tr.gamma, r), _scalar(tr.sigma, r),
+                                                               _scalar(tr.beta, r))
+                    return g
 
                 if isinstance(algorithm.init, RelaxedInit):
                     beta = _scalar(algorithm.init.beta, r)
@@ -90,17 +101,26 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
                             g = a * g + (1 - a) * mom[r]
                         elif isinstance(tr, Prox):
                             g = g + _scalar(tr.mu, r) * (x - w[r])
-                        else:
+                        elif not isinstance(tr, HyperbolicRegularizer):
                             raise NotImplementedError(type(tr).__name__)
                     x = x - lr * g
                 starts.append(x0)
                 ends.append(x)
-            if isinstance(algorithm.aggregate, MeanModels):
+            agg = algorithm.aggregate
+            U = [s - e for s, e in zip(starts, ends)]  # client updates, descent sign
+            if isinstance(agg, MeanModels):
                 nw = sum(ends) / N
-            elif isinstance(algorithm.aggregate, MeanUpdates):
-                nw = w[r] + _scalar(algorithm.aggregate.server_lr, r) * sum(e - s for s, e in zip(starts, ends)) / N
+                delta = w[r] - nw
+            elif isinstance(agg, NormalizedAggregation) and agg.normalize:
+                tot = sum(U)
+                tn = np.linalg.norm(tot)
+                delta = sum(np.linalg.norm(u) for u in U) / (N * tn) * tot if tn > 0 else np.zeros(d)
+                nw = w[r] - _scalar(agg.server_lr, r) * delta
+            elif isinstance(agg, (MeanUpdates, NormalizedAggregation)):
+                delta = sum(U) / N
+                nw = w[r] - _scalar(agg.server_lr, r) * delta
             else:
-                raise NotImplementedError(type(algorithm.aggregate).__name__)
+                raise NotImplementedError(type(agg).__name__)
             for tr in algorithm.local:
                 if isinstance(tr, ControlVariates):
                     dc = np.zeros(d)
@@ -111,7 +131,8 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
                         scaf_ci[r][i] = new
                     scaf_c[r] = scaf_c[r] + dc / C
                 elif isinstance(tr, ClientMomentum):
-                    mom[r] = sum(s - e for s, e in zip(starts, ends)) / (N * K * lr)
+                    m = delta if tr.delta == "global_update" else sum(U) / N
+                    mom[r] = m / (K * lr) if tr.units == "gradient" else m
             for n in range(N):
                 last[r][int(sel_all[r, n])] = ends[n]
             new_w.append(nw)
