@@ -311,7 +311,8 @@ def test_divergence_rule():
     b = np.array([0.0, 0.3, 0.6, 0.9, 0.99, 1.0, 1.1])
     ev = lambda d: T.CLAIM_DIVERGE.evaluate({"beta": b, "diverged": np.array(d, bool)}).supported
     assert ev([0, 0, 0, 0, 0, 1, 1]) is True
-    assert ev([0, 0, 0, 0, 0, 0, 1]) is False  # beta = 1 converged
+    assert ev([0, 0, 0, 0, 0, 0, 1]) is None  # beta = 1 converged: holds only if the stripped text reads 'beta > 1'
+    assert ev([0, 0, 0, 0, 0, 0, 0]) is False  # nothing diverged: both readings fail
     assert ev([0, 0, 1, 1, 1, 1, 1]) is False  # diverged below 1
     assert T.CLAIM_DIVERGE.evaluate({"beta": b[:3], "diverged": np.zeros(3, bool)}).supported is None
 

@@ -442,8 +442,9 @@ def _optimal_beta_order(mm, z=3.0, rtol=1e-9):
 
 
 def _divergence_at_one(mm):
-    """Supported when every beta >= 1 of the grid diverged and no beta < 1 did; refuted otherwise (the detail says
-    which part fails, and how the other reading of the stripped condition, beta > 1, fares)."""
+    """The stripped condition reads 'beta >= 1' or 'beta > 1'. Supported when every beta >= 1 of the grid diverged
+    and no beta < 1 did; refuted when that fails and so does the other reading (beta > 1 diverges, beta <= 1 does
+    not); inconclusive when only the other reading holds (the detail says which)."""
     b = np.asarray(mm["beta"], float)
     div = np.asarray(mm["diverged"], bool)
     below = [f"{x:g}" for x, d in zip(b, div) if x < 1 and d]
@@ -455,7 +456,12 @@ def _divergence_at_one(mm):
         return ClaimOutcome(None, "no beta >= 1 in the grid. " + text, None)
     strict = not [x for x, d in zip(b, div) if x <= 1 and d] and all(d for x, d in zip(b, div) if x > 1)
     text += f" (read as 'beta > 1 diverges, beta <= 1 does not': {'holds' if strict else 'fails'})"
-    return ClaimOutcome(not below and not above, text, float(b[div].min()) if div.any() else None)
+    first = float(b[div].min()) if div.any() else None
+    if not below and not above:
+        return ClaimOutcome(True, text, first)
+    if strict:
+        return ClaimOutcome(None, text + "; the two readings of the stripped condition disagree", first)
+    return ClaimOutcome(False, text, first)
 
 
 def _smaller(mm, z=3.0, rtol=1e-9):
