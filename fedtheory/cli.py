@@ -1,4 +1,4 @@
-"""``fedtheory`` command line: list | explain | check | train.
+"""``fedtheory`` command line: list | explain | check | train | new-paper.
 
 Exit codes: 0 every check ran and nothing was violated, refuted or inconsistent; 1 findings (or a
 check crashed); 2 bad usage or input.
@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from typing import Sequence
 
@@ -22,18 +21,26 @@ from ._validation import FedTheoryError, ParameterError
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fedtheory", description="Check federated-learning theorems against measurement.")
     p.add_argument("--version", action="version", version=f"fedtheory {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,train}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,train,new-paper}")
+    plug = argparse.ArgumentParser(add_help=False)
+    plug.add_argument("--plugin", action="append", default=[], metavar="PATH_OR_MODULE",
+                      help="load a paper plug-in (a .py file, a package directory or a module name; repeatable). "
+                           "Installed plug-ins (entry-point group fedtheory.papers) and $FEDTHEORY_PLUGINS load anyway")
 
-    ls = sub.add_parser("list", help="list the encoded records (theorems, lemmas, claims, ...) or the checks")
+    ls = sub.add_parser("list", parents=[plug], help="list the encoded records, the checks, the measures or the plug-ins")
     ls.add_argument("--paper", help="only this paper (e.g. fedinit)")
     ls.add_argument("--kind", help="only records of this kind (bound, identity, order, claim, definition)")
-    ls.add_argument("--checks", action="store_true", help="list the checks instead of the records")
+    what = ls.add_mutually_exclusive_group()
+    what.add_argument("--checks", action="store_true", help="list the checks instead of the records")
+    what.add_argument("--measures", action="store_true", help="list the simulator's measures with their definitions")
+    what.add_argument("--plugins", action="store_true", help="list the loaded paper plug-ins and where they came from")
     ls.add_argument("--format", choices=("table", "json"), default="table")
 
-    ex = sub.add_parser("explain", help="show one record: statement, source, assumptions, conditions, order, notes")
+    ex = sub.add_parser("explain", parents=[plug], help="show one record: statement, source, assumptions, conditions, "
+                        "order, notes, and how its checks measure it")
     ex.add_argument("id", metavar="ID", help="a record id from `fedtheory list`, e.g. fedinit.thm1")
 
-    ck = sub.add_parser("check", help="run checks and print verdicts")
+    ck = sub.add_parser("check", parents=[plug], help="run checks and print verdicts")
     ck.add_argument("--paper", help="only this paper's checks")
     ck.add_argument("--only", nargs="+", metavar="ID", help="only these check ids (or id prefixes)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
@@ -44,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--runs", metavar="DIR", help="evaluate the empirical checks on the runs logged under DIR "
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    npp = sub.add_parser("new-paper", help="write a skeleton paper plug-in (records, checks, a test) to start from",
+                         description="Write a skeleton plug-in package NAME/ (records, checks, a pytest file and a "
+                                     "pyproject.toml declaring the fedtheory.papers entry point). Then: "
+                                     "`fedtheory check --plugin NAME/src/NAME` or `pip install -e NAME`.")
+    npp.add_argument("name", metavar="NAME", help="the paper's short name: a Python identifier, e.g. scaffold2020")
+    npp.add_argument("--dir", default=".", help="where to create NAME/ (default: the current folder)")
     _train_parser(sub)
     return p
 
@@ -111,6 +125,10 @@ def _train_parser(sub) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "plugin", None) is not None:
+            from .plugins import load_plugins
+
+            load_plugins(args.plugin)
         if args.command == "list":
             return _cmd_list(args)
         if args.command == "explain":
@@ -119,12 +137,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_check(args)
         if args.command == "train":
             return _cmd_train(args)
+        if args.command == "new-paper":
+            return _cmd_new_paper(args)
     except (ParameterError, FedTheoryError) as exc:
         print(f"fedtheory: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("fedtheory: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `fedtheory list | head`: the reader left; exit quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return 2
 
 
@@ -132,13 +156,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_list(args) -> int:
+    if args.plugins:
+        from .plugins import load_plugins
+
+        rows = [i.as_dict() for i in load_plugins()]
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+        else:
+            _print_table(["name", "origin", "module", "records", "checks"],
+                         [[r["name"], r["origin"], r["module"], r["records"], r["checks"]] for r in rows])
+        return 0
+    if args.measures:
+        from .sim import measure_catalogue
+
+        rows = [{"name": k, **v} for k, v in measure_catalogue().items()]
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+        else:
+            _print_table(["name", "indexed", "source", "definition"],
+                         [[r["name"], r["indexed"], r["source"], r["definition"]] for r in rows], wrap_last=True)
+        return 0
     if args.checks:
         from .checks import all_checks
 
         specs = [s for s in all_checks().values() if args.paper in (None, s.paper)]
         _validate_paper(args.paper, {s.paper for s in all_checks().values()})
-        rows = [{"id": s.id, "paper": s.paper, "kind": s.kind, "records": list(s.records), "profiles": list(s.profiles)}
-                for s in specs]
+        rows = [{"id": s.id, "paper": s.paper, "kind": s.kind, "records": list(s.records), "profiles": list(s.profiles),
+                 "measures": list(s.measures), "description": s.description} for s in specs]
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
@@ -166,10 +210,33 @@ def _validate_paper(paper, papers) -> None:
 
 
 def _cmd_explain(args) -> int:
+    from .checks import checks_of
+    from .plugins import plugin_of
     from .theory import get
 
     rec = get(args.id)
     print(rec.explain())
+    plug = plugin_of(rec.id)
+    if plug is not None:
+        print(f"plug-in: {plug.name} ({plug.origin}: {plug.target})")
+    specs = checks_of(rec.id)
+    if specs:
+        print("\nhow it is checked" + (" (`fedtheory check --only " + " ".join(s.id for s in specs) + "`):"))
+        for s in specs:
+            print(s.describe())
+    else:
+        print("\nno check tests this record (it is used by other records, or checked only through them)")
+    return 0
+
+
+def _cmd_new_paper(args) -> int:
+    from .scaffold import write_skeleton
+
+    root = write_skeleton(args.name, args.dir)
+    print(f"wrote {root}/ (records, checks, a test, pyproject.toml). Next:\n"
+          f"  fedtheory check --plugin {root}/src/{args.name}      # run its checks\n"
+          f"  fedtheory explain {args.name}.thm1 --plugin {root}/src/{args.name}\n"
+          f"  pip install -e {root}                         # installs the entry point: no --plugin needed")
     return 0
 
 
@@ -236,6 +303,8 @@ def _cmd_train(args) -> int:
 def _print_train_summary(res, fmt: str) -> None:
     import numpy as np
 
+    from .checks.output import fmt_number as _num
+
     m = res.metrics
     rows = []
     for r in res.manifest["runs"]:
@@ -265,7 +334,7 @@ def _print_train_summary(res, fmt: str) -> None:
 
 
 def _cmd_check(args) -> int:
-    from .checks import exit_code, run_checks
+    from .checks import exit_code, print_results, results_payload, run_checks, write_json
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
@@ -277,95 +346,20 @@ def _cmd_check(args) -> int:
                          runs_dir=args.runs)
     elapsed = time.perf_counter() - t0
     code = exit_code(results)
-    payload = {"fedtheory": __version__, "command": ["fedtheory", "check"] + sys.argv[2:], "profile": args.profile,
-               "seed": args.seed, "elapsed_s": round(elapsed, 2), "exit_code": code, "summary": _summary(results),
-               "results": [r.to_json() for r in results]}
+    payload = results_payload(results, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
+                              seed=args.seed, plugins=args.plugin, elapsed_s=round(elapsed, 2))
     if args.out:
-        _write_atomic(args.out, json.dumps(payload, indent=2))
+        write_json(args.out, payload)
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
-        _print_results(results)
-        print(f"\n{len(results)} results in {elapsed:.1f} s: " + ", ".join(f"{k} {v}" for k, v in _summary(results).items()))
+        print_results(results, elapsed)
         if not results:
             print("no results: " + ("the empirical checks found no completed runs in " + args.runs if args.runs else
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))
         if args.out:
             print(f"JSON records written to {args.out}")
     return code
-
-
-def _summary(results) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for r in results:
-        out[r.verdict] = out.get(r.verdict, 0) + 1
-    return dict(sorted(out.items()))
-
-
-def _write_atomic(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".fedtheory-", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _num(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)[:12]
-    return f"{v:.3g}"
-
-
-_SHOW_NOTE = {"violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported", "claim_refuted",
-              "inconclusive", "error"}
-
-
-def _setting(r) -> str:
-    parts = []
-    for k, v in r.params.items():
-        if k == "setting":
-            parts.insert(0, str(v))
-        elif k in ("beta", "eta", "rho", "alpha", "bits", "topology") and v is not None:
-            parts.append(f"{k}={_num(v)}")
-    return " ".join(parts)
-
-
-def _print_results(results) -> None:
-    """One row per result; the note (failed conditions, claim evidence, missed rate terms, an
-    unexpected outcome) on indented lines below it."""
-    import textwrap
-
-    width = shutil.get_terminal_size((160, 24)).columns
-    header = ["id", "problem", "setting", "verdict", "measured", "bound", "ratio"]
-    rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict, _num(r.measured), _num(r.bound), _num(r.ratio)]
-            for r in results]
-    widths = [min(max([len(h)] + [len(row[i]) for row in rows]), cap) for i, (h, cap) in
-              enumerate(zip(header, (40, 26, 44, 17, 10, 10, 10)))]
-
-    def fmt(row):
-        cells = [c if len(c) <= w else c[: w - 1] + "~" for c, w in zip(row, widths)]
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
-
-    print(fmt(header))
-    print("  ".join("-" * w for w in widths))
-    paper = None
-    for r, row in zip(results, rows):
-        if r.paper != paper:
-            paper = r.paper
-            print(f"[{paper}]")
-        print(fmt(row))
-        if r.verdict in _SHOW_NOTE:
-            note = "; ".join(r.conditions_failed) if r.conditions_failed else r.detail
-            if note:
-                for line in textwrap.wrap(note, width=max(60, width - 6))[:6]:
-                    print("    " + line)
 
 
 def _print_table(header, rows, wrap_last: bool = False) -> None:
@@ -384,7 +378,15 @@ def _print_table(header, rows, wrap_last: bool = False) -> None:
     print(fmt(header))
     print("  ".join("-" * w for w in widths))
     for row in rows:
-        print(fmt(row))
+        if not wrap_last:
+            print(fmt(row))
+            continue
+        import textwrap
+
+        parts = textwrap.wrap(str(row[-1]), widths[-1]) or [""]
+        print(fmt(list(row[:-1]) + [parts[0]]))
+        for more in parts[1:]:
+            print(fmt([""] * (len(row) - 1) + [more]))
 
 
 if __name__ == "__main__":  # pragma: no cover

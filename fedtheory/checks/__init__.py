@@ -1,28 +1,21 @@
-"""The join: theorem x measurement -> verdict. One module per paper registers its checks.
+"""The join: theorem x measurement -> verdict. The public API a paper plug-in's checks use.
 
-Check modules are discovered (every module here other than ``base``), so adding a paper does not
-touch this file.
+* registering: :func:`check` (the decorator), :class:`Session` (profile, seed, memo), :class:`CheckResult`;
+* deciding: :func:`assess_bound` (a Bound over candidate values vs per-run measurements),
+  :func:`compare_mean`, :func:`compare_rounds`, :func:`claim_result`, :func:`identity_result`,
+  :func:`rate_check` (symbolic), :func:`fit_rate` and :func:`rate_verdict` (measured);
+* running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code`, :func:`format_table`,
+  :func:`print_results`, :func:`results_payload`, :func:`write_json`.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from .base import (FINDINGS, KINDS, PROFILES, VERDICTS, CheckResult, CheckSpec, Session, all_checks, check, checks_of,
+                   compare_mean, compare_rounds, exit_code, registered_check_ids, run_checks, select)
+from .output import format_table, print_results, results_payload, summarize, write_json
+from .verdicts import (assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict, scalar_params)
 
-from .base import (FINDINGS, KINDS, PROFILES, VERDICTS, CheckResult, Session, all_checks, check, exit_code, run_checks,
-                   select)
-
-_loaded = False
-
-
-def _load_papers() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for info in pkgutil.iter_modules(__path__):
-        if info.name not in {"base"} and not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-
-
-__all__ = ["CheckResult", "Session", "all_checks", "check", "exit_code", "run_checks", "select", "VERDICTS", "FINDINGS",
-           "KINDS", "PROFILES"]
+__all__ = ["CheckResult", "CheckSpec", "FINDINGS", "KINDS", "PROFILES", "Session", "VERDICTS", "all_checks",
+           "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
+           "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",
+           "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "summarize",
+           "write_json"]

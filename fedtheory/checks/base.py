@@ -59,6 +59,13 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class CheckSpec:
+    """A registered check: ``fn(session) -> list[CheckResult]`` and what it measures.
+
+    measures: the simulator measures (``fedtheory.sim.measure_catalogue()``) the check compares with the
+    records' left sides; problems, algorithms: what it runs them on; seeds: how many runs per setting
+    (quick / full). ``fedtheory explain RECORD`` prints these with the check's docstring.
+    """
+
     id: str
     paper: str
     kind: str
@@ -67,29 +74,74 @@ class CheckSpec:
     cost: str = "sim"  # 'sim' (numerics) or 'symbolic' (sympy; run in a worker process)
     profiles: tuple[str, ...] = PROFILES
     needs_runs: bool = False  # evaluates logged empirical runs (fedtheory check --runs DIR)
+    measures: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    algorithms: tuple[str, ...] = ()
+    seeds: str = ""
+
+    @property
+    def description(self) -> str:
+        return " ".join((self.fn.__doc__ or "").split())
+
+    def describe(self) -> str:
+        """How this check measures: its docstring and declared measures, problems, algorithms, seeds."""
+        lines = [f"check {self.id}  [{self.kind}; profiles {', '.join(self.profiles)}"
+                 + ("; needs --runs" if self.needs_runs else "") + "]"]
+        if self.description:
+            lines.append("  " + self.description)
+        for label, vals in (("measures", self.measures), ("problems", self.problems), ("algorithms", self.algorithms)):
+            if vals:
+                lines.append(f"  {label}: {', '.join(vals)}")
+        if self.seeds:
+            lines.append(f"  runs: {self.seeds}")
+        if self.cost == "symbolic":
+            lines.append("  symbolic (sympy), no simulation")
+        return "\n".join(lines)
 
 
 _CHECKS: dict[str, CheckSpec] = {}
 
 
 def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str = "sim",
-          profiles: Sequence[str] = PROFILES, needs_runs: bool = False):
-    """Register ``fn(session) -> list[CheckResult]`` as check ``id``."""
+          profiles: Sequence[str] = PROFILES, needs_runs: bool = False, *, measures: Sequence[str] = (),
+          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = ""):
+    """Register ``fn(session) -> list[CheckResult]`` as check ``id`` of ``paper``.
+
+    kind: one of KINDS; records: the record ids it tests (default: ``id``); cost 'symbolic' runs it in a
+    worker process beside the simulations; profiles: where it runs ('quick', 'full'); measures, problems,
+    algorithms, seeds: what ``fedtheory explain`` tells about how the left side is measured.
+    """
+    check_choice("kind", kind, KINDS)
+    check_choice("cost", cost, ("sim", "symbolic"))
+    for pr in profiles:
+        check_choice("profiles", pr, PROFILES)
 
     def deco(fn):
         if id in _CHECKS:
             raise ValueError(f"check {id} registered twice")
-        _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs)
+        _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
+                                tuple(measures), tuple(problems), tuple(algorithms), seeds)
         return fn
 
     return deco
 
 
-def all_checks() -> dict[str, CheckSpec]:
-    from . import _load_papers
+def registered_check_ids() -> list[str]:
+    """The check ids registered so far, without loading plug-ins."""
+    return list(_CHECKS)
 
-    _load_papers()
+
+def all_checks() -> dict[str, CheckSpec]:
+    """Every registered check, after loading the paper plug-ins (see ``fedtheory.plugins``)."""
+    from ..plugins import load_plugins
+
+    load_plugins()
     return dict(_CHECKS)
+
+
+def checks_of(record_id: str) -> list[CheckSpec]:
+    """The checks that test a record."""
+    return [s for s in all_checks().values() if record_id in s.records]
 
 
 # ------------------------------------------------------------------------------------ session

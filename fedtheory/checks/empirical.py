@@ -31,7 +31,7 @@ import numpy as np
 
 from ..theory import experiments as X
 from ..theory import fedinit as FI
-from ._common import claim_result
+from .verdicts import claim_result
 from .base import CheckResult, Session, check
 
 # config fields that do not define a sweep point (what may differ between runs of one sweep)

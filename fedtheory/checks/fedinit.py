@@ -19,7 +19,7 @@ import numpy as np
 from ..sim import (AdditiveNoise, Minibatch, RunConfig, coupled_runs, digits_logistic, fedinit, heterogeneous_least_squares,
                    measured_heterogeneity_G2, pl_nonconvex, simulate)
 from ..theory import fedinit as T
-from ._common import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
+from .verdicts import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
 from .base import CheckResult, Session, check
 
 PAPER = "fedinit"

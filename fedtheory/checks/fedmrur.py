@@ -31,7 +31,7 @@ from ..sim.engine import Algorithm
 from ..sim.fedmrur import (NormalizedAggregation, fedmrur, lifted_sqdist, lorentz_inner, lorentz_lift, lorentz_sqdist,
                            r_bound, regularizer_hessian, settings_of, weighted_grad_norm2)
 from ..theory import fedmrur as TH
-from ._common import assess_bound, claim_result, rate_check
+from .verdicts import assess_bound, claim_result, rate_check
 from .base import CheckResult, Session, check
 
 PAPER = "fedmrur"

@@ -25,7 +25,7 @@ from ..sim import (AdditiveNoise, LeastSquaresProblem, RunConfig, fedavg, hetero
 from ..sim.fedshift import DIGITS_LAYERS, TrackGradients, digits_parity_logistic, mixed_precision
 from ..theory import fedshift as T
 from ..theory.rates import growth
-from ._common import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
+from .verdicts import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
 from .base import CheckResult, Session, check
 
 PAPER = "fedshift"

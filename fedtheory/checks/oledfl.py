@@ -23,7 +23,7 @@ from ..sim import (AdditiveNoise, LocalTransform, Minibatch, RunConfig, coupled_
                    heterogeneous_least_squares, oledfl_sam, oledfl_sgd, simulate)
 from ..sim.topology import mixing_lambda, paper_topologies
 from ..theory import oledfl as T
-from ._common import claim_result
+from .verdicts import claim_result
 from .base import CheckResult, Session, check
 
 PAPER = "oledfl"

@@ -10,7 +10,7 @@ import json
 
 from ..theory import Bound, OrderStatement, registry
 from ..theory.rates import check_order
-from ._common import rate_inputs, rate_key
+from .verdicts import rate_inputs, rate_key
 from .base import SHIPPED_SYMBOLIC, symbolic_key
 
 

@@ -1,33 +1,23 @@
-"""What the papers state, encoded once in sympy. One module per paper; each registers its records.
+"""What papers state, encoded once in sympy: the records a paper plug-in writes.
 
-Paper modules are discovered (every module here that defines PAPER), so adding a paper does not
-touch this file.
+A record is a :class:`Bound` (``lhs <= expr`` under :class:`Condition` s, with :class:`Definition` s and a
+:class:`StatedOrder`), an :class:`Identity`, an :class:`OrderStatement` or a :class:`Claim`; symbols come
+from a :class:`SymbolSet`. :func:`register` makes a record visible to ``fedtheory list / explain / check``.
+The built-in papers (``fedinit``, ``oledfl``, ``fedmrur``, ``fedshift``) are plug-ins like any other:
+see ``fedtheory.plugins`` and docs/extending.md.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder, SymbolSet,
-                   get, registry)
-
-_CORE_MODULES = {"core", "assumptions", "rates"}
-_loaded = False
-
-
-def _load_papers() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for info in pkgutil.iter_modules(__path__):
-        if info.name not in _CORE_MODULES and not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
+from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Record, StatedOrder,
+                   SymbolInfo, SymbolSet, get, register, registered_ids, registry)
+from .rates import RateReport, TermGrowth, check_order, growth
 
 
 def papers() -> list[str]:
+    """The papers with registered records (after loading plug-ins)."""
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "StatedOrder",
-           "SymbolSet", "get", "registry", "papers"]
+__all__ = ["Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
+           "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "get", "papers", "register",
+           "registered_ids", "registry", "TermGrowth", "growth"]

@@ -74,17 +74,38 @@ class SymbolSet:
 # ------------------------------------------------------------------------------------ pieces
 
 
+_RELATIONS = (sp.LessThan, sp.StrictLessThan, sp.GreaterThan, sp.StrictGreaterThan, sp.Equality)
+
+
 @dataclass(frozen=True)
 class Condition:
-    """A side condition ``lhs <= rhs`` (or <, ==) on the parameters, with a name and its source."""
+    """A side condition on the parameters: ``lhs <= rhs``, ``<``, ``>=``, ``>`` or ``==``, with a name and its source.
+
+    An equality (``sp.Eq(a, b)``) holds when ``|a - b| <= rtol * max(|a|, |b|)``: it is checked both ways,
+    never as ``a <= b``. Any other relation (``Ne``, a boolean combination) is rejected when the record is
+    built: split a conjunction into several conditions.
+    """
 
     name: str
     relation: sp.Basic  # a sympy relational
     source: str = ""
     note: str = ""
+    rtol: float = 1e-9  # relative tolerance of an equality
 
-    def free_names(self) -> set[str]:
-        return {s.name for s in self.relation.free_symbols}
+    def __post_init__(self):
+        rel = self.relation
+        if rel in (sp.true, sp.false):
+            return
+        if not isinstance(rel, _RELATIONS):
+            kind = type(rel).__name__
+            raise FedTheoryError(f"condition {self.name!r}: unsupported relation {sp.sstr(rel)} ({kind}); use "
+                                 "<=, <, >=, > or Eq (split a conjunction into several conditions)")
+        if not (0 <= self.rtol < 1):
+            raise ParameterError("rtol", self.rtol, f"in [0, 1) (condition {self.name!r})")
+
+    @property
+    def is_equality(self) -> bool:
+        return isinstance(self.relation, sp.Equality)
 
 
 @dataclass(frozen=True)
@@ -240,11 +261,17 @@ class Bound(Record):
                 ev.lhs = _Evaluator(rel.lhs, self.symbols, c.name) if rel.lhs.free_symbols else None
                 ev.rhs = _Evaluator(rel.rhs, self.symbols, c.name) if rel.rhs.free_symbols else None
             margin = ev(values)
-            strict = isinstance(rel, (sp.StrictLessThan, sp.StrictGreaterThan))
-            if isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan)):
-                margin = -margin
-            ok = margin > 0 if strict else margin >= -1e-12 * (1 + np.abs(margin))
-            ok &= np.isfinite(margin)
+            if isinstance(rel, sp.Equality):  # both ways, relative to the sides' size
+                lhs_v = ev.lhs(values) if ev.lhs else float(rel.lhs)
+                rhs_v = ev.rhs(values) if ev.rhs else float(rel.rhs)
+                scale = np.maximum(np.abs(lhs_v), np.abs(rhs_v))
+                ok = np.abs(margin) <= c.rtol * scale + 1e-300
+            elif isinstance(rel, (sp.StrictLessThan, sp.StrictGreaterThan)):
+                ok = (-margin if isinstance(rel, sp.StrictGreaterThan) else margin) > 0
+            else:
+                m = -margin if isinstance(rel, sp.GreaterThan) else margin
+                ok = m >= -1e-12 * (1 + np.abs(m))
+            ok = ok & np.isfinite(margin)
             if not np.all(ok):
                 lhs_v = ev.lhs(values) if ev.lhs else float(rel.lhs)
                 rhs_v = ev.rhs(values) if ev.rhs else float(rel.rhs)
@@ -284,11 +311,13 @@ class Identity(Record):
 
     lhs_text: str = ""
     rhs_text: str = ""
+    tolerance: float = 1e-12  # the largest residual (as the check measures it: relative unless it says) that holds
     kind: str = "identity"
 
     def explain(self) -> str:
         return "\n".join([f"{self.id}  [identity]  {self.title}", f"source: {self.source}",
-                          f"statement: {self.lhs_text} = {self.rhs_text}"] + ([f"note: {self.note}"] if self.note else []))
+                          f"statement: {self.lhs_text} = {self.rhs_text}", f"holds when the measured residual <= "
+                          f"{self.tolerance:g}"] + ([f"note: {self.note}"] if self.note else []))
 
 
 @dataclass
@@ -364,24 +393,39 @@ _REGISTRY: dict[str, Record | Definition] = {}
 
 
 def register(*records):
+    """Register records (and definitions) by id, so that ``fedtheory list``/``explain``/``check`` find them.
+
+    Returns the record (or the tuple of records). Registering the same object twice is a no-op; another
+    object under a registered id is an error.
+    """
     for r in records:
+        if not isinstance(r, (Record, Definition)):
+            raise FedTheoryError(f"register() takes records (Bound, Identity, Claim, ...) or definitions, not {type(r).__name__}")
         if r.id in _REGISTRY and _REGISTRY[r.id] is not r:
             raise FedTheoryError(f"record id {r.id} registered twice")
         _REGISTRY[r.id] = r
     return records[0] if len(records) == 1 else records
 
 
-def registry() -> dict[str, Record | Definition]:
-    from . import _load_papers
+def registered_ids() -> list[str]:
+    """The ids registered so far, without loading plug-ins."""
+    return list(_REGISTRY)
 
-    _load_papers()
+
+def registry() -> dict[str, Record | Definition]:
+    """Every registered record, after loading the paper plug-ins (see ``fedtheory.plugins``)."""
+    from ..plugins import load_plugins
+
+    load_plugins()
     return dict(_REGISTRY)
 
 
 def get(record_id: str):
+    """The record with this id, or a ParameterError that suggests close ids."""
     reg = registry()
     if record_id not in reg:
         close = [k for k in reg if record_id.split(".")[0] in k][:8]
         raise ParameterError("ID", record_id, "a registered record id" + (f", e.g. {', '.join(close)}" if close else
-                                                                            " (see `fedtheory list`)"))
+                                                                            " (see `fedtheory list`; a plug-in's records "
+                                                                            "need --plugin or $FEDTHEORY_PLUGINS)"))
     return reg[record_id]

@@ -1,4 +1,5 @@
-"""Helpers every paper's checks use: assess a bound, run a rate check, report a claim, fit a rate."""
+"""Verdict helpers every paper's checks use (public API): assess a bound, report an identity or a claim, run a
+symbolic rate check, fit a measured rate."""
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
@@ -6,12 +7,14 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, Claim, OrderStatement
+from .._validation import ParameterError
+from ..theory.core import Bound, Claim, Identity, OrderStatement
 from ..theory.rates import check_order
 from .base import CheckResult, cached_symbolic, compare_mean, compare_rounds
 
 
 def scalar_params(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalar numeric entries of ``values`` as floats (what a result's ``params`` records)."""
     out = {}
     for k, v in values.items():
         a = np.asarray(v)
@@ -40,9 +43,13 @@ def assess_bound(
     values -> (lhs (rounds, R), rhs (rounds, R)) because the right side depends on measurements.
     A candidate may give some values per run (arrays of length R, e.g. a measured sum over rounds that the
     statement contains); the bound is then compared run by run and its mean is reported.
-    settings: structural settings of the run, checked against ``bound.requires``.
+    settings: structural settings of the run, checked against ``bound.requires``; required when the bound
+    has ``requires`` (a statement's structural premises are never skipped silently).
     """
     cid = check_id or bound.id
+    if bound.requires and settings is None:
+        raise ParameterError("settings", None, f"a mapping of the run's structural settings: {bound.id} requires "
+                             + ", ".join(f"{k}={v!r}" for k, v in bound.requires.items()))
     failed_struct = [f"requires {k}={v} (run has {settings.get(k)!r})" for k, v in bound.requires.items()
                      if settings is not None and settings.get(k) != v]
     best: tuple[float, Mapping, Any] | None = None
@@ -82,6 +89,7 @@ def assess_bound(
 
 
 def rate_key(explicit, order, conditions) -> list[str]:
+    """The exact text a symbolic rate check's result is cached under."""
     return [sp.srepr(explicit), sp.srepr(order.expr), sp.srepr(order.variable), repr(sorted(map(str, order.choice.items()))),
             repr(sorted(map(str, order.substitute.items()))), repr(order.up_to_log), repr([s.name for s in order.track]),
             repr([sp.srepr(c.relation) for c in conditions])]
@@ -126,8 +134,20 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None) -
                        params={"choice": choice, "up_to_log": order.up_to_log})
 
 
+def identity_result(identity: Identity, residual: float, *, check_id: str | None = None, problem: Any = None,
+                    params: Mapping[str, Any] | None = None, detail: str = "") -> CheckResult:
+    """The verdict of an identity from its measured residual: ``holds`` when ``residual <= identity.tolerance``
+    (the tolerance lives on the record), ``violated`` otherwise; a non-finite residual is ``violated``."""
+    res = float(residual)
+    ok = bool(np.isfinite(res) and res <= identity.tolerance)
+    return CheckResult(check_id or identity.id, identity.paper, "identity", "holds" if ok else "violated", measured=res,
+                       bound=identity.tolerance, problem=problem, params=dict(params or {}), source=identity.source,
+                       detail=detail or f"residual {res:.3g} (tolerance {identity.tolerance:g})")
+
+
 def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str | None = None, problem: Any = None,
                  params: Mapping[str, Any] | None = None, detail: str = "") -> CheckResult:
+    """Evaluate a Claim's predicate on ``measurements``: supported / refuted / inconclusive (None)."""
     out = claim.evaluate(measurements)
     verdict = {True: "claim_supported", False: "claim_refuted", None: "inconclusive"}[out.supported]
     return CheckResult(check_id or claim.id, claim.paper, "claim", verdict, measured=out.measured, problem=problem,

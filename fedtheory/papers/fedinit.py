@@ -1,0 +1,3 @@
+"""Plug-in: FedInit (Sun, Shen, Tao, NeurIPS 2023), seed 000/001: Theorems 1-6, Lemmas 2-4, eqs. (3), (15), claims."""
+from ..checks import fedinit as checks  # noqa: F401 - registers the checks
+from ..theory import fedinit as records  # noqa: F401 - registers the records

@@ -1,0 +1,183 @@
+"""Paper plug-ins: how fedtheory finds the records and checks it runs.
+
+A *paper plug-in* is an importable module (or package) that, when imported, registers its records
+(``fedtheory.theory.register``) and its checks (the ``fedtheory.checks.check`` decorator). Plug-ins are
+found in three places, in this order:
+
+1. the entry-point group ``fedtheory.papers`` of every installed distribution (``pip install
+   my-paper-checks`` is enough); the four built-in papers register here too, through fedtheory's own
+   ``pyproject.toml``;
+2. ``$FEDTHEORY_PLUGINS``: entries separated by ``os.pathsep`` (``:`` on Linux), each a ``.py`` file, a
+   package directory, or a dotted module name;
+3. ``--plugin PATH_OR_MODULE`` on the command line (repeatable), or ``load_plugin`` in Python.
+
+A plug-in that fails to import raises :class:`PluginError` (the CLI exits with status 2), naming the
+plug-in, where it came from and the exception: never a silent skip.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable
+
+from ._validation import FedTheoryError
+
+__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "load_plugin", "load_plugins",
+           "loaded_plugins", "plugin_of"]
+
+ENTRY_POINT_GROUP = "fedtheory.papers"
+ENV_VAR = "FEDTHEORY_PLUGINS"
+#: The built-in papers, as ``pyproject.toml`` declares them in ``[project.entry-points."fedtheory.papers"]``
+#: (a test holds the two equal). Used only when fedtheory runs without its distribution metadata
+#: (an uninstalled source tree), where entry points cannot be read.
+BUILTIN_PAPERS = {
+    "fedinit": "fedtheory.papers.fedinit",
+    "oledfl": "fedtheory.papers.oledfl",
+    "fedmrur": "fedtheory.papers.fedmrur",
+    "fedshift": "fedtheory.papers.fedshift",
+    "empirical": "fedtheory.papers.empirical",
+}
+
+
+class PluginError(FedTheoryError):
+    """A plug-in could not be found or failed to import. The message names it, its origin and the exception."""
+
+
+@dataclass
+class PluginInfo:
+    """One loaded plug-in: its name, what was loaded (module or file), where it was declared, and what it registered."""
+
+    name: str
+    target: str
+    origin: str  # 'entry point (dist)', '$FEDTHEORY_PLUGINS', '--plugin', 'built-in'
+    module: str = ""
+    records: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "target": self.target, "origin": self.origin, "module": self.module,
+                "records": len(self.records), "checks": len(self.checks)}
+
+
+_LOADED: dict[str, PluginInfo] = {}  # key: module name or resolved file path
+_AUTO_DONE = False
+
+
+def _snapshot() -> tuple[set[str], set[str]]:
+    from .checks.base import registered_check_ids
+    from .theory.core import registered_ids
+
+    return set(registered_ids()), set(registered_check_ids())
+
+
+def _import_target(target: str) -> tuple[str, str]:
+    """Import a dotted module name, a ``.py`` file or a package directory. Returns (key, module name)."""
+    path = Path(target).expanduser()
+    looks_like_path = target.endswith(".py") or os.sep in target or path.exists()
+    if not looks_like_path:
+        if target in sys.modules:
+            return target, target
+        importlib.import_module(target)
+        return target, target
+    path = path.resolve()
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    key = str(path)
+    if key in _LOADED:
+        return key, _LOADED[key].module
+    if path.is_dir():
+        init = path / "__init__.py"
+        if not init.is_file():
+            raise FileNotFoundError(f"{path} is a directory without __init__.py (give a .py file, a package or a module)")
+        spec = importlib.util.spec_from_file_location(path.name, init, submodule_search_locations=[str(path)])
+        modname = path.name
+    else:
+        digest = hashlib.sha1(key.encode()).hexdigest()[:8]
+        modname = f"fedtheory_plugin_{path.stem}_{digest}"
+        spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(modname, None)
+        raise
+    return key, modname
+
+
+def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin") -> PluginInfo:
+    """Import one plug-in (a dotted module name, a ``.py`` file or a package directory) and return what it
+    registered. Loading the same plug-in twice is a no-op."""
+    existing = _LOADED.get(target) or _LOADED.get(str(Path(target).expanduser().resolve()))
+    if existing is not None:
+        return existing
+    before = _snapshot()
+    try:
+        key, modname = _import_target(target)
+    except Exception as exc:  # noqa: BLE001 - reported with its origin, never skipped
+        where = [f for f in traceback.extract_tb(exc.__traceback__)
+                 if f.filename != __file__ and not f.filename.startswith("<frozen")]
+        last = f" at {where[-1].filename}:{where[-1].lineno}" if where else ""
+        raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: "
+                          f"{type(exc).__name__}: {exc}{last}") from exc
+    after = _snapshot()
+    info = PluginInfo(name or Path(modname).name, target, origin, modname, sorted(after[0] - before[0]),
+                      sorted(after[1] - before[1]))
+    _LOADED[key] = info
+    return info
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    """fedtheory's own first (in BUILTIN_PAPERS order: a later built-in imports an earlier one's records), then the
+    other distributions' by name."""
+    order = list(BUILTIN_PAPERS)
+
+    def key(e):
+        own = e.dist is not None and e.dist.name == "fedtheory"
+        return (0, order.index(e.name) if e.name in order else len(order), e.name) if own else \
+            (1, e.dist.name if e.dist else "", e.name)
+
+    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=key)
+
+
+def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
+    """Load every plug-in: entry points and ``$FEDTHEORY_PLUGINS`` (once per process), then ``extra``.
+    Returns every plug-in loaded so far."""
+    global _AUTO_DONE
+    if not _AUTO_DONE:
+        _AUTO_DONE = True
+        eps = _entry_points()
+        own = [e for e in eps if e.dist is not None and e.dist.name == "fedtheory"]
+        if not own:  # an uninstalled source tree: no metadata to read the built-ins from
+            for n, mod in BUILTIN_PAPERS.items():
+                load_plugin(mod, name=n, origin="built-in (no entry-point metadata)")
+        for e in eps:
+            dist = e.dist.name if e.dist is not None else "?"
+            load_plugin(e.value, name=e.name, origin=f"entry point ({dist})")
+        for entry in filter(None, os.environ.get(ENV_VAR, "").split(os.pathsep)):
+            load_plugin(entry.strip(), origin=f"${ENV_VAR}")
+    for target in extra:
+        load_plugin(target, origin="--plugin")
+    return loaded_plugins()
+
+
+def loaded_plugins() -> list[PluginInfo]:
+    """The plug-ins loaded so far, in load order."""
+    return list(_LOADED.values())
+
+
+def plugin_of(item_id: str) -> PluginInfo | None:
+    """The plug-in that registered a record or check id (None: registered outside any plug-in)."""
+    for info in _LOADED.values():
+        if item_id in info.records or item_id in info.checks:
+            return info
+    return None

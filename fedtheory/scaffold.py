@@ -1,0 +1,112 @@
+"""``fedtheory new-paper NAME``: a skeleton paper plug-in to start from (records, checks, a test, packaging)."""
+from __future__ import annotations
+
+import keyword
+from pathlib import Path
+
+from ._validation import ParameterError
+
+__all__ = ["write_skeleton"]
+
+_RECORDS = '''"""{name}: the paper's statements, encoded once in sympy. Cite the source (file/section/equation) of each."""
+import sympy as sp
+
+from fedtheory.theory import Bound, Condition, SymbolSet, register
+
+PAPER = "{name}"
+SOURCE = "<paper, year>"  # e.g. "Li et al., ICLR 2020"
+
+S = SymbolSet(PAPER)
+L = S.add("L", "smoothness of f")
+mu = S.add("mu", "strong convexity of f")
+eta = S.add("eta", "step size")
+T = S.add("T", "rounds", integer=True)
+D = S.add("D", "initial optimality gap f(w^0) - f*", sp.Interval(0, sp.oo))
+
+# Replace with your theorem. This one is gradient descent's textbook rate, so the skeleton's check holds.
+THM1 = register(Bound(
+    id=f"{{PAPER}}.thm1", paper=PAPER, title="Convergence of the optimality gap", source=f"{{SOURCE}}, Thm 1",
+    symbols=S, assumptions=("L_smooth", "strongly_convex(mu)"),
+    lhs="opt_error", lhs_description="f(w^T) - f* (simulator measure opt_error at t = T)",
+    expr=(1 - eta * mu) ** T * D,
+    conditions=(Condition("eta_le_1_over_L", sp.Le(eta, 1 / L), source=f"{{SOURCE}}, Thm 1"),),
+))
+'''
+
+_CHECKS = '''"""{name}: checks that measure the left sides of the records in ``records.py``."""
+import numpy as np
+
+from fedtheory.checks import Session, assess_bound, check
+from fedtheory.sim import Exact, RunConfig, fedavg, heterogeneous_least_squares, simulate
+
+from . import records as R
+
+
+@check(f"{{R.PAPER}}.thm1", R.PAPER, "bound", measures=("opt_error",), problems=("least squares, 1 client",),
+       algorithms=("FedAvg, K = 1 (gradient descent)",), seeds="1 (deterministic)")
+def thm1(session: Session):
+    """f(w^T) - f* of full-batch gradient descent at eta = 1/L against the bound."""
+    p = heterogeneous_least_squares(n_clients=1, dim=5, samples_per_client=40, random_state=session.seed)
+    c = p.constants
+    L, mu = c["L"].value, c["mu"].value
+    w0 = p.initial_point(session.seed, scale=3.0)
+    T = 50
+    tr = simulate(p, fedavg(), RunConfig(rounds=T, local_steps=1, lr=1 / L, oracle=Exact()), session.seeds(1),
+                  w0=w0, measures=("opt_error",))
+    values = {{"L": L, "mu": mu, "eta": 1 / L, "T": T, "D": float(tr["opt_error"][0, 0])}}
+    return [assess_bound(R.THM1, [values], tr["opt_error"][-1], problem="least_squares(1x5x40)",
+                         params={{"setting": "eta = 1/L"}})]
+'''
+
+_INIT = '''"""{name}: a fedtheory paper plug-in. Importing it registers the records and the checks."""
+from . import checks, records  # noqa: F401
+'''
+
+_TEST = '''"""Run with pytest: the plug-in's records load and its checks give the expected verdicts."""
+import subprocess
+import sys
+from pathlib import Path
+
+PLUGIN = Path(__file__).resolve().parents[1] / "src" / "{name}"
+
+
+def test_thm1_holds():
+    out = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--plugin", str(PLUGIN), "--only",
+                          "{name}.thm1", "--format", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert '"verdict": "holds"' in out.stdout
+'''
+
+_PYPROJECT = '''[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name}"
+version = "0.1.0"
+dependencies = ["fedtheory"]
+
+[project.entry-points."fedtheory.papers"]
+{name} = "{name}"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+'''
+
+
+def write_skeleton(name: str, directory: str = ".") -> Path:
+    """Write ``directory/NAME/`` with ``src/NAME/{records,checks,__init__}.py``, ``tests/test_NAME.py`` and a
+    ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder."""
+    if not name.isidentifier() or keyword.iskeyword(name) or not name.islower():
+        raise ParameterError("NAME", name, "a lower-case Python identifier (letters, digits, _), e.g. scaffold2020")
+    root = Path(directory) / name
+    if root.exists():
+        raise ParameterError("NAME", name, f"a name for a new folder ({root} exists)")
+    pkg = root / "src" / name
+    pkg.mkdir(parents=True)
+    (root / "tests").mkdir()
+    files = {pkg / "__init__.py": _INIT, pkg / "records.py": _RECORDS, pkg / "checks.py": _CHECKS,
+             root / "tests" / f"test_{name}.py": _TEST, root / "pyproject.toml": _PYPROJECT}
+    for path, text in files.items():
+        path.write_text(text.format(name=name))
+    return root
