@@ -1,6 +1,6 @@
 """Algorithm plug-ins: small transformations with explicit state, composed into an Algorithm.
 
-Axes of composition (DESIGN.md): initialisation, local step (a chain of transforms applied to
+Axes of composition (docs/architecture.md): initialisation, local step (a chain of transforms applied to
 the stochastic gradient), aggregation, communication, compression. Every scalar
 hyperparameter accepts a scalar or one value per run, so a beta grid runs as one batch.
 

@@ -1,0 +1,202 @@
+"""The extension API: exact conditions, plug-in discovery (entry points, --plugin, $FEDTHEORY_PLUGINS, broken
+plug-ins), the new-paper skeleton, and the example plug-in package (examples/li2020_fedavg) installed and run."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedtheory._validation import FedTheoryError, ParameterError
+from fedtheory.checks import assess_bound
+from fedtheory.plugins import BUILTIN_PAPERS, ENTRY_POINT_GROUP, loaded_plugins
+from fedtheory.theory import Bound, Condition, SymbolSet
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "li2020_fedavg"
+
+
+def _cli(*args, env_extra=None, cwd=None):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "fedtheory.cli", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=600)
+
+
+# ------------------------------------------------------------------------------------ conditions
+
+
+def _bound_with(*conditions, requires=None):
+    S = SymbolSet("t_cond")
+    lr, mu = S.add("lr", "step"), S.add("mu", "curvature")
+    return Bound(id="t_cond.b", paper="t_cond", title="", source="test", symbols=S, expr=lr * mu,
+                 conditions=tuple(c(lr, mu) for c in conditions), requires=requires or {})
+
+
+def test_equality_condition_is_checked_both_ways():
+    b = _bound_with(lambda lr, mu: Condition("rule", sp.Eq(lr * mu, 2)))
+    assert b.conditions_failed({"lr": 2.0, "mu": 1.0}) == []
+    assert b.conditions_failed({"lr": 2.0 * (1 + 1e-12), "mu": 1.0}) == []  # within the relative tolerance
+    half, double = b.conditions_failed({"lr": 1.0, "mu": 1.0}), b.conditions_failed({"lr": 4.0, "mu": 1.0})
+    assert half and "rule" in half[0] and "(1 vs 2)" in half[0]  # a half step no longer passes as 'lr mu <= 2'
+    assert double and "(4 vs 2)" in double[0]
+    arr = b.conditions_failed({"lr": np.array([2.0, 1.0]), "mu": 1.0})  # any entry failing fails
+    assert arr
+
+
+def test_inequalities_keep_their_direction():
+    b = _bound_with(lambda lr, mu: Condition("le", sp.Le(lr, 1 / mu)), lambda lr, mu: Condition("gt", sp.Gt(lr, mu / 10)))
+    assert b.conditions_failed({"lr": 0.5, "mu": 1.0}) == []
+    assert [f.split(":")[0] for f in b.conditions_failed({"lr": 2.0, "mu": 1.0})] == ["le"]
+    assert [f.split(":")[0] for f in b.conditions_failed({"lr": 0.1, "mu": 1.0})] == ["gt"]
+
+
+@pytest.mark.parametrize("make", [lambda x, y: sp.Ne(x, y), lambda x, y: sp.And(x < y, y < 2 * x), lambda x, y: x + y])
+def test_unsupported_relations_are_rejected_when_built(make):
+    x, y = sp.symbols("x y", positive=True)
+    with pytest.raises(FedTheoryError, match="unsupported relation"):
+        Condition("c", make(x, y))
+
+
+def test_requires_cannot_be_skipped():
+    b = _bound_with(requires={"lr_schedule": "inverse_step"})
+    with pytest.raises(ParameterError, match="settings.*lr_schedule"):
+        assess_bound(b, [{"lr": 1.0, "mu": 1.0}], np.ones(3))
+    res = assess_bound(b, [{"lr": 1.0, "mu": 1.0}], np.ones(3), settings={"lr_schedule": "constant"})
+    assert res.verdict == "not_applicable" and "lr_schedule=inverse_step" in res.conditions_failed[0]
+
+
+# ------------------------------------------------------------------------------------ discovery
+
+
+def test_builtin_papers_come_through_entry_points():
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][ENTRY_POINT_GROUP]
+    assert table == BUILTIN_PAPERS
+    out = _cli("list", "--plugins", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    for name in BUILTIN_PAPERS:
+        assert rows[name]["origin"] == "entry point (fedtheory)" and rows[name]["checks"] > 0
+
+
+@pytest.fixture(scope="module")
+def skeleton(tmp_path_factory):
+    d = tmp_path_factory.mktemp("skel")
+    out = _cli("new-paper", "mypaper", "--dir", str(d))
+    assert out.returncode == 0, out.stderr
+    return d / "mypaper"
+
+
+def test_plugin_path_check_and_explain(skeleton):
+    pkg = str(skeleton / "src" / "mypaper")
+    out = _cli("check", "--plugin", pkg, "--only", "mypaper", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)["results"]
+    assert [(r["id"], r["verdict"]) for r in res] == [("mypaper.thm1", "holds")]
+    out = _cli("explain", "mypaper.thm1", "--plugin", pkg)
+    assert out.returncode == 0 and "how it is checked" in out.stdout and "measures: opt_error" in out.stdout
+    assert "plug-in: mypaper" in out.stdout
+    # without the plug-in the id is unknown: exit 2, naming how to load it
+    out = _cli("explain", "mypaper.thm1")
+    assert out.returncode == 2 and "--plugin" in out.stderr
+
+
+def test_plugin_from_environment_and_skeleton_test(skeleton):
+    out = _cli("list", "--paper", "mypaper", env_extra={"FEDTHEORY_PLUGINS": str(skeleton / "src" / "mypaper")})
+    assert out.returncode == 0, out.stderr
+    assert "mypaper.thm1" in out.stdout
+    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(skeleton / "tests")],
+                          capture_output=True, text=True, timeout=600)
+    assert test.returncode == 0, test.stdout + test.stderr
+
+
+def test_new_paper_rejects_bad_names(tmp_path):
+    for bad in ("My-Paper", "class", "9x"):
+        out = _cli("new-paper", bad, "--dir", str(tmp_path))
+        assert out.returncode == 2 and "NAME=" in out.stderr
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("raise RuntimeError('boom')\n", "RuntimeError: boom"),
+    ("import not_a_module_anywhere\n", "ModuleNotFoundError"),
+    ("def broken(:\n", "SyntaxError"),
+])
+def test_broken_plugin_is_a_clear_error(tmp_path, content, needle):
+    f = tmp_path / "bad_plugin.py"
+    f.write_text(content)
+    for args, env in (((("list", "--plugin", str(f))), None), (("check", "--only", "x"), {"FEDTHEORY_PLUGINS": str(f)})):
+        out = _cli(*args, env_extra=env)
+        assert out.returncode == 2, out.stderr
+        assert needle in out.stderr and str(f) in out.stderr and "Traceback" not in out.stderr
+
+
+def test_missing_plugin_module_names_it():
+    out = _cli("list", "--plugin", "no_such_plugin_module")
+    assert out.returncode == 2 and "no_such_plugin_module" in out.stderr and "ModuleNotFoundError" in out.stderr
+
+
+def test_same_plugin_twice_is_loaded_once(skeleton):
+    pkg = str(skeleton / "src" / "mypaper")
+    out = _cli("list", "--plugins", "--plugin", pkg, "--plugin", pkg, "--format", "json",
+               env_extra={"FEDTHEORY_PLUGINS": pkg})
+    assert out.returncode == 0, out.stderr
+    assert [r["name"] for r in json.loads(out.stdout)].count("mypaper") == 1
+
+
+def test_in_process_loading_is_idempotent():
+    from fedtheory.checks import all_checks
+
+    all_checks()
+    n = len(loaded_plugins())
+    all_checks()
+    assert len(loaded_plugins()) == n
+
+
+# ------------------------------------------------------------------------------------ the example package
+
+
+@pytest.fixture(scope="module")
+def installed_example(tmp_path_factory):
+    """pip-install examples/li2020_fedavg into a folder of its own (offline, no build isolation) and put that
+    folder on PYTHONPATH: its entry point is then found exactly as after `pip install fedtheory-li2020`."""
+    target = tmp_path_factory.mktemp("site")
+    build = tmp_path_factory.mktemp("build")
+    out = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                          "--no-index", "--target", str(target), str(EXAMPLE)], capture_output=True, text=True,
+                         cwd=build, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_example_package_end_to_end(installed_example):
+    out = _cli("list", "--plugins", "--format", "json", env_extra=installed_example)
+    assert out.returncode == 0, out.stderr
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["li2020"]["origin"] == "entry point (fedtheory-li2020)"
+    out = _cli("check", "--only", "li2020", "--format", "json", env_extra=installed_example)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)["results"]
+    bounds = [r for r in res if r["id"] == "li2020.thm1"]
+    held = [r for r in bounds if r["params"]["setting"] == "inverse_step"]
+    assert len(held) == 6 and all(r["verdict"] == "holds" and r["ratio"] >= 1 for r in held)
+    assert {r["params"]["E"] for r in held} == {1, 5} and {r["params"]["heterogeneity"] for r in held} == {0.1, 1.0, 3.0}
+    const = [r for r in bounds if r["params"]["setting"] == "constant"]
+    assert len(const) == 1 and const[0]["verdict"] == "not_applicable"
+    assert any("lr_schedule=inverse_step" in c for c in const[0]["conditions_failed"])
+    assert any(c.startswith("step_numerator") for c in const[0]["conditions_failed"])
+    assert [r["verdict"] for r in res if r["id"] == "li2020.thm1.rate"] == ["rate_consistent"]
+    out = _cli("explain", "li2020.thm1", env_extra=installed_example)
+    assert "Eq(lr*mu, 2)" in out.stdout and "visited_client_grad2" in out.stdout
+
+
+def test_example_package_own_tests(installed_example):
+    """The example's tests: Theorem 1 holds, and the same bound halved is reported violated."""
+    env = {**os.environ, **installed_example}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
