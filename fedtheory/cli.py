@@ -173,8 +173,8 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["name", "indexed", "source", "definition"],
-                         [[r["name"], r["indexed"], r["source"], r["definition"]] for r in rows], wrap_last=True)
+            _print_table(["name", "indexing", "source", "definition"],
+                         [[r["name"], r["indexing"], r["source"], r["definition"]] for r in rows], wrap_last=True)
         return 0
     if args.checks:
         from .checks import all_checks
