@@ -22,7 +22,7 @@ import numpy as np
 from .._validation import ParameterError, check_int, per_run
 from .backend import ops
 from .engine import Algorithm, RunConfig
-from .plugins import (Aggregator, ClientMomentum, ControlVariates, LocalTransform, MeanModels,
+from .plugins import (Aggregator, ClientMomentum, ControlVariates, MeanModels,
                       MeanUpdates, PlainInit, Prox, RoundState)
 from .measures import TrackGradients  # moved to sim.measures; still importable from here
 from .reference import naive_grad
