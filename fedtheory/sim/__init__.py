@@ -1,11 +1,12 @@
 """Simulation layer: problems with exact constants, algorithm plug-ins, the vectorized engine."""
-from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, Algorithm, RunConfig, Trace, fedavg, fedcm,
-                     fedinit, fedprox, fedsam, scaffold, simulate)
+from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, Algorithm, RunConfig, Trace,
+                     fedavg, fedcm, fedinit, fedprox, fedsam, scaffold, simulate)
 from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, Exact,
                       LocalTransform, MeanModels, MeanUpdates, Minibatch, OppositeLookahead, Oracle, PlainInit, Plugin,
                       Prox, RelaxedInit, RoundState, Server, State)
-from .problems import (Constant, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem, digits_logistic,
-                       heterogeneous_least_squares, pl_nonconvex, synthetic_logistic)
+from .measures import TrackGradients, measure_catalogue
+from .problems import (Constant, Constants, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
+                       digits_logistic, heterogeneous_least_squares, pl_nonconvex, synthetic_logistic)
 from .rng import RunStreams
 from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
 from .gossip import (Gossip, LocalMomentum, d_psgd, dfedavg, dfedavgm, dfedsam, oledfl_sam, oledfl_sgd, reference_gossip,
@@ -21,6 +22,7 @@ __all__ = [
     "Communication",
     "Compressor",
     "Constant",
+    "Constants",
     "ControlVariates",
     "DEFAULT_MEASURES",
     "Exact",
@@ -48,6 +50,8 @@ __all__ = [
     "StabilityResult",
     "State",
     "Trace",
+    "TrackGradients",
+    "VISITED_MEASURES",
     "coupled_runs",
     "digits_logistic",
     "fedavg",
@@ -56,6 +60,7 @@ __all__ = [
     "fedprox",
     "fedsam",
     "heterogeneous_least_squares",
+    "measure_catalogue",
     "measured_heterogeneity_G2",
     "pl_nonconvex",
     "scaffold",

@@ -155,7 +155,12 @@ ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^
     "V2": "||w^{t+1} - w^t||^2 (seed 000 Table 4, V_2)",
     "local_grad_sum2": "||sum_{i in N_t} sum_{k<K} grad f_i(w_{i,k}^t)||^2 (exact gradients)",
 }
-VISITED_MEASURES = ("visited_max_loss", "visited_max_grad", "visited_max_grad_var")
+VISITED_MEASURES = {  # one row: running maxima over the visited points (the global models and the local end points)
+    "visited_max_loss": "max over the visited points w of max_ij f(w; z_ij) (per-sample loss)",
+    "visited_max_grad": "max over the visited points w of max_ij ||grad f(w; z_ij)|| (per-sample gradient norm, not squared)",
+    "visited_max_grad_var": "max over the visited points w of max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 "
+                            "(one-sample gradient variance; a minibatch of b divides it by b)",
+}
 DEFAULT_MEASURES = ("opt_error", "grad_norm2", "delta", "delta_code", "drift", "unbiased_gap")
 
 

@@ -22,8 +22,9 @@ import numpy as np
 from .._validation import ParameterError, check_int, per_run
 from .backend import ops
 from .engine import Algorithm, RunConfig
-from .plugins import (Aggregator, ClientMomentum, ControlVariates, LocalTransform, MeanModels,
+from .plugins import (Aggregator, ClientMomentum, ControlVariates, MeanModels,
                       MeanUpdates, PlainInit, Prox, RoundState)
+from .measures import TrackGradients  # moved to sim.measures; still importable from here
 from .reference import naive_grad
 from .problems import LogisticProblem, Problem
 from .quantize import Blocks, ErrorFeedback, Quantize, client_mask, quantize_dequantize
@@ -134,31 +135,6 @@ class WeightShift(Aggregator):
                 out[f"shift_m_next_b{j}"] = ex["m_next"][:, j]
                 out[f"shift_m_hat_b{j}"] = m_hat[:, j]
         return out
-
-
-class TrackGradients(LocalTransform):
-    """Leaves the direction unchanged; records max over the local iterates and selected clients of
-    ||grad f_k(w_{k,j})||^2 (exact local gradients), the visited-region part of seed 004's
-    Assumption 4 (E||g||^2 <= G^2 = this + sigma^2 for additive noise of variance sigma^2)."""
-
-    name = "track_gradients"
-
-    def round_start(self, rs):
-        rs.extra["visited_client_grad2"] = np.zeros(rs.sel.shape[0])
-
-    def direction(self, rs, g, w, grad_at):
-        gn = np.sum(rs.view.grad(w) ** 2, axis=-1).max(axis=1)
-        rs.extra["visited_client_grad2"] = np.maximum(rs.extra["visited_client_grad2"], gn)
-        return g
-
-    def measures(self):
-        return {"visited_client_grad2": "max over this round's local iterates and clients of ||grad f_k(w)||^2"}
-
-    def measure(self, rs):
-        ws = rs.w0
-        g0 = np.sum(rs.view.grad(ws) ** 2, axis=-1).max(axis=1)
-        gK = np.sum(rs.view.grad(rs.wK) ** 2, axis=-1).max(axis=1)
-        return {"visited_client_grad2": np.maximum(rs.extra["visited_client_grad2"], np.maximum(g0, gK))}
 
 
 # ------------------------------------------------------------------------------------ builders

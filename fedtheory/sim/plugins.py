@@ -417,6 +417,11 @@ class Oracle:
     def params(self):
         return {}
 
+    def noise_variance(self, problem, w: np.ndarray | None = None):
+        """The gradient-noise variance: sup over clients i and points w of E||g_i(w) - grad f_i(w)||^2, as a
+        problems.Constant saying how it is known; with points w (R, d), its value at each point (max over clients)."""
+        raise NotImplementedError(f"{type(self).__name__} states no gradient-noise variance")
+
 
 class Exact(Oracle):
     """Full local gradients (sigma = 0)."""
@@ -425,6 +430,11 @@ class Exact(Oracle):
 
     def grad(self, view, w, k, draws):
         return view.grad(w)
+
+    def noise_variance(self, problem, w=None):
+        from .problems import Constant
+
+        return Constant(0.0 if w is None else np.zeros(len(w)), "exact", "exact gradients: no noise")
 
 
 class AdditiveNoise(Oracle):
@@ -443,6 +453,12 @@ class AdditiveNoise(Oracle):
 
     def grad(self, view, w, k, draws):
         return view.grad(w) + draws[:, k]
+
+    def noise_variance(self, problem, w=None):
+        from .problems import Constant
+
+        v = self.sigma2 if w is None else np.full(len(w), self.sigma2)
+        return Constant(v, "exact", "E||xi||^2 = sigma2 at every point and client, whatever the problem")
 
 
 class Minibatch(Oracle):
@@ -464,3 +480,15 @@ class Minibatch(Oracle):
         u, sizes_sel = draws
         idx = np.floor(u[:, k] * sizes_sel[..., None]).astype(np.int64)
         return view.grad_batch(w, idx)
+
+    def noise_variance(self, problem, w=None):
+        """One-sample variance / b (b samples drawn independently, with replacement): from the problem's
+        per-sample gradients; with points w, exact there; without, the problem's sup over w (inf if unbounded)."""
+        from .problems import Constant
+
+        b = self.batch_size
+        if w is not None:
+            var = problem.sample_grad_stats(np.asarray(w, dtype=np.float64))[1]
+            return Constant(var / b, "exact", f"max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 / {b} at the points")
+        one = problem.sample_gradient_variance()
+        return Constant(one.value / b, one.kind, f"one-sample variance / {b}: {one.note}")

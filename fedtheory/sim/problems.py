@@ -10,12 +10,19 @@ Each constant is a :class:`Constant` whose ``kind`` says how it is known:
   bound     a valid bound, not necessarily attained (e.g. logistic L from the Hessian bound)
   computed  the result of a numerical solve to a stated tolerance (e.g. logistic w*)
   measured  measured over the region a run visited (L_G, U, logistic heterogeneity)
+
+Every problem also states per-client constants (arrays of length C, variant 0 unless said):
+``L_clients`` (smoothness of each f_i), ``mu_clients`` (strong convexity of each f_i, or what is known),
+``w_star_clients`` (C, d) and ``f_star_clients`` (client minimisers and minima), and ``Gamma`` =
+f* - sum_i p_i f_i* (Li et al. 2020's heterogeneity, p_i = ``client_weights``). They are computed on
+first access (logistic client minima cost one solve per client).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import scipy.optimize
@@ -25,9 +32,40 @@ from .._validation import ParameterError, check_float, check_int, check_random_s
 
 @dataclass(frozen=True)
 class Constant:
+    """A problem constant: ``value`` and how it is known (``kind``: exact | bound | computed | measured;
+    ``note``: the method, e.g. the solver and its final gradient norm)."""
+
     value: Any
     kind: str  # exact | bound | computed | measured
     note: str = ""
+
+
+CLIENT_CONSTANTS = ("L_clients", "mu_clients", "w_star_clients", "f_star_clients", "Gamma")
+
+
+class Constants(Mapping):
+    """A problem's constants by name (a read-only mapping); the lazy ones are computed on first access."""
+
+    def __init__(self, eager: Mapping[str, Constant], lazy: Mapping[str, Callable[[], Constant]]):
+        self._values = dict(eager)
+        self._lazy = {k: f for k, f in lazy.items() if k not in self._values}
+        self._order = list(self._values) + list(self._lazy)
+
+    def __getitem__(self, key: str) -> Constant:
+        if key not in self._values:
+            if key not in self._lazy:
+                raise KeyError(key)
+            self._values[key] = self._lazy[key]()
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __repr__(self) -> str:
+        return f"Constants({', '.join(self._order)})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -121,8 +159,51 @@ class Problem:
 
     # ---- constants
     @property
-    def constants(self) -> dict[str, Constant]:
+    def _constants(self) -> dict[str, Constant]:  # the global constants; subclasses compute them once
         raise NotImplementedError
+
+    @cached_property
+    def _all_constants(self) -> Constants:
+        lazy = {"L_clients": lambda: self._client_curvature["L_clients"],
+                "mu_clients": lambda: self._client_curvature["mu_clients"],
+                "w_star_clients": lambda: self._client_minima["w_star_clients"],
+                "f_star_clients": lambda: self._client_minima["f_star_clients"],
+                "Gamma": self._gamma}
+        return Constants(self._constants, lazy)
+
+    @property
+    def constants(self) -> Constants:
+        """Every constant by name (see the module docstring); per-client ones are computed on first access."""
+        return self._all_constants
+
+    @property
+    def client_weights(self) -> np.ndarray:
+        """p_i of the global objective f = sum_i p_i f_i: 1/C for every client (seed 000 eq. (2))."""
+        return np.full(self.n_clients, 1.0 / self.n_clients)
+
+    @cached_property
+    def _client_curvature(self) -> dict[str, Constant]:  # L_clients, mu_clients
+        raise NotImplementedError(f"{self.name} states no per-client curvature")
+
+    @cached_property
+    def _client_minima(self) -> dict[str, Constant]:  # w_star_clients, f_star_clients
+        raise NotImplementedError(f"{self.name} states no per-client minima")
+
+    def _client_losses_at(self, W: np.ndarray) -> np.ndarray:
+        """f_i(W_i) for every client i at its own point, variant 0: W (C, d) -> (C,)."""
+        clients = np.arange(self.n_clients)[None]
+        return self.view(clients, np.zeros(1, dtype=np.int64)).loss(np.asarray(W, dtype=np.float64)[None])[0]
+
+    def _gamma(self) -> Constant:
+        f_star, fi = self.constants["f_star"], self.constants["f_star_clients"]
+        gamma = float(f_star.value - self.client_weights @ np.asarray(fi.value))
+        kind = "exact" if f_star.kind == fi.kind == "exact" else "computed"
+        return Constant(gamma, kind, "f* - sum_i p_i f_i* (Li et al. 2020), from f_star and f_star_clients")
+
+    def sample_gradient_variance(self) -> Constant:
+        """sup_w max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2: the variance of a one-sample gradient
+        (variant 0); the value at given points is ``sample_grad_stats(w)[1]``."""
+        raise NotImplementedError(f"{self.name} states no one-sample gradient variance")
 
     def heterogeneity_G2(self, B: float) -> Constant:
         """Smallest G^2 with (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 for all w."""
@@ -320,9 +401,37 @@ class LeastSquaresProblem(Problem):
             "B_min": Constant(self._B_min(), "exact", "smallest B for which some finite G satisfies Assumption 3"),
         }
 
-    @property
-    def constants(self):
-        return self._constants
+    @cached_property
+    def _client_curvature(self):
+        eig = np.linalg.eigvalsh(self.H)  # (V, C, d)
+        L = eig[..., -1].max(axis=0)
+        lo = eig[..., 0].min(axis=0)
+        mu = np.where(lo > 1e-10 * max(float(eig.max()), 1e-300), lo, 0.0)
+        return {
+            "L_clients": Constant(L, "exact", "largest eigenvalue of each client Hessian H_i (max over variants)"),
+            "mu_clients": Constant(mu, "exact", "smallest eigenvalue of each client Hessian H_i (min over variants); "
+                                                "0: f_i is not strongly convex"),
+        }
+
+    @cached_property
+    def _client_minima(self):
+        lam, U = np.linalg.eigh(self.H[0])  # (C, d), (C, d, d)
+        keep = lam > 1e-10 * np.maximum(lam[:, -1:], 1e-300)
+        inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+        w = np.einsum("cde,ce->cd", U, inv * np.einsum("cde,cd->ce", U, self.h[0]))  # H_i^+ h_i
+        return {
+            "w_star_clients": Constant(w, "exact", "H_i w = h_i per client (min-norm solution where H_i is singular)"),
+            "f_star_clients": Constant(self._client_losses_at(w), "exact", "f_i(w_i*)"),
+        }
+
+    def sample_gradient_variance(self) -> Constant:
+        X = self.X[0]
+        D = np.einsum("csd,cse->csde", X, X) - (self.H[0] - self.ridge * np.eye(self.dim))[:, None]
+        if np.max(np.abs(D)) > 1e-12 * max(float(np.max(np.abs(self.H[0]))), 1e-300):
+            return Constant(np.inf, "exact", "unbounded over w: the deviation (x x' - H_i) w is linear in w; along a run "
+                                             "measure 'visited_max_grad_var'")
+        r = X * self.y[0][..., None] - self.h[0][:, None, :]  # every x_j x_j' equal: the variance does not depend on w
+        return Constant(float(np.max(np.mean(np.sum(r**2, axis=-1), axis=1))), "exact", "independent of w")
 
     def _moments(self, variant: int = 0):
         H, h = self.H[variant], self.h[variant]
@@ -434,6 +543,36 @@ def _tightest_pl_constant() -> float:
     return float(res.fun)
 
 
+_PL_C = 0.5 * np.arccos(-1.0 / 3.0)  # 2 + 6 cos 2x > 0 exactly on the pieces |x - pi k| < _PL_C
+_PL_PSI = 2 * _PL_C + 3 * np.sin(2 * _PL_C)  # psi(x) = 2x + 3 sin 2x at the right end of piece 0
+
+
+def _pl_coordinate_minimisers(h: np.ndarray) -> np.ndarray:
+    """argmin_x x^2 + 3 sin^2 x + a x for every entry a of h (same shape).
+
+    Local minima are roots of psi(x) = 2x + 3 sin 2x = -a on the pieces where psi increases,
+    [pi k - c, pi k + c]; psi maps piece k onto [2 pi k - psi(c), 2 pi k + psi(c)], so at most two
+    pieces (k0, k0 + 1) hold a root. Bisect on each (psi is monotone there), keep the lower value.
+    """
+    a = np.asarray(h, dtype=np.float64)
+    k0 = np.ceil((-a - _PL_PSI) / (2 * np.pi))
+    best_x, best_v = np.zeros_like(a), np.full(a.shape, np.inf)
+    phi = lambda x: x**2 + 3 * np.sin(x) ** 2 + a * x
+    dphi = lambda x: 2 * x + 3 * np.sin(2 * x) + a
+    for k in (k0, k0 + 1):
+        lo, hi = np.pi * k - _PL_C, np.pi * k + _PL_C
+        ok = (dphi(lo) <= 0) & (dphi(hi) >= 0)
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            up = dphi(mid) > 0
+            hi, lo = np.where(up, mid, hi), np.where(up, lo, mid)
+        x = 0.5 * (lo + hi)
+        v = np.where(ok, phi(x), np.inf)
+        better = v < best_v
+        best_x, best_v = np.where(better, x, best_x), np.where(better, v, best_v)
+    return best_x
+
+
 class _PLView(ClientView):
     def __init__(self, p: "PLNonconvexProblem", clients, variant):
         self.p, self.clients, self.variant = p, clients, variant
@@ -500,9 +639,29 @@ class PLNonconvexProblem(Problem):
                 "exact", "max_i (1/S) sum_j ||z_ij - h_i||^2; a minibatch of b (with replacement) divides it by b"),
         }
 
-    @property
-    def constants(self):
-        return self._constants
+    @cached_property
+    def _client_curvature(self):
+        C = self.n_clients
+        return {
+            "L_clients": Constant(np.full(C, 8.0), "exact", "each f_i = g + h_i.w has the Hessian of g: |2 + 6 cos 2x| <= 8"),
+            "mu_clients": Constant(np.full(C, -4.0), "exact",
+                                   "f_i is non-convex: inf_w lambda_min(Hessian) = 2 - 6 = -4 (4-weakly convex, no strong "
+                                   "convexity); only the global f is PL, with constant mu"),
+        }
+
+    @cached_property
+    def _client_minima(self):
+        w = _pl_coordinate_minimisers(self.h[0])
+        how = ("coordinate-wise: the global minimiser of x^2 + 3 sin^2 x + h x is the best of at most two roots of the "
+               "derivative on its increasing pieces, found by bisection to machine precision")
+        return {
+            "w_star_clients": Constant(w, "exact", how),
+            "f_star_clients": Constant(self._client_losses_at(w), "exact", "f_i(w_i*)"),
+        }
+
+    def sample_gradient_variance(self) -> Constant:
+        return Constant(self.constants["minibatch_variance_1"].value, "exact",
+                        "max_i (1/S) sum_j ||z_ij - h_i||^2, independent of w")
 
     def heterogeneity_G2(self, B: float) -> Constant:
         B = check_float("B", B, 0.0, low_inclusive=False)
@@ -712,9 +871,53 @@ class LogisticProblem(Problem):
             "f_star": Constant(f(w), "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
         }
 
-    @property
-    def constants(self):
-        return self._constants
+    @cached_property
+    def _client_curvature(self):
+        X = self.X[0]  # padded rows are 0 and add nothing
+        lam = np.linalg.eigvalsh(np.einsum("csf,csg->cfg", X, X) / self.client_sizes[:, None, None])[:, -1]
+        return {
+            "L_clients": Constant(0.5 * lam + self.reg, "bound", "lambda_max(X_i'X_i/S_i)/2 + reg (softmax Hessian <= I/2)"),
+            "mu_clients": Constant(np.full(self.n_clients, self.reg), "exact",
+                                   "reg: the cross-entropy is flat along W + v 1' (a shift common to all classes), so "
+                                   "the L2 term's reg is each f_i's exact strong convexity"),
+        }
+
+    @cached_property
+    def _client_minima(self):
+        zero = np.zeros(1, dtype=np.int64)
+        W, F, gmax = np.empty((self.n_clients, self.dim)), np.empty(self.n_clients), 0.0
+        for i in range(self.n_clients):  # once per problem, not on a hot path
+            v = self.view(np.array([[i]]), zero)
+            f = lambda w: float(v.loss(w[None, None])[0, 0])
+            g = lambda w: v.grad(w[None, None])[0, 0]
+            res = scipy.optimize.minimize(f, np.zeros(self.dim), jac=g, method="L-BFGS-B",
+                                          options={"gtol": 1e-7, "ftol": 0, "maxiter": 20000})
+            w = res.x
+            x = self.X[0, i, : self.client_sizes[i]]
+            for _ in range(6):  # Newton from there: quadratic convergence to rounding (L-BFGS stalls near 1e-9)
+                step = np.linalg.solve(self._client_hessian(x, w), g(w))
+                if not np.linalg.norm(g(w - step)) < np.linalg.norm(g(w)):
+                    break
+                w = w - step
+            W[i], F[i] = w, f(w)
+            gmax = max(gmax, float(np.linalg.norm(g(w))))
+        how = (f"L-BFGS + Newton per client, final max_i ||grad f_i|| = {gmax:.1e} (so ||w - w_i*|| <= {gmax / self.reg:.1e} "
+               f"and f_i - f_i* <= {gmax**2 / (2 * self.reg):.1e} by reg-strong convexity)")
+        return {"w_star_clients": Constant(W, "computed", how), "f_star_clients": Constant(F, "computed", how)}
+
+    def _client_hessian(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Hessian of (1/S) sum_j CE(x_j' W) + reg/2 ||w||^2 over the rows x (S, f), flat features-major: (d, d)."""
+        P = _softmax(x @ w.reshape(self.n_features, self.n_classes))  # (S, k)
+        D = np.einsum("sk,kl->skl", P, np.eye(self.n_classes)) - np.einsum("sk,sl->skl", P, P)
+        Y = x[:, None, :, None] * D[:, :, None, :]  # (S, k, g, l) = x_sg D_skl
+        H = (x.T @ Y.reshape(len(x), -1)).reshape(self.dim, self.dim) / len(x)  # sum_s x_sf x_sg D_skl
+        return H + self.reg * np.eye(self.dim)
+
+    def sample_gradient_variance(self) -> Constant:
+        sq = np.einsum("csf,csf->c", self.X[0], self.X[0]) / self.client_sizes
+        return Constant(float(2 * sq.max()), "bound",
+                        "max_i (2/S_i) sum_j ||x_ij||^2: the variance is at most the mean of ||x_j||^2 ||p_j - e_y||^2, "
+                        "and ||p - e_y||^2 <= 2")
 
     def heterogeneity_G2(self, B: float) -> Constant:
         raise NotImplementedError("logistic regression: G^2(B) has no closed form; measure it over visited points "
