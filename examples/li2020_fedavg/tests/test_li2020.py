@@ -2,7 +2,6 @@
 import dataclasses
 
 from fedtheory.checks import Session
-from fedtheory.testing import assert_bound_holds  # noqa: F401 - the helper users write their own tests with
 
 from li2020_fedavg import checks, records
 
