@@ -26,14 +26,15 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-from .. import __version__
 from .._validation import FedTheoryError, ParameterError
 from ..sim.plugins import RoundState, State
+from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
+from ..sim.rounds import versions as _base_versions
 from . import algorithms as A
 from .augment import crop_flip
 from .config import TrainConfig
@@ -77,13 +78,11 @@ def resolve_device(name: str) -> torch.device:
 
 
 def versions(device: torch.device) -> dict[str, str]:
+    """The sim layer's versions plus torch, pandas, the platform and the device."""
     import pandas
-    import scipy
-    import sympy
 
-    v = {"fedtheory": __version__, "python": platform.python_version(), "torch": torch.__version__,
-         "numpy": np.__version__, "scipy": scipy.__version__, "sympy": sympy.__version__, "pandas": pandas.__version__,
-         "platform": platform.platform(), "device": str(device)}
+    v = {**_base_versions(), "torch": torch.__version__, "pandas": pandas.__version__, "platform": platform.platform(),
+         "device": str(device)}
     commit = _git_commit()
     if commit:
         v["fedtheory_git"] = commit
@@ -128,6 +127,7 @@ class Trainer:
             torch.backends.cudnn.benchmark = False
         self.run_specs = cfg.runs()
         self.R = len(self.run_specs)
+        self.lr_runs = np.full(self.R, float(cfg.lr))
         # data, partition, model
         self.data = dataset if dataset is not None else load_dataset(cfg.dataset, cfg.data_dir, **cfg.dataset_options)
         self.parts, self.client_groups = partition_with_groups(
@@ -141,6 +141,8 @@ class Trainer:
         self.N = cfg.clients_per_round or self.C
         self.K = local_steps_for(self.sizes, cfg.batch_size, cfg.local_epochs, cfg.local_steps)
         self.B = cfg.batch_size
+        # the step size goes through the sim layer's schedules: lr * lr_decay**t
+        self.schedule = StepSchedule("exponential" if cfg.lr_decay != 1 else "constant", self.K, cfg.lr_decay)
         self.module = build_model(cfg.model, self.data.image_shape, self.data.n_classes, **cfg.model_options)
         self.module.to(device=self.device, dtype=self.dtype)
         self.flat = FlatModel(self.module)
@@ -216,56 +218,25 @@ class Trainer:
         return g, loss.reshape(R, N)
 
     def _round(self, t: int, state: State, streams: TrainStreams, alive: np.ndarray) -> tuple[dict, RoundState]:
-        cfg, alg = self.config, self.alg
-        R, C, N, K, B = self.R, self.C, self.N, self.K, self.B
-        sel = np.array(alg.comm.participants(streams, R, C, N), dtype=np.int64)  # writable copy
-        anchor = alg.comm.anchor(state, sel)
-        lr_t = cfg.lr * cfg.lr_decay**t
-        lr = torch.full((R, 1, 1), lr_t, dtype=self.dtype, device=self.device)
-        rs = RoundState(t=t, K=K, sel=sel, anchor=anchor, lr=lr, view=None, state=state, streams=streams)
-        pos = draw_minibatches(streams.generators("batch"), self.sizes[sel], K, B)  # (R, K, N, B)
-        gidx = torch.as_tensor(self.client_index[sel[:, None, :, None], pos], device=self.device)  # (R, K, N, B)
-        if cfg.augment_on:
-            offs, flips = draw_augmentation(streams.generators("augment"), K, N, B, cfg.crop_padding)
-            offs = torch.as_tensor(offs, device=self.device)
-            flips = torch.as_tensor(flips, device=self.device)
-        for p in self.hooked:
-            p.round_start(rs)
-        rs.w0 = alg.init.init(rs)
-        wk = rs.w0
-        want_dsum = any(p.needs_direction_sum for p in alg.plugins())
-        dsum = torch.zeros_like(wk) if want_dsum else None
-        weight = None  # the objective terms' per-run parameters, one row per (run, client)
-        if self.objectives:
-            par = torch.cat([a.params(p, wk) for p, a in self.objectives], dim=1)  # (R, P)
-            weight = par[:, None, :].expand(R, N, par.shape[1]).reshape(R * N, par.shape[1])
-        loss_sum = torch.zeros((R, N), dtype=self.dtype, device=self.device)
-        for k in range(K):
-            idx = gidx[:, k].reshape(R * N * B)
-            x = self._scale(self.x_train[idx])
-            if cfg.augment_on:
-                x = crop_flip(x, offs[:, k].reshape(-1, 2), flips[:, k].reshape(-1), cfg.crop_padding)
-            x = ((x - self.mean) / self.std).reshape(R * N, B, *x.shape[1:])
-            y = self.y_train[idx].reshape(R * N, B)
-            g, loss = self._oracle(wk, x, y, anchor, weight)
-            loss_sum += loss.detach()
-            if alg.local:
-                grad_at = _bind(self._oracle, x, y, anchor, weight)
-                for tr in alg.local:
-                    g = tr.direction(rs, g, wk, grad_at)
-            if want_dsum:
-                dsum += g
-            wk = wk - rs.lr * g
-        rs.wK = wk
-        if want_dsum:
-            rs.extra["direction_sum"] = dsum
-        rs.sent = alg.compress.compress(rs) if alg.compress is not None else rs.wK
-        rs.w_next = alg.comm.combine(rs, alg.aggregate)
-        for p in self.hooked:
-            p.round_end(rs)
+        """Round t through the shared protocol (sim.rounds.run_round), with the network's minibatch oracle."""
+        cfg, R = self.config, self.R
+        lr_t = self.schedule.at_round(t, self.lr_runs)
+        lr = torch.as_tensor(lr_t[:, None, None], dtype=self.dtype, device=self.device)
+        oracles: list[NetworkOracle] = []
+
+        def make_oracle(rs: RoundState) -> NetworkOracle:
+            oracles.append(NetworkOracle(self, rs))
+            return oracles[0]
+
+        step_lr = None
+        if self.schedule.per_step:
+            step_lr = lambda k: torch.as_tensor(self.schedule.at_step(t, k, self.lr_runs)[:, None, None],  # noqa: E731
+                                                dtype=self.dtype, device=self.device)
+        rs = run_round(self.alg, state, streams, t, n_runs=R, n_clients=self.C, per_round=self.N, local_steps=self.K,
+                       lr=lr, make_oracle=make_oracle, step_lr=step_lr, hooked=self.hooked, writable_sel=True)
         m = self._round_measures(rs)
-        m["lr"] = np.full(R, lr_t)
-        m["local_loss"] = (loss_sum / K).mean(dim=1).cpu().numpy()
+        m["lr"] = np.asarray(lr_t, dtype=float)
+        m["local_loss"] = (oracles[0].loss_sum / self.K).mean(dim=1).cpu().numpy()
         by_plugin: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
         for column, (p, _, name) in self.plugin_measures.items():
             by_plugin.setdefault(id(p), (p, []))[1].append((column, name))
@@ -352,8 +323,7 @@ class Trainer:
     def advance(self, t: int, state: State, streams: TrainStreams) -> dict[str, np.ndarray]:
         """Round t on every run (no evaluation, no divergence handling): returns the round measures."""
         rm, rs = self._round(t, state, streams, np.ones(self.R, dtype=bool))
-        state.clients["last_local"] = _scatter(state.clients["last_local"], rs.sel, rs.wK)
-        state.w = rs.w_next
+        commit_round(state, rs)
         return rm
 
     # ------------------------------------------------------------------ the loop
@@ -389,15 +359,14 @@ class Trainer:
             for t in range(start_round, cfg.rounds):
                 t0 = time.perf_counter()
                 rm, rs = self._round(t, state, streams, alive)
-                state.clients["last_local"] = _scatter(state.clients["last_local"], rs.sel, rs.wK)
-                state.w = rs.w_next
+                commit_round(state, rs)
                 # as sim.engine: the global model or any local end point non-finite or beyond the threshold
-                bad = alive & ~(_finite_and_bounded(state.w, threshold)
-                                & _finite_and_bounded(rs.wK.reshape(R, -1), threshold))
+                w_ok, local_ok = divergence_flags(state.w, rs.wK, threshold)
+                bad = alive & ~(w_ok & local_ok)
                 if bad.any():
                     diverged_at[bad] = t + 1
                     alive &= ~bad
-                    _reset_runs(state, ~alive, w0)
+                    park_runs(state, ~alive, w0)
                 evaluate = (t + 1) % cfg.eval_every == 0 or t + 1 == cfg.rounds
                 sm = self._state_measures(state, evaluate, alive)
                 if self.device.type == "cuda":
@@ -576,37 +545,57 @@ def _normalized(d: dict) -> dict:
     return json.loads(json.dumps(d, sort_keys=True))
 
 
-def _bind(oracle: Callable, x, y, anchor, weight):
-    return lambda z: oracle(z, x, y, anchor, weight)[0]
-
-
 def _np(v) -> np.ndarray:
     if isinstance(v, torch.Tensor):
         return v.detach().to("cpu", torch.float64).numpy()
     return np.asarray(v, dtype=float)
 
 
-def _scatter(arr: torch.Tensor, sel: np.ndarray, values: torch.Tensor) -> torch.Tensor:
-    idx = torch.as_tensor(sel, device=arr.device)[..., None].expand(values.shape)
-    arr.scatter_(1, idx, values)
-    return arr
+class NetworkOracle:
+    """The torch backend's LocalOracle for one round: minibatch gradients of the network (plus weight decay,
+    clipping and the objective terms) for the participating clients; the round's minibatch positions and
+    augmentation are drawn when it is made, after the participants (as the numpy oracle draws its noise)."""
 
+    def __init__(self, trainer: "Trainer", rs: RoundState):
+        tr, cfg = trainer, trainer.config
+        self.tr, self.anchor = tr, rs.anchor
+        R, N, K, B = tr.R, rs.sel.shape[1], tr.K, tr.B
+        self.shape = (R, N, B)
+        pos = draw_minibatches(rs.streams.generators("batch"), tr.sizes[rs.sel], K, B)  # (R, K, N, B)
+        self.gidx = torch.as_tensor(tr.client_index[rs.sel[:, None, :, None], pos], device=tr.device)  # (R, K, N, B)
+        self.augment = cfg.augment_on
+        if self.augment:
+            offs, flips = draw_augmentation(rs.streams.generators("augment"), K, N, B, cfg.crop_padding)
+            self.offs = torch.as_tensor(offs, device=tr.device)
+            self.flips = torch.as_tensor(flips, device=tr.device)
+        self.loss_sum = torch.zeros((R, N), dtype=tr.dtype, device=tr.device)
+        self.weight = None  # the objective terms' per-run parameters, one row per (run, client)
+        if tr.objectives:
+            par = torch.cat([a.params(p, rs.anchor) for p, a in tr.objectives], dim=1)  # (R, P)
+            self.weight = par[:, None, :].expand(R, N, par.shape[1]).reshape(R * N, par.shape[1])
+        self._k, self._xy = -1, None
 
-def _finite_and_bounded(w: torch.Tensor, threshold: float) -> np.ndarray:
-    ok = torch.isfinite(w).all(dim=1) & (w.abs().amax(dim=1) <= threshold)
-    return ok.cpu().numpy()
+    def _batch(self, k: int):
+        if k != self._k:
+            tr = self.tr
+            R, N, B = self.shape
+            idx = self.gidx[:, k].reshape(R * N * B)
+            x = tr._scale(tr.x_train[idx])
+            if self.augment:
+                x = crop_flip(x, self.offs[:, k].reshape(-1, 2), self.flips[:, k].reshape(-1), tr.config.crop_padding)
+            x = ((x - tr.mean) / tr.std).reshape(R * N, B, *x.shape[1:])
+            self._k, self._xy = k, (x, tr.y_train[idx].reshape(R * N, B))
+        return self._xy
 
+    def grad(self, k: int, w: torch.Tensor) -> torch.Tensor:
+        x, y = self._batch(k)
+        g, loss = self.tr._oracle(w, x, y, self.anchor, self.weight)
+        self.loss_sum += loss.detach()
+        return g
 
-def _reset_runs(state: State, dead: np.ndarray, w0: torch.Tensor) -> None:
-    """Park diverged runs at w0 so the batch's arithmetic stays finite; their measures stay NaN."""
-    mask = torch.as_tensor(dead, device=w0.device)
-    state.w[mask] = w0[mask]
-    for arr in state.server.values():
-        if isinstance(arr, torch.Tensor):
-            arr[mask] = 0
-    for key, arr in state.clients.items():
-        if isinstance(arr, torch.Tensor):
-            arr[mask] = w0[mask][:, None, :] if key == "last_local" else 0
+    def grad_at(self, k: int):
+        x, y = self._batch(k)
+        return lambda z: self.tr._oracle(z, x, y, self.anchor, self.weight)[0]
 
 
 class _Consistency:

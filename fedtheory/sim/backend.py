@@ -73,6 +73,23 @@ class NumpyOps:
     def copy(x):
         return np.array(x, copy=True)
 
+    @staticmethod
+    def is_array(x) -> bool:
+        return isinstance(x, np.ndarray)
+
+    @staticmethod
+    def broadcast_to(x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def run_mask(mask, like=None):
+        return np.asarray(mask, dtype=bool)
+
+    @staticmethod
+    def finite_and_bounded(x, threshold: float) -> np.ndarray:
+        """(R, n) -> (R,) bool: every entry finite and |entry| <= threshold."""
+        return np.all(np.isfinite(x), axis=1) & (np.abs(x).max(axis=1) <= threshold)
+
 
 class TorchOps:
     name = "torch"
@@ -132,6 +149,19 @@ class TorchOps:
 
     def copy(self, x):
         return x.clone()
+
+    def is_array(self, x) -> bool:
+        return isinstance(x, self.t.Tensor)
+
+    def broadcast_to(self, x, shape):
+        return x.expand(shape)
+
+    def run_mask(self, mask, like=None):
+        return self.t.as_tensor(np.asarray(mask, dtype=bool), device=like.device if like is not None else None)
+
+    def finite_and_bounded(self, x, threshold: float) -> np.ndarray:
+        ok = self.t.isfinite(x).all(dim=1) & (x.abs().amax(dim=1) <= threshold)
+        return ok.cpu().numpy()
 
 
 _NUMPY = NumpyOps()

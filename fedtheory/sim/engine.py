@@ -8,7 +8,6 @@ per concern (so a run's draws depend on its own seed alone; see ``rng.py``).
 from __future__ import annotations
 
 import dataclasses
-import platform
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -20,6 +19,7 @@ from .plugins import (Aggregator, ClientMomentum, Communication, Compressor, Con
                       RoundState, SAM, Server, State)
 from .problems import Problem
 from .rng import RunStreams
+from .rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
 
 
 # ------------------------------------------------------------------------------------ algorithm
@@ -110,28 +110,22 @@ class RunConfig:
         check_float("lr", self.lr, 0.0, low_inclusive=False, size=runs)
         if self.clients_per_round is not None:
             check_int("clients_per_round", self.clients_per_round, 1, problem.n_clients)
-        check_choice("lr_schedule", self.lr_schedule, ("constant", "inverse", "exponential", "inverse_step"))
-        check_float("lr_decay", self.lr_decay, 0.0, 1.0, low_inclusive=False)
-        check_float("lr_offset", self.lr_offset, 0.0)
+        self.schedule()  # validates lr_schedule, lr_decay, lr_offset
         check_float("divergence_threshold", self.divergence_threshold, 0.0, low_inclusive=False)
         if not isinstance(self.oracle, Oracle):
             raise ParameterError("oracle", self.oracle, "an Oracle (Exact(), AdditiveNoise(sigma2), Minibatch(b))")
         return self
 
+    def schedule(self) -> StepSchedule:
+        """The step-size schedule (shared with the torch trainer)."""
+        return StepSchedule(self.lr_schedule, self.local_steps, self.lr_decay, self.lr_offset)
+
     def lr_at(self, t: int, lr: np.ndarray) -> np.ndarray:
-        if self.lr_schedule == "constant":
-            return lr
-        if self.lr_schedule == "inverse":
-            return lr / ((t + 1) * self.local_steps)
-        if self.lr_schedule == "inverse_step":
-            return self.lr_at_step(t, 0, lr)
-        return lr * self.lr_decay**t
+        return self.schedule().at_round(t, lr)
 
     def lr_at_step(self, t: int, k: int, lr: np.ndarray) -> np.ndarray:
         """The step size of local step k of round t (differs from lr_at only for 'inverse_step')."""
-        if self.lr_schedule == "inverse_step":
-            return lr / (t * self.local_steps + k + 1 + self.lr_offset)
-        return self.lr_at(t, lr)
+        return self.schedule().at_step(t, k, lr)
 
 
 # ------------------------------------------------------------------------------------ measures
@@ -221,14 +215,6 @@ class Trace:
                 "diverged_at": self.diverged_at.tolist(), "versions": versions(), "fedtheory": __version__}
 
 
-def versions() -> dict[str, str]:
-    import scipy
-    import sympy
-
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "sympy": sympy.__version__}
-
-
 # ------------------------------------------------------------------------------------ engine
 
 
@@ -300,64 +286,32 @@ def simulate(
         from tqdm.auto import tqdm
 
         rounds = tqdm(rounds, desc=f"{algorithm.name} on {problem.name}", unit="round", leave=False)
-    comm = algorithm.comm
+    schedule = config.schedule()
+    terms = tuple(tr for tr in algorithm.local if tr.objective)  # extra terms of the local objective
+    want_visited = any(m in measures for m in VISITED_MEASURES)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
-            sel = comm.participants(streams, R, C, N)
-            view = problem.view(sel, variant)
-            anchor = comm.anchor(state, sel)
-            rs = RoundState(t=t, K=K, sel=sel, anchor=anchor, lr=config.lr_at(t, lr)[:, None, None], view=view,
-                            state=state, streams=streams)
-            draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[sel])
-            for p in plugins:
-                p.round_start(rs)
-            rs.w0 = algorithm.init.init(rs)
-            wk = rs.w0
-            want_v1 = "V1" in measures
-            want_gsum = "local_grad_sum2" in measures
-            want_dsum = any(p.needs_direction_sum for p in plugins)
-            v1 = np.zeros(R) if want_v1 else None
-            gsum = np.zeros((R, d)) if want_gsum else None
-            dsum = np.zeros((R, N, d)) if want_dsum else None
-            oracle_grad, local, lr_t = config.oracle.grad, algorithm.local, rs.lr
-            terms = tuple(tr for tr in local if tr.objective)  # extra terms of the local objective
-            per_step = config.lr_schedule == "inverse_step"
-            for k in range(K):
-                if per_step:  # plug-ins reading rs.lr after the local steps see the last step's size
-                    lr_t = rs.lr = config.lr_at_step(t, k, lr)[:, None, None]
-                if want_v1:
-                    v1 += np.sum((wk - state.w[:, None, :]) ** 2, axis=(1, 2)) / N
-                if want_gsum:
-                    gsum += view.grad(wk).sum(axis=1)
-                g = oracle_grad(view, wk, k, draws)
-                for tr in terms:
-                    g = g + tr.objective_grad(rs, wk)
-                if local:
-                    grad_at = _bind(config.oracle, view, k, draws, rs, terms)
-                    for tr in local:
-                        g = tr.direction(rs, g, wk, grad_at)
-                if want_dsum:
-                    dsum += g
-                wk = wk - lr_t * g
-            rs.wK = wk
-            if want_dsum:
-                rs.extra["direction_sum"] = dsum
-            rs.sent = algorithm.compress.compress(rs) if algorithm.compress is not None else rs.wK
-            rs.w_next = comm.combine(rs, algorithm.aggregate)
-            for p in plugins:
-                p.round_end(rs)
+            steps = _StepMeasures(measures, state, R, N, d)
+
+            def make_oracle(rs: RoundState) -> ProblemOracle:
+                rs.view = steps.view = problem.view(rs.sel, variant)
+                draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
+                return ProblemOracle(config.oracle, rs.view, draws, rs, terms)
+
+            step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
+            rs = run_round(algorithm, state, streams, t, n_runs=R, n_clients=C, per_round=N, local_steps=K,
+                           lr=schedule.at_round(t, lr)[:, None, None], make_oracle=make_oracle, step_lr=step_lr,
+                           before_step=steps.before_step if steps.active else None)
             # round measures use w^t (state.w) and w^{t+1} (rs.w_next)
-            _record_round(rs, measures, rec, t, v1, gsum, alive)
+            _record_round(rs, measures, rec, t, steps.v1, steps.gsum, alive)
             for p in measuring:  # one measure() call per plug-in and round
                 vals = p.measure(rs)
                 for name in p.measures():
                     if name in measures:
                         rec[name][t] = np.where(alive, vals[name], np.nan)
-            state.clients["last_local"] = _scatter(state.clients["last_local"], sel, rs.wK)
-            state.w = rs.w_next
+            commit_round(state, rs)
             # divergence: the global model or any local end point non-finite or beyond the threshold
-            w_ok = np.all(np.isfinite(state.w), axis=1) & (np.abs(state.w).max(axis=1) <= threshold)
-            local_ok = np.all(np.isfinite(rs.wK), axis=(1, 2)) & (np.abs(rs.wK).max(axis=(1, 2)) <= threshold)
+            w_ok, local_ok = divergence_flags(state.w, rs.wK, threshold)
             bad = alive & ~(w_ok & local_ok)
             if bad.any():
                 for r in np.flatnonzero(bad):
@@ -366,8 +320,8 @@ def simulate(
                     finite = np.all(np.isfinite(state.w[r])) and np.all(np.isfinite(rs.wK[r]))
                     diverged_q[r] = f"{which} (non-finite)" if not finite else f"{which}: ||.||_inf > {threshold:g}"
                 alive &= ~bad
-                _reset_runs(state, ~alive, w0)
-            if "visited_max_loss" in measures or "visited_max_grad" in measures or "visited_max_grad_var" in measures:
+                park_runs(state, ~alive, w0)
+            if want_visited:
                 _record_visited(problem, state.w, rs.wK, variant, measures, rec, alive)
             record_state(t + 1)
     run_params = {f"{p.name}.{k}": per_run(v, R) for p in plugins for k, v in p.params().items()
@@ -379,34 +333,38 @@ def simulate(
                  final, iterates)
 
 
-def _bind(oracle: Oracle, view, k: int, draws, rs=None, terms=()):
-    if not terms:
-        return lambda x: oracle.grad(view, x, k, draws)
+class ProblemOracle:
+    """The sim backend's LocalOracle: a problem's (noisy) client gradients for one round, plus the local
+    objective's extra terms (plug-ins with ``objective = True``)."""
 
-    def grad_at(x):
-        g = oracle.grad(view, x, k, draws)
-        for tr in terms:
-            g = g + tr.objective_grad(rs, x)
+    def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=()):
+        self.oracle, self.view, self.draws, self.rs, self.terms = oracle, view, draws, rs, terms
+
+    def grad(self, k: int, w: np.ndarray) -> np.ndarray:
+        g = self.oracle.grad(self.view, w, k, self.draws)
+        for tr in self.terms:
+            g = g + tr.objective_grad(self.rs, w)
         return g
-    return grad_at
+
+    def grad_at(self, k: int):
+        return lambda x: self.grad(k, x)
 
 
-def _scatter(arr: np.ndarray, sel: np.ndarray, values: np.ndarray) -> np.ndarray:
-    if sel.shape[1] == arr.shape[1] and (sel == np.arange(arr.shape[1])).all():
-        arr[...] = values  # every client, in order
-    else:
-        np.put_along_axis(arr, sel[..., None], values, axis=1)
-    return arr
+class _StepMeasures:
+    """Measures taken before every local step (V1 and the exact-gradient sum)."""
 
+    def __init__(self, measures, state: State, R: int, N: int, d: int):
+        self.state, self.N = state, N
+        self.v1 = np.zeros(R) if "V1" in measures else None
+        self.gsum = np.zeros((R, d)) if "local_grad_sum2" in measures else None
+        self.active = self.v1 is not None or self.gsum is not None
+        self.view = None
 
-def _reset_runs(state: State, dead: np.ndarray, w0: np.ndarray) -> None:
-    """Park diverged runs at w0 so their arithmetic stays finite; their measures stay NaN."""
-    start = np.broadcast_to(w0, state.w.shape)
-    state.w[dead] = start[dead]
-    for arr in state.server.values():
-        arr[dead] = 0.0
-    for key, arr in state.clients.items():
-        arr[dead] = start[dead][:, None, :] if key == "last_local" else 0.0
+    def before_step(self, k: int, wk: np.ndarray) -> None:
+        if self.v1 is not None:
+            self.v1 += np.sum((wk - self.state.w[:, None, :]) ** 2, axis=(1, 2)) / self.N
+        if self.gsum is not None:
+            self.gsum += self.view.grad(wk).sum(axis=1)
 
 
 def _record_state(problem, state, variant, measures, rec, t, f_star, alive) -> None:

@@ -1,0 +1,169 @@
+"""One federated round, written once for numpy (``sim.engine.simulate``) and torch (``empirical.trainer``).
+
+The protocol, in order: participants -> anchor -> the round's random draws (the backend's local oracle) ->
+plug-ins' ``round_start`` -> initialisation -> K local steps (oracle gradient, then the local transform chain,
+then ``w <- w - lr g``) -> compression -> combination (communication + aggregation) -> plug-ins' ``round_end``.
+A backend supplies only what differs: the gradient oracle (exact/noisy gradients of a problem, or a network's
+minibatch gradients) and the arrays. Measures and divergence handling stay with the caller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from .._validation import check_choice, check_float
+from .backend import ops
+from .plugins import Plugin, RoundState, State
+
+__all__ = ["LocalOracle", "StepSchedule", "SCHEDULES", "commit_round", "divergence_flags", "park_runs", "run_round",
+           "versions"]
+
+SCHEDULES = ("constant", "inverse", "exponential", "inverse_step")
+
+
+@dataclass(frozen=True)
+class StepSchedule:
+    """The local step size of round t (and, for 'inverse_step', of local step k), from per-run base sizes lr.
+
+    constant: lr; inverse: lr / ((t+1) K) (seed 000 Thm 3's c/tau, constant within a round); exponential:
+    lr * decay**t; inverse_step: lr / (t K + k + 1 + offset) (Li et al.'s eta_tau = beta/(tau + gamma)).
+    """
+
+    kind: str = "constant"
+    local_steps: int = 1
+    decay: float = 1.0
+    offset: float = 0.0
+
+    def __post_init__(self):
+        check_choice("lr_schedule", self.kind, SCHEDULES)
+        check_float("lr_decay", self.decay, 0.0, 1.0, low_inclusive=False)
+        check_float("lr_offset", self.offset, 0.0)
+
+    @property
+    def per_step(self) -> bool:
+        """Whether the step size changes within a round."""
+        return self.kind == "inverse_step"
+
+    def at_round(self, t: int, lr: np.ndarray) -> np.ndarray:
+        if self.kind == "constant":
+            return lr
+        if self.kind == "inverse":
+            return lr / ((t + 1) * self.local_steps)
+        if self.kind == "inverse_step":
+            return self.at_step(t, 0, lr)
+        return lr * self.decay**t
+
+    def at_step(self, t: int, k: int, lr: np.ndarray) -> np.ndarray:
+        if self.kind == "inverse_step":
+            return lr / (t * self.local_steps + k + 1 + self.offset)
+        return self.at_round(t, lr)
+
+
+class LocalOracle(Protocol):
+    """The gradients of one round's local steps, for the participating clients of every run.
+
+    ``grad(k, w)`` is the direction the local step k starts from at the local models w (R, N, d): the
+    stochastic gradient of the client objective (plus any objective terms). ``grad_at(k)`` is the same oracle
+    as a function of the point, with step k's randomness fixed (e.g. SAM's second gradient).
+    """
+
+    def grad(self, k: int, w: Any) -> Any: ...
+
+    def grad_at(self, k: int) -> Callable[[Any], Any]: ...
+
+
+def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_clients: int, per_round: int, local_steps: int,
+              lr: Any, make_oracle: Callable[[RoundState], LocalOracle], view: Any = None,
+              step_lr: Callable[[int], Any] | None = None, hooked: Sequence[Plugin] | None = None,
+              before_step: Callable[[int, Any], None] | None = None, writable_sel: bool = False) -> RoundState:
+    """Run round t of ``algorithm`` on every run at once and return its RoundState (w0, wK, sent, w_next set).
+
+    lr: the round's step size (R, 1, 1); step_lr(k): local step k's, where the schedule changes within a round
+    (plug-ins reading ``rs.lr`` after the local steps see the last step's). make_oracle(rs) draws the round's
+    randomness after the participants (the order fixes the random streams). hooked: the plug-ins whose
+    round_start/round_end run (default: all). before_step(k, w): the caller's per-step measurements.
+    writable_sel: copy the participants into a writable int64 array (torch tensors are made from it).
+    The state is not changed; ``commit_round`` applies the round.
+    """
+    comm = algorithm.comm
+    sel = comm.participants(streams, n_runs, n_clients, per_round)
+    if writable_sel:
+        sel = np.array(sel, dtype=np.int64)
+    anchor = comm.anchor(state, sel)
+    rs = RoundState(t=t, K=local_steps, sel=sel, anchor=anchor, lr=lr, view=view, state=state, streams=streams)
+    oracle = make_oracle(rs)
+    plugins = algorithm.plugins() if hooked is None else hooked
+    for p in plugins:
+        p.round_start(rs)
+    rs.w0 = algorithm.init.init(rs)
+    wk = rs.w0
+    local = algorithm.local
+    dsum = ops(wk).zeros(tuple(wk.shape), like=wk) if any(p.needs_direction_sum for p in algorithm.plugins()) else None
+    for k in range(local_steps):
+        if step_lr is not None:
+            rs.lr = step_lr(k)
+        if before_step is not None:
+            before_step(k, wk)
+        g = oracle.grad(k, wk)
+        if local:
+            grad_at = oracle.grad_at(k)
+            for tr in local:
+                g = tr.direction(rs, g, wk, grad_at)
+        if dsum is not None:
+            dsum += g
+        wk = wk - rs.lr * g
+    rs.wK = wk
+    if dsum is not None:
+        rs.extra["direction_sum"] = dsum
+    rs.sent = algorithm.compress.compress(rs) if algorithm.compress is not None else rs.wK
+    rs.w_next = comm.combine(rs, algorithm.aggregate)
+    for p in plugins:
+        p.round_end(rs)
+    return rs
+
+
+def commit_round(state: State, rs: RoundState) -> None:
+    """Apply a round: each participant's latest local model becomes its ``last_local``; w <- w_next."""
+    arr, sel = state.clients["last_local"], rs.sel
+    if sel.shape[1] == arr.shape[1] and (np.asarray(sel) == np.arange(arr.shape[1])).all():
+        arr[...] = rs.wK  # every client, in order
+    else:
+        ops(arr).put_clients(arr, sel, rs.wK)
+    state.w = rs.w_next
+
+
+def divergence_flags(w: Any, wK: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """(global model ok, local end points ok) per run: finite and ||.||_inf <= threshold."""
+    xp = ops(w)
+    R = w.shape[0]
+    return xp.finite_and_bounded(w.reshape(R, -1), threshold), xp.finite_and_bounded(wK.reshape(R, -1), threshold)
+
+
+def park_runs(state: State, dead: np.ndarray, w0: Any) -> None:
+    """Park diverged runs at w0 (server state and client state zeroed, last_local = w0) so the batch's arithmetic
+    stays finite; the caller keeps their measures NaN."""
+    xp = ops(state.w)
+    mask = xp.run_mask(dead, like=state.w)
+    start = w0 if tuple(w0.shape) == tuple(state.w.shape) else xp.broadcast_to(w0, tuple(state.w.shape))
+    state.w[mask] = start[mask]
+    for arr in state.server.values():
+        if xp.is_array(arr):
+            arr[mask] = 0
+    for key, arr in state.clients.items():
+        if xp.is_array(arr):
+            arr[mask] = start[mask][:, None, :] if key == "last_local" else 0
+
+
+def versions() -> dict[str, str]:
+    """The library versions a result depends on (the numpy side; the torch trainer adds its own)."""
+    import platform
+
+    import scipy
+    import sympy
+
+    from .. import __version__
+
+    return {"fedtheory": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "sympy": sympy.__version__}
