@@ -22,10 +22,9 @@ import numpy as np
 from .._validation import ParameterError, check_int, per_run
 from .backend import ops
 from .engine import Algorithm, RunConfig
-from .plugins import (Aggregator, ClientMomentum, ControlVariates, MeanModels,
-                      MeanUpdates, PlainInit, Prox, RoundState)
+from .plugins import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
 from .measures import TrackGradients  # moved to sim.measures; still importable from here
-from .reference import naive_grad
+from .reference import NaiveClients, naive_grad
 from .problems import LogisticProblem, Problem
 from .quantize import Blocks, ErrorFeedback, Quantize, client_mask, quantize_dequantize
 from .rng import RunStreams
@@ -211,7 +210,7 @@ def reference_mixed_precision(problem: Problem, base: Algorithm, config: RunConf
     for the mean-update rule. Same random draws as the engine. Returns the global models (T+1, R, d), and
     with ``return_clients`` also {'local': (T, R, N, d) w_{k,K}, 'received': (T, R, N, d) what the server got}.
 
-    Supports plain initialisation and the Prox / ControlVariates / ClientMomentum local transforms.
+    The clients are ``sim.reference``'s naive clients (plain initialisation; the local transforms; the oracle).
     """
     streams = RunStreams(seeds)
     R, C, d = streams.runs, problem.n_clients, problem.dim
@@ -226,9 +225,7 @@ def reference_mixed_precision(problem: Problem, base: Algorithm, config: RunConf
     w0 = problem.initial_point(0) if w0 is None else np.asarray(w0, float)
     w = [np.array(np.broadcast_to(w0, (R, d))[r]) for r in range(R)]
     ef = [[np.zeros(d) for _ in range(C)] for _ in range(R)]
-    ci = [[np.zeros(d) for _ in range(C)] for _ in range(R)]
-    cg = [np.zeros(d) for _ in range(R)]
-    mom = [np.zeros(d) for _ in range(R)]
+    clients = NaiveClients(base.local, R, C, d)
     hist = [np.stack(w)]
     locals_, receiveds = [], []
     lr0 = np.broadcast_to(np.asarray(config.lr, float), (R,))
@@ -242,22 +239,8 @@ def reference_mixed_precision(problem: Problem, base: Algorithm, config: RunConf
             for n in range(N):
                 i = int(sel_all[r, n])
                 grad_at = naive_grad(problem, config.oracle, draws, run=r, pos=n, client=i, variant=0)
-
-                x = w[r].copy()
-                for k in range(K):
-                    lr = config.lr_at_step(t, k, lr0)[r]
-                    g = grad_at(x, k)
-                    for tr in base.local:
-                        if isinstance(tr, Prox):
-                            g = g + float(np.broadcast_to(tr.mu, (R,))[r]) * (x - w[r])
-                        elif isinstance(tr, ControlVariates):
-                            g = g - ci[r][i] + cg[r]
-                        elif isinstance(tr, ClientMomentum):
-                            a = float(np.broadcast_to(tr.alpha, (R,))[r])
-                            g = a * g + (1 - a) * mom[r]
-                        elif not isinstance(tr, TrackGradients):
-                            raise NotImplementedError(type(tr).__name__)
-                    x = x - lr * g
+                x, lr = clients.local_steps(w[r].copy(), w[r], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r],
+                                            K, r, i)
                 ends.append(x)
                 out = x
                 if mask[i] and quantizer is not None:
@@ -287,17 +270,7 @@ def reference_mixed_precision(problem: Problem, base: Algorithm, config: RunConf
                 nw = pre - (n_inf / K_sel) * m if shift_r[r] else pre  # Algorithm 2, line 19
             else:
                 raise NotImplementedError(type(base.aggregate).__name__)
-            for tr in base.local:
-                if isinstance(tr, ControlVariates):
-                    dc = np.zeros(d)
-                    for n in range(N):
-                        i = int(sel_all[r, n])
-                        new = ci[r][i] - cg[r] + (w[r] - ends[n]) / (K * lr)
-                        dc += new - ci[r][i]
-                        ci[r][i] = new
-                    cg[r] = cg[r] + dc / C
-                elif isinstance(tr, ClientMomentum):
-                    mom[r] = sum(w[r] - e for e in ends) / (N * K * lr)
+            clients.round_end(r, [int(i) for i in sel_all[r]], [w[r]] * N, ends, w[r] - nw, K, lr)
             new_w.append(nw)
             round_local.append(np.stack(ends))
             round_recv.append(np.stack(received))

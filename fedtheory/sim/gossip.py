@@ -31,9 +31,9 @@ import scipy.sparse as sps
 from .._validation import ParameterError, check_choice, check_float, per_run
 from .backend import ops
 from .engine import Algorithm, RunConfig
-from .plugins import (SAM, Communication, LocalTransform, MeanModels, PlainInit,
+from .plugins import (SAM, Communication, LocalTransform, MeanModels,
                       RelaxedInit, RoundState)
-from .reference import naive_grad
+from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
 from .rng import RunStreams
 from .topology import Topology, canonical_edges, metropolis_matrix
@@ -262,7 +262,7 @@ def reference_gossip(problem: Problem, algorithm: Algorithm, config: RunConfig, 
     """Naive per-run, per-client loops of a gossip algorithm, consuming the same random draws as the engine
     (oracle draws, then each time-varying run's graph from its 'topology' stream, once per round).
 
-    Supports PlainInit/RelaxedInit, SAM and LocalMomentum local steps, Exact/AdditiveNoise/Minibatch oracles.
+    The clients are ``sim.reference``'s naive clients (initialisation, local transforms, oracle).
     Returns (x_bar history (T+1, R, d), final client models (R, m, d)).
     """
     comm = algorithm.comm
@@ -279,40 +279,18 @@ def reference_gossip(problem: Problem, algorithm: Algorithm, config: RunConfig, 
     last = [[start[r].copy() for _ in range(m)] for r in range(R)]
     static = {r: _naive_metropolis(m, *t.edges(), t.laziness) for r, t in enumerate(tops) if not t.time_varying}
     lr0 = np.broadcast_to(np.asarray(config.lr, float), (R,))
+    clients = NaiveClients(algorithm.local, R, m, d)
     hist = [np.stack([np.mean(x[r], axis=0) for r in range(R)])]
     gens = streams.generators("topology")
     for t in range(T):
         sel = np.broadcast_to(np.arange(m), (R, m))
         draws = config.oracle.draws(streams, R, m, K, d, problem.client_sizes[sel])
         for r in range(R):
-            lr = config.lr_at(t, lr0)[r]
             starts, ends = [], []
             for i in range(m):
                 grad_at = naive_grad(problem, config.oracle, draws, run=r, pos=i, client=i, variant=int(variants[r]))
-
-                if isinstance(algorithm.init, RelaxedInit):
-                    beta = float(np.broadcast_to(np.asarray(algorithm.init.beta, float), (R,))[r])
-                    z = x[r][i] + beta * (x[r][i] - last[r][i])
-                elif isinstance(algorithm.init, PlainInit):
-                    z = x[r][i].copy()
-                else:
-                    raise NotImplementedError(type(algorithm.init).__name__)
-                z0 = z.copy()
-                mom = None
-                for k in range(K):
-                    g = grad_at(z, k)
-                    for tr in algorithm.local:
-                        if isinstance(tr, SAM):
-                            rho = float(np.broadcast_to(np.asarray(tr.rho, float), (R,))[r])
-                            nrm = np.linalg.norm(g)
-                            g = grad_at(z + rho * g / (nrm if nrm > 0 else 1.0), k)
-                        elif isinstance(tr, LocalMomentum):
-                            theta = float(np.broadcast_to(np.asarray(tr.theta, float), (R,))[r])
-                            g = g if mom is None else g + theta * mom
-                            mom = g
-                        else:
-                            raise NotImplementedError(type(tr).__name__)
-                    z = z - lr * g
+                z0 = naive_start(algorithm.init, x[r][i], last[r][i], r)
+                z, _ = clients.local_steps(z0, x[r][i], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r], K, r, i)
                 starts.append(z0)
                 ends.append(z)
             W = static[r] if r in static else _naive_metropolis(m, *tops[r].edges(gens[r]), tops[r].laziness)

@@ -1,17 +1,23 @@
-"""A naive reference: the same algorithms written as plain per-run, per-client loops.
+"""The naive references: the same algorithms written as plain per-run, per-client loops.
 
-It consumes the random streams in the same order as the engine (client sampling, then the
-oracle's draws, once per round) and nothing else is shared: every update rule is written
-again here, one client vector at a time, from the papers' pseudo-code. Tests hold the
-vectorized engine to it; the benchmarks time the engine against it.
+They consume the random streams in the same order as the engine (client sampling, then the
+oracle's draws, once per round) and nothing else is shared with it: every update rule is written
+again here, one client vector at a time, from the papers' pseudo-code. Tests hold the vectorized
+engine to them; the benchmarks time the engine against them.
+
+One reference per communication kind: ``reference_simulate`` (a server), ``reference_gossip``
+(``sim.gossip``) and ``reference_mixed_precision`` (``sim.fedshift``). They share this module's
+naive client: the initialisation (``naive_start``), the local transform chain (``NaiveClients``), and
+the oracle (``naive_grad``), so each rule is written once here.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .engine import Algorithm, RunConfig
+from .measures import TrackGradients
 from .plugins import (AdditiveNoise, ClientMomentum, ControlVariates, Exact, MeanModels, MeanUpdates, Minibatch,
-                      Prox, RelaxedInit, SAM)
+                      PlainInit, Prox, RelaxedInit, SAM)
 from .problems import Problem
 from .rng import RunStreams
 
@@ -41,12 +47,81 @@ def naive_grad(problem: Problem, oracle, draws, *, run: int, pos: int, client: i
     return grad_at
 
 
+def naive_start(init, anchor: np.ndarray, last: np.ndarray, run: int) -> np.ndarray:
+    """A client's local start: the anchor (plain) or anchor + beta (anchor - its last local model) (relaxed)."""
+    if isinstance(init, RelaxedInit):
+        return anchor + _scalar(init.beta, run) * (anchor - last)
+    if isinstance(init, PlainInit):
+        return anchor.copy()
+    raise NotImplementedError(type(init).__name__)
+
+
+class NaiveClients:
+    """The local transforms' state as plain per-run, per-client vectors, and the rules written one client at a
+    time: SAM, SCAFFOLD's control variates, client momentum (FedCM / MoFedSAM, both modes and units), FedProx,
+    local heavy-ball momentum (DFedAvgM). Objective terms (the hyperbolic regulariser) belong to the oracle;
+    measuring plug-ins (TrackGradients) change nothing."""
+
+    _PASSIVE = ("HyperbolicRegularizer", "TrackGradients")
+
+    def __init__(self, local, runs: int, n_clients: int, dim: int):
+        self.local = tuple(local)
+        for tr in self.local:
+            if not isinstance(tr, (SAM, ControlVariates, ClientMomentum, Prox, TrackGradients)) and \
+                    type(tr).__name__ not in ("LocalMomentum",) + self._PASSIVE:
+                raise NotImplementedError(type(tr).__name__)
+        self.C = n_clients
+        self.ci = [[np.zeros(dim) for _ in range(n_clients)] for _ in range(runs)]  # SCAFFOLD c_i
+        self.c = [np.zeros(dim) for _ in range(runs)]  # SCAFFOLD c
+        self.mom = [np.zeros(dim) for _ in range(runs)]  # client momentum's Delta
+
+    def local_steps(self, x: np.ndarray, anchor: np.ndarray, grad_at, lr_at, K: int, run: int, client: int):
+        """K local steps from x; grad_at(x, k) is the client's oracle, lr_at(k) the step size. Returns (x_K, last lr)."""
+        r, i = run, client
+        heavy = None
+        lr = None
+        for k in range(K):
+            lr = lr_at(k)
+            g = grad_at(x, k)
+            for tr in self.local:
+                if isinstance(tr, SAM):
+                    nrm = np.linalg.norm(g)
+                    g = grad_at(x + _scalar(tr.rho, r) * g / (nrm if nrm > 0 else 1.0), k)
+                elif isinstance(tr, ControlVariates):
+                    g = g - self.ci[r][i] + self.c[r]
+                elif isinstance(tr, ClientMomentum):
+                    a = _scalar(tr.alpha, r)
+                    g = a * g + (1 - a) * self.mom[r]
+                elif isinstance(tr, Prox):
+                    g = g + _scalar(tr.mu, r) * (x - anchor)
+                elif type(tr).__name__ == "LocalMomentum":
+                    g = g if heavy is None else g + _scalar(tr.theta, r) * heavy
+                    heavy = g
+            x = x - lr * g
+        return x, lr
+
+    def round_end(self, run: int, clients, starts, ends, global_update: np.ndarray, K: int, lr: float) -> None:
+        """The transforms' state after the round: SCAFFOLD's c_i and c, the client momentum's Delta."""
+        r, N = run, len(clients)
+        for tr in self.local:
+            if isinstance(tr, ControlVariates):
+                dc = np.zeros_like(self.c[r])
+                for n, i in enumerate(clients):
+                    new = self.ci[r][i] - self.c[r] + (starts[n] - ends[n]) / (K * lr)
+                    dc += new - self.ci[r][i]
+                    self.ci[r][i] = new
+                self.c[r] = self.c[r] + dc / self.C
+            elif isinstance(tr, ClientMomentum):
+                m = global_update if tr.delta == "global_update" else sum(s - e for s, e in zip(starts, ends)) / N
+                self.mom[r] = m / (K * lr) if tr.units == "gradient" else m
+
+
 def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig, seeds, *, variants=None, w0=None):
     """Every server algorithm of the engine (FedAvg, FedInit, SCAFFOLD, FedCM, FedProx, FedSAM, and seed 003's
     MoFedSAM / FedMRUR family: client momentum in both modes and units, the hyperbolic regulariser from eqs.
     (3)-(4) as printed, sample by sample, normalized aggregation). Returns (final models (R, d), per-round
     global models (T+1, R, d))."""
-    from .fedmrur import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad  # (cycle)
+    from .fedmrur import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad  # sim.fedmrur imports this module
 
     streams = RunStreams(seeds)
     R, C, d = streams.runs, problem.n_clients, problem.dim
@@ -56,9 +131,7 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
     w0 = problem.initial_point(0) if w0 is None else np.asarray(w0, float)
     w = [np.array(np.broadcast_to(w0, (R, d))[r]) for r in range(R)]
     last = [[w[r].copy() for _ in range(C)] for r in range(R)]
-    scaf_ci = [[np.zeros(d) for _ in range(C)] for _ in range(R)]
-    scaf_c = [np.zeros(d) for _ in range(R)]
-    mom = [np.zeros(d) for _ in range(R)]
+    clients = NaiveClients(algorithm.local, R, C, d)
     history = [np.stack(w)]
     lr0 = np.broadcast_to(np.asarray(config.lr, float), (R,))
     for t in range(T):
@@ -66,8 +139,8 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
         draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[sel_all])
         new_w = []
         for r in range(R):
-            lr = config.lr_at(t, lr0)[r]
             starts, ends = [], []
+            lr = None
             for n in range(N):
                 i = int(sel_all[r, n])
                 f_grad = naive_grad(problem, config.oracle, draws, run=r, pos=n, client=i, variant=int(variants[r]))
@@ -81,29 +154,8 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
                                                                _scalar(tr.beta, r))
                     return g
 
-                if isinstance(algorithm.init, RelaxedInit):
-                    beta = _scalar(algorithm.init.beta, r)
-                    x = w[r] + beta * (w[r] - last[r][i])
-                else:
-                    x = w[r].copy()
-                x0 = x.copy()
-                for k in range(K):
-                    lr = config.lr_at_step(t, k, lr0)[r]
-                    g = grad_at(x, k)
-                    for tr in algorithm.local:
-                        if isinstance(tr, SAM):
-                            nrm = np.linalg.norm(g)
-                            g = grad_at(x + _scalar(tr.rho, r) * g / (nrm if nrm > 0 else 1.0), k)
-                        elif isinstance(tr, ControlVariates):
-                            g = g - scaf_ci[r][i] + scaf_c[r]
-                        elif isinstance(tr, ClientMomentum):
-                            a = _scalar(tr.alpha, r)
-                            g = a * g + (1 - a) * mom[r]
-                        elif isinstance(tr, Prox):
-                            g = g + _scalar(tr.mu, r) * (x - w[r])
-                        elif not isinstance(tr, HyperbolicRegularizer):
-                            raise NotImplementedError(type(tr).__name__)
-                    x = x - lr * g
+                x0 = naive_start(algorithm.init, w[r], last[r][i], r)
+                x, lr = clients.local_steps(x0, w[r], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r], K, r, i)
                 starts.append(x0)
                 ends.append(x)
             agg = algorithm.aggregate
@@ -121,18 +173,7 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
                 nw = w[r] - _scalar(agg.server_lr, r) * delta
             else:
                 raise NotImplementedError(type(agg).__name__)
-            for tr in algorithm.local:
-                if isinstance(tr, ControlVariates):
-                    dc = np.zeros(d)
-                    for n in range(N):
-                        i = int(sel_all[r, n])
-                        new = scaf_ci[r][i] - scaf_c[r] + (starts[n] - ends[n]) / (K * lr)
-                        dc += new - scaf_ci[r][i]
-                        scaf_ci[r][i] = new
-                    scaf_c[r] = scaf_c[r] + dc / C
-                elif isinstance(tr, ClientMomentum):
-                    m = delta if tr.delta == "global_update" else sum(U) / N
-                    mom[r] = m / (K * lr) if tr.units == "gradient" else m
+            clients.round_end(r, [int(i) for i in sel_all[r]], starts, ends, delta, K, lr)
             for n in range(N):
                 last[r][int(sel_all[r, n])] = ends[n]
             new_w.append(nw)
