@@ -183,9 +183,12 @@ def test_objective_terms_need_a_network_form(tiny_images, monkeypatch):
         def direction(self, rs, g, w, grad_at):
             return g
 
-    monkeypatch.setitem(A._REGISTRY, "withterm", A.AlgorithmSpec("WithTerm", lambda: Algorithm("WithTerm", local=(Term(),))))
-    with pytest.raises(ParameterError, match="network form"):
-        Trainer(_small(algorithm="WithTerm"), dataset=tiny_images)
+    A.register_algorithm("WithTerm", lambda: Algorithm("WithTerm", local=(Term(),)))
+    try:
+        with pytest.raises(ParameterError, match="network form"):
+            Trainer(_small(algorithm="WithTerm"), dataset=tiny_images)
+    finally:
+        A.unregister_algorithm("WithTerm")
 
 
 # ------------------------------------------------------------------------------------ registry and models

@@ -1,6 +1,9 @@
 """Simulation layer: problems with exact constants, algorithm plug-ins, the vectorized engine."""
-from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, Algorithm, RunConfig, Trace,
-                     fedavg, fedcm, fedinit, fedprox, fedsam, scaffold, simulate)
+from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fedprox, fedsam,
+                         register_algorithm, scaffold)
+from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, ProblemOracle, RunConfig, Trace,
+                     simulate)
+from .rounds import LocalOracle, StepSchedule, commit_round, run_round
 from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, Exact,
                       LocalTransform, MeanModels, MeanUpdates, Minibatch, OppositeLookahead, Oracle, PlainInit, Plugin,
                       Prox, RelaxedInit, RoundState, Server, State)
@@ -15,6 +18,15 @@ from .topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ri
                        fully_connected, grid, paper_topologies, random_k_neighbour, ring)
 
 __all__ = [
+    "AlgorithmSpec",
+    "LocalOracle",
+    "ProblemOracle",
+    "StepSchedule",
+    "algorithms",
+    "build_algorithm",
+    "commit_round",
+    "register_algorithm",
+    "run_round",
     "AdditiveNoise",
     "Aggregator",
     "Algorithm",

@@ -13,74 +13,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._validation import ParameterError, check_choice, check_float, check_int, per_run
-from .plugins import (Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, Exact,
-                      LocalTransform, MeanModels, MeanUpdates, Oracle, PlainInit, Plugin, Prox, RelaxedInit,
-                      RoundState, SAM, Server, State)
+from .._validation import ParameterError, check_float, check_int, per_run
+from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
+from .plugins import Exact, Oracle, RoundState, State
 from .problems import Problem
 from .rng import RunStreams
 from .rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
-
-
-# ------------------------------------------------------------------------------------ algorithm
-
-
-@dataclass(frozen=True)
-class Algorithm:
-    """A composition of plug-ins. ``dataclasses.replace(alg, init=RelaxedInit(0.1))`` adds RI to anything."""
-
-    name: str
-    init: Plugin = field(default_factory=PlainInit)
-    local: tuple[LocalTransform, ...] = ()
-    aggregate: Aggregator | None = field(default_factory=MeanModels)
-    comm: Communication = field(default_factory=Server)
-    compress: Compressor | None = None
-
-    def plugins(self) -> list[Plugin]:
-        out = [self.comm, self.init, *self.local]
-        out += [self.aggregate] if self.aggregate is not None else []
-        return out + ([self.compress] if self.compress is not None else [])
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "init": repr(self.init), "local": [repr(p) for p in self.local],
-                "aggregate": repr(self.aggregate) if self.aggregate else None, "comm": repr(self.comm),
-                "compress": repr(self.compress) if self.compress else None}
-
-    def with_relaxed_init(self, beta) -> "Algorithm":
-        """The "+RI" of seed 000 Table 2: the same algorithm with relaxed initialisation."""
-        return dataclasses.replace(self, name=self.name + "+RI", init=RelaxedInit(beta))
-
-
-def fedavg(server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:
-    return Algorithm("FedAvg", aggregate=_server_rule(server_rule, server_lr))
-
-
-def fedinit(beta, server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:
-    return Algorithm("FedInit", init=RelaxedInit(beta), aggregate=_server_rule(server_rule, server_lr))
-
-
-def scaffold(server_rule: str = "code", server_lr=1.0) -> Algorithm:
-    return Algorithm("SCAFFOLD", local=(ControlVariates(),), aggregate=_server_rule(server_rule, server_lr))
-
-
-def fedcm(alpha=0.1, server_rule: str = "code", server_lr=1.0) -> Algorithm:
-    return Algorithm("FedCM", local=(ClientMomentum(alpha),), aggregate=_server_rule(server_rule, server_lr))
-
-
-def fedprox(mu=0.01, server_rule: str = "code", server_lr=1.0) -> Algorithm:
-    return Algorithm("FedProx", local=(Prox(mu),), aggregate=_server_rule(server_rule, server_lr))
-
-
-def fedsam(rho=0.05, server_rule: str = "code", server_lr=1.0) -> Algorithm:
-    return Algorithm("FedSAM", local=(SAM(rho),), aggregate=_server_rule(server_rule, server_lr))
-
-
-def _server_rule(rule: str, server_lr) -> Aggregator:
-    check_choice("server_rule", rule, ("algorithm1", "code"))
-    return MeanModels() if rule == "algorithm1" else MeanUpdates(server_lr)
-
-
-# ------------------------------------------------------------------------------------ run config
 
 
 @dataclass(frozen=True)

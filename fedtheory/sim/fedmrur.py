@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_float, per_run
 from .backend import ops
-from .engine import Algorithm
+from .algorithms import Algorithm
 from .plugins import SAM, Aggregator, ClientMomentum, LocalTransform, MeanUpdates
 
 # ------------------------------------------------------------------------------------ the Lorentz model

@@ -21,7 +21,8 @@ import numpy as np
 
 from .._validation import ParameterError, check_int, per_run
 from .backend import ops
-from .engine import Algorithm, RunConfig
+from .algorithms import Algorithm
+from .engine import RunConfig
 from .plugins import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
 from .measures import TrackGradients  # moved to sim.measures; still importable from here
 from .reference import NaiveClients, naive_grad

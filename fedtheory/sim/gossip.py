@@ -30,7 +30,8 @@ import scipy.sparse as sps
 
 from .._validation import ParameterError, check_choice, check_float, per_run
 from .backend import ops
-from .engine import Algorithm, RunConfig
+from .algorithms import Algorithm
+from .engine import RunConfig
 from .plugins import (SAM, Communication, LocalTransform, MeanModels,
                       RelaxedInit, RoundState)
 from .reference import NaiveClients, naive_grad, naive_start

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import Algorithm, RunConfig
+from .algorithms import Algorithm
+from .engine import RunConfig
 from .measures import TrackGradients
 from .plugins import (AdditiveNoise, ClientMomentum, ControlVariates, Exact, MeanModels, MeanUpdates, Minibatch,
                       PlainInit, Prox, RelaxedInit, SAM)

@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_float, check_int
-from .engine import Algorithm, RunConfig, Trace, simulate
+from .algorithms import Algorithm
+from .engine import RunConfig, Trace, simulate
 from .problems import Constant, Problem
 
 

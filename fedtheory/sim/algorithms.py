@@ -1,0 +1,343 @@
+"""Algorithms: the composition of plug-ins (:class:`Algorithm`), the factories, and the name registry that
+``fedtheory train`` and the contract tests use. One place for all of them; ``empirical.algorithms`` re-exports it.
+
+Each registered entry is a factory of ``Algorithm`` (a composition of the plug-ins in ``plugins.py``). The
+numpy engine and the torch trainer run those very plug-ins, so every algorithm's rule has one implementation
+shared by the two layers. A factory's keyword arguments are its hyperparameters (``fedtheory train --hp
+beta=0.1``); numeric ones accept one value per run (a sweep trains as one batch). Any registered name takes a
+'+RI' suffix (seed 000 Table 2): the same algorithm with FedInit's relaxed initialisation, hyperparameter ``beta``.
+
+Adding an algorithm whose plug-ins exist is one line::
+
+    register_algorithm("FedMRUR", fedmrur, source="seed 003 Alg. 1")
+
+A local plug-in that adds a term to the client objective (``objective = True``, e.g. FedMRUR's hyperbolic
+regulariser) also needs the term's network form in ``empirical/objectives.py``; the trainer refuses one
+without it rather than training without the term.
+
+Keyword-only factory parameters named in ``CONTEXT`` are not hyperparameters: the caller supplies them
+from the setting (``n_clients``; ``layer_sizes``, the network's parameter tensors in order, FedShift's
+layers; ``client_groups``, the partition's inferior-client mask when it has one, e.g. label parity).
+"""
+from __future__ import annotations
+
+import inspect
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .._validation import ParameterError, check_choice, check_float, per_run
+from .plugins import (Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, LocalTransform,
+                      MeanModels, MeanUpdates, PlainInit, Plugin, Prox, RelaxedInit, SAM, Server)
+
+CONTEXT = ("n_clients", "layer_sizes", "client_groups")
+
+
+# ------------------------------------------------------------------------------------ the composition
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A composition of plug-ins. ``dataclasses.replace(alg, init=RelaxedInit(0.1))`` adds RI to anything."""
+
+    name: str
+    init: Plugin = field(default_factory=PlainInit)
+    local: tuple[LocalTransform, ...] = ()
+    aggregate: Aggregator | None = field(default_factory=MeanModels)
+    comm: Communication = field(default_factory=Server)
+    compress: Compressor | None = None
+
+    def plugins(self) -> list[Plugin]:
+        out = [self.comm, self.init, *self.local]
+        out += [self.aggregate] if self.aggregate is not None else []
+        return out + ([self.compress] if self.compress is not None else [])
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "init": repr(self.init), "local": [repr(p) for p in self.local],
+                "aggregate": repr(self.aggregate) if self.aggregate else None, "comm": repr(self.comm),
+                "compress": repr(self.compress) if self.compress else None}
+
+    def with_relaxed_init(self, beta) -> "Algorithm":
+        """The "+RI" of seed 000 Table 2: the same algorithm with relaxed initialisation."""
+        return dataclasses.replace(self, name=self.name + "+RI", init=RelaxedInit(beta))
+
+
+def fedavg(server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:
+    return Algorithm("FedAvg", aggregate=_server_rule(server_rule, server_lr))
+
+
+def fedinit(beta, server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:
+    return Algorithm("FedInit", init=RelaxedInit(beta), aggregate=_server_rule(server_rule, server_lr))
+
+
+def scaffold(server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    return Algorithm("SCAFFOLD", local=(ControlVariates(),), aggregate=_server_rule(server_rule, server_lr))
+
+
+def fedcm(alpha=0.1, server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    return Algorithm("FedCM", local=(ClientMomentum(alpha),), aggregate=_server_rule(server_rule, server_lr))
+
+
+def fedprox(mu=0.01, server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    return Algorithm("FedProx", local=(Prox(mu),), aggregate=_server_rule(server_rule, server_lr))
+
+
+def fedsam(rho=0.05, server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    return Algorithm("FedSAM", local=(SAM(rho),), aggregate=_server_rule(server_rule, server_lr))
+
+
+def _server_rule(rule: str, server_lr) -> Aggregator:
+    check_choice("server_rule", rule, ("algorithm1", "code"))
+    return MeanModels() if rule == "algorithm1" else MeanUpdates(server_lr)
+
+
+# ------------------------------------------------------------------------------------ run config
+
+
+# ------------------------------------------------------------------------------------ the name registry
+
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    factory: Callable[..., Algorithm]
+    source: str = ""
+
+    @property
+    def hyperparameters(self) -> dict[str, Any]:
+        """name -> default (``inspect.Parameter.empty`` when required)."""
+        sig = inspect.signature(self.factory)
+        return {n: p.default for n, p in sig.parameters.items()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n not in CONTEXT}
+
+    @property
+    def context(self) -> tuple[str, ...]:
+        return tuple(n for n in inspect.signature(self.factory).parameters if n in CONTEXT)
+
+
+_REGISTRY: dict[str, AlgorithmSpec] = {}
+
+
+def register_algorithm(name: str, factory: Callable[..., Algorithm], *, source: str = "") -> AlgorithmSpec:
+    """Make ``factory`` trainable as ``name`` (case-insensitive; '+RI' variants come for free)."""
+    key = name.lower()
+    if "+" in key:
+        raise ParameterError("name", name, "an algorithm name without '+' ('+RI' is added automatically)")
+    if key in _REGISTRY and _REGISTRY[key].factory is not factory:
+        raise ParameterError("name", name, "a name not registered yet")
+    spec = AlgorithmSpec(name, factory, source)
+    _REGISTRY[key] = spec
+    return spec
+
+
+def unregister_algorithm(name: str) -> None:
+    """Remove a registered name (e.g. one a test registered)."""
+    _REGISTRY.pop(name.lower(), None)
+
+
+def algorithms() -> dict[str, AlgorithmSpec]:
+    """Every registered algorithm by name."""
+    _register_paper_algorithms()
+    return {s.name: s for s in _REGISTRY.values()}
+
+
+def resolve(name: str) -> tuple[AlgorithmSpec, bool]:
+    """(spec, relaxed) for a name such as 'FedCM' or 'SCAFFOLD+RI'."""
+    _register_paper_algorithms()
+    key = str(name).lower().replace(" ", "")
+    relaxed = key.endswith("+ri")
+    base = key[:-3] if relaxed else key
+    if base not in _REGISTRY:
+        raise ParameterError("algorithm", name, "one of " + ", ".join(s.name for s in _REGISTRY.values())
+                             + " (optionally with '+RI')")
+    return _REGISTRY[base], relaxed
+
+
+def ri_name(spec: AlgorithmSpec) -> str:
+    """The '+RI' coefficient's hyperparameter: beta, or ri_beta when the algorithm has a beta of its own
+    (FedMRUR's Lorentz-model beta)."""
+    return "ri_beta" if "beta" in spec.hyperparameters else "beta"
+
+
+def hyperparameter_names(name: str) -> dict[str, Any]:
+    spec, relaxed = resolve(name)
+    hp = dict(spec.hyperparameters)
+    if relaxed:
+        hp[ri_name(spec)] = inspect.Parameter.empty
+    return hp
+
+
+def build_algorithm(name: str, hyperparameters: Mapping[str, Any] | None = None,
+                    context: Mapping[str, Any] | None = None) -> Algorithm:
+    """The Algorithm for ``name`` with ``hyperparameters`` (scalars, or one value per run as arrays);
+    ``context`` supplies the factory's CONTEXT parameters (see the module docstring)."""
+    spec, relaxed = resolve(name)
+    hp = dict(hyperparameters or {})
+    ctx = dict(context or {})
+    need = [c for c in spec.context if c not in ctx]
+    if need:
+        raise ParameterError("context", sorted(ctx), f"values for {', '.join(need)} (supplied by the trainer)")
+    allowed = hyperparameter_names(name)
+    unknown = [k for k in hp if k not in allowed]
+    if unknown:
+        raise ParameterError(f"hyperparameter {unknown[0]!r}", hp[unknown[0]],
+                             f"one of {', '.join(allowed) or '(none)'} for {spec.name}{'+RI' if relaxed else ''}")
+    ri_key = ri_name(spec)
+    ri_beta = hp.pop(ri_key, None) if relaxed else None
+    missing = [k for k, v in spec.hyperparameters.items() if v is inspect.Parameter.empty and k not in hp]
+    if missing:
+        raise ParameterError(f"hyperparameter {missing[0]!r}", None, f"given for {name} (--hp {missing[0]}=VALUE)")
+    alg = spec.factory(**hp, **{c: ctx[c] for c in spec.context})
+    if relaxed:
+        if isinstance(alg.init, RelaxedInit):
+            raise ParameterError("algorithm", name, "an algorithm without relaxed initialisation before adding '+RI'")
+        if ri_beta is None:
+            raise ParameterError(f"hyperparameter {ri_key!r}", None, f"given for {name} (--hp {ri_key}=VALUE)")
+        alg = alg.with_relaxed_init(ri_beta)
+    return alg
+
+
+def relaxed_beta(alg: Algorithm, runs: int) -> np.ndarray:
+    """Per-run beta of the algorithm's initialisation (0 for plain initialisation)."""
+    if isinstance(alg.init, RelaxedInit):
+        return np.broadcast_to(np.asarray(check_float("beta", alg.init.beta, size=runs), float), (runs,)).copy()
+    return np.zeros(runs)
+
+
+# ------------------------------------------------------------------------------------ compositions
+
+
+# ------------------------------------------------------------------------------------ decentralized (gossip)
+
+TOPOLOGIES = ("ring", "grid", "exponential", "fully_connected", "random_k[:K]")
+
+
+def topology_by_name(name: str, n_clients: int):
+    """A seed-002 topology over ``n_clients`` from its name: ring | grid | exponential | fully_connected |
+    random_k (K = max(1, round(n/10)) neighbours, the paper's ratio) | random_k:K (time-varying)."""
+    from . import topology as topo
+
+    text = str(name).strip().lower()
+    base, _, arg = text.partition(":")
+    makers = {"ring": topo.ring, "grid": topo.grid, "exponential": topo.exponential,
+              "fully_connected": topo.fully_connected}
+    if base in makers and not arg:
+        return makers[base](n_clients)
+    if base == "random_k":
+        if arg:
+            try:
+                k = int(arg)
+            except ValueError:
+                raise ParameterError("topology", name, "random_k:K with an integer K") from None
+        else:
+            k = max(1, round(n_clients / 10))
+        return topo.random_k_neighbour(n_clients, k)
+    raise ParameterError("topology", name, "one of " + ", ".join(TOPOLOGIES))
+
+
+def _gossip_factories():
+    from . import gossip as G
+
+    def dfedavg(topology: str = "ring", *, n_clients):
+        return G.dfedavg(topology_by_name(topology, n_clients))
+
+    def dfedavgm(topology: str = "ring", theta=0.9, *, n_clients):
+        return G.dfedavgm(topology_by_name(topology, n_clients), theta)
+
+    def dfedsam(topology: str = "ring", rho=0.05, *, n_clients):
+        return G.dfedsam(topology_by_name(topology, n_clients), rho)
+
+    def d_psgd(topology: str = "ring", *, n_clients):
+        return G.d_psgd(topology_by_name(topology, n_clients))
+
+    def oledfl_sgd(beta, topology: str = "ring", *, n_clients):
+        return G.oledfl_sgd(topology_by_name(topology, n_clients), beta)
+
+    def oledfl_sam(beta, topology: str = "ring", rho=0.05, *, n_clients):
+        return G.oledfl_sam(topology_by_name(topology, n_clients), beta, rho)
+
+    return dfedavg, dfedavgm, dfedsam, d_psgd, oledfl_sgd, oledfl_sam
+
+
+# ------------------------------------------------------------------------------------ FedShift (mixed precision)
+
+INFERIOR = ("partition", "odd", "even", "all", "none")
+
+
+def fedshift(base: str = "FedAvg", bits=8, quantizer: str = "kmeans", shift=1.0, layers: str = "tensor",
+             inferior: str = "partition", error_feedback: bool = False, target: str = "weights", *, n_clients,
+             layer_sizes, client_groups=None) -> Algorithm:
+    """FedShift (seed 004 Alg. 2) on a registered base algorithm: inferior clients send DeQ(Q(w)) at ``bits``
+    ('kmeans': Algorithm 1, or 'uniform': eqs. 5-6; quantizer 'none': full precision for all), the server shifts
+    each layer by its weight mean (eq. 10). shift: 1 (FedShift) or 0 (the mixed-precision baseline; sweep 1,0 to
+    train both on the same seeds). layers: 'tensor' (each parameter tensor is a layer: the paper's layer-wise
+    quantization) or 'model' (one block). inferior: 'partition' (the label-parity split's odd-label group when the
+    partition is label-parity, else the odd-indexed clients, as that split marks them), 'odd', 'even', 'all', 'none'."""
+    from .fedshift import mixed_precision
+
+    if str(base).lower().endswith("+ri") or resolve(base)[0].name == "FedShift":
+        raise ParameterError("base", base, "a registered server algorithm without '+RI' (e.g. FedAvg, FedProx, SCAFFOLD)")
+    if layers not in ("tensor", "model"):
+        raise ParameterError("layers", layers, "'tensor' or 'model'")
+    if inferior not in INFERIOR:
+        raise ParameterError("inferior", inferior, "one of " + ", ".join(INFERIOR))
+    ids = np.arange(n_clients)
+    mask = {"partition": client_groups if client_groups is not None else ids % 2 == 1, "odd": ids % 2 == 1,
+            "even": ids % 2 == 0, "all": np.ones(n_clients, bool), "none": np.zeros(n_clients, bool)}[inferior]
+    q = None if str(quantizer).lower() == "none" else quantizer
+    shift_arr = np.asarray(shift, dtype=float)
+    return mixed_precision(build_algorithm(base), np.asarray(mask, bool), bits=bits, quantizer=q,
+                           layers=list(layer_sizes) if layers == "tensor" else None,
+                           shift=shift_arr.astype(bool) if shift_arr.ndim else bool(shift_arr),
+                           error_feedback=bool(error_feedback), target=target)
+
+
+register_algorithm("FedAvg", fedavg, source="McMahan et al. 2017; seed 000 Alg. 1 with beta = 0")
+register_algorithm("FedInit", fedinit, source="seed 000 Alg. 1 / seed 001")
+register_algorithm("SCAFFOLD", scaffold, source="Karimireddy et al. 2020 (option II); seed 000 Table 2")
+register_algorithm("FedCM", fedcm, source="Xu et al. 2021; seed 000 Table 2")
+register_algorithm("FedProx", fedprox, source="Li et al. 2020")
+register_algorithm("FedSAM", fedsam, source="Qu et al. 2022; seed 000 Table 2")
+
+
+_PAPERS_REGISTERED = False
+
+
+def _register_paper_algorithms() -> None:
+    """The algorithms whose plug-ins live in the paper modules (registered on first use: those modules import
+    the engine, which imports this one)."""
+    global _PAPERS_REGISTERED
+    if _PAPERS_REGISTERED:
+        return
+    _PAPERS_REGISTERED = True
+    from . import fedmrur as _fedmrur
+
+    register_algorithm("MoFedSAM", _fedmrur.mofedsam, source="Qu et al. 2022; seed 003 Sec. 5 baseline (sim.fedmrur)")
+    register_algorithm("FedMRUR", _fedmrur.fedmrur, source="seed 003 Alg. 1 (ablations: --hp normalized=false / "
+                       "hyperbolic=false)")
+    dfedavg, dfedavgm, dfedsam, d_psgd, oledfl_sgd, oledfl_sam = _gossip_factories()
+    register_algorithm("DFedAvg", dfedavg, source="Sun, Li, Wang 2022; seed 002 baseline (gossip)")
+    register_algorithm("DFedAvgM", dfedavgm, source="Sun, Li, Wang 2022; seed 002 baseline (gossip)")
+    register_algorithm("DFedSAM", dfedsam, source="Shi et al. 2023; seed 002 baseline (gossip)")
+    register_algorithm("D-PSGD", d_psgd, source="Lian et al. 2017; seed 002 baseline (gossip, combine then adapt)")
+    register_algorithm("OledFL-SGD", oledfl_sgd, source="seed 002 eq. (3) (Ole on DFedAvg)")
+    register_algorithm("OledFL-SAM", oledfl_sam, source="seed 002 Alg. 1 (Ole on DFedSAM)")
+    register_algorithm("FedShift", fedshift, source="seed 004 Alg. 2 (mixed-precision uplink + weight shift)")
+
+
+def describe(alg: Algorithm) -> dict[str, Any]:
+    d = alg.describe()
+    d["classes"] = {"init": type(alg.init).__name__, "local": [type(p).__name__ for p in alg.local],
+                    "aggregate": type(alg.aggregate).__name__ if alg.aggregate is not None else None,
+                    "comm": type(alg.comm).__name__,
+                    "compress": type(alg.compress).__name__ if alg.compress is not None else None}
+    return d
+
+
+__all__ = ["Algorithm", "AlgorithmSpec", "CONTEXT", "algorithms", "build_algorithm", "describe", "fedavg", "fedcm",
+           "fedinit", "fedprox", "fedsam", "fedshift", "hyperparameter_names", "register_algorithm", "relaxed_beta",
+           "resolve", "ri_name", "scaffold", "topology_by_name", "unregister_algorithm"]
+
