@@ -318,6 +318,7 @@ def remark2(session):
             lhs = TH.THM1.evaluate(vals)
             out.append(assess_bound(TH.REMARK2, [vals], lhs, problem=e["key"],
                                     params={"setting": LABEL[s], "algorithm": variant, "runs": run["R"]},
+                                    self_check=True,
                                     detail=f"first terms {np.mean(lhs - TH.THM1.evaluate_expr(TH.PHI_EXPR, vals)):.4g} "
                                            f"(eq. 7) vs {float(TH.MOFEDSAM.evaluate_expr(TH.MOFEDSAM_FIRST, vals)):.4g} "
                                            f"(MoFedSAM); Phi {float(TH.THM1.evaluate_expr(TH.PHI_EXPR, vals)):.4g} in both"))
@@ -376,8 +377,8 @@ def eq_dt(session):
             ok = res <= 1e-10 and dmin >= 1 - 1e-12
             out.append(CheckResult("fedmrur.eq_dt", PAPER, "identity", "holds" if ok else "violated", measured=res,
                                    bound=1e-10, problem=e["key"], params={"algorithm": variant},
-                                   source=TH.EQ_DT.source,
-                                   detail=f"max relative residual of Fig. 2's norm identities and of 1/d_t = "
+                                   source=TH.EQ_DT.source, self_check=True,
+                                   detail=f"implementation self-check (the simulator's aggregation defines d_t): max relative residual of Fig. 2's norm identities and of 1/d_t = "
                                           f"sum_p ||Delta_p|| cos(theta_p)/sum_p ||Delta_p|| over all rounds and runs; "
                                           f"min d_t = {dmin:.12f}"))
     return out

@@ -35,6 +35,7 @@ def assess_bound(
     per_round: bool = False,
     settings: Mapping[str, Any] | None = None,
     trivial_bound: float | None = None,
+    self_check: bool = False,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -49,6 +50,8 @@ def assess_bound(
     trivial_bound: a bound of the left side that needs no theorem (the loss range U for a stability gap,
     f(w^0) - f* for an optimization error, the measure's value at t = 0 for a monotone one); the result is
     flagged ``vacuous`` when the bound exceeds it (for per-round bounds: at every round).
+    self_check: the comparison is a tautology of the encoding (e.g. Remark 2: eq. (7) minus MoFedSAM's bound is a
+    sum of non-negative terms), an implementation self-check rather than a test of the paper.
     """
     cid = check_id or bound.id
     if bound.requires and settings is None:
@@ -100,7 +103,8 @@ def assess_bound(
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
                        source=bound.source, detail=detail, extra={k: v for k, v in info.items()
                                                                    if k not in ("measured", "bound", "ratio")},
-                       vacuous=vacuous, trivial_bound=trivial_bound, family_size=info.get("family_size"),
+                       vacuous=vacuous, trivial_bound=trivial_bound, self_check=self_check,
+                       family_size=info.get("family_size"),
                        seeds=info.get("runs"), quote=bound.quote)
 
 
