@@ -707,24 +707,40 @@ def _ole_beats_base(mm):
 
 
 def _margin_vs_dfedsam(mm, cifar10_noniid=4.5, cifar10_iid=3.5, cifar100_dir=3.0, cifar100_path=2.6):
-    """Literal reading of Sec. V-B: OledFL-SAM - DFedSAM (means) >= cifar10_noniid in every CIFAR-10 Dirichlet and
-    Pathological column, >= cifar10_iid for CIFAR-10 IID, >= cifar100_dir / cifar100_path for CIFAR-100 Dirichlet
-    (incl. IID) / Pathological. Supported when all hold; refuted otherwise (columns listed)."""
+    """Sec. V-B: OledFL-SAM beats DFedSAM (means) 'by at least X%' in every CIFAR-10 Dirichlet and Pathological
+    column (X = cifar10_noniid), CIFAR-10 IID (cifar10_iid), CIFAR-100 Dirichlet incl. IID / Pathological
+    (cifar100_dir / cifar100_path). '%' may mean accuracy points or percent relative to DFedSAM: both readings are
+    evaluated. Supported when every column holds under both; refuted when some column fails under both (those
+    columns listed; measured = their number); inconclusive when the readings disagree on every failing column
+    (the text decides, not the table)."""
     need = {}
     for j, col in enumerate(TABLE2_COLUMNS_DIR):
         thr = cifar100_dir if col.startswith("C100") else cifar10_iid if col == "C10 IID" else cifar10_noniid
         need[("dir", j)] = (col, thr)
     for j, col in enumerate(TABLE2_COLUMNS_PATH):
         need[("path", j)] = (col, cifar100_path if col.startswith("C100") else cifar10_noniid)
-    fails, rows = [], []
+    fails_pts, fails_rel, rows, both = [], [], [], []
     for (half, j), (col, thr) in need.items():
         tab = mm["table2_dir"] if half == "dir" else mm["table2_path"]
-        d = tab["OledFL-SAM"][0][j] - tab["DFedSAM"][0][j]
-        rows.append(f"{col} {d:.2f}")
+        base = tab["DFedSAM"][0][j]
+        d = tab["OledFL-SAM"][0][j] - base
+        rel = 100.0 * d / base
+        rows.append(f"{col} {d:.2f} pts ({rel:.2f}% rel.)")
         if d < thr - 1e-9:
-            fails.append(f"{col}: {d:.2f} < {thr:g}")
-    return ClaimOutcome(not fails, ("below the stated margin: " + "; ".join(fails) + ". " if fails else "")
-                        + "gains: " + ", ".join(rows), len(fails))
+            fails_pts.append(f"{col}: {d:.2f} < {thr:g} points")
+        if rel < thr - 1e-9:
+            fails_rel.append(f"{col}: {rel:.2f}% < {thr:g}% relative")
+        if d < thr - 1e-9 and rel < thr - 1e-9:
+            both.append(f"{col} ({d:.2f} points, {rel:.2f}% relative < {thr:g})")
+    text = ("reading 'points': " + ("; ".join(fails_pts) if fails_pts else "all hold")
+            + ". reading 'relative %': " + ("; ".join(fails_rel) if fails_rel else "all hold")
+            + ". gains: " + ", ".join(rows))
+    if not fails_pts and not fails_rel:
+        return ClaimOutcome(True, text, 0)
+    if both:
+        return ClaimOutcome(False, "below the stated margin under both readings: " + "; ".join(both) + ". " + text,
+                            len(both))
+    return ClaimOutcome(None, "the two readings of '%' disagree on every failing column: " + text, 0)
 
 
 def _speedup_arithmetic(mm, tol=0.05):
@@ -835,8 +851,12 @@ TCLAIM_MARGIN = Claim(
     statement="OledFL-SAM - DFedSAM >= 4.5 (CIFAR-10 non-IID), 3.5 (CIFAR-10 IID), 3 (CIFAR-100 Dir), 2.6 (CIFAR-100 Path)",
     predicate=_margin_vs_dfedsam,
     parameters={"cifar10_noniid": 4.5, "cifar10_iid": 3.5, "cifar100_dir": 3.0, "cifar100_path": 2.6},
-    note="Read literally (every non-IID column). Restricted to the most heterogeneous columns (Dir 0.3, Path 2) the "
-         "CIFAR-10 margins are 5.08 and 4.50.", **_t)
+    quote="002_750e045df608fece.txt:147: 'on the CIFAR-10 dataset, our method outperforms the previous SOTA method "
+          "DFedSAM by at least 4.5% in both Dirichlet and Pathological distributions. Even in the IID case, our method "
+          "also outperforms DFedSAM by at least 3.5%.'",
+    note="Read over every non-IID column; '%' read both as accuracy points and as percent relative to DFedSAM, decided "
+         "only where the readings agree. Restricted to the most heterogeneous columns (Dir 0.3, Path 2) the CIFAR-10 "
+         "margins are 5.08 and 4.50 points.", **_t)
 TCLAIM_ARITH = Claim(
     id="oledfl.table.speedup_arithmetic", title="Table III's printed speed-ups match its round counts",
     source=f"{SEED}, Table III (speed-up in parentheses, relative to DFedAvg)",
