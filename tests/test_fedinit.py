@@ -72,6 +72,18 @@ def test_fedinit_quick_profile(fedinit_results):
         assert prac and all(r.verdict == "not_applicable" and r.conditions_failed for r in prac), rid
     assert all(r.verdict == "holds" for r in by["fedinit.thm3"] + by["fedinit.thm3.rederived"])
     assert all(r.verdict == "holds" for r in by["fedinit.eq15"] + by["fedinit.eq3"])
+    # a tautology and an identity the simulator builds in: implementation self-checks, not findings
+    assert all(r.self_check for r in by["fedinit.eq15"] + by["fedinit.eq3"])
+    assert all(r.self_check == r.params["setting"].startswith("full") for r in by["fedinit.claim.unbiased"])
+    # stability gaps above the loss range U and optimization errors above f(w^0) - f* are flagged vacuous
+    for r in by["fedinit.thm3"] + by["fedinit.thm3.rederived"] + by["fedinit.thm2"]:
+        if r.trivial_bound is not None and r.bound is not None:
+            assert r.vacuous == (r.bound > r.trivial_bound)
+    assert any(r.vacuous for r in by["fedinit.thm3"])
+    # the practical eta = 0.05 breaks the step conditions: an out-of-scope observation, never counted
+    ins = {r.params["setting"]: r for r in by["fedinit.claim.opt_insensitive_to_beta"]}
+    assert all(r.scope == "outside_conditions" for k, r in ins.items() if k.startswith("eta = 0.05"))
+    assert ins["admissible step, full participation"].scope == "inside"
     unb = {r.params["setting"]: r.verdict for r in by["fedinit.claim.unbiased"]}
     assert unb["partial participation 5 of 10, Algorithm 1"] == "claim_refuted"
     assert unb["full participation, Algorithm 1"] == "claim_supported"

@@ -21,16 +21,23 @@ def _one(results, rid, problem, setting_prefix):
 
 def test_theorem_1_and_mofedsam_bounds(results):
     A, B, P = "A (", "B (", "practice"
-    # PL problem (every constant exact), every horizon T' = 1..T checked. Reading A violates both bounds in the
-    # transient (eq. 7's first term lacks 1/(K eta_l)). Reading B: MoFedSAM's bound fails briefly in the momentum
-    # transient; FedMRUR's fails at the late horizons (normalized update fed into the momentum: a floor above Phi)
+    # PL problem (every constant exact), every horizon T' = 1..T checked with Holm over the horizons. Reading A
+    # violates both bounds in the transient (eq. 7's first term lacks 1/(K eta_l)): a units artifact, not counted.
     for rid in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7"):
-        for s in (A, B):
-            r = _one(results, rid, "pl_nonconvex", s)
-            assert r.verdict == "violated" and r.ratio < 1 and r.conditions_failed == []
-    T = _one(results, "fedmrur.thm1", "pl_nonconvex", B).params["rounds"]
-    assert _one(results, "fedmrur.thm1", "pl_nonconvex", B).extra["tightest_round"] > T // 2
-    assert _one(results, "fedmrur.mofedsam_thmD7", "pl_nonconvex", B).extra["tightest_round"] < T // 4
+        r = _one(results, rid, "pl_nonconvex", A)
+        assert r.verdict == "violated" and r.ratio < 1 and r.conditions_failed == []
+        assert r.scope == "units_artifact" and not r.is_finding and r.finding == "fedmrur.eq7.reading_A_units"
+        assert r.family_size == r.params["rounds"] and r.seeds == r.params["runs"]
+    # Reading B: MoFedSAM's bound fails only briefly in the momentum transient, nothing survives Holm
+    mo = _one(results, "fedmrur.mofedsam_thmD7", "pl_nonconvex", B)
+    assert mo.verdict == "inconclusive" and mo.extra["rounds_significant_uncorrected"] > 0
+    assert mo.extra["rounds_significant_holm"] == 0
+    # FedMRUR's fails at the late horizons (normalized update fed into the momentum: a floor above Phi) with the
+    # client-mean sigma_g^2 on every seed; with the per-client max it is not significant: fragile, not counted
+    fb = _one(results, "fedmrur.thm1", "pl_nonconvex", B)
+    T = fb.params["rounds"]
+    assert fb.verdict == "violated" and fb.extra["tightest_round"] > T // 2 and fb.extra["runs_violating_at_worst"] == 6
+    assert fb.extra["sigma_g2_readings"]["verdict_client_max"] != "violated" and fb.scope == "fragile"
     for rid in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7"):
         for prob in ("pl_nonconvex", "synthetic_logistic"):
             prac = _one(results, rid, prob, P)

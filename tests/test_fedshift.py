@@ -330,6 +330,20 @@ def test_fedshift_quick_profile(fedshift_results):
     for rid in ("fedshift.claim.divergence", "fedshift.claim.drift", "fedshift.claim.mean_to_zero",
                 "fedshift.claim.every_bit_width"):
         assert by[rid] and all(r.verdict in ("claim_supported", "claim_refuted", "inconclusive") for r in by[rid])
+    # one cause, one finding: eq. (12)'s misprint (4 rows), Thm 1's denominator (2 rows); the claims refuted on
+    # ls(d=32) sit where the optimum's weight mean is not ~0 (a regime boundary, not counted); eq. (11) is a
+    # self-check of the simulator
+    from fedtheory.checks import group_findings
+    groups = group_findings(fedshift_results)
+    assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator"}
+    assert len(groups["fedshift.eq12_misprint"]) == 4 and len(groups["fedshift.thm1.denominator"]) == 2
+    assert all(r.self_check for r in by["fedshift.eq11"])
+    for rid in ("fedshift.claim.drift", "fedshift.claim.mean_to_zero", "fedshift.claim.every_bit_width"):
+        for r in by[rid]:
+            if r.verdict == "claim_refuted":
+                assert r.scope == "regime_boundary" and "ls(d=32)" in str(r.problem)
+            if "pl_nonconvex" in str(r.problem):
+                assert r.verdict == "claim_supported"
     for r in fedshift_results:
         d = r.to_json()
         for key in ("id", "paper", "kind", "verdict", "measured", "bound", "ratio", "conditions_failed", "problem",

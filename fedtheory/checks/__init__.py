@@ -9,12 +9,15 @@
 """
 from __future__ import annotations
 
-from .base import (FINDINGS, KINDS, PROFILES, VERDICTS, CheckResult, CheckSpec, Session, all_checks, check, checks_of,
-                   compare_mean, compare_rounds, exit_code, registered_check_ids, run_checks, select)
-from .output import format_table, print_results, results_payload, summarize, write_json
+from .base import (FINDINGS, KINDS, PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Session, all_checks, check,
+                   checks_of, compare_mean, compare_rounds, exit_code, group_findings, holm_reject,
+                   registered_check_ids, run_checks, select)
+from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, summarize,
+                     summarize_findings, write_json)
 from .verdicts import (assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict, scalar_params)
 
-__all__ = ["CheckResult", "CheckSpec", "FINDINGS", "KINDS", "PROFILES", "Session", "VERDICTS", "all_checks",
+__all__ = ["CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",
+           "VERDICTS", "all_checks", "group_findings", "holm_reject", "row_marks", "summarize_findings",
            "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
            "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",
            "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "summarize",

@@ -21,11 +21,35 @@ VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inco
 FINDINGS = {"violated", "rate_inconsistent", "claim_refuted", "error"}
 KINDS = ("bound", "rate", "claim", "identity", "symbolic")
 PROFILES = ("quick", "full")
+# Where a verdict stands relative to what the paper states. Only 'inside' findings count in the exit code.
+#   inside: tested inside the statement's assumptions and conditions, as the paper states it;
+#   outside_conditions: a setting where the statement's conditions fail (an observation, not a test of it);
+#   extrapolation: a claim about another regime (e.g. a CIFAR/ResNet ablation) tried on a toy problem;
+#   units_artifact: a reading of the text under which the statement is dimensionally inconsistent;
+#   regime_boundary: the claim fails where the regime the paper's argument assumes does not hold (named);
+#   not_reproduced: a stated effect did not appear within the tested horizon (weaker than refuted);
+#   fragile: significant only in part of the family or under one of several valid constants / readings;
+#   by_construction: the measured outcome is fixed by the algorithm's construction, not by the effect claimed;
+#   ambiguous: the text admits readings that disagree on the verdict (each reading reported).
+SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "regime_boundary", "not_reproduced",
+          "fragile", "by_construction", "ambiguous")
 
 
 @dataclass
 class CheckResult:
-    """One verdict. ``ratio`` = bound / measured for bounds (>= 1 holds), else None."""
+    """One verdict. ``ratio`` = bound / measured for bounds (>= 1 holds), else None.
+
+    finding: a cause key; rows that share it are one finding (one typo, one stripped sentence) and count once.
+    Empty: the row is its own finding (``finding_key``).
+    scope: one of SCOPES; only 'inside' findings count in ``exit_code``.
+    self_check: an identity that holds by the simulator's construction or a tautology: an implementation
+    self-check, never a finding about the paper (listed apart).
+    vacuous: the bound exceeds a trivial bound of its left side (``trivial_bound``: the loss range for a
+    stability gap, f(w^0) - f* for an optimization error, the measure's value at t = 0 for a monotone one).
+    family_size: how many comparisons the verdict's multiple-testing correction covers (e.g. horizons);
+    seeds: how many independent runs (seeds) the verdict rests on.
+    quote: the sentence the row tests, with its seed file and line.
+    """
 
     id: str
     paper: str
@@ -43,12 +67,36 @@ class CheckResult:
     extra: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     elapsed_s: float | None = None
+    finding: str = ""
+    scope: str = "inside"
+    self_check: bool = False
+    vacuous: bool = False
+    trivial_bound: float | None = None
+    family_size: int | None = None
+    seeds: int | None = None
+    quote: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
         if self.kind not in KINDS:
             raise ValueError(f"unknown kind {self.kind!r}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"unknown scope {self.scope!r}")
+
+    @property
+    def finding_key(self) -> str:
+        """The cause this row is grouped under: ``finding`` when set, else the row itself
+        (id, problem and setting)."""
+        if self.finding:
+            return self.finding
+        setting = self.params.get("setting") if isinstance(self.params, dict) else None
+        return "|".join(str(x) for x in (self.id, self.problem, setting) if x is not None)
+
+    @property
+    def is_finding(self) -> bool:
+        """A verdict against the paper (FINDINGS), tested inside its scope, that is not a self-check."""
+        return self.verdict in FINDINGS and self.scope == "inside" and not self.self_check
 
     def to_json(self) -> dict[str, Any]:
         return jsonable(asdict(self))
@@ -199,9 +247,38 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     return "inconclusive", info
 
 
-def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0) -> tuple[str, dict]:
-    """A per-round inequality over (rounds, runs): violated if any round is significantly violated;
-    holds if every round's mean satisfies it; the ratio reported is the tightest round's."""
+def holm_reject(pvalues: Sequence[float], alpha: float) -> np.ndarray:
+    """Holm-Bonferroni step-down: which of a family of one-sided tests reject at family-wise level ``alpha``."""
+    p = np.asarray(pvalues, float)
+    m = p.size
+    order = np.argsort(p)
+    reject = np.zeros(m, bool)
+    for rank, i in enumerate(order):
+        if p[i] <= alpha / (m - rank):
+            reject[i] = True
+        else:
+            break
+    return reject
+
+
+Z3_ALPHA = 0.5 * math.erfc(3.0 / math.sqrt(2.0))  # one-sided level of a single 3-SE test (~1.35e-3)
+
+
+def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction: str = "holm",
+                   family_alpha: float | None = None) -> tuple[str, dict]:
+    """A per-round inequality over (rounds, runs) (e.g. a bound checked at every horizon T' = 1..T).
+
+    holds: every round's mean satisfies it. violated: some round is significantly violated after a
+    simultaneous correction over the family of rounds: ``correction='holm'`` (default) runs Holm-Bonferroni
+    on the one-sided Student-t p-values (n - 1 degrees of freedom over n runs) of the per-round mean gaps at
+    family-wise level ``family_alpha`` (default: the one-sided level of one z-SE normal test, z = 3: 1.35e-3);
+    ``'none'`` is the uncorrected per-round z-SE rule. Otherwise inconclusive.
+    info: the tightest round's ratio, the family size, the number of rounds significant without and with the
+    correction, and at the worst round how many runs (seeds) have a negative gap themselves.
+    """
+    from scipy import stats
+
+    check_choice("correction", correction, ("holm", "none"))
     lhs = np.asarray(lhs, float)
     rhs = np.asarray(rhs, float)
     ok = np.all(np.isfinite(lhs), axis=1) & np.all(np.isfinite(rhs), axis=1)
@@ -215,13 +292,23 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0) -> tuple[st
     m_l, m_r = lhs.mean(axis=1), rhs.mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(m_l > 0, m_r / m_l, np.inf)
+        tstat = np.where(se > 0, mean / se, np.where(mean < 0, -np.inf, np.inf))
     j = int(np.argmin(ratios))
+    alpha = 0.5 * math.erfc(z / math.sqrt(2.0)) if family_alpha is None else float(family_alpha)
+    naive = (mean + z * se < 0) & (se > 0) | ((se == 0) & (mean < 0))
+    pvals = stats.t.cdf(tstat, df=max(n - 1, 1)) if n > 1 else np.where(mean < 0, 0.0, 1.0)
+    holm = holm_reject(pvals, alpha)
+    sig = holm if correction == "holm" else naive
     info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(j),
-            "rounds": int(lhs.shape[0]), "runs": n, "rounds_violated": int(np.sum(mean < 0))}
+            "rounds": int(lhs.shape[0]), "runs": n, "rounds_violated": int(np.sum(mean < 0)),
+            "family_size": int(lhs.shape[0]), "correction": correction, "family_alpha": alpha,
+            "rounds_significant_uncorrected": int(np.sum(naive)), "rounds_significant_holm": int(np.sum(holm))}
     if np.all(mean >= 0):
         return "holds", info
-    if np.any(mean + z * se < 0):
-        info["worst_round"] = int(np.argmin(mean + z * se))
+    if np.any(sig):
+        w = int(np.argmin(np.where(sig, tstat, np.inf)))
+        info["worst_round"] = w
+        info["runs_violating_at_worst"] = int(np.sum(gap[w] < 0))
         return "violated", info
     return "inconclusive", info
 
@@ -378,5 +465,21 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
     return [r for s in specs for r in results[s.id]]
 
 
+def group_findings(results: Sequence[CheckResult], *, counted: bool = True) -> dict[str, list[CheckResult]]:
+    """Rows grouped by cause (``CheckResult.finding_key``), in first-seen order. counted=True: only the rows
+    that count as findings (``is_finding``); False: the FINDINGS-verdict rows that do not count (out of scope,
+    self-checks), so that they can be listed apart."""
+    out: dict[str, list[CheckResult]] = {}
+    for r in results:
+        if r.verdict not in FINDINGS:
+            continue
+        if r.is_finding != counted:
+            continue
+        out.setdefault(r.finding_key, []).append(r)
+    return out
+
+
 def exit_code(results: Sequence[CheckResult]) -> int:
-    return 1 if any(r.verdict in FINDINGS for r in results) else 0
+    """1 when some distinct in-scope finding (``group_findings``) exists, else 0. Out-of-scope rows (scope other
+    than 'inside') and implementation self-checks never set it; an 'error' row does (it is in scope)."""
+    return 1 if group_findings(results) else 0

@@ -176,12 +176,17 @@ def claim_diverge(session):
     for laziness, weights in WEIGHTS:
         sw = _sweep(session, laziness)
         for j, info in enumerate(sw["info"]):
-            frac = sw["diverged"][j].mean(axis=1)
-            mm = {"beta": np.array(BETAS), "diverged": frac > 0}
-            out.append(claim_result(T.CLAIM_DIVERGE, mm, problem=_label(p), params=_params(sw, j, weights),
-                                    detail=_derived_text(info) + ". Diverged = flagged by the engine or f(x_bar^T) > "
-                                           "f(x^0); fraction of runs by beta: "
-                                           + ", ".join(f"{b:g}: {f:.2g}" for b, f in zip(BETAS, frac))))
+            k = sw["diverged"][j].sum(axis=1)
+            mm = {"beta": np.array(BETAS), "runs_diverged": k, "runs": sw["R"], "rounds": sw["T"], "diverged": k > sw["R"] / 2}
+            res = claim_result(T.CLAIM_DIVERGE, mm, problem=_label(p), params=_params(sw, j, weights),
+                               detail=_derived_text(info) + ". Diverged = flagged by the engine or f(x_bar^T) > "
+                                      "f(x^0), in a majority of the runs")
+            res.seeds = sw["R"]
+            if res.verdict == "inconclusive" and "not reproduced" in res.detail:
+                res.scope = "not_reproduced"
+            if not info["name"].startswith("random"):
+                res.detail += ". The sentence is about the random bidirectional topology; this topology extrapolates it"
+            out.append(res)
     return out
 
 

@@ -10,9 +10,12 @@ import textwrap
 from typing import Any, Sequence, TextIO
 
 from .._validation import ParameterError
-from .base import CheckResult, exit_code
+from .base import FINDINGS, CheckResult, exit_code, group_findings
 
-__all__ = ["format_table", "print_results", "results_payload", "summarize", "write_json", "write_atomic", "fmt_number"]
+__all__ = ["format_table", "print_results", "results_payload", "summarize", "summarize_findings", "write_json",
+           "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
+
+LOOSE_FACTOR = 1e6  # a bound looser than this factor (bound / measured) is reported as such in the summary
 
 _SHOW_NOTE = {"violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported", "claim_refuted",
               "inconclusive", "error"}
@@ -42,15 +45,29 @@ def _setting(r: CheckResult) -> str:
     return " ".join(parts)
 
 
+def row_marks(r: CheckResult) -> str:
+    """Short markers after a row's verdict: [vacuous] (bound above a trivial bound of its left side),
+    [self-check] (implementation self-check), [<scope>] (not counted: outside the statement's scope, see
+    ``fedtheory.checks.SCOPES``)."""
+    marks = []
+    if r.vacuous:
+        marks.append("vacuous")
+    if r.self_check:
+        marks.append("self-check")
+    if r.scope != "inside":
+        marks.append(r.scope)
+    return "".join(f" [{m}]" for m in marks)
+
+
 def format_table(results: Sequence[CheckResult], width: int | None = None) -> str:
     """One row per result, grouped by paper; the note (failed conditions, claim evidence, missed rate terms,
     an unexpected outcome) on indented lines below it."""
     width = width or shutil.get_terminal_size((160, 24)).columns
     header = ["id", "problem", "setting", "verdict", "measured", "bound", "ratio"]
-    rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict, fmt_number(r.measured), fmt_number(r.bound),
-             fmt_number(r.ratio)] for r in results]
+    rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict + row_marks(r), fmt_number(r.measured),
+             fmt_number(r.bound), fmt_number(r.ratio)] for r in results]
     widths = [min(max([len(h)] + [len(row[i]) for row in rows]), cap) for i, (h, cap) in
-              enumerate(zip(header, (40, 26, 44, 17, 10, 10, 10)))]
+              enumerate(zip(header, (40, 26, 44, 40, 10, 10, 10)))]
 
     def fmt(row):
         cells = [c if len(c) <= w else c[: w - 1] + "~" for c, w in zip(row, widths)]
@@ -65,6 +82,8 @@ def format_table(results: Sequence[CheckResult], width: int | None = None) -> st
         lines.append(fmt(row))
         if r.verdict in _SHOW_NOTE:
             note = "; ".join(r.conditions_failed) if r.conditions_failed else r.detail
+            if r.finding and r.verdict in FINDINGS:
+                note = f"finding '{r.finding}': {note}"
             if note:
                 lines += ["    " + ln for ln in textwrap.wrap(note, width=max(60, width - 6))[:6]]
     return "\n".join(lines)
@@ -78,12 +97,65 @@ def summarize(results: Sequence[CheckResult]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def _row_label(r: CheckResult) -> str:
+    setting = r.params.get("setting") if isinstance(r.params, dict) else None
+    return " ".join(str(x) for x in (r.id, r.problem and f"on {r.problem}", setting and f"({setting})", r.verdict) if x)
+
+
+def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
+    """Distinct findings (rows grouped by cause), what is not counted and why, and the vacuous / loose bounds.
+
+    Returns {'findings': {key: [row labels]}, 'not_counted': {key: {'scope': ..., 'rows': [...]}},
+    'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...]}:
+    'findings' are the in-scope causes the exit code counts; 'loose' are bounds with bound/measured above
+    LOOSE_FACTOR.
+    """
+    found = {k: [_row_label(r) for r in rows] for k, rows in group_findings(results).items()}
+    nc = {}
+    for k, rows in group_findings(results, counted=False).items():
+        rows = [r for r in rows if not r.self_check]
+        if rows:
+            nc[k] = {"scope": sorted({r.scope for r in rows}), "rows": [_row_label(r) for r in rows]}
+    selfc = [_row_label(r) for r in results if r.self_check]
+    vac = [_row_label(r) for r in results if r.vacuous]
+    loose = [_row_label(r) + f" (bound/measured {r.ratio:.3g})" for r in results
+             if r.kind == "bound" and isinstance(r.ratio, (int, float)) and r.ratio is not None
+             and r.ratio == r.ratio and r.ratio > LOOSE_FACTOR]
+    return {"findings": found, "not_counted": nc, "self_checks": selfc, "vacuous": vac, "loose": loose}
+
+
+def _findings_text(results: Sequence[CheckResult]) -> str:
+    s = summarize_findings(results)
+    lines = [f"{len(s['findings'])} distinct finding(s) counted in the exit code"
+             + (":" if s["findings"] else ".")]
+    for k, rows in s["findings"].items():
+        lines.append(f"  * {k}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
+        lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
+    if s["not_counted"]:
+        lines.append(f"{len(s['not_counted'])} not counted (outside the statement's scope):")
+        for k, v in s["not_counted"].items():
+            lines.append(f"  * {k}  [{', '.join(v['scope'])}]  ({len(v['rows'])} rows)")
+    if s["self_checks"]:
+        lines.append(f"{len(s['self_checks'])} implementation self-check row(s) (tautologies / identities by "
+                     "construction; not findings about the papers)")
+    if s["vacuous"]:
+        lines.append(f"{len(s['vacuous'])} vacuous bound row(s) (above a trivial bound of the left side)")
+    if s["loose"]:
+        lines.append(f"{len(s['loose'])} bound row(s) looser than {LOOSE_FACTOR:.0e}x: " + "; ".join(s["loose"][:6])
+                     + (" ..." if len(s["loose"]) > 6 else ""))
+    return "\n".join(lines)
+
+
 def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None, file: TextIO | None = None) -> None:
-    """The table and a summary line, as ``fedtheory check`` prints them."""
+    """The table, a summary line (verdict counts over rows) and the distinct findings, as ``fedtheory check``
+    prints them."""
     file = file or sys.stdout
     print(format_table(results), file=file)
     took = f" in {elapsed_s:.1f} s" if elapsed_s is not None else ""
-    print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items()), file=file)
+    n_find = len(group_findings(results))
+    print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items())
+          + f"; {n_find} distinct finding(s)", file=file)
+    print(_findings_text(results), file=file)
 
 
 def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, Any]:
@@ -92,7 +164,7 @@ def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, An
     from .. import __version__
 
     return {"fedtheory": __version__, **meta, "exit_code": exit_code(results), "summary": summarize(results),
-            "results": [r.to_json() for r in results]}
+            "findings": summarize_findings(results), "results": [r.to_json() for r in results]}
 
 
 def write_atomic(path: str, text: str) -> None:

@@ -34,6 +34,8 @@ def assess_bound(
     detail: str = "",
     per_round: bool = False,
     settings: Mapping[str, Any] | None = None,
+    trivial_bound: float | None = None,
+    self_check: bool = False,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -45,6 +47,11 @@ def assess_bound(
     statement contains); the bound is then compared run by run and its mean is reported.
     settings: structural settings of the run, checked against ``bound.requires``; required when the bound
     has ``requires`` (a statement's structural premises are never skipped silently).
+    trivial_bound: a bound of the left side that needs no theorem (the loss range U for a stability gap,
+    f(w^0) - f* for an optimization error, the measure's value at t = 0 for a monotone one); the result is
+    flagged ``vacuous`` when the bound exceeds it (for per-round bounds: at every round).
+    self_check: the comparison is a tautology of the encoding (e.g. Remark 2: eq. (7) minus MoFedSAM's bound is a
+    sum of non-negative terms), an implementation self-check rather than a test of the paper.
     """
     cid = check_id or bound.id
     if bound.requires and settings is None:
@@ -77,15 +84,28 @@ def assess_bound(
                            detail=("conditions exclude every tested setting: " + "; ".join(fewest or [])) +
                                   (f". {detail}" if detail else ""))
     _, vals, payload = best
+    vacuous = False
     if per_round:
         lhs, rhs = payload
         verdict, info = compare_rounds(lhs, rhs)
+        if trivial_bound is not None:
+            with np.errstate(invalid="ignore"):
+                rm = np.asarray(rhs, float).mean(axis=1)
+            vacuous = bool(np.all(np.isfinite(rm)) and np.min(rm) > trivial_bound)
     else:
         verdict, info = compare_mean(np.asarray(measured_runs, float), payload)
+        if trivial_bound is not None and info.get("bound") is not None and np.isfinite(info["bound"]):
+            vacuous = bool(info["bound"] > trivial_bound)
+    if vacuous:
+        detail = (detail + ". " if detail else "") + (f"vacuous: the bound exceeds the trivial bound "
+                                                       f"{trivial_bound:.4g} of its left side")
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
                        source=bound.source, detail=detail, extra={k: v for k, v in info.items()
-                                                                   if k not in ("measured", "bound", "ratio")})
+                                                                   if k not in ("measured", "bound", "ratio")},
+                       vacuous=vacuous, trivial_bound=trivial_bound, self_check=self_check,
+                       family_size=info.get("family_size"),
+                       seeds=info.get("runs"), quote=bound.quote)
 
 
 def rate_key(explicit, order, conditions) -> list[str]:
@@ -153,7 +173,7 @@ def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str
     return CheckResult(check_id or claim.id, claim.paper, "claim", verdict, measured=out.measured, problem=problem,
                        params=dict(params or {}), source=claim.source,
                        detail=out.detail + (f". {detail}" if detail else ""),
-                       extra={"decision_rule": claim.parameters})
+                       extra={"decision_rule": claim.parameters}, quote=claim.quote)
 
 
 def fit_rate(xs: np.ndarray, per_run: np.ndarray, n_boot: int = 400, seed: int = 0) -> tuple[float, float, float]:

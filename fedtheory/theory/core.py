@@ -207,6 +207,7 @@ class Bound(Record):
     order: StatedOrder | None = None
     requires: Mapping[str, Any] = field(default_factory=dict)
     kind: str = "bound"
+    quote: str = ""  # the sentence or display tested, with seed file and line ('000_...txt:1268: ...')
 
     def __post_init__(self):
         self._eval: _Evaluator | None = None
@@ -361,6 +362,7 @@ class Claim(Record):
     parameters: Mapping[str, Any] = field(default_factory=dict)
     measurements: tuple[str, ...] = ()
     kind: str = "claim"
+    quote: str = ""  # the sentence tested, with seed file and line ('002_...txt:177: "..."')
 
     def evaluate(self, measurements: Mapping[str, Any], **overrides) -> ClaimOutcome:
         missing = [m for m in self.measurements if m not in measurements]
@@ -375,6 +377,8 @@ class Claim(Record):
             lines.append("decision rule parameters: " + ", ".join(f"{k}={v}" for k, v in self.parameters.items()))
         if self.predicate is not None and self.predicate.__doc__:
             lines.append("decision rule: " + " ".join(self.predicate.__doc__.split()))
+        if self.quote:
+            lines.append("quote: " + self.quote)
         if self.note:
             lines.append("note: " + self.note)
         return "\n".join(lines)

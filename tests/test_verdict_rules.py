@@ -1,0 +1,100 @@
+"""The general verdict rules of issue 15: findings counted by cause and scope, the simultaneous (Holm) rule over
+horizons, the vacuous flag, self-checks listed apart."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedtheory.checks import (CheckResult, assess_bound, compare_rounds, exit_code, group_findings, holm_reject,
+                              print_results, results_payload, summarize_findings)
+from fedtheory.theory.core import Bound, SymbolSet
+
+
+def _row(id_, verdict="violated", **kw):
+    return CheckResult(id_, "p", "bound", verdict, **kw)
+
+
+def test_exit_code_counts_distinct_in_scope_findings():
+    rows = [_row("a.1", finding="typo"), _row("a.2", finding="typo"), _row("a.3", finding="typo")]
+    assert len(group_findings(rows)) == 1 and exit_code(rows) == 1
+    rows.append(_row("b", scope="units_artifact"))
+    rows.append(_row("c", self_check=True))
+    rows.append(_row("d", verdict="holds"))
+    assert list(group_findings(rows)) == ["typo"]
+    # only out-of-scope rows and self-checks: nothing counts
+    assert exit_code([_row("b", scope="units_artifact"), _row("c", self_check=True),
+                      _row("e", verdict="claim_refuted", scope="not_reproduced")]) == 0
+    # rows without a cause key are each their own finding (problem and setting tell them apart)
+    two = [_row("x", problem="p1"), _row("x", problem="p2")]
+    assert len(group_findings(two)) == 2
+    s = summarize_findings(rows)
+    assert s["findings"]["typo"] and len(s["findings"]["typo"]) == 3
+    assert "b" in s["not_counted"] and s["not_counted"]["b"]["scope"] == ["units_artifact"]
+    assert len(s["self_checks"]) == 1
+
+
+def test_unknown_scope_rejected():
+    with pytest.raises(ValueError):
+        _row("a", scope="somewhere")
+
+
+def test_print_results_lists_findings_and_payload_carries_them():
+    rows = [_row("a.1", finding="typo"), _row("a.2", finding="typo"), _row("b", scope="regime_boundary"),
+            _row("v", verdict="holds", vacuous=True, ratio=1e9)]
+    buf = io.StringIO()
+    print_results(rows, 1.0, file=buf)
+    out = buf.getvalue()
+    assert "1 distinct finding(s)" in out and "typo  (2 rows)" in out and "[regime_boundary]" in out
+    assert "[vacuous]" in out and "looser than" in out
+    payload = results_payload(rows, command="check")
+    assert payload["exit_code"] == 1 and list(payload["findings"]["findings"]) == ["typo"]
+    assert payload["results"][0]["finding"] == "typo" and "vacuous" in payload["results"][3]
+
+
+def test_holm_corrects_a_pure_noise_family():
+    """Pure-noise horizons (the bound holds with equality in expectation): over 300 horizons x 6 runs the
+    uncorrected 3-SE rule fires somewhere, Holm does not."""
+    rng = np.random.default_rng(1)
+    fired_naive = fired_holm = 0
+    for _ in range(20):
+        lhs = rng.standard_normal((300, 6))  # independent horizons, mean gap exactly 0
+        rhs = np.zeros((300, 6))
+        v_naive, info_n = compare_rounds(lhs, rhs, correction="none")
+        v_holm, info_h = compare_rounds(lhs, rhs)
+        fired_naive += v_naive == "violated"
+        fired_holm += v_holm == "violated"
+        assert info_h["family_size"] == 300 and info_h["runs"] == 6
+    assert fired_naive >= 10  # with n = 6 the 3-SE rule has ~1.5% false alarms per horizon
+    assert fired_holm == 0
+
+
+def test_holm_still_detects_a_real_violation():
+    rng = np.random.default_rng(2)
+    lhs = 1.0 + 0.01 * rng.standard_normal((300, 6))  # the bound 0.5 is violated at every horizon
+    verdict, info = compare_rounds(lhs, np.full((300, 6), 0.5))
+    assert verdict == "violated" and info["rounds_significant_holm"] == 300 and info["runs_violating_at_worst"] == 6
+
+
+def test_holm_reject_step_down():
+    assert holm_reject([0.001, 0.04, 0.03], 0.05).tolist() == [True, False, False]
+    assert holm_reject([0.001, 0.012, 0.03], 0.05).tolist() == [True, True, True]
+
+
+def _toy_bound(expr_value):
+    S = SymbolSet("toy")
+    a = S.add("a", "a constant")
+    return Bound(id="toy.b", paper="toy", title="toy", source="none", symbols=S, lhs="x", expr=a * expr_value)
+
+
+def test_vacuous_flag_when_bound_exceeds_trivial_bound():
+    b = _toy_bound(1)
+    runs = np.array([0.1, 0.2, 0.15])
+    r = assess_bound(b, [{"a": 5.0}], runs, trivial_bound=1.0)
+    assert r.verdict == "holds" and r.vacuous and r.trivial_bound == 1.0 and r.seeds == 3
+    r = assess_bound(b, [{"a": 0.5}], runs, trivial_bound=1.0)
+    assert r.verdict == "holds" and not r.vacuous
+    r = assess_bound(b, [{"a": 5.0}], runs)
+    assert not r.vacuous  # no trivial bound given: never flagged
