@@ -23,7 +23,7 @@ from ._validation import ParameterError, check_float, check_int
 from .sim.problems import (GaussianClientModel, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
                            heterogeneous_least_squares, pl_nonconvex, synthetic_logistic)
 
-__all__ = ["assert_bound_holds", "least_squares_problems", "logistic_problems", "pl_problems"]
+__all__ = ["CONTRACT", "assert_bound_holds", "check_algorithm", "least_squares_problems", "logistic_problems", "pl_problems"]
 
 def _hypothesis():
     """(hypothesis.strategies, hypothesis.assume); a clear ImportError where hypothesis is missing."""
@@ -213,3 +213,164 @@ def assert_bound_holds(bound, measured: Any, values: Mapping[str, Any], *, insta
         raise AssertionError(f"{where} violated{entry}: {lhs} = {m[i]:.6g} > bound {bb[i]:.6g} "
                              f"(excess {m[i] - bb[i]:.3g}, rtol={rtol:g}, atol={atol:g})\nvalues: {shown}")
     return b
+
+
+# ------------------------------------------------------------------------------------ the algorithm contract
+
+CONTRACT = ("determinism", "batch_independence", "reference", "measures", "torch_backend")
+
+
+def _reference_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
+    """(T+1, R, d) global models of the naive reference for the algorithm's communication kind."""
+    import dataclasses as _dc
+
+    from .sim.fedshift import WeightShift, reference_mixed_precision
+    from .sim.gossip import Gossip, reference_gossip
+    from .sim.quantize import ErrorFeedback
+    from .sim.reference import reference_simulate
+
+    if isinstance(algorithm.comm, Gossip):
+        return reference_gossip(problem, algorithm, config, seeds, w0=w0)[0]
+    if isinstance(algorithm.aggregate, WeightShift):
+        ws, comp = algorithm.aggregate, algorithm.compress
+        ef = isinstance(comp, ErrorFeedback)
+        q = comp.inner if ef else comp
+        base = _dc.replace(algorithm, aggregate=ws.base, compress=None)
+        return reference_mixed_precision(problem, base, config, seeds, ws.inferior, bits=q.bits if q else 8,
+                                         quantizer=q.method if q else None, layers=ws.layers, shift=ws.shift,
+                                         error_feedback=ef, target=q.target if q else "weights", w0=w0)
+    if algorithm.compress is not None:
+        raise NotImplementedError(f"no naive reference for the compressor {type(algorithm.compress).__name__}")
+    return reference_simulate(problem, algorithm, config, seeds, w0=w0)[1]
+
+
+def _torch_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
+    """(T+1, R, d) global models from the shared round protocol driven with torch float64 state and the problem's
+    gradients: the plug-ins' torch path, without a network."""
+    import torch
+
+    from .sim.engine import ProblemOracle
+    from .sim.plugins import State
+    from .sim.rng import RunStreams
+    from .sim.rounds import commit_round, run_round
+
+    streams = RunStreams(seeds)
+    R, C, d, K = streams.runs, problem.n_clients, problem.dim, config.local_steps
+    N = config.clients_per_round or C
+    variant = np.zeros(R, dtype=np.int64)
+    w = torch.as_tensor(np.broadcast_to(w0, (R, d)).copy(), dtype=torch.float64)
+    state = State(w=w.clone())
+    state.clients["last_local"] = w[:, None, :].expand(R, C, d).clone()
+    for p in algorithm.plugins():
+        p.setup(state, R, C, d)
+    schedule = config.schedule()
+    lr = np.broadcast_to(np.asarray(config.lr, dtype=float), (R,))
+    hist = [state.w.numpy().copy()]
+
+    class TorchProblemOracle:
+        def __init__(self, rs):
+            rs.view = problem.view(rs.sel, variant)
+            draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
+            self.inner = ProblemOracle(config.oracle, rs.view, draws, rs)
+
+        def grad(self, k, x):
+            return torch.as_tensor(self.inner.grad(k, x.numpy()), dtype=torch.float64)
+
+        def grad_at(self, k):
+            return lambda x: self.grad(k, x)
+
+    as_t = lambda a: torch.as_tensor(np.array(a, dtype=float)[:, None, None], dtype=torch.float64)  # noqa: E731
+    for t in range(config.rounds):
+        step = (lambda k, t=t: as_t(schedule.at_step(t, k, lr))) if schedule.per_step else None
+        rs = run_round(algorithm, state, streams, t, n_runs=R, n_clients=C, per_round=N, local_steps=K,
+                       lr=as_t(schedule.at_round(t, lr)), make_oracle=TorchProblemOracle, step_lr=step,
+                       writable_sel=True)
+        commit_round(state, rs)
+        hist.append(state.w.numpy().copy())
+    return np.stack(hist)
+
+
+def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: int = 3, lr: float = 0.05,
+                    clients_per_round: int | None = None, oracle=None, checks=CONTRACT, rtol: float = 1e-10) -> dict:
+    """Run an algorithm through the contract every algorithm in fedtheory meets (as scikit-learn's
+    ``check_estimator`` does for estimators). Raises AssertionError naming the first broken clause; returns
+    {clause: 'ok' | 'not applicable: why'}.
+
+    determinism: the same seeds give the same bits. batch_independence: each run of a batch equals the same
+    seed run alone (up to BLAS summation order, ``rtol``). reference: the vectorized engine equals the naive
+    per-client reference of its communication kind (server, gossip, mixed precision) to ``rtol``. measures:
+    every measure a plug-in declares is recorded, (T, R), finite. torch_backend: the shared round protocol on
+    torch float64 tensors gives the numpy engine's models (plug-ins written once for both backends); not
+    applicable to local objective terms, whose network form lives in ``empirical.objectives``.
+    """
+    from .sim.engine import RunConfig, simulate
+    from .sim.plugins import AdditiveNoise
+    from .sim.problems import heterogeneous_least_squares
+
+    unknown = [c for c in checks if c not in CONTRACT]
+    if unknown:
+        raise ParameterError("checks", unknown, "names from " + ", ".join(CONTRACT))
+    p = problem if problem is not None else heterogeneous_least_squares(6, 5, 12, random_state=0)
+    cfg = RunConfig(rounds=rounds, local_steps=local_steps, lr=lr, clients_per_round=clients_per_round,
+                    oracle=oracle if oracle is not None else AdditiveNoise(0.05))
+    seeds = [3, 4, 5]
+    w0 = p.initial_point(1, scale=1.0)
+    declared = sorted({m for pl in algorithm.plugins() for m in pl.measures()})
+    measures = ("opt_error",) + tuple(declared)
+    out: dict[str, str] = {}
+
+    def models(tr):
+        return tr.final_w
+
+    def close(a, b):
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=rtol * (1 + np.abs(b).max()))
+
+    name = algorithm.name
+    batch = simulate(p, algorithm, cfg, seeds, w0=w0, measures=measures, keep_iterates=True)
+    if batch.diverged.any():
+        raise AssertionError(f"{name}: diverged on the contract problem ({batch.diverged_quantity}); pick a smaller lr")
+    if "determinism" in checks:
+        again = simulate(p, algorithm, cfg, seeds, w0=w0, measures=measures)
+        for m in measures:
+            if not np.array_equal(batch[m], again[m], equal_nan=True):
+                raise AssertionError(f"{name}: determinism: measure {m} differs between two runs with the same seeds")
+        if not np.array_equal(models(batch), models(again)):
+            raise AssertionError(f"{name}: determinism: final models differ between two runs with the same seeds")
+        out["determinism"] = "ok"
+    if "batch_independence" in checks:
+        for r, s in enumerate(seeds):
+            alone = simulate(p, algorithm, cfg, [s], w0=w0, measures=("opt_error",))
+            if not close(batch.final_w[r], alone.final_w[0]):
+                raise AssertionError(f"{name}: batch_independence: run {r} (seed {s}) differs from the same seed alone "
+                                     f"by {np.abs(batch.final_w[r] - alone.final_w[0]).max():.3g}")
+        out["batch_independence"] = "ok"
+    if "reference" in checks:
+        try:
+            ref = _reference_models(p, algorithm, cfg, seeds, w0)
+        except NotImplementedError as exc:
+            ref = None
+            out["reference"] = (f"not applicable: the naive reference has no rule for {exc} (add it to "
+                                "sim/reference.py's NaiveClients)")
+    if "reference" in checks and ref is not None:
+        if not close(batch.iterates, ref):
+            raise AssertionError(f"{name}: reference: engine and naive reference differ by "
+                                 f"{np.nanmax(np.abs(batch.iterates - ref)):.3g}")
+        out["reference"] = "ok"
+    if "measures" in checks:
+        for m in declared:
+            arr = batch[m]
+            if arr.shape != (rounds, len(seeds)) or not np.all(np.isfinite(arr)):
+                raise AssertionError(f"{name}: measures: {m} has shape {arr.shape} (want {(rounds, len(seeds))}) "
+                                     f"or non-finite entries")
+        out["measures"] = "ok" if declared else "not applicable: no plug-in measures"
+    if "torch_backend" in checks:
+        if any(getattr(tr, "objective", False) for tr in algorithm.local):
+            out["torch_backend"] = "not applicable: a local objective term (its network form is empirical.objectives')"
+        else:
+            th = _torch_models(p, algorithm, cfg, seeds, w0)
+            if not close(th, batch.iterates):
+                raise AssertionError(f"{name}: torch_backend: the torch round differs from numpy by "
+                                     f"{np.nanmax(np.abs(th - batch.iterates)):.3g}")
+            out["torch_backend"] = "ok"
+    return out

@@ -119,7 +119,7 @@ def _label(run):
 
 
 def _K(tr) -> float:
-    return float(tr.config.clients_per_round or len(tr.algorithm.aggregate._mask))
+    return float(tr.config.clients_per_round or len(tr.algorithm.aggregate.inferior_mask))
 
 
 def _blocks_of(tr):

@@ -49,7 +49,7 @@ def _hyperbolic():
     from ..sim.fedmrur import HyperbolicRegularizer, lifted_sqdist
 
     def params(plugin, like):
-        return torch.cat([plugin._param(n, like)[:, :, 0] for n in ("gamma", "sigma", "beta")], dim=1)  # (R, 3)
+        return torch.cat([plugin.param(n, like)[:, :, 0] for n in ("gamma", "sigma", "beta")], dim=1)  # (R, 3)
 
     def term(z, za, p):
         """gamma exp(D / sigma), D = mean over the minibatch of ||L(z_j) - L(z_anchor,j)||_L^2 (seed 003 eqs. 3, 5)."""

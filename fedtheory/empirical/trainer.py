@@ -535,7 +535,7 @@ def _plugin_info(alg) -> dict[str, Any]:
         blocks = getattr(p, "blocks", None)
         if blocks is not None and hasattr(blocks, "sizes"):
             out.setdefault(p.name, {})["block_sizes"] = [int(x) for x in blocks.sizes]
-        mask = getattr(p, "_mask", None)
+        mask = getattr(p, "inferior_mask", None)
         if mask is not None:
             out.setdefault(p.name, {})["inferior"] = np.asarray(mask, bool).astype(int).tolist()
     return out

@@ -151,9 +151,9 @@ class HyperbolicRegularizer(LocalTransform):
         return {"gamma": self.gamma, "sigma": self.sigma, "beta": self.beta}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("gamma", per_run(check_float("gamma", self.gamma, 0.0, size=runs), runs))
-        self._set_param("sigma", per_run(check_float("sigma", self.sigma, 0.0, low_inclusive=False, size=runs), runs))
-        self._set_param("beta", per_run(check_float("beta", self.beta, 0.0, low_inclusive=False, size=runs), runs))
+        self.set_param("gamma", per_run(check_float("gamma", self.gamma, 0.0, size=runs), runs))
+        self.set_param("sigma", per_run(check_float("sigma", self.sigma, 0.0, low_inclusive=False, size=runs), runs))
+        self.set_param("beta", per_run(check_float("beta", self.beta, 0.0, low_inclusive=False, size=runs), runs))
 
     def round_start(self, rs):
         try:
@@ -164,26 +164,26 @@ class HyperbolicRegularizer(LocalTransform):
                                  "representations (e.g. LogisticProblem) when HyperbolicRegularizer is used") from None
         xp = ops(z_ref)
         rs.extra["hyp_zref"] = z_ref
-        rs.extra["hyp_aref"] = xp.sqrt(self._param("beta", z_ref) + _rowdot(z_ref, z_ref))
+        rs.extra["hyp_aref"] = xp.sqrt(self.param("beta", z_ref) + _rowdot(z_ref, z_ref))
         rs.extra["hyp_weights"] = weights
         rs.extra["hyp_radius"] = xp.zeros((z_ref.shape[0],), like=z_ref)
 
     def _D(self, rs, z):
-        b = self._param("beta", z)  # (R,1,1) broadcasts over (R,N,S)
+        b = self.param("beta", z)  # (R,1,1) broadcasts over (R,N,S)
         return ops(z).sum(rs.extra["hyp_weights"] * lifted_sqdist(z, rs.extra["hyp_zref"], b), axis=-1)
 
     def objective_grad(self, rs, w):
         xp = ops(w)
         z, z_ref, a_ref = rs.view.representation(w), rs.extra["hyp_zref"], rs.extra["hyp_aref"]
-        b = self._param("beta", w)  # (R,1,1) broadcasts over (R,N,S)
+        b = self.param("beta", w)  # (R,1,1) broadcasts over (R,N,S)
         a = xp.sqrt(b + _rowdot(z, z))
         e = z - z_ref
         da = _rowdot(e, z + z_ref) / (a + a_ref)  # a - a_ref
         wts = rs.extra["hyp_weights"]
         D = xp.sum(wts * (_rowdot(e, e) - da * da), axis=-1)  # (R,N)
         Gz = (wts / a)[..., None] * (2 * a_ref[..., None] * z - 2 * a[..., None] * z_ref)  # w_j grad_z d^2_j
-        sig = self._param("sigma", w)[:, :, 0]  # (R,1)
-        coef = self._param("gamma", w)[:, :, 0] * xp.exp(D / sig) / sig  # gamma R / sigma, (R,N)
+        sig = self.param("sigma", w)[:, :, 0]  # (R,1)
+        coef = self.param("gamma", w)[:, :, 0] * xp.exp(D / sig) / sig  # gamma R / sigma, (R,N)
         dist = xp.max(xp.norm(w - rs.anchor, axis=-1), axis=1)
         rs.extra["hyp_radius"] = xp.maximum(rs.extra["hyp_radius"], dist)
         return coef[..., None] * rs.view.representation_grad(w, Gz)
@@ -199,10 +199,10 @@ class HyperbolicRegularizer(LocalTransform):
     def measure(self, rs):
         z = rs.view.representation(rs.wK)
         D = self._D(rs, z)
-        sig = self._param("sigma", D)[:, :, 0]
+        sig = self.param("sigma", D)[:, :, 0]
         out = {"hyp_R": ops(D).mean(ops(D).exp(D / sig), axis=1), "hyp_radius": rs.extra["hyp_radius"]}
         rb = r_bound(_np(rs.view.representation_inputs()), _np(rs.extra["hyp_weights"]), _np(rs.extra["hyp_zref"]),
-                     self._param("beta")[:, 0, 0], self._param("sigma")[:, 0, 0], _np(rs.extra["hyp_radius"]))
+                     self.param("beta")[:, 0, 0], self.param("sigma")[:, 0, 0], _np(rs.extra["hyp_radius"]))
         out["hyp_r_bound"] = rb.max(axis=1)
         return out
 
@@ -226,7 +226,7 @@ class NormalizedAggregation(Aggregator):
         return {"server_lr": self.server_lr, "normalize": self.normalize}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("server_lr", per_run(check_float("server_lr", self.server_lr, 0.0, low_inclusive=False,
+        self.set_param("server_lr", per_run(check_float("server_lr", self.server_lr, 0.0, low_inclusive=False,
                                                          size=runs), runs))
 
     def aggregate(self, rs):
@@ -242,7 +242,7 @@ class NormalizedAggregation(Aggregator):
         else:
             update = xp.mean(U, axis=1)
         rs.extra["global_update"] = update
-        return rs.state.w - self._param("server_lr", rs.sent)[:, :, 0] * update
+        return rs.state.w - self.param("server_lr", rs.sent)[:, :, 0] * update
 
     def measures(self):
         return {

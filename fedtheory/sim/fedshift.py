@@ -68,12 +68,12 @@ class WeightShift(Aggregator):
 
     def setup(self, state, runs, n_clients, dim):
         self.base.setup(state, runs, n_clients, dim)
-        self._mask = client_mask(self.inferior, n_clients)
+        self.inferior_mask = client_mask(self.inferior, n_clients)
         self.blocks = Blocks.of(self.layers, dim)
         flag = np.asarray(self.shift)
         if flag.dtype != bool and not np.all(np.isin(flag, (0, 1))):
             raise ParameterError("shift", self.shift, "True/False, or one bool per run")
-        self._set_param("shift", per_run(flag.astype(np.float64), runs))
+        self.set_param("shift", per_run(flag.astype(np.float64), runs))
 
     def round_start(self, rs):
         self.base.round_start(rs)
@@ -84,11 +84,11 @@ class WeightShift(Aggregator):
     def aggregate(self, rs: RoundState):
         w_fa = self.base.aggregate(rs)
         xp = ops(w_fa)
-        n_inf = self._mask[np.asarray(rs.sel)].sum(axis=1).astype(np.float64)  # |I^t| per run
+        n_inf = self.inferior_mask[np.asarray(rs.sel)].sum(axis=1).astype(np.float64)  # |I^t| per run
         frac = xp.asarray((n_inf / rs.sel.shape[1])[:, None], like=w_fa)
         m_next = self.blocks.means(w_fa)  # (R, n_blocks)
         w_fs = w_fa - self.blocks.expand(frac * m_next)
-        on = self._param("shift", w_fa)[:, :, 0]  # (R, 1)
+        on = self.param("shift", w_fa)[:, :, 0]  # (R, 1)
         rs.extra["shift"] = {"w_fa": w_fa, "w_fs": w_fs, "m_next": m_next, "m_prev": self.blocks.means(rs.state.w),
                              "n_inf": n_inf}
         return on * w_fs + (1 - on) * w_fa

@@ -189,14 +189,14 @@ class LocalMomentum(LocalTransform):
         return {"theta": self.theta}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("theta", per_run(check_float("theta", self.theta, 0.0, 1.0, high_inclusive=False, size=runs), runs))
+        self.set_param("theta", per_run(check_float("theta", self.theta, 0.0, 1.0, high_inclusive=False, size=runs), runs))
 
     def round_start(self, rs):
         rs.extra["local_momentum"] = None
 
     def direction(self, rs, g, w, grad_at):
         prev = rs.extra.get("local_momentum")
-        m = g if prev is None else g + self._param("theta", g) * prev
+        m = g if prev is None else g + self.param("theta", g) * prev
         rs.extra["local_momentum"] = m
         return m
 

@@ -9,7 +9,7 @@ State lives in the engine's :class:`State`: ``server`` arrays (R, d), ``clients`
 nothing is kept on the plug-in object between runs except its validated hyperparameters.
 
 Plug-ins are written against ``backend.ops`` so the same rule runs on numpy arrays (sim/) and
-on torch tensors (empirical/): use ``xp = ops(x)`` and ``self._param(name, like)``; never call
+on torch tensors (empirical/): use ``xp = ops(x)`` and ``self.param(name, like)``; never call
 numpy directly on state arrays.
 """
 from __future__ import annotations
@@ -88,11 +88,13 @@ class Plugin:
         return {}
 
     # per-run hyperparameters, stored as (R, 1, 1) and converted to the state's backend on use
-    def _set_param(self, name: str, value: np.ndarray) -> None:
+    def set_param(self, name: str, value: np.ndarray) -> None:
+        """Store a per-run hyperparameter (length R) for ``param``; call it in ``setup``."""
         self.__dict__.setdefault("_params", {})[name] = np.asarray(value, dtype=np.float64)[:, None, None]
         self.__dict__.setdefault("_converted", {}).pop(name, None)
 
-    def _param(self, name: str, like=None):
+    def param(self, name: str, like=None):
+        """A per-run hyperparameter as (R, 1, 1), in ``like``'s backend, dtype and device (numpy without ``like``)."""
         raw = self.__dict__["_params"][name]
         if like is None or isinstance(like, np.ndarray):
             return raw
@@ -143,12 +145,12 @@ class RelaxedInit(Plugin):
         return {"beta": self.beta}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("beta", per_run(check_float("beta", self.beta, size=runs), runs))
+        self.set_param("beta", per_run(check_float("beta", self.beta, size=runs), runs))
 
     def init(self, rs: RoundState):
         last = rs.gather("last_local")
         rs.extra["relaxed_last"] = last
-        return rs.anchor + self._param("beta", rs.anchor) * (rs.anchor - last)
+        return rs.anchor + self.param("beta", rs.anchor) * (rs.anchor - last)
 
     def measures(self):
         return {"eq15_residual": "max_i ||(w^{t+1} - w_{i,K}) - [beta (w_i^last - w^t) + (w^{t+1} - w^t) + eta sum_k d_{i,k}]||"
@@ -159,7 +161,7 @@ class RelaxedInit(Plugin):
         w = rs.state.w[:, None, :]
         w1 = rs.w_next[:, None, :]
         lhs = w1 - rs.wK
-        rhs = self._param("beta", rs.wK) * (rs.extra["relaxed_last"] - w) + (w1 - w) + rs.lr * rs.extra["direction_sum"]
+        rhs = self.param("beta", rs.wK) * (rs.extra["relaxed_last"] - w) + (w1 - w) + rs.lr * rs.extra["direction_sum"]
         scale = xp.max(xp.norm(lhs, axis=-1), axis=1)
         err = xp.max(xp.norm(lhs - rhs, axis=-1), axis=1)
         return {"eq15_residual": err / (scale + (scale == 0))}
@@ -203,11 +205,11 @@ class SAM(LocalTransform):
         return {"rho": self.rho}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("rho", per_run(check_float("rho", self.rho, 0.0, size=runs), runs))
+        self.set_param("rho", per_run(check_float("rho", self.rho, 0.0, size=runs), runs))
 
     def direction(self, rs, g, w, grad_at):
         norm = ops(g).norm(g, axis=-1, keepdims=True)
-        eps = self._param("rho", g) * g / (norm + (norm == 0))
+        eps = self.param("rho", g) * g / (norm + (norm == 0))
         return grad_at(w + eps)
 
 
@@ -265,11 +267,11 @@ class ClientMomentum(LocalTransform):
         return out
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("alpha", per_run(check_float("alpha", self.alpha, 0.0, 1.0, size=runs), runs))
+        self.set_param("alpha", per_run(check_float("alpha", self.alpha, 0.0, 1.0, size=runs), runs))
         state.server["momentum_delta"] = ops(state.w).zeros((runs, dim), like=state.w)
 
     def direction(self, rs, g, w, grad_at):
-        a = self._param("alpha", g)
+        a = self.param("alpha", g)
         return a * g + (1 - a) * rs.state.server["momentum_delta"][:, None, :]
 
     def round_end(self, rs):
@@ -297,10 +299,10 @@ class Prox(LocalTransform):
         return {"mu": self.mu}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("mu", per_run(check_float("mu", self.mu, 0.0, size=runs), runs))
+        self.set_param("mu", per_run(check_float("mu", self.mu, 0.0, size=runs), runs))
 
     def direction(self, rs, g, w, grad_at):
-        return g + self._param("mu", g) * (w - rs.anchor)
+        return g + self.param("mu", g) * (w - rs.anchor)
 
 
 # ---------------------------------------------------------------------------------- compression
@@ -348,11 +350,11 @@ class MeanUpdates(Aggregator):
         return {"server_lr": self.server_lr}
 
     def setup(self, state, runs, n_clients, dim):
-        self._set_param("server_lr", per_run(check_float("server_lr", self.server_lr, 0.0, low_inclusive=False,
+        self.set_param("server_lr", per_run(check_float("server_lr", self.server_lr, 0.0, low_inclusive=False,
                                                          size=runs), runs))
 
     def aggregate(self, rs):
-        eta_g = self._param("server_lr", rs.sent)[:, :, 0]
+        eta_g = self.param("server_lr", rs.sent)[:, :, 0]
         update = ops(rs.sent).mean(rs.w0 - rs.sent, axis=1)
         rs.extra["global_update"] = update
         return rs.state.w - eta_g * update

@@ -435,13 +435,13 @@ class Quantize(Compressor):
         b = np.asarray(self.bits)
         self._bits = check_bits(b, runs) if b.ndim else check_bits(b)
         self._bits_runs = np.broadcast_to(self._bits, (runs,)).copy()
-        self._set_param("bits", self._bits_runs.astype(np.float64))
-        self._mask = client_mask(self.inferior, n_clients)
+        self.set_param("bits", self._bits_runs.astype(np.float64))
+        self.inferior_mask = client_mask(self.inferior, n_clients)
         self.blocks = Blocks.of(self.layers, dim)
 
     def inferior_selected(self, rs: RoundState) -> np.ndarray:
         """(R, N) bool: which of this round's clients quantize."""
-        return self._mask[np.asarray(rs.sel)]
+        return self.inferior_mask[np.asarray(rs.sel)]
 
     def apply(self, rs: RoundState, values):
         """What the server receives when the selected clients hold ``values`` (R, N, d)."""
