@@ -149,14 +149,6 @@ class Problem:
         """F(w) = (1/C) sum_i E_{z ~ D_i} f(w; z) where the distribution is known."""
         raise NotImplementedError(f"{self.name} has no known population risk")
 
-    @property
-    def has_population(self) -> bool:
-        try:
-            self.population_loss(np.zeros((1, self.dim)))
-            return True
-        except NotImplementedError:
-            return False
-
     # ---- constants
     @property
     def _constants(self) -> dict[str, Constant]:  # the global constants; subclasses compute them once

@@ -148,10 +148,6 @@ class Topology:
         self._static_only("lam")
         return mixing_lambda(self.matrix())
 
-    @property
-    def spectral_gap(self) -> float:
-        return 1.0 - self.lam
-
     def lambda_stats(self, draws: int = 64, random_state: Any = 0) -> dict[str, float]:
         """lambda of the round matrices: for a static topology every round has the same value; for a
         time-varying one, the mean / min / max over ``draws`` draws and lambda of E[W^T W]^(1/2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Record, StatedOrder,
                    SymbolInfo, SymbolSet, get, register, registered_ids, registry)
+from .assumptions import ASSUMPTIONS, register_assumption
 from .rates import RateReport, TermGrowth, check_order, growth
 
 
@@ -18,6 +19,6 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
+__all__ = ["ASSUMPTIONS", "Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "get", "papers", "register",
-           "registered_ids", "registry", "TermGrowth", "growth"]
+           "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]

@@ -1,4 +1,7 @@
-"""The catalogue of assumptions that theorem records name."""
+"""The catalogue of assumptions that records name (``Bound.assumptions``): ``fedtheory explain`` prints each one's
+statement. A plug-in adds its own with ``register_assumption``."""
+
+from .._validation import FedTheoryError
 
 ASSUMPTIONS: dict[str, str] = {
     "L_smooth": "each local objective f_i is L-smooth: ||grad f_i(u) - grad f_i(v)|| <= L ||u - v||",
@@ -16,5 +19,13 @@ ASSUMPTIONS: dict[str, str] = {
 }
 
 
+def register_assumption(name: str, statement: str) -> None:
+    """Add an assumption to the catalogue (the same name twice must mean the same statement)."""
+    if name in ASSUMPTIONS and ASSUMPTIONS[name] != statement:
+        raise FedTheoryError(f"assumption {name!r} is already in the catalogue with another statement")
+    ASSUMPTIONS[name] = statement
+
+
 def describe(name: str) -> str:
-    return ASSUMPTIONS.get(name, "(not in the catalogue)")
+    """The statement of a catalogued assumption, or a note that it is not in the catalogue."""
+    return ASSUMPTIONS.get(name, "(not in the catalogue: see the record's source)")

@@ -280,9 +280,12 @@ class Bound(Record):
         return failed
 
     def explain(self) -> str:
+        from .assumptions import describe
+
         lines = [f"{self.id}  [{self.kind}]  {self.title}", f"source: {self.source}",
-                 f"assumptions: {', '.join(self.assumptions) or '-'}",
-                 f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"]
+                 "assumptions:" + (" -" if not self.assumptions else "")]
+        lines += [f"  {a}: {describe(a)}" for a in self.assumptions]
+        lines += [f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"]
         for d in self.definitions:
             rhs = sp.sstr(d.expr) if d.expr is not None else "(in words; see its record)"
             lines.append(f"  {d.symbol} = {rhs}   [{d.id}; {d.source}]")

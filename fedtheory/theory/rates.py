@@ -16,7 +16,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from .core import Bound, StatedOrder
+from .core import StatedOrder
 
 
 @dataclass
@@ -158,10 +158,3 @@ def _eventually(cond, order: StatedOrder, var) -> str:
     if (lim - 1).is_positive:
         return "eventually fails"
     return "undetermined"
-
-
-def check_bound_rate(bound: Bound, constants: Sequence[sp.Symbol] = (), track: Sequence[sp.Symbol] = ()) -> RateReport:
-    """The rate check of a bound against its own stated order (``track`` defaults to ``bound.order.track``)."""
-    if bound.order is None:
-        raise ValueError(f"{bound.id} states no order")
-    return check_order(bound.expanded(), bound.order, constants, track, bound.conditions)

@@ -9,11 +9,15 @@ of E local steps the global model is w_T with T = R E + 1.
 """
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register
+from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register, register_assumption
 
 PAPER = "li2020"
 SOURCE = "Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 1"
 NONNEG = sp.Interval(0, sp.oo)
+
+register_assumption("strongly_convex_each(mu)", "each client objective F_k is mu-strongly convex (Li et al. Assumption 2)")
+register_assumption("bounded_variance_each(sigma_k)",
+                    "E||grad F_k(w, xi) - grad F_k(w)||^2 <= sigma_k^2 for each client k (Li et al. Assumption 3)")
 
 S = SymbolSet(PAPER)
 L = S.add("L", "smoothness of every F_k (Assumption 1): max_k L_k")
@@ -39,8 +43,7 @@ B_DEF = Definition(id="li2020.B", paper=PAPER, symbol=B, expr=sum_p2_sigma2 + 6 
 THM1 = Bound(
     id="li2020.thm1", paper=PAPER, title="FedAvg, full participation, strongly convex non-IID clients",
     source=SOURCE, symbols=S,
-    assumptions=("L_smooth (each F_k)", "strongly_convex(mu) (each F_k)", "bounded_variance(sigma_k)",
-                 "bounded_gradient(G)"),
+    assumptions=("L_smooth", "strongly_convex_each(mu)", "bounded_variance_each(sigma_k)", "bounded_gradient(G)"),
     lhs="opt_error", lhs_description="E[F(w_T)] - F* (simulator measure opt_error at round (T - 1)/E)",
     expr=kappa / (gamma + T - 1) * (2 * B / mu + mu * gamma / 2 * Delta1),
     definitions=(B_DEF, GAMMA, KAPPA),
