@@ -83,6 +83,17 @@ def check_float(
     return arr.copy()
 
 
+def check_finite(name: str, value: Any) -> np.ndarray:
+    """``value`` as a float64 array, or a ParameterError naming ``name`` and the first non-finite entry."""
+    arr = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0]) if arr.ndim else ()
+        raise ParameterError(name, f"array with {int(bad.sum())} non-finite entries (first at index {where}: "
+                             f"{arr[where]})", "an array of finite numbers")
+    return arr
+
+
 def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     choices = tuple(choices)
     if value not in choices:

@@ -267,6 +267,8 @@ def _cmd_train(args) -> int:
         return 0
     if not args.out:
         raise ParameterError("--out", None, "a run directory (e.g. runs/fedinit-beta-sweep)")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ParameterError("--out", args.out, "a run directory (new, or an existing one with --resume), not a file")
     given = {k: getattr(args, k) for k in _TRAIN_FIELDS if hasattr(args, k)}
     if hasattr(args, "hp"):
         given["hyperparameters"] = parse_hyperparameters(args.hp)
@@ -338,8 +340,16 @@ def _cmd_check(args) -> int:
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
-    if args.runs is not None and not os.path.isdir(args.runs):
-        raise ParameterError("--runs", args.runs, "an existing directory of logged runs (see `fedtheory train`)")
+    unusable: list[str] = []
+    if args.runs is not None:
+        if not os.path.isdir(args.runs):
+            raise ParameterError("--runs", args.runs, "an existing directory of logged runs (see `fedtheory train`)")
+        from .empirical.runs import find_runs
+
+        if not find_runs(args.runs, errors=unusable):
+            raise ParameterError("--runs", args.runs, "a directory holding fedtheory runs (manifest.json + metrics.csv "
+                                 "from `fedtheory train`); " + ("unusable: " + "; ".join(unusable) if unusable else
+                                                                "none found"))
     t0 = time.perf_counter()
     progress = not args.no_progress and args.format == "table" and sys.stderr.isatty()
     results = run_checks(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=progress,
@@ -359,6 +369,10 @@ def _cmd_check(args) -> int:
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))
         if args.out:
             print(f"JSON records written to {args.out}")
+    if unusable:  # the valid runs were checked; the unusable ones are bad input
+        print("fedtheory: error: unusable run directories under --runs (the others were checked):\n  "
+              + "\n  ".join(unusable), file=sys.stderr)
+        return 2
     return code
 
 

@@ -233,6 +233,14 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     """
     lhs = np.asarray(lhs_runs, float)
     rhs = np.broadcast_to(np.asarray(rhs_runs, float), lhs.shape)
+    diverged = ~np.isfinite(lhs) & np.isfinite(rhs)
+    if diverged.any():  # a diverged run contradicts a finite bound: never dropped, never 'holds'
+        return "violated", {"measured": math.inf, "bound": float(np.mean(rhs[np.isfinite(rhs)])), "ratio": 0.0,
+                            "runs": lhs.size, "diverged_runs": int(diverged.sum()),
+                            "detail": f"the measurement is non-finite (diverged) in {int(diverged.sum())} of {lhs.size} "
+                                      "runs where the bound is finite"}
+    if not np.all(np.isfinite(rhs)):
+        return "inconclusive", {"runs": lhs.size, "detail": "the bound is not finite (undefined) at these values"}
     gap = rhs - lhs
     n = gap.size
     mean = float(np.mean(gap))
@@ -280,11 +288,21 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
 
     check_choice("correction", correction, ("holm", "none"))
     lhs = np.asarray(lhs, float)
-    rhs = np.asarray(rhs, float)
-    ok = np.all(np.isfinite(lhs), axis=1) & np.all(np.isfinite(rhs), axis=1)
-    lhs, rhs = lhs[ok], rhs[ok]
+    rhs = np.broadcast_to(np.asarray(rhs, float), lhs.shape)
+    rhs_ok = np.all(np.isfinite(rhs), axis=1)
+    diverged = ~np.isfinite(lhs) & np.isfinite(rhs)
+    if diverged.any():  # non-finite measurements where the bound is finite: a divergence, reported, never dropped
+        rounds_d, runs_d = np.nonzero(diverged)
+        return "violated", {"measured": math.inf, "bound": float(rhs[rounds_d[0], runs_d[0]]), "ratio": 0.0,
+                            "rounds": int(lhs.shape[0]), "runs": int(lhs.shape[1]),
+                            "diverged_runs": int(np.unique(runs_d).size), "first_diverged_round": int(rounds_d.min()),
+                            "detail": f"the measurement is non-finite (diverged) from round {int(rounds_d.min())} in "
+                                      f"{int(np.unique(runs_d).size)} of {lhs.shape[1]} runs, where the bound is finite"}
+    index = np.flatnonzero(rhs_ok)  # rounds where the bound is defined; the others are counted, not judged
+    excluded = int(lhs.shape[0] - index.size)
+    lhs, rhs = lhs[rhs_ok], rhs[rhs_ok]
     if lhs.size == 0:
-        return "inconclusive", {"detail": "no finite rounds"}
+        return "inconclusive", {"detail": "the bound is not finite at any round", "rounds_excluded": excluded}
     gap = rhs - lhs
     n = gap.shape[1]
     mean = gap.mean(axis=1)
@@ -299,7 +317,8 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     pvals = stats.t.cdf(tstat, df=max(n - 1, 1)) if n > 1 else np.where(mean < 0, 0.0, 1.0)
     holm = holm_reject(pvals, alpha)
     sig = holm if correction == "holm" else naive
-    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(j),
+    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
+            "rounds_excluded": excluded,
             "rounds": int(lhs.shape[0]), "runs": n, "rounds_violated": int(np.sum(mean < 0)),
             "family_size": int(lhs.shape[0]), "correction": correction, "family_alpha": alpha,
             "rounds_significant_uncorrected": int(np.sum(naive)), "rounds_significant_holm": int(np.sum(holm))}
@@ -307,7 +326,7 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
         return "holds", info
     if np.any(sig):
         w = int(np.argmin(np.where(sig, tstat, np.inf)))
-        info["worst_round"] = w
+        info["worst_round"] = int(index[w])
         info["runs_violating_at_worst"] = int(np.sum(gap[w] < 0))
         return "violated", info
     return "inconclusive", info

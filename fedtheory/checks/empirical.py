@@ -58,7 +58,18 @@ def _logs(session: Session):
         return None
     from ..empirical.runs import find_runs
 
-    return session.memo(("empirical", "logs", session.runs_dir), lambda: find_runs(session.runs_dir))
+    return session.memo(("empirical", "logs", session.runs_dir), lambda: find_runs(session.runs_dir, errors=[]))
+
+
+def _unusable(session: Session) -> list[str]:
+    """The run directories under --runs that could not be read (named by the CLI, exit 2)."""
+    from ..empirical.runs import find_runs
+
+    def scan():
+        errors: list[str] = []
+        find_runs(session.runs_dir, errors=errors)
+        return errors
+    return session.memo(("empirical", "unusable", session.runs_dir), scan)
 
 
 # ------------------------------------------------------------------------------------ per-run values
@@ -315,7 +326,8 @@ def runs_integrity(session):
     if not logs:
         return [CheckResult("empirical.runs", "empirical", "identity", "inconclusive", problem=str(session.runs_dir),
                             detail="no fedtheory run directories (manifest.json + metrics.csv) found here")]
-    out = []
+    out = [CheckResult("empirical.runs", "empirical", "identity", "inconclusive", problem=str(session.runs_dir),
+                       detail=f"unusable run directory: {err}") for err in _unusable(session)]
     for lg in logs:
         T = int(lg.config["rounds"])
         R = len(lg.runs)

@@ -2,6 +2,7 @@
 symbolic rate check, fit a measured rate."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -69,7 +70,9 @@ def assess_bound(
             continue
         if per_round:
             lhs, rhs = measured_runs(vals)
-            key = float(np.nanmin(rhs.mean(axis=1) - lhs.mean(axis=1)))
+            slack = np.asarray(rhs, float).mean(axis=1) - np.asarray(lhs, float).mean(axis=1)
+            slack = slack[np.isfinite(slack)]
+            key = float(slack.min()) if slack.size else -math.inf  # a diverged candidate is the least favourable
             cand = (-key, vals, (lhs, rhs))  # keep the candidate with the largest worst-round slack
         else:
             b = np.asarray(bound.evaluate(vals), float)
@@ -96,6 +99,8 @@ def assess_bound(
         verdict, info = compare_mean(np.asarray(measured_runs, float), payload)
         if trivial_bound is not None and info.get("bound") is not None and np.isfinite(info["bound"]):
             vacuous = bool(info["bound"] > trivial_bound)
+    if info.get("detail"):
+        detail = info["detail"] + (f". {detail}" if detail else "")
     if vacuous:
         detail = (detail + ". " if detail else "") + (f"vacuous: the bound exceeds the trivial bound "
                                                        f"{trivial_bound:.4g} of its left side")

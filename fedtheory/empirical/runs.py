@@ -214,8 +214,8 @@ class RunLog:
         return float(vals[ok[-1]]) if ok.size else float("nan")
 
     def diverged(self, run: int) -> bool:
-        f = self.run_frame(run)
-        return bool(np.nanmax(f["diverged"].to_numpy(dtype=float)) > 0) if len(f) else False
+        vals = self.run_frame(run)["diverged"].to_numpy(dtype=float)
+        return bool(np.any(vals[np.isfinite(vals)] > 0))
 
 
 def load_run(path: str | os.PathLike) -> RunLog:
@@ -226,19 +226,33 @@ def load_run(path: str | os.PathLike) -> RunLog:
     try:
         manifest = json.loads(mpath.read_text())
     except (OSError, ValueError) as exc:
-        raise RunDirError(f"{path}: cannot read {MANIFEST} ({exc})") from None
+        raise RunDirError(f"{mpath}: cannot read it ({exc})") from None
     if manifest.get("schema") != SCHEMA:
-        raise RunDirError(f"{path}: {MANIFEST} is not a fedtheory run manifest (schema {manifest.get('schema')!r}, "
+        raise RunDirError(f"{mpath}: not a fedtheory run manifest (schema {manifest.get('schema')!r}, "
                           f"expected {SCHEMA!r})")
+    for key in ("config", "runs"):
+        if key not in manifest:
+            raise RunDirError(f"{mpath}: no {key!r} entry (a truncated or hand-edited manifest)")
     try:
         metrics = pd.read_csv(path / METRICS, on_bad_lines="skip")
     except (OSError, ValueError) as exc:
-        raise RunDirError(f"{path}: cannot read {METRICS} ({exc})") from None
+        raise RunDirError(f"{path / METRICS}: cannot read it ({exc})") from None
+    missing = [c for c in ("round", "run", "diverged") if c not in metrics]
+    if missing:
+        raise RunDirError(f"{path / METRICS}: no column {', '.join(missing)} (not a fedtheory metrics file)")
+    measured = [c for c in MEASURES if c in metrics and c not in NON_REPRODUCIBLE and c not in ("round", "run", "seed",
+                                                                                              "diverged", "lr")]
+    for r in sorted({int(x) for x in metrics["run"]}):
+        rows = metrics[metrics["run"] == r]
+        if measured and not np.isfinite(rows[measured].to_numpy(dtype=float)).any():
+            raise RunDirError(f"{path / METRICS}: run {r} has no finite measurement in any of its {len(rows)} rows "
+                              f"({', '.join(measured[:4])}, ...): nothing can be checked on it")
     return RunLog(path, manifest, metrics)
 
 
-def find_runs(root: str | os.PathLike) -> list[RunLog]:
-    """Every run directory at or below ``root`` (sorted by path)."""
+def find_runs(root: str | os.PathLike, errors: list[str] | None = None) -> list[RunLog]:
+    """Every readable run directory at or below ``root`` (sorted by path). A directory whose manifest or metrics
+    cannot be used is left out and described in ``errors`` (when given), never skipped silently."""
     root = Path(root)
     if not root.is_dir():
         raise RunDirError(f"{root}: not a directory")
@@ -247,8 +261,10 @@ def find_runs(root: str | os.PathLike) -> list[RunLog]:
     for p in paths:
         try:
             out.append(load_run(p))
-        except RunDirError:
-            continue
+        except RunDirError as exc:
+            if errors is None:
+                raise
+            errors.append(str(exc))
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._validation import ParameterError, check_float, check_int, per_run
+from .._validation import ParameterError, check_finite, check_float, check_int, per_run
 from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
 from .plugins import Exact, Oracle, RoundState, State
 from .problems import Problem
@@ -190,7 +190,7 @@ def simulate(
     N = config.clients_per_round or C
     if w0 is None:
         w0 = problem.initial_point(0)
-    w0 = np.asarray(w0, dtype=np.float64)
+    w0 = check_finite("w0", w0)  # a non-finite start is bad input, not a divergence at round 0
     if w0.shape not in ((d,), (R, d)):
         raise ParameterError("w0", w0.shape, f"shape ({d},) or ({R}, {d})")
     w = np.broadcast_to(w0, (R, d)).copy()

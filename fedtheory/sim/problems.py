@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import scipy.optimize
 
-from .._validation import ParameterError, check_float, check_int, check_random_state
+from .._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 
 
 @dataclass(frozen=True)
@@ -323,8 +323,8 @@ class LeastSquaresProblem(Problem):
 
     def __init__(self, X: np.ndarray, y: np.ndarray, *, ridge: float = 0.0, model: GaussianClientModel | None = None,
                  name: str = "least_squares"):
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
+        X = check_finite("X", X)
+        y = check_finite("y", y)
         if X.ndim == 3:
             X, y = X[None], y[None]
         if X.ndim != 4 or y.shape != X.shape[:3]:
@@ -594,7 +594,7 @@ class PLNonconvexProblem(Problem):
     nonnegative_losses = False
 
     def __init__(self, Z: np.ndarray, name: str = "pl_nonconvex"):
-        Z = np.asarray(Z, dtype=np.float64)
+        Z = check_finite("Z", Z)
         if Z.ndim == 3:
             Z = Z[None]
         self.Z = Z
@@ -788,6 +788,8 @@ class LogisticProblem(Problem):
         sizes = np.array([len(y) for y in y_clients])
         if np.any(sizes == 0):
             raise ParameterError("clients", sizes.tolist(), "every client must have at least one sample")
+        for i, x in enumerate(X_clients):
+            check_finite(f"X_clients[{i}]", x)
         self.client_sizes = sizes
         self.n_clients = len(y_clients)
         self.n_features = X_clients[0].shape[1]
