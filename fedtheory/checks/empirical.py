@@ -184,7 +184,7 @@ def gen_vs_divergence(session, logs):
             continue
         gap = [r["gen_gap"] for r in runs]
         beta = [r["beta"] for r in runs]
-        vs_beta = X._gen_tracks_divergence({"gen_gap": gap, "divergence_term": beta, "beta": beta})
+        vs_beta = X.GEN_TRACKS_DIVERGENCE.evaluate({"gen_gap": gap, "divergence_term": beta, "beta": beta})
         n_div = sum(r["diverged"] for r in runs)
         for label, x in (("sum_t sqrt(Delta^t)", [r["sum_sqrt_delta"] for r in runs]),
                          ("(1+beta) sum_t sqrt(Delta^t)", [(1 + r["beta"]) * r["sum_sqrt_delta"] for r in runs])):
