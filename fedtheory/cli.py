@@ -51,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--runs", metavar="DIR", help="evaluate the empirical checks on the runs logged under DIR "
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ck.add_argument("-v", "--verbose", action="store_true", help="print every row's note (also for rows that hold)")
 
     npp = sub.add_parser("new-paper", help="write a skeleton paper plug-in (records, checks, a test) to start from",
                          description="Write a skeleton plug-in package NAME/ (records, checks, a pytest file and a "
@@ -363,7 +364,7 @@ def _cmd_check(args) -> int:
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
-        print_results(results, elapsed)
+        print_results(results, elapsed, verbose=args.verbose)
         if not results:
             print("no results: " + ("the empirical checks found no completed runs in " + args.runs if args.runs else
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))

@@ -167,3 +167,11 @@ def test_trace_record_is_json_and_complete():
     assert "RelaxedInit" in rec["algorithm"]["init"] and "numpy" in rec["versions"]
     df = tr.to_frame()
     assert set(df["seed"]) == {3, 4} and "relaxed.beta" in df.columns
+
+
+def test_dist2_opt_is_the_squared_distance_of_the_kept_iterates():
+    p = heterogeneous_least_squares(4, 3, 10, random_state=2)
+    tr = simulate(p, fedavg(), RunConfig(rounds=5, local_steps=2, lr=0.05), [0, 1], w0=p.initial_point(0),
+                  measures=("dist2_opt",), keep_iterates=True)
+    expect = np.sum((tr.iterates - p.constants["w_star"].value) ** 2, axis=-1)
+    np.testing.assert_array_equal(tr["dist2_opt"], expect)

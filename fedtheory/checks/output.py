@@ -59,9 +59,10 @@ def row_marks(r: CheckResult) -> str:
     return "".join(f" [{m}]" for m in marks)
 
 
-def format_table(results: Sequence[CheckResult], width: int | None = None) -> str:
+def format_table(results: Sequence[CheckResult], width: int | None = None, verbose: bool = False) -> str:
     """One row per result, grouped by paper; the note (failed conditions, claim evidence, missed rate terms,
-    an unexpected outcome) on indented lines below it."""
+    an unexpected outcome) on indented lines below it; with ``verbose`` every row's note (holds rows too).
+    The setting column shows ``params['setting']`` first, then beta, eta, rho, alpha, bits, topology."""
     width = width or shutil.get_terminal_size((160, 24)).columns
     header = ["id", "problem", "setting", "verdict", "measured", "bound", "ratio"]
     rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict + row_marks(r), fmt_number(r.measured),
@@ -80,7 +81,7 @@ def format_table(results: Sequence[CheckResult], width: int | None = None) -> st
             paper = r.paper
             lines.append(f"[{paper}]")
         lines.append(fmt(row))
-        if r.verdict in _SHOW_NOTE:
+        if r.verdict in _SHOW_NOTE or verbose:
             note = "; ".join(r.conditions_failed) if r.conditions_failed else r.detail
             if r.finding and r.verdict in FINDINGS:
                 note = f"finding '{r.finding}': {note}"
@@ -146,11 +147,12 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None, file: TextIO | None = None) -> None:
+def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None, file: TextIO | None = None,
+                  verbose: bool = False) -> None:
     """The table, a summary line (verdict counts over rows) and the distinct findings, as ``fedtheory check``
-    prints them."""
+    prints them (``verbose``: every row's note)."""
     file = file or sys.stdout
-    print(format_table(results), file=file)
+    print(format_table(results, verbose=verbose), file=file)
     took = f" in {elapsed_s:.1f} s" if elapsed_s is not None else ""
     n_find = len(group_findings(results))
     print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items())

@@ -20,7 +20,7 @@ def scalar_params(values: Mapping[str, Any]) -> dict[str, Any]:
     for k, v in values.items():
         a = np.asarray(v)
         if a.ndim == 0 and np.issubdtype(a.dtype, np.number):
-            out[k] = float(a)
+            out[k] = int(a) if np.issubdtype(a.dtype, np.integer) else float(a)
     return out
 
 

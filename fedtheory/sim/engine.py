@@ -77,6 +77,8 @@ STATE_MEASURES = {  # indexed by t = 0..T (the global model w^t)
     "gen_gap": "F(w^t) - f(w^t): population minus empirical risk (known distribution)",
     "test_loss": "held-out loss at w^t",
     "client_grad_norm2": "(1/C) sum_i ||grad f_i(w^t)||^2 (for measured heterogeneity)",
+    "dist2_opt": "||w^t - w*||^2, w* = problem.constants['w_star'] (the minimizer; for a rank-deficient least "
+                 "squares the min-norm one)",
 }
 ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^{t+1})
     "delta_code": "(1/N) sum_{i in N_t} ||w_{i,K}^t - w^{t+1}||^2 (the FedInit authors' simulator)",
@@ -98,8 +100,9 @@ DEFAULT_MEASURES = ("opt_error", "grad_norm2", "delta", "delta_code", "drift", "
 
 @dataclass
 class Trace:
-    """Measurements of a batch of runs. ``measures[name]`` is (T+1, R) for state measures and
-    (T, R) for round measures; entries after a run diverged are NaN."""
+    """Measurements of a batch of runs. ``measures[name]`` (or ``trace[name]``) is (T+1, R) for state measures and
+    (T, R) for round measures (``fedtheory list --measures``); entries after a run diverged are NaN. With
+    ``simulate(..., keep_iterates=True)``, ``iterates`` holds the global models w^0..w^T, (T+1, R, d)."""
 
     measures: dict[str, np.ndarray]
     seeds: np.ndarray
@@ -111,7 +114,7 @@ class Trace:
     diverged_at: np.ndarray  # (R,) first round whose result was non-finite or too large, -1 if none
     diverged_quantity: list[str | None]
     final_w: np.ndarray
-    iterates: np.ndarray | None = None  # (T+1, R, d) when keep_iterates=True
+    iterates: np.ndarray | None = None  # (T+1, R, d) global models w^0..w^T when keep_iterates=True
 
     @property
     def runs(self) -> int:
@@ -172,6 +175,8 @@ def simulate(
 
     variants: which data variant each run uses (0: the data; 1: the neighbour; see Problem.neighbour).
     w0: the common starting point (d,), or one per run (R, d); default: ``problem.initial_point(0)``.
+    measures: names from ``fedtheory.sim.measure_catalogue()`` (and the algorithm's plug-ins' measures).
+    keep_iterates: also return the global models w^0..w^T as ``trace.iterates`` (T+1, R, d).
     """
     streams = RunStreams(seeds)
     R = streams.runs
@@ -196,6 +201,8 @@ def simulate(
     w = np.broadcast_to(w0, (R, d)).copy()
     lr = per_run(config.lr, R)
     f_star = problem.constants["f_star"].value if "opt_error" in measures else 0.0
+    if "dist2_opt" in measures:
+        rec_w_star = np.asarray(problem.constants["w_star"].value, dtype=np.float64)
 
     state = State(w=w)
     state.clients["last_local"] = np.broadcast_to(w[:, None, :], (R, C, d)).copy()
@@ -215,6 +222,8 @@ def simulate(
 
     def record_state(t: int) -> None:
         _record_state(problem, state, variant, measures, rec, t, f_star, alive)
+        if "dist2_opt" in measures:
+            rec["dist2_opt"][t] = np.where(alive, np.sum((state.w - rec_w_star) ** 2, axis=1), np.nan)
         if iterates is not None:
             iterates[t, alive] = state.w[alive]
 

@@ -54,7 +54,12 @@ class SymbolSet:
         return sym
 
     def __getitem__(self, name: str) -> SymbolInfo:
+        """The symbol's record (description, domain); the sympy symbol itself is ``symbol(name)``."""
         return self.info[name]
+
+    def symbol(self, name: str) -> sp.Symbol:
+        """The sympy symbol registered as ``name`` (for use in formulas)."""
+        return self.info[name].symbol
 
     def validate(self, name: str, value: Any) -> None:
         info = self.info.get(name)
