@@ -96,3 +96,32 @@ def test_fedinit_quick_profile(fedinit_results):
         for key in ("id", "paper", "kind", "verdict", "measured", "bound", "ratio", "conditions_failed", "problem",
                     "params", "seed", "source"):
             assert key in d
+
+
+def test_thm4_rederived_keeps_the_dropped_gradient_term():
+    """Thm 4's explicit bound = (69, 267 G^2 terms) + g eta^2 K^2/(1-96 beta^2) * (Thm 1's right side), with
+    g = 267 B^2 as printed and g = 267 B^2 + 6 C/N re-derived (the 2 C^2 K^2 E||grad f||^2 part of the gradient-sum
+    bound times 3 eta^2/(N C)). Thm 1 is encoded separately, so this fails if either record is mistyped."""
+    import sympy as sp
+    b, e, K, C, N, B = F.beta, F.eta, F.K, F.C, F.N, F.B
+    rest = (69 * e**2 * K * F.sigma_l**2 + 267 * e**2 * K**2 * F.G**2) / (1 - 96 * b**2)
+    thm1_part = e**2 * K**2 * F.THM1_EXPR / (1 - 96 * b**2)
+    assert sp.simplify(F.THM4_EXPR - rest - 267 * B**2 * thm1_part) == 0
+    assert sp.simplify(F.THM4_REDERIVED_EXPR - F.THM4_EXPR - 6 * C / N * thm1_part) == 0
+    vals = {"L": 2.0, "mu": 0.5, "sigma_l": 0.2, "K": 5, "T": 100, "eta": 1e-3, "beta": 0.05, "D": 1.0, "B": 1.0,
+            "G": 0.3, "lam": 0.5}
+    r_full = F.THM4_REDERIVED.evaluate({**vals, "N": 10, "C": 10}) / F.THM4.evaluate({**vals, "N": 10, "C": 10})
+    r_tenth = F.THM4_REDERIVED.evaluate({**vals, "N": 2, "C": 20}) / F.THM4.evaluate({**vals, "N": 2, "C": 20})
+    assert 1 < r_full < r_tenth  # the omission grows with C/N
+
+
+def test_thm4_at_partial_participation():
+    res = run_checks(paper="fedinit", only=["fedinit.thm4.partial"], profile="quick", seed=0, parallel_symbolic=False)
+    settings = {r.params["setting"] for r in res}
+    assert settings == {"partial participation 5 of 10", "partial participation 2 of 20"}
+    for r in res:
+        assert r.params["N"] < r.params["C"] and not r.conditions_failed, r.detail
+        assert r.verdict == "holds" and r.ratio >= 1, r.detail
+    for pr, rd in zip(res[::2], res[1::2]):
+        assert (pr.id, rd.id) == ("fedinit.thm4", "fedinit.thm4.rederived")
+        assert rd.bound > pr.bound and rd.measured == pr.measured

@@ -178,10 +178,21 @@ THM3_REDERIVED = Bound(
 # ------------------------------------------------------------------------------------ Theorems 4 and 5
 
 THM45_CONDITIONS = (*N_RANGE, K_MIN, ETA_NC, ETA_NKL, ETA_SQRT, ETA_GRAD, BETA_96, LAM_OK)
-THM4_EXPR = (534 * eta * K * B**2 * D / ((1 - 96 * beta**2) * lam * T)
-             + 267 * eta**3 * K**2 * B**2 * kappa2 * L * sigma_l**2 / ((1 - 96 * beta**2) * lam * N)
-             + 801 * eta**3 * K**3 * B**2 * kappa1 * L * G**2 / ((1 - 96 * beta**2) * lam * N)
-             + 69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2))
+def _thm4_expr(grad_coef):
+    """Thm 4's explicit right side given the coefficient g of eta^2 K^2 E||grad f(w^t)||^2 in the per-round
+    divergence recursion (printed: g = 267 B^2). (1/T) sum_t E||grad f||^2 is bounded by Thm 1's right side, which
+    turns g eta^2 K^2 into the three middle terms (2g = 534 B^2, g, 3g = 801 B^2 as printed)."""
+    return (2 * grad_coef * eta * K * D / ((1 - 96 * beta**2) * lam * T)
+            + grad_coef * eta**3 * K**2 * kappa2 * L * sigma_l**2 / ((1 - 96 * beta**2) * lam * N)
+            + 3 * grad_coef * eta**3 * K**3 * kappa1 * L * G**2 / ((1 - 96 * beta**2) * lam * N)
+            + 69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2))
+
+
+THM4_GRAD_COEF_PRINTED = 267 * B**2
+THM4_GRAD_COEF_REDERIVED = 267 * B**2 + 6 * C / N
+THM4_EXPR = _thm4_expr(THM4_GRAD_COEF_PRINTED)
+THM4_REDERIVED_EXPR = _thm4_expr(THM4_GRAD_COEF_REDERIVED)
+
 THM4 = Bound(
     id="fedinit.thm4", paper=PAPER, title="Theorem 4: average divergence (explicit form from the proof)",
     source=f"{SEED}, Thm 4, eq. (16); App. A.2.5, Thm 9, eq. (31) and the display before it",
@@ -194,6 +205,30 @@ THM4 = Bound(
          "read from the OCR and re-derived: 72+24=96, 195+72=267, 51+18=69; 534 = 2*267, 801 = 3*267). The main "
          "text omits the weight 1/(1-96 beta^2). The proof drops (Delta^0 - Delta^T)/((1-96 beta^2) T) <= 0 "
          "(Delta^0 = 0). Its 'beta > 0' is read as beta >= 0: the proof holds at beta = 0.")
+THM4_REDERIVED = Bound(
+    id="fedinit.thm4.rederived", paper=PAPER, title="Theorem 4 as the appendix derivation gives it (gradient term kept)",
+    source=f"{SEED}, App. A.2.5 (lines 1226-1314), Lemma 2 (eq. 24), Lemma 4 (eq. 26), Thm 1 (eq. 9)",
+    symbols=S_, assumptions=THM4.assumptions, lhs="avg_delta", lhs_description=THM4.lhs_description,
+    expr=THM4_REDERIVED_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM45_CONDITIONS,
+    quote=f"{SEED}:1268: '< 2C^2 K L^2 V_1^t + 2C^2 K^2 E||grad f(w^t)||^2' (OCR '< 2C?°K LV}} 4 2C*K2E||V f(w\")||2'); "
+          "l. 1273-1287 carry only the V_1 part ('24 C eta^2 K^2 L^2/N', '< 96 beta^2 Delta^t + 267 eta^2 K^2 B^2 "
+          "E||grad f(w^t)||^2 + 69 eta^2 K sigma_l^2 + 267 eta^2 K^2 G^2')",
+    note="Re-derived step by step from App. A.2.5 (l. 1226-1314). (i) Lemma 4: Delta^{t+1} <= 72 b^2 Delta^t + 51 eta^2 K s^2 + 195 "
+         "eta^2 K^2 G^2 + 195 eta^2 K^2 B^2 E||grad f(w^t)||^2 + (3 eta^2/(N C)) E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)"
+         "||^2. (ii) The appendix (l. 1250-1268) splits grad f_i(w_{i,k}) = [grad f_i(w_{i,k}) - grad f_i(w^t)] + "
+         "grad f_i(w^t); since sum_{i in C} sum_k grad f_i(w^t) = C K grad f(w^t), E||sum sum grad f_i(w_{i,k})||^2 <= "
+         "2 C K L^2 sum_i sum_k E||w_{i,k} - w^t||^2 + 2 C^2 K^2 E||grad f(w^t)||^2 = 2 C^2 K L^2 V_1^t + 2 C^2 K^2 "
+         "E||grad f(w^t)||^2. (iii) Times 3 eta^2/(N C): 6 C eta^2 K L^2 V_1^t/N + 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2. "
+         "(iv) V_1^t by Lemma 2 (4 K b^2 Delta^t + 3 K^2 eta^2 (s^2 + 4 K G^2) + 12 K^3 eta^2 B^2 E||grad f||^2) and "
+         "C eta^2 K^2 L^2/N <= 1 (eta <= sqrt(N)/(sqrt(C) K L)) give 24 b^2, 18 eta^2 K s^2, 72 eta^2 K^2 G^2 and 72 "
+         "eta^2 K^2 B^2 E||grad f||^2: the printed 96 b^2, 69, 267 G^2 and 267 B^2. The appendix keeps only the V_1 part; "
+         "the second part of (iii), 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2, is dropped. Kept, the gradient coefficient is "
+         "g = 267 B^2 + 6 C/N instead of 267 B^2. (v) As printed: Delta^t <= 96 b^2 Delta^t + ..., rearranged with "
+         "(Delta^t - Delta^{t+1}), summed over t and divided by (1 - 96 b^2) T (Delta^0 - Delta^T <= 0 dropped); "
+         "(1/T) sum_t E||grad f(w^t)||^2 is bounded by Thm 1 (2D/(lambda eta K T) + kappa_2 eta L s^2/(lambda N) + "
+         "3 kappa_1 eta K L G^2/(lambda N)), which gives the three middle terms with 2g, g, 3g (534 B^2, 267 B^2, 801 "
+         "B^2 as printed). The omission adds 6C/(267 N B^2) relatively to those terms: 2.2% at N = C, B = 1, but 22% at "
+         "the paper's N/C = 0.1 (C/N = 10) and B = 1. The same dropped term enters Thm 5's proof (not re-encoded here).")
 
 THM5_EXPR = (69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2)
              + 267 * B**2 * L / ((1 - 96 * beta**2) * lam**2 * mu) * (kappa2 * eta**2 * K * sigma_l**2 / N + 3 * kappa1 * eta**2 * K**2 * G**2 / N)
@@ -301,7 +336,7 @@ LEMMA4 = Bound(
          "K^2L^2) <= 195. The last coefficient 3 eta^2/(N C) is read off the proof of Thm 4 (24 C eta^2K^2L^2/N "
          "beta^2 = 3 eta^2/(NC) * 2 C^2 K L^2 * 4 K beta^2) and of App. A.2.2 (30 beta^2 eta^2 L/(C N^2 (1-72b^2))).")
 
-register(THM1, THM2, THM3, THM3_REDERIVED, THM4, THM5, THM6_COMPOSED, THM6, EQ3, EQ15, LEMMA2, LEMMA3, LEMMA4)
+register(THM1, THM2, THM3, THM3_REDERIVED, THM4, THM4_REDERIVED, THM5, THM6_COMPOSED, THM6, EQ3, EQ15, LEMMA2, LEMMA3, LEMMA4)
 
 # ------------------------------------------------------------------------------------ claims
 
