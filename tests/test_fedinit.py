@@ -125,3 +125,27 @@ def test_thm4_at_partial_participation():
     for pr, rd in zip(res[::2], res[1::2]):
         assert (pr.id, rd.id) == ("fedinit.thm4", "fedinit.thm4.rederived")
         assert rd.bound > pr.bound and rd.measured == pr.measured
+
+
+def test_divergence_dominates_rule_can_fail():
+    ok = {"order_vs": {"optimization_term (S fixed)": "higher", "stability_term (S fixed)": "higher"},
+          "grid_top": ["stability_term", "divergence_term"], "grid_last": [False, True]}
+    assert F.CLAIM_DOMINATES.evaluate(ok).supported is True
+    # the asymptotic regime not reached at the grid's largest T: inconclusive
+    assert F.CLAIM_DOMINATES.evaluate({**ok, "grid_last": [True, True]}).supported is None
+    # another term of higher order: refuted, whatever the grid says
+    low = {**ok, "order_vs": {**ok["order_vs"], "stability_term (S fixed)": "lower"}}
+    assert F.CLAIM_DOMINATES.evaluate(low).supported is False
+    same = {**ok, "order_vs": {**ok["order_vs"], "stability_term (S fixed)": "same"}}
+    assert F.CLAIM_DOMINATES.evaluate(same).supported is None
+
+
+def test_divergence_term_order_from_the_records():
+    """With the re-derived Thm 3, both stability-type terms grow like T^(cL/(1+cL)); the divergence term has the extra
+    log T of sum_t sqrt(Delta^t) (Thm 5's order), and the optimization term decays like log T / T."""
+    from fedtheory.checks.fedinit import _order_vs
+    sym = _order_vs()
+    assert set(sym["order_vs"].values()) == {"higher"}
+    lead = sym["leading"]
+    assert lead["optimization_term (S fixed)"]["T_power"] == "-1"
+    assert lead["divergence_term (S fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
