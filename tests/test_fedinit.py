@@ -149,3 +149,28 @@ def test_divergence_term_order_from_the_records():
     lead = sym["leading"]
     assert lead["optimization_term (S fixed)"]["T_power"] == "-1"
     assert lead["divergence_term (S fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
+
+
+def test_insensitivity_rule_uses_paired_standard_errors():
+    rng = np.random.default_rng(0)
+    base = 1.0 + 0.01 * rng.standard_normal(8)
+    betas = np.array([0.0, 0.05, 0.1])
+    same = np.vstack([base, base * 1.01, base * 0.99])
+    m = {"beta": betas, "opt_error": same, "delta": np.ones(3)}
+    assert F.CLAIM_INSENSITIVE.evaluate(m).supported is True
+    # a 30% difference, well resolved by the seeds: refuted
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": np.vstack([base, base * 1.3, base])}).supported is False
+    # the same 5% mean difference but seeds too noisy to show equivalence: inconclusive
+    noisy = np.vstack([base, base * 1.05 + 0.3 * rng.standard_normal(8), base])
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": noisy}).supported is None
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": same[:, :1]}).supported is None  # one seed: no SE
+
+
+def test_opt_insensitive_at_the_admissible_step_converges():
+    from fedtheory.checks import run_checks
+    res = {r.params["setting"]: r for r in run_checks(paper="fedinit", only=["fedinit.claim.opt_insensitive_to_beta"],
+                                                      profile="quick", seed=0, parallel_symbolic=False)}
+    adm = res["admissible step, full participation"]
+    assert adm.scope == "inside" and adm.verdict == "claim_supported" and adm.seeds == 8
+    assert "removed 100.0%" in adm.detail or "removed 99." in adm.detail
+    assert all(r.scope == "outside_conditions" for k, r in res.items() if k.startswith("eta = 0.05"))

@@ -532,9 +532,10 @@ def claim_unbiased(session):
     return out
 
 
-def _beta_sweep(session, betas, eta, N, Tn, R, key="sc"):
+def _beta_sweep(session, betas, eta, N, Tn, R, key="sc", mild=False):
     def run():
-        p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
+        kw = {"heterogeneity": 0.3, "condition": 2.0} if mild else {}
+        p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed, **kw)
         w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
         bb = np.repeat(betas, R)
         tr = simulate(p, fedinit(bb), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, clients_per_round=N,
@@ -542,39 +543,49 @@ def _beta_sweep(session, betas, eta, N, Tn, R, key="sc"):
                       np.tile(session.seeds(R), len(betas)), w0=w0, measures=("opt_error", "delta"))
         start = tr["opt_error"][0]
         worse = ~(tr["opt_error"][-1] <= start)  # NaN (diverged) or ended above where it started
-        opt = np.array([_nanmean(tr["opt_error"][-1, s]) for s in _slices(R, len(betas))])
+        opt_runs = np.array([tr["opt_error"][-1, s] for s in _slices(R, len(betas))])  # (betas, runs), paired seeds
+        opt = np.array([_nanmean(x) for x in opt_runs])
         progress = 1.0 - _nanmean(tr["opt_error"][-1, :R]) / _nanmean(tr["opt_error"][0, :R])
         dlt = np.array([_nanmean(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
         dlt_se = np.array([_nanse(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
         div = np.array([bool(worse[s].any() or tr.diverged[s].any()) for s in _slices(R, len(betas))])
-        return {"beta": np.asarray(betas, float), "opt_error": opt, "delta": dlt, "delta_se": dlt_se, "diverged": div,
-                "progress": progress}
-    return session.memo(("fedinit", "beta_sweep", tuple(betas), eta, N, Tn, R, key), run)
+        return {"beta": np.asarray(betas, float), "opt_error": opt, "opt_error_runs": opt_runs, "delta": dlt,
+                "delta_se": dlt_se, "diverged": div, "progress": progress}
+    return session.memo(("fedinit", "beta_sweep", tuple(betas), eta, N, Tn, R, key, mild), run)
 
 
 @check("fedinit.claim.opt_insensitive_to_beta", PAPER, "claim")
 def claim_insensitive(session):
+    """Final optimization error across beta in [0, 0.1] (paired seeds), decided with the seeds' standard errors: at
+    the admissible step on the mildly heterogeneous problem (mu eta K T = 10: the runs reach their noise floor), and,
+    out of scope, at the practical eta = 0.05."""
     out = []
     R = 8 if session.quick else 32
-    p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
     betas = (0.0, 0.025, 0.05, 0.075, 0.1)
-    eta_adm = admissible_eta(p.constants["L"].value, 10, 10, K_LOCAL, 0.1, _B_ref(p))
-    for label, eta, N, Tn in (("admissible step, full participation", eta_adm, None, 600),
-                              ("eta = 0.05, full participation", 0.05, None, 300),
-                              ("eta = 0.05, 5 of 10 clients", 0.05, 5, 300)):
-        m = _beta_sweep(session, betas, eta, N, Tn, R)
-        res = claim_result(T.CLAIM_INSENSITIVE, m, problem="sc_least_squares",
+    pm = heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
+    eta_adm = admissible_eta(pm.constants["L"].value, 10, 10, K_LOCAL, 0.1, _B_ref(pm))
+    T_adm = int(np.ceil(10.0 / (pm.constants["mu"].value * eta_adm * K_LOCAL) / 100.0) * 100)
+    p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
+    eta_adm_sc = admissible_eta(p.constants["L"].value, 10, 10, K_LOCAL, 0.1, _B_ref(p))
+    for label, eta, N, Tn, mild, limit in (
+            ("admissible step, full participation", eta_adm, None, T_adm, True, eta_adm),
+            ("eta = 0.05, full participation", 0.05, None, 300, False, eta_adm_sc),
+            ("eta = 0.05, 5 of 10 clients", 0.05, 5, 300, False, eta_adm_sc)):
+        m = _beta_sweep(session, betas, eta, N, Tn, R, mild=mild)
+        res = claim_result(T.CLAIM_INSENSITIVE, {"beta": m["beta"], "opt_error": m["opt_error_runs"], "delta": m["delta"]},
+                           problem="sc_least_squares_mild" if mild else "sc_least_squares",
                            params={"setting": label, "eta": eta, "rounds": Tn, "runs": R},
                            detail=f"the runs removed {100 * m['progress']:.1f}% of f(w^0) - f* in {Tn} rounds")
-        if eta > eta_adm * (1 + 1e-12):
+        res.seeds = R
+        res.family_size = len(betas) * (len(betas) - 1) // 2
+        if eta > limit * (1 + 1e-12):
             # the claim is about the bounds under the theorems' step conditions; this step breaks them
             res.scope = "outside_conditions"
-            res.detail = (f"out-of-scope observation, not counted: eta = {eta:g} > {eta_adm:.3g}, the largest step all "
+            res.detail = (f"out-of-scope observation, not counted: eta = {eta:g} > {limit:.3g}, the largest step all "
                           "of Thms 1-6's conditions allow; the claim is about the bounds under those conditions. "
                           + res.detail)
         elif m["progress"] < 0.9:
-            res.detail += (f"; at this step the runs are still far from the noise floor, so beta has had little "
-                           f"room to act (a longer horizon is needed; not done)")
+            res.detail += "; the runs are still far from their noise floor, so beta has had little room to act"
         out.append(res)
     return out
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .core import Bound, Claim, ClaimOutcome, Condition, Definition, Identity, StatedOrder, SymbolSet, register
+from .core import Bound, Claim, ClaimOutcome, tolerance_rule, Condition, Definition, Identity, StatedOrder, SymbolSet, register
 
 PAPER = "fedmrur"
 SEED = "003_7cb41999359df859.txt"
@@ -196,17 +196,21 @@ register(EQ_DT, EQ3)
 # ------------------------------------------------------------------------------------ claims
 
 
-def _near_orthogonal(m, tol=0.15):
-    """Late rounds (last quarter): supported when the mean pairwise cosine similarity of the client updates
-    lies within +-tol and is smaller in magnitude than in the first round; refuted when it lies outside +-tol."""
+def _near_orthogonal(m, tol=0.15, z=2.0):
+    """Late rounds (last quarter): each run's mean pairwise cosine similarity of the client updates, then their mean
+    and standard error over runs (seeds). tol is the effect size ('almost zero'), decided with the SE
+    (``tolerance_rule``): supported when |mean| + z se <= tol and |mean| is smaller than in the first round; refuted
+    when |mean| - z se > tol (significantly outside +-tol); inconclusive otherwise."""
     cos = np.asarray(m["cos_pairwise"], float)  # (rounds, runs)
     n = cos.shape[0]
-    late = float(np.nanmean(cos[-max(1, n // 4):]))
+    per_run = np.nanmean(cos[-max(1, n // 4):], axis=0) if cos.ndim == 2 else cos
     early = float(np.nanmean(cos[0]))
-    text = f"mean pairwise cosine: first round {early:.3f}, last quarter {late:.3f} (tolerance {tol:g})"
-    if abs(late) > tol:
+    within, late, se = tolerance_rule(per_run, tol, z)
+    text = (f"mean pairwise cosine: first round {early:.3f}, last quarter {late:.3f} +- {se:.2g} (SE over "
+            f"{np.isfinite(per_run).sum()} runs; tolerance {tol:g}, decided at {z:g} SE)")
+    if within is False:
         return ClaimOutcome(False, text, late)
-    return ClaimOutcome(True if abs(late) < abs(early) else None, text, late)
+    return ClaimOutcome(True if (within and abs(late) < abs(early)) else None, text, late)
 
 
 def _paired(a, b):
@@ -248,9 +252,10 @@ def _helps(m, z=2.0):
 def _participation(m, z=2.0, max_acc_spread=0.02):
     """Over participation ratios in increasing order: 'slows convergence' is supported when the training
     optimality gap at the early round is larger at the lowest ratio than at the highest by more than z
-    standard errors; 'barely changes accuracy' when the final test accuracies differ by at most
-    max_acc_spread. Supported when both hold; refuted when either is contradicted (the early gap is
-    significantly smaller at the lowest ratio, or the accuracy spread exceeds max_acc_spread)."""
+    standard errors; 'barely changes accuracy' when the paired difference between the best and worst mean final
+    test accuracies lies within max_acc_spread by more than z standard errors (``tolerance_rule``). Supported when
+    both hold; refuted when either is contradicted (the early gap is significantly smaller at the lowest ratio, or
+    the accuracy spread exceeds max_acc_spread by more than z standard errors)."""
     ratio = np.asarray(m["ratio"], float)
     gap = np.asarray(m["early_gap"], float)  # (ratios, runs)
     acc = np.asarray(m["final_acc"], float)  # (ratios, runs)
@@ -260,13 +265,14 @@ def _participation(m, z=2.0, max_acc_spread=0.02):
     slows = float(np.mean(d)) > z * se
     faster = float(np.mean(d)) < -z * se
     means = np.nanmean(acc, axis=1)
-    spread = float(np.nanmax(means) - np.nanmin(means))
+    hi_a, lo_a = int(np.nanargmax(means)), int(np.nanargmin(means))
+    within, spread, sspread = tolerance_rule(acc[hi_a] - acc[lo_a], max_acc_spread, z)  # paired over seeds
     text = (f"early optimality gap {np.array2string(np.nanmean(gap, axis=1), precision=4)}, final test accuracy "
-            f"{np.array2string(means, precision=4)} over ratios {ratio.tolist()}; accuracy spread {spread:.4f} "
-            f"(tolerance {max_acc_spread:g})")
-    if faster or spread > max_acc_spread:
+            f"{np.array2string(means, precision=4)} over ratios {ratio.tolist()}; accuracy spread {spread:.4f} +- "
+            f"{sspread:.2g} (paired SE over seeds; tolerance {max_acc_spread:g} as the effect size, decided at {z:g} SE)")
+    if faster or within is False:
         return ClaimOutcome(False, text, spread)
-    return ClaimOutcome(True if slows else None, text, spread)
+    return ClaimOutcome(True if (slows and within) else None, text, spread)
 
 
 def _rounds_to(gap, target):
@@ -301,7 +307,7 @@ CLAIM_ORTHOGONAL = Claim(
     source=f"{SEED}, Sec. 3.2 ('after a number of communication rounds, the cosine similarities of the local updates "
            "across clients are almost zero', after Charles et al. [3]) and Sec. 1", symbols=S_,
     statement="after some rounds the pairwise cosine similarities of the client updates Delta_p^t are close to 0",
-    predicate=_near_orthogonal, parameters={"tol": 0.15}, measurements=("cos_pairwise",),
+    predicate=_near_orthogonal, parameters={"tol": 0.15, "z": 2.0}, measurements=("cos_pairwise",),
     quote="003_7cb41999359df859.txt:108: 'According to [3], after a number of communication rounds, the cosine "
           "similarities of the local updates across clients are almost zero'",
     note="With S clients whose updates sum to ~0 (near a stationary point of f) the mean pairwise cosine tends to "
