@@ -50,7 +50,7 @@ def _gen_tracks_divergence(m, alpha=0.05, n_perm=4000, seed=0):
 
 
 GEN_TRACKS_DIVERGENCE = Claim(
-    id="fedinit.exp.gen_tracks_divergence", paper="fedinit",
+    id="fedinit.exp.gen_tracks_divergence", quote="000_278c463b157eab5b.txt:458-459: 'From the perspective of generalization, the local consistency level significantly affects the performance in the FL paradigm (Theorem 6).'", paper="fedinit",
     title="Across a beta sweep, the generalization gap grows with the divergence term of Thm 3",
     source=f"{FEDINIT_SEED}, Thm 3 eq. (14) and Sec. 4.3.3-4.3.4; Sec. 5.2 'Consistency'", symbols=S_INIT,
     statement="With every other setting fixed, F(w^T) - f(w^T) is increasing in x = sum_{t=1}^T sqrt(Delta^t) (the "
@@ -99,7 +99,7 @@ def _table3_accuracy(m, z=2.0):
 
 
 TABLE3_ACCURACY = Claim(
-    id="fedinit.exp.table3_accuracy", paper="fedinit",
+    id="fedinit.exp.table3_accuracy", quote="000_278c463b157eab5b.txt:605-606: 'Table 3 validates that RI is required to be far away from the local model (a positive beta).' (Table 3, l. 601-603: accuracy 64.70 ... 75.95, 44.47 over beta = -0.2 ... 0.15)", paper="fedinit",
     title="Table 3: a positive relaxed coefficient raises test accuracy over FedAvg, a negative one lowers it",
     source=f"{FEDINIT_SEED}, Sec. 5.2 'Consistency' and Table 3 (CIFAR-10, 10%-100 clients, Dir-0.1, 500 rounds)",
     symbols=S_INIT,
@@ -138,7 +138,7 @@ def _near_orthogonal(m, tol=0.1, z=2.0):
 
 
 NEAR_ORTHOGONAL = Claim(
-    id="fedmrur.exp.near_orthogonality", paper="fedmrur",
+    id="fedmrur.exp.near_orthogonality", quote="003_7cb41999359df859.txt:108: 'According to [3], after a number of communication rounds, the cosine similarities of the local updates across clients are almost zero'", paper="fedmrur",
     title="Client updates become nearly orthogonal after a number of rounds",
     source=f"{FEDMRUR_SEED}, Sec. 1 and 3.2 ('after a number of communication rounds, the cosine similarities of the "
            f"local updates across clients are almost zero', citing Charles et al. [3])", symbols=S_MRUR,

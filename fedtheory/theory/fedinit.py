@@ -480,7 +480,7 @@ def _dominates(m):
 
 
 CLAIM_UNBIASED = Claim(
-    id="fedinit.claim.unbiased", paper=PAPER, title="Relaxed initialisation keeps the global expectation unbiased",
+    id="fedinit.claim.unbiased", quote="001_1290d3e8dce7394d.txt:76: '(1) Its global expectation is still unbiased, which is (1/N) sum_{i in [N]} w_{i,0}^t = w^t.'", paper=PAPER, title="Relaxed initialisation keeps the global expectation unbiased",
     source=f"{POSTER}, 'Its global expectation is still unbiased'", symbols=S_,
     statement="(1/N) sum_{i in N} w_{i,0}^t = w^t", predicate=_unbiased, parameters={"rel_tol": 1e-10},
     measurements=("unbiased_gap", "offset_scale"),
@@ -502,13 +502,13 @@ CLAIM_INSENSITIVE = Claim(
          "standard errors (simultaneous over the pairs of beta values). Tested inside Thms 1&2's conditions (beta < "
          "sqrt(2)/12, the admissible step) at a horizon where the runs reach their noise floor.")
 CLAIM_THRESHOLD = Claim(
-    id="fedinit.claim.divergence_threshold", paper=PAPER,
+    id="fedinit.claim.divergence_threshold", quote="000_278c463b157eab5b.txt:605-612: 'Table 3 validates that RI is required to be far away from the local model (a positive beta). When beta is small, the correction is limited. ... As shown in Table 3, when beta is too large, the test accuracy decreases severely and the local divergence level increases heavily.'", paper=PAPER,
     title="Divergence falls as beta grows up to a threshold; beyond it training diverges",
     source=f"{SEED}, Sec. 5.2 and Table 3", symbols=S_,
     statement="Delta^T decreases in beta on [0, beta*]; for beta well beyond beta* training diverges",
     predicate=_threshold, parameters={"min_drop": 0.02}, measurements=("beta", "delta", "diverged"))
 CLAIM_K = Claim(
-    id="fedinit.claim.interior_optimal_K", paper=PAPER, title="There is an interior optimal number of local steps K",
+    id="fedinit.claim.interior_optimal_K", quote="000_278c463b157eab5b.txt:470: 'there is a specific optimal constant selection for K > 1 to minimize the excess risk.' (OCR '/'' for K)", paper=PAPER, title="There is an interior optimal number of local steps K",
     source=f"{SEED}, Sec. 4.3.4 ('there is a specific optimal constant selection for K') and Fig. 1(a)", symbols=S_,
     statement="At a fixed number of rounds, test error is minimised by an interior K",
     predicate=_interior_K, parameters={"z": 2.0}, measurements=("K", "test_loss", "test_loss_se"))

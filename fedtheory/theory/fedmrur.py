@@ -316,7 +316,7 @@ CLAIM_ORTHOGONAL = Claim(
          "MoFedSAM 90% (1 - alpha) of each local update is the shared momentum, so its cosine is large by "
          "construction.")
 CLAIM_ENLARGES = Claim(
-    id="fedmrur.claim.enlarges_step", paper=PAPER, title="Normalized aggregation enlarges the global step",
+    id="fedmrur.claim.enlarges_step", quote="003_7cb41999359df859.txt:23: 'As a result, the size of the global update becomes larger and compensates for the norm reduction introduced by model inconsistency'", paper=PAPER, title="Normalized aggregation enlarges the global step",
     source=f"{SEED}, Sec. 3.2 and Figure 2 ('the size of the global update becomes larger')", symbols=S_,
     statement="with normalized aggregation the global step ||w^{t+1} - w^t|| is longer than with the plain mean",
     predicate=_enlarges, parameters={"z": 2.0}, measurements=("step_normalized", "step_plain", "d_t"),
@@ -338,7 +338,7 @@ CLAIM_COMPONENTS = Claim(
          "the weights: the H rows do not exercise the regulariser; the check reports by how much it would have to "
          "grow to matter.")
 CLAIM_PARTICIPATION = Claim(
-    id="fedmrur.claim.participation", paper=PAPER,
+    id="fedmrur.claim.participation", quote="003_7cb41999359df859.txt:233: 'From this figure, we can observe that the client participation rate (PR) has a positive impact on the convergence speed, but the impact on test accuracy is little.'", paper=PAPER,
     title="Lower participation slows convergence but barely changes accuracy",
     source=f"{SEED}, Sec. 5.3 'Impact of partial participation' and Figure 4(a)-(b)", symbols=S_,
     statement="a lower participation ratio S/N slows the decrease of the training loss; the final test accuracy "
@@ -346,7 +346,7 @@ CLAIM_PARTICIPATION = Claim(
     predicate=_participation, parameters={"z": 2.0, "max_acc_spread": 0.02},
     measurements=("ratio", "early_gap", "final_acc"))
 CLAIM_FASTER = Claim(
-    id="fedmrur.claim.faster_than_mofedsam", paper=PAPER, title="FedMRUR converges faster than MoFedSAM (Remark 2)",
+    id="fedmrur.claim.faster_than_mofedsam", quote="003_7cb41999359df859.txt:146: '... the second constant term in (7) is same and the first term is less than the first term in MoFedSAM paper, which validates FedMRUR achieves faster convergence than MoFedSAM.'", paper=PAPER, title="FedMRUR converges faster than MoFedSAM (Remark 2)",
     source=f"{SEED}, Remark 2 ('validates FedMRUR achieves faster convergence than MoFedSAM') and Table 3",
     symbols=S_, statement="on the same problem, seeds and step sizes FedMRUR needs fewer rounds than MoFedSAM to reach "
                           "a given training optimality gap (Table 3 counts rounds to a target accuracy)",
