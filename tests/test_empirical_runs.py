@@ -195,6 +195,9 @@ def test_near_orthogonality_rule():
     assert X._near_orthogonal(m).supported is True
     assert X._near_orthogonal({**m, "cos_abs_mean": c + 0.3}).supported is False
     assert X._near_orthogonal({**m, "cos_abs_mean": c[:3]}).supported is None
+    noisy = c + np.array([0.06, -0.04])  # per-run medians 0.11 and 0.01: mean 0.06 < 0.1 but SE 0.05
+    assert X._near_orthogonal({**m, "cos_abs_mean": noisy}).supported is None
+    assert X._near_orthogonal({**m, "cos_abs_mean": c[:, :1]}).supported is None  # one run: no SE
 
 
 def _fake_log(root: Path, name: str, betas, seeds, gap_fn, rounds=5, algorithm="FedInit", status="completed"):

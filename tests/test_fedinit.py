@@ -96,3 +96,81 @@ def test_fedinit_quick_profile(fedinit_results):
         for key in ("id", "paper", "kind", "verdict", "measured", "bound", "ratio", "conditions_failed", "problem",
                     "params", "seed", "source"):
             assert key in d
+
+
+def test_thm4_rederived_keeps_the_dropped_gradient_term():
+    """Thm 4's explicit bound = (69, 267 G^2 terms) + g eta^2 K^2/(1-96 beta^2) * (Thm 1's right side), with
+    g = 267 B^2 as printed and g = 267 B^2 + 6 C/N re-derived (the 2 C^2 K^2 E||grad f||^2 part of the gradient-sum
+    bound times 3 eta^2/(N C)). Thm 1 is encoded separately, so this fails if either record is mistyped."""
+    import sympy as sp
+    b, e, K, C, N, B = F.beta, F.eta, F.K, F.C, F.N, F.B
+    rest = (69 * e**2 * K * F.sigma_l**2 + 267 * e**2 * K**2 * F.G**2) / (1 - 96 * b**2)
+    thm1_part = e**2 * K**2 * F.THM1_EXPR / (1 - 96 * b**2)
+    assert sp.simplify(F.THM4_EXPR - rest - 267 * B**2 * thm1_part) == 0
+    assert sp.simplify(F.THM4_REDERIVED_EXPR - F.THM4_EXPR - 6 * C / N * thm1_part) == 0
+    vals = {"L": 2.0, "mu": 0.5, "sigma_l": 0.2, "K": 5, "T": 100, "eta": 1e-3, "beta": 0.05, "D": 1.0, "B": 1.0,
+            "G": 0.3, "lam": 0.5}
+    r_full = F.THM4_REDERIVED.evaluate({**vals, "N": 10, "C": 10}) / F.THM4.evaluate({**vals, "N": 10, "C": 10})
+    r_tenth = F.THM4_REDERIVED.evaluate({**vals, "N": 2, "C": 20}) / F.THM4.evaluate({**vals, "N": 2, "C": 20})
+    assert 1 < r_full < r_tenth  # the omission grows with C/N
+
+
+def test_thm4_at_partial_participation():
+    res = run_checks(paper="fedinit", only=["fedinit.thm4.partial"], profile="quick", seed=0, parallel_symbolic=False)
+    settings = {r.params["setting"] for r in res}
+    assert settings == {"partial participation 5 of 10", "partial participation 2 of 20"}
+    for r in res:
+        assert r.params["N"] < r.params["C"] and not r.conditions_failed, r.detail
+        assert r.verdict == "holds" and r.ratio >= 1, r.detail
+    for pr, rd in zip(res[::2], res[1::2]):
+        assert (pr.id, rd.id) == ("fedinit.thm4", "fedinit.thm4.rederived")
+        assert rd.bound > pr.bound and rd.measured == pr.measured
+
+
+def test_divergence_dominates_rule_can_fail():
+    ok = {"order_vs": {"optimization_term (S fixed)": "higher", "stability_term (S fixed)": "higher"},
+          "grid_top": ["stability_term", "divergence_term"], "grid_last": [False, True]}
+    assert F.CLAIM_DOMINATES.evaluate(ok).supported is True
+    # the asymptotic regime not reached at the grid's largest T: inconclusive
+    assert F.CLAIM_DOMINATES.evaluate({**ok, "grid_last": [True, True]}).supported is None
+    # another term of higher order: refuted, whatever the grid says
+    low = {**ok, "order_vs": {**ok["order_vs"], "stability_term (S fixed)": "lower"}}
+    assert F.CLAIM_DOMINATES.evaluate(low).supported is False
+    same = {**ok, "order_vs": {**ok["order_vs"], "stability_term (S fixed)": "same"}}
+    assert F.CLAIM_DOMINATES.evaluate(same).supported is None
+
+
+def test_divergence_term_order_from_the_records():
+    """With the re-derived Thm 3, both stability-type terms grow like T^(cL/(1+cL)); the divergence term has the extra
+    log T of sum_t sqrt(Delta^t) (Thm 5's order), and the optimization term decays like log T / T."""
+    from fedtheory.checks.fedinit import _order_vs
+    sym = _order_vs()
+    assert set(sym["order_vs"].values()) == {"higher"}
+    lead = sym["leading"]
+    assert lead["optimization_term (S fixed)"]["T_power"] == "-1"
+    assert lead["divergence_term (S fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
+
+
+def test_insensitivity_rule_uses_paired_standard_errors():
+    rng = np.random.default_rng(0)
+    base = 1.0 + 0.01 * rng.standard_normal(8)
+    betas = np.array([0.0, 0.05, 0.1])
+    same = np.vstack([base, base * 1.01, base * 0.99])
+    m = {"beta": betas, "opt_error": same, "delta": np.ones(3)}
+    assert F.CLAIM_INSENSITIVE.evaluate(m).supported is True
+    # a 30% difference, well resolved by the seeds: refuted
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": np.vstack([base, base * 1.3, base])}).supported is False
+    # the same 5% mean difference but seeds too noisy to show equivalence: inconclusive
+    noisy = np.vstack([base, base * 1.05 + 0.3 * rng.standard_normal(8), base])
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": noisy}).supported is None
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": same[:, :1]}).supported is None  # one seed: no SE
+
+
+def test_opt_insensitive_at_the_admissible_step_converges():
+    from fedtheory.checks import run_checks
+    res = {r.params["setting"]: r for r in run_checks(paper="fedinit", only=["fedinit.claim.opt_insensitive_to_beta"],
+                                                      profile="quick", seed=0, parallel_symbolic=False)}
+    adm = res["admissible step, full participation"]
+    assert adm.scope == "inside" and adm.verdict == "claim_supported" and adm.seeds == 8
+    assert "removed 100.0%" in adm.detail or "removed 99." in adm.detail
+    assert all(r.scope == "outside_conditions" for k, r in res.items() if k.startswith("eta = 0.05"))

@@ -82,3 +82,19 @@ def test_claims_and_records(results):
                     "params", "seed", "source"):
             assert key in d
         assert "003_7cb41999359df859.txt" in r.source
+
+
+def test_components_help_reports_the_regularizer_strength():
+    """At the paper's constants the hyperbolic regulariser's gradient is negligible next to the loss gradient; at
+    gamma = 0.5, sigma = 1 it is not (the measurement can tell them apart). Every row is an extrapolation."""
+    from fedtheory.checks import run_checks
+    res = run_checks(paper="fedmrur", only=["fedmrur.claim.components_help"], profile="quick", seed=0,
+                     parallel_symbolic=False)
+    assert res and all(r.scope == "extrapolation" for r in res)
+    comps = {r.params["component"] for r in res}
+    assert comps == {"normalized aggregation alone", "hyperbolic regulariser alone", "both"}
+    h = [r for r in res if r.params["component"] == "hyperbolic regulariser alone"]
+    st = h[0].extra["regularizer_to_loss_grad"]
+    assert st["paper"]["ratio_max"] < 1e-3 and st["paper"]["weight_dist"] < 1e-4
+    assert st["gamma=0.5,sigma=1"]["ratio_median"] > 0.1 and st["gamma=0.5,sigma=1"]["weight_dist"] > 1e-2
+    assert "negligible" in h[0].detail

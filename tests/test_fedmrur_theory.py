@@ -155,3 +155,18 @@ def test_records_explain_and_cite_the_seed():
             "fedmrur.eq_dt", "fedmrur.claim.participation"} <= set(recs)
     for rid, rec in recs.items():
         assert T.SEED in rec.source and rid in rec.explain()
+
+
+def test_tolerance_claims_use_the_seeds_standard_errors():
+    """A mean inside the tolerance is not enough: with a large SE over seeds the rule says inconclusive."""
+    cos = np.vstack([np.full((1, 4), 0.9), np.full((7, 4), 0.02)])
+    noisy = cos.copy()
+    noisy[1:] += np.array([0.3, -0.3, 0.25, -0.25])  # late mean still 0.02, SE ~0.16
+    assert T.CLAIM_ORTHOGONAL.evaluate({"cos_pairwise": noisy}).supported is None
+    part = {"ratio": np.array([0.1, 0.5]), "early_gap": np.array([[2.0, 2.1, 1.9], [1.0, 1.1, 0.9]]),
+            "final_acc": np.array([[0.9, 0.9, 0.9], [0.915, 0.87, 0.93]])}  # mean spread ~0.005, SE ~0.018
+    assert T.CLAIM_PARTICIPATION.evaluate(part).supported is None
+    from fedtheory.theory.core import tolerance_rule
+    assert tolerance_rule([0.05, 0.05], 0.1)[0] is True and tolerance_rule([0.5, 0.5], 0.1)[0] is False
+    assert tolerance_rule([0.05], 0.1)[0] is None  # one run: no SE, no verdict
+    assert tolerance_rule([np.nan, np.nan], 0.1)[0] is None

@@ -129,7 +129,8 @@ def test_fedinit_claim_predicates():
     assert out.supported is True
     out = F.CLAIM_UNBIASED.evaluate({"unbiased_gap": np.array([[0.01]]), "offset_scale": np.array([[0.1]])})
     assert out.supported is False
-    m = {"beta": np.array([0, 0.05, 0.1]), "opt_error": np.array([1.0, 1.02, 1.04]), "delta": np.array([1, 0.8, 0.6])}
+    runs = 1.0 + 0.001 * np.arange(6)  # per-seed errors (betas, runs), paired across beta
+    m = {"beta": np.array([0, 0.05, 0.1]), "opt_error": np.outer([1.0, 1.02, 1.04], runs), "delta": np.array([1, 0.8, 0.6])}
     assert F.CLAIM_INSENSITIVE.evaluate(m).supported is True
     assert F.CLAIM_INSENSITIVE.evaluate(m, max_rel_spread=0.01).supported is False
     th = {"beta": np.array([0, 0.5, 1.0, 1.5]), "delta": np.array([1.0, 0.5, 0.7, np.nan]),
@@ -145,3 +146,17 @@ def test_fedinit_claim_predicates():
     assert F.CLAIM_K.evaluate(k2).supported is False
     with pytest.raises(ParameterError, match="measurements"):
         F.CLAIM_K.evaluate({"K": [1]})
+
+
+def test_every_claim_quotes_its_sentence_with_file_and_line():
+    import re
+
+    from fedtheory.theory import Claim, registry
+    from fedtheory.plugins import load_plugins
+    load_plugins()
+    seeds = {"000_278c463b157eab5b.txt", "001_1290d3e8dce7394d.txt", "002_750e045df608fece.txt",
+             "003_7cb41999359df859.txt", "004_319ac838b1cb3f8f.txt"}
+    for rid, rec in registry().items():
+        if isinstance(rec, Claim):
+            m = re.match(r"(\d{3}_[0-9a-f]+\.txt):\d+", rec.quote)
+            assert m and m.group(1) in seeds, rid

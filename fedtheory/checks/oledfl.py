@@ -612,6 +612,10 @@ def theorems(session):
                                                   T.TCLAIM_TOPO_TREND.id))
 def tables(session):
     tabs = T.tables()
-    return [claim_result(c, tabs, problem="the paper's Tables II-IV", params={"setting": "as printed"})
-            for c in (T.TCLAIM_BEATS, T.TCLAIM_MARGIN, T.TCLAIM_ARITH, T.TCLAIM_SPEEDUP, T.TCLAIM_ROBUST,
-                      T.TCLAIM_TOPO_BEST, T.TCLAIM_TOPO_TREND)]
+    out = [claim_result(c, tabs, problem="the paper's Tables II-IV", params={"setting": "as printed"})
+           for c in (T.TCLAIM_BEATS, T.TCLAIM_MARGIN, T.TCLAIM_ARITH, T.TCLAIM_SPEEDUP, T.TCLAIM_ROBUST,
+                     T.TCLAIM_TOPO_BEST, T.TCLAIM_TOPO_TREND)]
+    for r in out:
+        if r.id == T.TCLAIM_TOPO_BEST.id and r.verdict == "inconclusive":
+            r.scope = "ambiguous"  # the readings of 'OledFL' disagree (each reported in the detail)
+    return out

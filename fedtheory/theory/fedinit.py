@@ -178,10 +178,21 @@ THM3_REDERIVED = Bound(
 # ------------------------------------------------------------------------------------ Theorems 4 and 5
 
 THM45_CONDITIONS = (*N_RANGE, K_MIN, ETA_NC, ETA_NKL, ETA_SQRT, ETA_GRAD, BETA_96, LAM_OK)
-THM4_EXPR = (534 * eta * K * B**2 * D / ((1 - 96 * beta**2) * lam * T)
-             + 267 * eta**3 * K**2 * B**2 * kappa2 * L * sigma_l**2 / ((1 - 96 * beta**2) * lam * N)
-             + 801 * eta**3 * K**3 * B**2 * kappa1 * L * G**2 / ((1 - 96 * beta**2) * lam * N)
-             + 69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2))
+def _thm4_expr(grad_coef):
+    """Thm 4's explicit right side given the coefficient g of eta^2 K^2 E||grad f(w^t)||^2 in the per-round
+    divergence recursion (printed: g = 267 B^2). (1/T) sum_t E||grad f||^2 is bounded by Thm 1's right side, which
+    turns g eta^2 K^2 into the three middle terms (2g = 534 B^2, g, 3g = 801 B^2 as printed)."""
+    return (2 * grad_coef * eta * K * D / ((1 - 96 * beta**2) * lam * T)
+            + grad_coef * eta**3 * K**2 * kappa2 * L * sigma_l**2 / ((1 - 96 * beta**2) * lam * N)
+            + 3 * grad_coef * eta**3 * K**3 * kappa1 * L * G**2 / ((1 - 96 * beta**2) * lam * N)
+            + 69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2))
+
+
+THM4_GRAD_COEF_PRINTED = 267 * B**2
+THM4_GRAD_COEF_REDERIVED = 267 * B**2 + 6 * C / N
+THM4_EXPR = _thm4_expr(THM4_GRAD_COEF_PRINTED)
+THM4_REDERIVED_EXPR = _thm4_expr(THM4_GRAD_COEF_REDERIVED)
+
 THM4 = Bound(
     id="fedinit.thm4", paper=PAPER, title="Theorem 4: average divergence (explicit form from the proof)",
     source=f"{SEED}, Thm 4, eq. (16); App. A.2.5, Thm 9, eq. (31) and the display before it",
@@ -194,6 +205,30 @@ THM4 = Bound(
          "read from the OCR and re-derived: 72+24=96, 195+72=267, 51+18=69; 534 = 2*267, 801 = 3*267). The main "
          "text omits the weight 1/(1-96 beta^2). The proof drops (Delta^0 - Delta^T)/((1-96 beta^2) T) <= 0 "
          "(Delta^0 = 0). Its 'beta > 0' is read as beta >= 0: the proof holds at beta = 0.")
+THM4_REDERIVED = Bound(
+    id="fedinit.thm4.rederived", paper=PAPER, title="Theorem 4 as the appendix derivation gives it (gradient term kept)",
+    source=f"{SEED}, App. A.2.5 (lines 1226-1314), Lemma 2 (eq. 24), Lemma 4 (eq. 26), Thm 1 (eq. 9)",
+    symbols=S_, assumptions=THM4.assumptions, lhs="avg_delta", lhs_description=THM4.lhs_description,
+    expr=THM4_REDERIVED_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM45_CONDITIONS,
+    quote=f"{SEED}:1268: '< 2C^2 K L^2 V_1^t + 2C^2 K^2 E||grad f(w^t)||^2' (OCR '< 2C?°K LV}} 4 2C*K2E||V f(w\")||2'); "
+          "l. 1273-1287 carry only the V_1 part ('24 C eta^2 K^2 L^2/N', '< 96 beta^2 Delta^t + 267 eta^2 K^2 B^2 "
+          "E||grad f(w^t)||^2 + 69 eta^2 K sigma_l^2 + 267 eta^2 K^2 G^2')",
+    note="Re-derived step by step from App. A.2.5 (l. 1226-1314). (i) Lemma 4: Delta^{t+1} <= 72 b^2 Delta^t + 51 eta^2 K s^2 + 195 "
+         "eta^2 K^2 G^2 + 195 eta^2 K^2 B^2 E||grad f(w^t)||^2 + (3 eta^2/(N C)) E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)"
+         "||^2. (ii) The appendix (l. 1250-1268) splits grad f_i(w_{i,k}) = [grad f_i(w_{i,k}) - grad f_i(w^t)] + "
+         "grad f_i(w^t); since sum_{i in C} sum_k grad f_i(w^t) = C K grad f(w^t), E||sum sum grad f_i(w_{i,k})||^2 <= "
+         "2 C K L^2 sum_i sum_k E||w_{i,k} - w^t||^2 + 2 C^2 K^2 E||grad f(w^t)||^2 = 2 C^2 K L^2 V_1^t + 2 C^2 K^2 "
+         "E||grad f(w^t)||^2. (iii) Times 3 eta^2/(N C): 6 C eta^2 K L^2 V_1^t/N + 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2. "
+         "(iv) V_1^t by Lemma 2 (4 K b^2 Delta^t + 3 K^2 eta^2 (s^2 + 4 K G^2) + 12 K^3 eta^2 B^2 E||grad f||^2) and "
+         "C eta^2 K^2 L^2/N <= 1 (eta <= sqrt(N)/(sqrt(C) K L)) give 24 b^2, 18 eta^2 K s^2, 72 eta^2 K^2 G^2 and 72 "
+         "eta^2 K^2 B^2 E||grad f||^2: the printed 96 b^2, 69, 267 G^2 and 267 B^2. The appendix keeps only the V_1 part; "
+         "the second part of (iii), 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2, is dropped. Kept, the gradient coefficient is "
+         "g = 267 B^2 + 6 C/N instead of 267 B^2. (v) As printed: Delta^t <= 96 b^2 Delta^t + ..., rearranged with "
+         "(Delta^t - Delta^{t+1}), summed over t and divided by (1 - 96 b^2) T (Delta^0 - Delta^T <= 0 dropped); "
+         "(1/T) sum_t E||grad f(w^t)||^2 is bounded by Thm 1 (2D/(lambda eta K T) + kappa_2 eta L s^2/(lambda N) + "
+         "3 kappa_1 eta K L G^2/(lambda N)), which gives the three middle terms with 2g, g, 3g (534 B^2, 267 B^2, 801 "
+         "B^2 as printed). The omission adds 6C/(267 N B^2) relatively to those terms: 2.2% at N = C, B = 1, but 22% at "
+         "the paper's N/C = 0.1 (C/N = 10) and B = 1. The same dropped term enters Thm 5's proof (not re-encoded here).")
 
 THM5_EXPR = (69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2)
              + 267 * B**2 * L / ((1 - 96 * beta**2) * lam**2 * mu) * (kappa2 * eta**2 * K * sigma_l**2 / N + 3 * kappa1 * eta**2 * K**2 * G**2 / N)
@@ -231,6 +266,15 @@ THM6_COMPOSED = Bound(
          "(lambda mu K T)) with Thm 3 (which needs eta_tau = c/tau). One run cannot satisfy both step-size rules; "
          "the composed bound is checked on the constant-step run for the Thm 2 part, and its stability part uses "
          "the measured divergence of that same run, as the paper's combination does.")
+
+THM6_COMPOSED_REDERIVED = Bound(
+    id="fedinit.thm6.composed.rederived", paper=PAPER,
+    title="Excess risk bound composed from eq. (3), Thm 2 and Thm 3 as the appendix derivation gives it",
+    source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and fedinit.thm3.rederived (App. A.3.1-A.3.3)",
+    symbols=S_, assumptions=THM6_COMPOSED.assumptions, lhs="excess_risk", lhs_description=THM6_COMPOSED.lhs_description,
+    expr=THM2_EXPR + STAB_TERM_REDERIVED + DIV_TERM_REDERIVED, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX),
+    conditions=THM6_COMPOSED.conditions,
+    note="As fedinit.thm6.composed, with Thm 3's two terms as re-derived (see fedinit.thm3.rederived's note).")
 
 THM6 = OrderStatement(
     id="fedinit.thm6", paper=PAPER, title="Theorem 6: excess risk of FedInit (stated order)",
@@ -301,7 +345,7 @@ LEMMA4 = Bound(
          "K^2L^2) <= 195. The last coefficient 3 eta^2/(N C) is read off the proof of Thm 4 (24 C eta^2K^2L^2/N "
          "beta^2 = 3 eta^2/(NC) * 2 C^2 K L^2 * 4 K beta^2) and of App. A.2.2 (30 beta^2 eta^2 L/(C N^2 (1-72b^2))).")
 
-register(THM1, THM2, THM3, THM3_REDERIVED, THM4, THM5, THM6_COMPOSED, THM6, EQ3, EQ15, LEMMA2, LEMMA3, LEMMA4)
+register(THM1, THM2, THM3, THM3_REDERIVED, THM4, THM4_REDERIVED, THM5, THM6_COMPOSED, THM6_COMPOSED_REDERIVED, THM6, EQ3, EQ15, LEMMA2, LEMMA3, LEMMA4)
 
 # ------------------------------------------------------------------------------------ claims
 
@@ -317,20 +361,48 @@ def _unbiased(m, rel_tol=1e-10):
     return ClaimOutcome(ratio <= rel_tol, f"max gap {gap:.3g}, relative to the offsets {ratio:.3g} (tolerance {rel_tol:g})", ratio)
 
 
-def _insensitive(m, max_rel_spread=0.1):
-    """Supported when the relative spread (max - min)/min of the mean final optimization error over the
-    beta grid is <= max_rel_spread; refuted otherwise. The divergence's spread is reported for contrast."""
+def _insensitive(m, max_rel_spread=0.1, alpha=0.05):
+    """'opt_error': final optimization errors, (betas, runs) with the same seeds in every row (paired). For every pair
+    of beta values the paired difference of the mean errors, relative to ref = the smallest mean over beta, with its
+    standard error over seeds. max_rel_spread is the effect size; the decision uses the SEs with a simultaneous
+    (Bonferroni over the m pairs, two-sided family level alpha) z: supported (insensitive) when every pair's
+    |diff|/ref + z se/ref <= max_rel_spread (equivalence shown); refuted when some pair's |diff|/ref - z se/ref >
+    max_rel_spread (a significant difference beyond the effect size); inconclusive otherwise. measured: the largest
+    |diff|/ref. The divergence's spread over beta is reported for contrast."""
+    from itertools import combinations
+    from statistics import NormalDist
+
     opt = np.asarray(m["opt_error"], float)
-    dlt = np.asarray(m["delta"], float)
-    ok = np.isfinite(opt)
+    if opt.ndim != 2 or opt.shape[1] < 2:
+        return ClaimOutcome(None, "needs per-seed errors (betas x runs, >= 2 runs)", None)
+    betas = np.asarray(m["beta"], float)
+    ok = np.all(np.isfinite(opt), axis=1)
     if ok.sum() < 2:
         return ClaimOutcome(None, "fewer than two converged beta values", None)
-    spread = (opt[ok].max() - opt[ok].min()) / max(opt[ok].min(), 1e-300)
+    opt, betas = opt[ok], betas[ok]
+    means = opt.mean(axis=1)
+    ref = float(means.min())
+    pairs = list(combinations(range(len(betas)), 2))
+    z = NormalDist().inv_cdf(1 - alpha / (2 * len(pairs)))
+    rows, inside, beyond, worst = [], True, [], (0.0, 0.0, None)
+    for i, j in pairs:
+        d = opt[i] - opt[j]
+        diff, se = float(d.mean()) / ref, float(d.std(ddof=1) / np.sqrt(d.size)) / ref
+        if abs(diff) + z * se > max_rel_spread:
+            inside = False
+        if abs(diff) - z * se > max_rel_spread:
+            beyond.append(f"beta {betas[i]:g} vs {betas[j]:g}: {diff:+.3g} +- {se:.2g}")
+        if abs(diff) >= abs(worst[0]):
+            worst = (diff, se, (betas[i], betas[j]))
+    dlt = np.asarray(m["delta"], float)
     dspread = (np.nanmax(dlt) - np.nanmin(dlt)) / max(np.nanmin(dlt), 1e-300)
-    betas = np.asarray(m["beta"], float)[ok]
-    return ClaimOutcome(bool(spread <= max_rel_spread),
-                        f"optimization error spread {spread:.3g} over beta in [{betas.min():g}, {betas.max():g}] "
-                        f"(divergence spread {dspread:.3g}; tolerance {max_rel_spread:g})", float(spread))
+    text = (f"largest relative difference of the mean optimization error over beta in [{betas.min():g}, "
+            f"{betas.max():g}]: {worst[0]:+.3g} +- {worst[1]:.2g} (SE over {opt.shape[1]} paired seeds; beta "
+            f"{worst[2][0]:g} vs {worst[2][1]:g}); effect size {max_rel_spread:g}, decided with a simultaneous z = "
+            f"{z:.2f} over {len(pairs)} pairs (family level {alpha:g}); divergence spread {dspread:.3g}"
+            + ("; beyond the effect size: " + "; ".join(beyond) if beyond else ""))
+    verdict = False if beyond else True if inside else None
+    return ClaimOutcome(verdict, text, float(abs(worst[0])))
 
 
 def _threshold(m, min_drop=0.02, z=2.0):
@@ -378,16 +450,37 @@ def _interior_K(m, z=2.0):
     return ClaimOutcome(False if monotone else None, text, int(Ks[j]))
 
 
+DOMINATES_TERMS = ("optimization_term", "stability_term", "divergence_term")
+
+
 def _dominates(m):
-    """Supported when the divergence term of the composed excess-risk bound is the largest of its three terms
-    (optimization, stability, divergence) at the tested setting; refuted otherwise."""
-    terms = {k: float(m[k]) for k in ("optimization_term", "stability_term", "divergence_term")}
-    top = max(terms, key=terms.get)
-    return ClaimOutcome(top == "divergence_term", ", ".join(f"{k} {v:.3g}" for k, v in terms.items()), top)
+    """A rate statement. 'order_vs': for each other term of the composed excess-risk bound and each growth regime
+    (T grows with S fixed; T and S grow together, S = T), how the divergence term's order compares: 'higher' (a
+    larger power of T, or the same power and more log T factors), 'same', 'lower' or 'undecided'.
+    'grid_top': which term is numerically largest at each point of a (S, T, K, beta) grid; 'grid_last': True at the
+    points with the grid's largest T. Supported: the divergence term is of higher order than every other term and is
+    the largest at every largest-T grid point. Refuted: some other term is of higher order (the divergence term is
+    'lower' against it). Inconclusive otherwise (same order, or the asymptotic regime not reached on the grid)."""
+    vs = dict(m["order_vs"])
+    top = list(m["grid_top"])
+    last = np.asarray(m["grid_last"], bool)
+    labels = list(m.get("grid_labels", [""] * len(top)))
+    n_div = sum(t == "divergence_term" for t in top)
+    exc_last = [f"{labels[i]}: {top[i]}" for i in range(len(top)) if last[i] and top[i] != "divergence_term"]
+    text = ("order of the divergence term against " + ", ".join(f"{k}: {v}" for k, v in vs.items())
+            + f"; largest on {n_div} of {len(top)} grid points"
+            + (f"; at the largest T not largest at {len(exc_last)} point(s): " + "; ".join(exc_last[:6])
+               + (" ..." if len(exc_last) > 6 else "") if exc_last else "; largest at every largest-T grid point"))
+    frac = n_div / max(len(top), 1)
+    if any(v == "lower" for v in vs.values()):
+        return ClaimOutcome(False, text, frac)
+    if all(v == "higher" for v in vs.values()) and not exc_last:
+        return ClaimOutcome(True, text, frac)
+    return ClaimOutcome(None, text, frac)
 
 
 CLAIM_UNBIASED = Claim(
-    id="fedinit.claim.unbiased", paper=PAPER, title="Relaxed initialisation keeps the global expectation unbiased",
+    id="fedinit.claim.unbiased", quote="001_1290d3e8dce7394d.txt:76: '(1) Its global expectation is still unbiased, which is (1/N) sum_{i in [N]} w_{i,0}^t = w^t.'", paper=PAPER, title="Relaxed initialisation keeps the global expectation unbiased",
     source=f"{POSTER}, 'Its global expectation is still unbiased'", symbols=S_,
     statement="(1/N) sum_{i in N} w_{i,0}^t = w^t", predicate=_unbiased, parameters={"rel_tol": 1e-10},
     measurements=("unbiased_gap", "offset_scale"),
@@ -396,28 +489,50 @@ CLAIM_UNBIASED = Claim(
 CLAIM_INSENSITIVE = Claim(
     id="fedinit.claim.opt_insensitive_to_beta", paper=PAPER,
     title="Optimization error is insensitive to the divergence (beta)",
-    source=f"{SEED}, abstract and discussion after Thm 1 ('does not affect the convergence bound whether beta is 0 or not')",
-    symbols=S_, statement="f(w^T) - f* barely changes across beta in the admissible range",
-    predicate=_insensitive, parameters={"max_rel_spread": 0.1}, measurements=("beta", "opt_error", "delta"),
+    source=f"{SEED}, discussion after Thm 1 and Sec. 4.3.4 (corollary 1)", symbols=S_,
+    statement="f(w^T) - f* barely changes across beta in the admissible range", predicate=_insensitive,
+    parameters={"max_rel_spread": 0.1, "alpha": 0.05}, measurements=("beta", "opt_error", "delta"),
+    quote=f"{SEED}:285-287: 'the divergence term E||w_{{i,K}}^{{t-1}} - w^t||^2 does not affect the convergence bound "
+          "whether beta is 0 or not. This indicates that the FL paradigm allows a divergence of local clients from the "
+          f"optimization perspective.'; {SEED}:456-457: 'From the perspective of optimization, the FL paradigm is "
+          "insensitive to local consistency in the training process (Theorems 1&2).'",
     note="The encoded bounds themselves depend on beta through kappa_1 and kappa_2 (kappa_1 grows from 17 at beta=0 to "
-         "63 at beta=0.1), so 'insensitive' is a claim about measurements, checked here on them.")
+         "63 at beta=0.1), so 'insensitive' is a claim about measurements, checked here on them: 10% of the smallest "
+         "mean error is the effect size (ours; the text does not quantify it), decided with the seeds' paired "
+         "standard errors (simultaneous over the pairs of beta values). Tested inside Thms 1&2's conditions (beta < "
+         "sqrt(2)/12, the admissible step) at a horizon where the runs reach their noise floor.")
 CLAIM_THRESHOLD = Claim(
-    id="fedinit.claim.divergence_threshold", paper=PAPER,
+    id="fedinit.claim.divergence_threshold", quote="000_278c463b157eab5b.txt:605-612: 'Table 3 validates that RI is required to be far away from the local model (a positive beta). When beta is small, the correction is limited. ... As shown in Table 3, when beta is too large, the test accuracy decreases severely and the local divergence level increases heavily.'", paper=PAPER,
     title="Divergence falls as beta grows up to a threshold; beyond it training diverges",
     source=f"{SEED}, Sec. 5.2 and Table 3", symbols=S_,
     statement="Delta^T decreases in beta on [0, beta*]; for beta well beyond beta* training diverges",
     predicate=_threshold, parameters={"min_drop": 0.02}, measurements=("beta", "delta", "diverged"))
 CLAIM_K = Claim(
-    id="fedinit.claim.interior_optimal_K", paper=PAPER, title="There is an interior optimal number of local steps K",
+    id="fedinit.claim.interior_optimal_K", quote="000_278c463b157eab5b.txt:470: 'there is a specific optimal constant selection for K > 1 to minimize the excess risk.' (OCR '/'' for K)", paper=PAPER, title="There is an interior optimal number of local steps K",
     source=f"{SEED}, Sec. 4.3.4 ('there is a specific optimal constant selection for K') and Fig. 1(a)", symbols=S_,
     statement="At a fixed number of rounds, test error is minimised by an interior K",
     predicate=_interior_K, parameters={"z": 2.0}, measurements=("K", "test_loss", "test_loss_se"))
 CLAIM_DOMINATES = Claim(
-    id="fedinit.claim.divergence_dominates", paper=PAPER, title="The divergence term dominates the excess risk bound",
-    source=f"{SEED}, Thm 6 discussion ('the main restriction in the FL paradigm is the divergence term')", symbols=S_,
-    statement="In eq. (18) the divergence bias is the largest of the three terms", predicate=_dominates,
-    measurements=("optimization_term", "stability_term", "divergence_term"),
-    note="Evaluated on the composed bound (fedinit.thm6.composed) with the run's measured sum_t sqrt(Delta^t).")
+    id="fedinit.claim.divergence_dominates", paper=PAPER, title="The divergence term sets the rate of the excess risk",
+    source=f"{SEED}, Sec. 4.3.4, discussion of Thm 6 (eq. 18)", symbols=S_,
+    statement="In the excess-risk bound (Thm 2 + Thm 3) the divergence term decays slowest (is of the highest order) as "
+              "T and S grow", predicate=_dominates,
+    measurements=("order_vs", "grid_top", "grid_last"),
+    quote=f"{SEED}:453: 'From the perspective of excess risk, the main restriction in the FL paradigm is the divergence "
+          "term with the bound of O(...)' (the order itself is garbled: 'O( pres )')",
+    note="Read as a rate statement on the composed bound with Thm 3's re-derived constants (fedinit.thm6.composed."
+         "rederived; the printed ones are not supported by the appendix). Symbolically: the optimization term at Thm 2's "
+         "step choice eta = log(lambda mu N K T)/(lambda mu K T), the two stability terms with a fixed c, and sum_t "
+         "sqrt(Delta^t) replaced by Thm 5's order sqrt(D + G^2)(1 + log T) (as for fedinit.thm6), each split into "
+         "additive terms and their growth as T grows computed (theory.rates.growth), with S fixed and with S = T. Both Thm 3 terms carry "
+         "T^{cL/(1+cL)} S^{-cL/(1+cL)}; the divergence term has the extra log T factor of sum_t sqrt(Delta^t), so its "
+         "dominance over the stability term rests on that order (with a summable sum_t sqrt(Delta^t) the two are of the "
+         "same order). As S alone grows (T fixed) both Thm 3 terms fall like S^{-cL/(1+cL)} and the optimization term, "
+         "free of S, would overtake them: reported, not part of the verdict (the sentence is about the rounds T). "
+         "Numerically: the three terms over a (S, T, K, beta) grid at the admissible constant step, with the "
+         "runs' own sum_t sqrt(Delta^t) and c = eta T K (as fedinit.thm6.composed). The text is ambiguous: eq. (18) "
+         "is garbled and Sec. 4.3.4 calls the divergence bias O(1/T^{1/(1+cL)}), a decaying order that Thm 3's terms "
+         "(growing like T^{cL/(1+cL)}) do not give.")
 register(CLAIM_UNBIASED, CLAIM_INSENSITIVE, CLAIM_THRESHOLD, CLAIM_K, CLAIM_DOMINATES)
 
 

@@ -170,14 +170,14 @@ def _COND31(mt, mt1, Ii, Kk):
 
 
 COND31_32 = Claim(
-    id="fedshift.cond31_32", paper=PAPER, title="Conditions (31)/(32): when FedShift's round diverges less",
+    id="fedshift.cond31_32", quote="004_319ac838b1cb3f8f.txt:536-542: '1. Condition that FedShift divergence is smaller: D_FA - D_FS > 0 ... (K+S)/(2K) > m^t/m^{t+1} (31) ... 2. Condition that FedShift divergence is greater: D_FA - D_FS < 0 ... (K+S)/(2K) < m^t/m^{t+1} (32)' (LaTeX alt text)", paper=PAPER, title="Conditions (31)/(32): when FedShift's round diverges less",
     source=f"{SEED}, App. B-A, conditions (31) and (32)", symbols=S_,
     statement="D_FA > D_FS iff (K+S)/(2K) > m^t/m^{t+1}; D_FA < D_FS iff (K+S)/(2K) < m^t/m^{t+1}",
     predicate=_sign_rule, parameters={"rel_tol": 1e-9}, measurements=("D_FA2", "D_FS2", "m_t", "m_t1", "I", "K"),
     note="Derived from eq. (30) (not from eq. (12)); valid for either sign of m^{t+1} when I >= 1 (module docstring). "
          "Checked per round on single-layer runs (with several layers the sign of the sum is not a per-layer rule).")
 EXAMPLE_4_3 = Claim(
-    id="fedshift.example_4_3", paper=PAPER, title="Worked example: 50/50 split, threshold m^{t+1} = (4/3) m^t",
+    id="fedshift.example_4_3", quote="004_319ac838b1cb3f8f.txt:544: 'Assume m^{t+1} > 0 and inferior and superior clients are 50% and 50%; then, when m^{t+1} > (4/3) m^t holds, the divergence of Fedshift's update is smaller than that of FedAvg's update.' (LaTeX alt text)", paper=PAPER, title="Worked example: 50/50 split, threshold m^{t+1} = (4/3) m^t",
     source=f"{SEED}, App. B-A (after condition (32))", symbols=S_,
     statement="with m^{t+1} > 0 and I = S = K/2, D_FS < D_FA iff m^{t+1} > (4/3) m^t",
     measurements=(), note="Checked symbolically: solve (K+S)/(2K) = m^t/m^{t+1} at S = K/2.")
@@ -285,14 +285,14 @@ def _reduces(key):
 
 
 CLAIM_DIVERGENCE = Claim(
-    id="fedshift.claim.divergence", paper=PAPER, title="FedShift reduces round-to-round divergence",
+    id="fedshift.claim.divergence", quote="004_319ac838b1cb3f8f.txt:310: 'Notably, as shown in the plot, FedShift effectively reduces the global model divergence across consecutive rounds compared to models without shift adjustments.'", paper=PAPER, title="FedShift reduces round-to-round divergence",
     source=f"{SEED}, Sec. V-B3 and Fig. 9 (top)", symbols=S_,
     statement="||w^{t+1} - w^t|| is smaller with the shift than without, across rounds",
     predicate=_reduces("divergence"), parameters={"z": 3.0, "rel_tol": 1e-6}, measurements=("divergence_shift", "divergence_base"),
     note="Compared between runs with and without the shift on the same seeds (as Fig. 9 does); the same-run comparison "
          "D_FS vs D_FA of Theorem 2 is reported alongside.")
 CLAIM_DRIFT = Claim(
-    id="fedshift.claim.drift", paper=PAPER, title="FedShift reduces client drift",
+    id="fedshift.claim.drift", quote="004_319ac838b1cb3f8f.txt:312: 'Again, the application of FedShift significantly mitigates the client drift effect, offering more stable convergence compared to non-shifting algorithms.'", paper=PAPER, title="FedShift reduces client drift",
     source=f"{SEED}, Sec. V-B3 and Fig. 9 (bottom)", symbols=S_,
     statement="the mean L2 distance of the selected local models to the previous global model is smaller with the shift",
     predicate=_reduces("drift"), parameters={"z": 3.0, "rel_tol": 1e-6}, measurements=("drift_shift", "drift_base"),
@@ -323,7 +323,7 @@ def _mean_to_zero(m, z=3.0, near_zero=0.1, rel_tol=1e-6):
 
 
 CLAIM_MEAN = Claim(
-    id="fedshift.claim.mean_to_zero", paper=PAPER, title="The weight mean goes to 0 and training is stabler",
+    id="fedshift.claim.mean_to_zero", quote="004_319ac838b1cb3f8f.txt:183: 'This finding is in accordance with the simulation results in which the average of weights becomes very close to 0 and shows stable training with FedShift.'", paper=PAPER, title="The weight mean goes to 0 and training is stabler",
     source=f"{SEED}, Sec. IV-B ('the average of weights becomes very close to 0 and shows stable training with "
            "FedShift') and eq. (11)", symbols=S_,
     statement="under FedShift the mean of the weights approaches 0 and the training curve is steadier",
@@ -355,7 +355,7 @@ def _every_bit_width(m, z=2.0, rel_tol=1e-6):
 
 
 CLAIM_ACCURACY = Claim(
-    id="fedshift.claim.every_bit_width", paper=PAPER, title="FedShift improves accuracy at every bit width",
+    id="fedshift.claim.every_bit_width", quote="004_319ac838b1cb3f8f.txt:291: 'Finally, the integration of FedShift improved the performance of all baseline algorithms across all quantization bit-widths.'", paper=PAPER, title="FedShift improves accuracy at every bit width",
     source=f"{SEED}, Sec. V-B1 and Table I ('improved the performance of all baseline algorithms across all "
            "quantization bit-widths'); Table II", symbols=S_,
     statement="for every mixed-precision setting 32+b, b = 4..8, the metric is better with the shift",
