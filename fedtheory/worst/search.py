@@ -154,7 +154,9 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     search_s = time.perf_counter() - t0
 
     # the worst instance, re-evaluated (more seeds where the runs are stochastic)
-    _, worst, _ = state["best"]
+    _, best, _ = state["best"]
+    worst = Instances.from_json(best.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
+    worst.theta = best.theta
     seeds = tuple(spec.seeds)
     if spec.stochastic and final_seeds and final_seeds > len(seeds):
         seeds = seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + final_seeds - len(seeds)))

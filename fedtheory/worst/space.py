@@ -18,8 +18,9 @@ Projection steps (each keeps what the earlier ones established):
 1. eigenvalues clipped into [client_mu, L]; Q_i a Householder reflection of a parameter vector v_i;
 2. mu: if lambda_min(Hbar) = m < mu, every H_i <- H_i + s (L I - H_i), s = (mu - m)/(L - m): spectra stay in
    [client_mu, L] and lambda_min of the mean becomes exactly mu;
-3. B: if B_min(H) > B, every H_i <- (1 - a) H_i + a Hbar with the smallest a (bisection) giving B_min <= B: the mean
-   (hence mu) is unchanged, spectra stay in the interval (convex combinations), and a = 1 gives B_min = 1;
+3. B: if B_min(H) > B, every H_i <- (1 - a) H_i + a Hbar with the smallest a giving B_min <= B, in closed form
+   (B_min(a)^2 = 1 + (1-a)^2 (B_min^2 - 1)): the mean (hence mu) is unchanged and spectra stay in the interval
+   (convex combinations);
 4. G: client optima scaled about 0 by sqrt(G^2 / G^2(B)) when G^2(B) exceeds G^2 (G^2(B) is invariant under a
    common shift of the optima and homogeneous of degree 2 in them);
 5. start: w^0 = w* + r u with the parameter direction u and r set by D (or dist2).
@@ -239,14 +240,11 @@ class QuadraticClass:
             bm = B_min(H)
             need = bm > B_t
             if need.any():
-                Hn, Hbar = H[need], H[need].mean(axis=1, keepdims=True)
-                lo_a, hi_a = np.zeros(need.sum()), np.ones(need.sum())
-                for _ in range(50):
-                    mid = 0.5 * (lo_a + hi_a)
-                    ok = B_min((1 - mid)[:, None, None, None] * Hn + mid[:, None, None, None] * Hbar) <= B_t
-                    hi_a = np.where(ok, mid, hi_a)
-                    lo_a = np.where(ok, lo_a, mid)
-                H[need] = (1 - hi_a)[:, None, None, None] * Hn + hi_a[:, None, None, None] * Hbar
+                # closed form: with H_i(a) = (1-a) H_i + a Hbar the mean is unchanged and
+                # (1/C) sum_i H_i(a)^2 = (1-a)^2 M + (1 - (1-a)^2) Hbar^2, so B_min(a)^2 = 1 + (1-a)^2 (B_min^2 - 1)
+                keep = np.sqrt((B_t**2 - 1.0) / (bm[need] ** 2 - 1.0)) * (1 - 1e-12)  # 1 - a
+                Hn = H[need]
+                H[need] = keep[:, None, None, None] * Hn + (1 - keep)[:, None, None, None] * Hn.mean(axis=1, keepdims=True)
         # data: X_i = sqrt(S) diag(sqrt(lam_i)) Q_i' from the final H_i
         H = 0.5 * (H + np.swapaxes(H, -1, -2))
         lam, V = np.linalg.eigh(H)
