@@ -232,14 +232,14 @@ def replay(path: str) -> dict[str, Any]:
 
 
 def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
-              **kw) -> dict[str, Any]:
+              reference_kw: Mapping[str, Any] | None = None, **kw) -> dict[str, Any]:
     """Build the spec of ``record_id`` (constants from today's check where declared, overridden by ``sets``) and
     search it."""
     e = entry(record_id)
     params: dict[str, Any] = {}
     random_ratio = ref_label = None
     if use_reference and e.reference is not None:
-        ref = e.reference(seed)
+        ref = e.reference(seed, **dict(reference_kw or {}))
         params.update(ref["params"])
         random_ratio, ref_label = ref.get("random_ratio"), ref.get("label")
     if sets:
