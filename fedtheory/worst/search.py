@@ -34,10 +34,31 @@ FORMAT = "fedtheory.worst/1"
 
 @dataclass
 class Evaluation:
-    lhs: np.ndarray  # (P, seeds)
-    bound: np.ndarray  # (P,)
+    """lhs (P, seeds, m) and bound (P, m): m statements per instance (m = 1, or one per round for a bound stated at
+    every T); an instance's value is its worst statement (largest mean left side / bound)."""
+
+    lhs_all: np.ndarray
+    bound_all: np.ndarray
     values: Mapping[str, Any]
     diverged: np.ndarray  # (P,)
+
+    @property
+    def _ratio_all(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = self.lhs_all.mean(axis=1) / self.bound_all
+        return np.where(np.isnan(r), -np.inf, r)
+
+    @property
+    def statement(self) -> np.ndarray:
+        return np.argmax(self._ratio_all, axis=1)
+
+    def _pick(self, a: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(a, self.statement[:, None], axis=1)[:, 0]
+
+    @property
+    def lhs(self) -> np.ndarray:  # (P, seeds) at each instance's worst statement
+        j = self.statement
+        return self.lhs_all[np.arange(len(j)), :, j]
 
     @property
     def mean(self) -> np.ndarray:
@@ -49,38 +70,55 @@ class Evaluation:
         return self.lhs.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(self.lhs))
 
     @property
+    def bound(self) -> np.ndarray:
+        return self._pick(self.bound_all)
+
+    @property
     def ratio(self) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = self.mean / self.bound
-        return np.where(np.isnan(r), -np.inf, r)
+        return self._pick(self._ratio_all)
 
 
 def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None = None) -> Evaluation:
-    """Run every instance once per seed in ONE simulate call; the left side and the bound per instance."""
+    """Run every instance once per seed in ONE simulate call; the left side and the bound per instance.
+
+    spec.measure returns (R,) or (m, R) (m statements per run, e.g. one per round); constants_from_instance
+    returns scalars, arrays (P,), or arrays broadcasting to (P, m) (e.g. T per round as (1, m))."""
     seeds = tuple(spec.seeds if seeds is None else seeds)
     P, S = len(inst), len(seeds)
     which = np.repeat(np.arange(P), S)
     tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
                   w0=inst.w0[which], measures=spec.measures)
-    lhs = np.asarray(spec.measure(tr, inst, which), float).reshape(P, S)
+    lhs = np.asarray(spec.measure(tr, inst, which), float)
+    lhs = (lhs[:, None] if lhs.ndim == 1 else lhs.T).reshape(P, S, -1)
     diverged = tr.diverged.reshape(P, S).any(axis=1)
     lhs = np.where(np.isfinite(lhs), lhs, np.inf)  # a divergence is the largest possible left side
     vals = dict(spec.constants_from_instance(inst, tr, which))
-    bound = np.broadcast_to(np.asarray(spec.record.evaluate(vals), float), (P,)).copy()
+    b = np.asarray(spec.record.evaluate(vals), float)
+    if b.ndim == 1 and b.shape[0] == P and lhs.shape[2] != P:
+        b = b[:, None]
+    bound = np.broadcast_to(b, (P, lhs.shape[2])).copy()
     return Evaluation(lhs, bound, vals, diverged)
 
 
-def _per(vals: Mapping[str, Any], i: int) -> dict[str, Any]:
+def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
+    """Instance i's (and statement j's) values: scalars stay, (P,) arrays give entry i, (P|1, m) entry [i, j]."""
     out = {}
     for k, v in vals.items():
-        a = np.asarray(v)
-        out[k] = float(a[i]) if a.ndim == 1 and a.size > 1 else (float(a.reshape(-1)[0]) if a.size == 1 else v)
+        a = np.asarray(v, float) if not isinstance(v, str) else None
+        if a is None:
+            out[k] = v
+        elif a.ndim == 0:
+            out[k] = float(a)
+        elif a.ndim == 1:
+            out[k] = float(a[i if a.size > 1 else 0])
+        else:
+            out[k] = float(a[i if a.shape[0] > 1 else 0, j if a.shape[1] > 1 else 0])
     return out
 
 
 def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
     rec = spec.record
-    vals = _per(ev.values, i)
+    vals = _per(ev.values, i, int(ev.statement[i]))
     failed = [f"requires {k}={v} (run has {spec.settings.get(k)!r})" for k, v in rec.requires.items()
               if spec.settings.get(k) != v] + rec.conditions_failed(vals)
     if failed:
@@ -188,7 +226,8 @@ def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
     return {"id": spec.record_id, "method": "search", "worst_measured": m, "worst_measured_se": float(ev.se[0]),
             "bound": b, "slack": (b / m if m > 0 else math.inf), "verdict": verdict, "conditions_failed": failed,
             "seeds": list(seeds), "diverged": bool(ev.diverged[0]),
-            "values": {kk: vv for kk, vv in _per(ev.values, 0).items() if isinstance(vv, (int, float))},
+            "statement": int(ev.statement[0]), "statements": int(ev.lhs_all.shape[2]),
+            "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items() if isinstance(vv, (int, float))},
             "instance_constants": k, "params": dict(spec.params), "instance": None, "note": spec.note}
 
 
