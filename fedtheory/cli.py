@@ -21,7 +21,7 @@ from ._validation import FedTheoryError, ParameterError
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fedtheory", description="Check federated-learning theorems against measurement.")
     p.add_argument("--version", action="version", version=f"fedtheory {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,train,new-paper}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,train,new-paper,worst}")
     plug = argparse.ArgumentParser(add_help=False)
     plug.add_argument("--plugin", action="append", default=[], metavar="PATH_OR_MODULE",
                       help="load a paper plug-in (a .py file, a package directory or a module name; repeatable). "
@@ -60,7 +60,32 @@ def _parser() -> argparse.ArgumentParser:
     npp.add_argument("name", metavar="NAME", help="the paper's short name: a Python identifier, e.g. scaffold2020")
     npp.add_argument("--dir", default=".", help="where to create NAME/ (default: the current folder)")
     _train_parser(sub)
+    _worst_parser(sub, plug)
     return p
+
+
+def _worst_parser(sub, plug) -> None:
+    """`fedtheory worst`: the worst case within a bound's assumptions (adversarial instance search)."""
+    w = sub.add_parser("worst", parents=[plug], help="search the bound's assumption class for its worst instance",
+                       description="Search the problems that satisfy a bound's assumptions, at the constants of today's "
+                                   "check, for the one with the largest left side; print one JSON record per bound "
+                                   "(slack = bound / worst measured) and write the instance for --replay.")
+    w.add_argument("ids", nargs="*", metavar="ID", help="bound records with a worst-case declaration (see --list)")
+    w.add_argument("--list", action="store_true", help="list the records the search covers")
+    w.add_argument("--replay", metavar="FILE", help="re-run a stored worst instance to its number")
+    w.add_argument("--method", choices=("search", "pep"), default="search")
+    w.add_argument("--budget", type=int, default=2000, help="instance evaluations (default 2000)")
+    w.add_argument("--seconds", type=float, help="also stop after this many seconds")
+    w.add_argument("--popsize", type=int, default=32, help="population per generation (default 32)")
+    w.add_argument("--seed", type=int, default=0, help="seed of the search and of the reference check")
+    w.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a constant of the "
+                   "setting (e.g. --set T=100 --set sigma_l=0)")
+    w.add_argument("--problem", help="the reference check row's problem (default: the spec's)")
+    w.add_argument("--no-reference", action="store_true", help="do not run today's check: every constant from --set")
+    w.add_argument("--final-seeds", type=int, default=32, help="stochastic runs: seeds for the worst instance's "
+                   "verdict (default 32)")
+    w.add_argument("--out-dir", default="worst_instances", help="where the instance files go (default worst_instances/)")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def _train_parser(sub) -> None:
@@ -140,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_train(args)
         if args.command == "new-paper":
             return _cmd_new_paper(args)
+        if args.command == "worst":
+            return _cmd_worst(args)
     except (ParameterError, FedTheoryError) as exc:
         print(f"fedtheory: error: {exc}", file=sys.stderr)
         return 2
@@ -239,6 +266,56 @@ def _cmd_new_paper(args) -> int:
           f"  fedtheory explain {args.name}.thm1 --plugin {root}/src/{args.name}\n"
           f"  pip install -e {root}                         # installs the entry point: no --plugin needed")
     return 0
+
+
+# ------------------------------------------------------------------------------------ worst
+
+
+def _cmd_worst(args) -> int:
+    from . import worst as W
+
+    if args.list:
+        for rid, e in sorted(W.worst_case_entries().items()):
+            print(f"{rid}  {e.description}")
+        return 0
+    if args.method == "pep":
+        if not W.pep_available():
+            raise ParameterError("--method", "pep", "search, unless the optional extra is installed: "
+                                 "pip install 'fedtheory[pep]' (PEPit + cvxpy)")
+        raise ParameterError("--method", "pep", "search: the PEP formulation is not implemented yet (issue 11)")
+    if args.replay:
+        if args.ids:
+            raise ParameterError("ID", args.ids, "absent with --replay (the file names its record)")
+        rec = W.replay(args.replay)
+        print(json.dumps(rec, indent=2))
+        return 0 if rec["replay"]["reproduced"] else 1
+    if not args.ids:
+        raise ParameterError("ID", None, "one or more record ids (fedtheory worst --list)")
+    for name, val, low in (("--budget", args.budget, 1), ("--popsize", args.popsize, 5), ("--seed", args.seed, 0),
+                           ("--final-seeds", args.final_seeds, 1)):
+        if val < low:
+            raise ParameterError(name, val, f"an integer >= {low}")
+    if args.budget < args.popsize:
+        raise ParameterError("--budget", args.budget, f"at least --popsize ({args.popsize}) instance evaluations")
+    if args.seconds is not None and not args.seconds > 0:
+        raise ParameterError("--seconds", args.seconds, "a positive number")
+    sets = W.parse_sets(args.set)
+    for rid in args.ids:
+        W.entry(rid)  # unknown ids are bad input before any search runs
+    progress = not args.no_progress and sys.stderr.isatty()
+    code = 0
+    for rid in args.ids:
+        path = os.path.join(args.out_dir, f"{rid}.json")
+        kw = {"problem": args.problem} if args.problem else {}
+        rec = W.run_worst(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
+                          budget=args.budget, seconds=args.seconds, popsize=args.popsize, progress=progress,
+                          final_seeds=args.final_seeds, instance_path=path)
+        print(json.dumps(rec, indent=2))
+        if rec["verdict"] == "violated":
+            print(f"fedtheory: {rid} violated on the instance {path}; replay: fedtheory worst --replay {path}",
+                  file=sys.stderr)
+            code = 1
+    return code
 
 
 # ------------------------------------------------------------------------------------ train

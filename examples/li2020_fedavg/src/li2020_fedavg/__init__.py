@@ -2,4 +2,4 @@
 
 Importing the package registers the records (``records.py``) and the checks (``checks.py``).
 """
-from . import checks, records  # noqa: F401
+from . import checks, records, worst  # noqa: F401

@@ -1,0 +1,95 @@
+"""Worst-case declarations of the built-in records (the same public call a plug-in uses).
+
+FedInit Thms 1 and 2 on federated quadratics inside Assumptions 1 (each f_i L-smooth), 3 (heterogeneity at the
+stated (G, B), exact G^2(B)) and 5 (PL(mu): here f mu-strongly convex, a subclass), with f(w^0) - f* = D exactly,
+full participation, FedInit (Algorithm 1's server rule) at the stated (eta, beta, K, T), and Assumption 2 with the
+additive-noise oracle of exact variance sigma_l^2 (sigma_l = 0: exact gradients, deterministic runs).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import ParameterError
+from ..sim import AdditiveNoise, Exact, RunConfig, fedinit
+from .space import QuadraticClass
+from .spec import WorstCaseSpec, register_worst_case
+
+_FEDINIT_REFERENCE = {"problem": "sc_least_squares_mild", "setting": "admissible", "beta": 0.1}
+
+
+def _lhs_opt_error(tr, inst, which):
+    out = inst.loss(tr.final_w, which) - inst.f_star[which]
+    return np.where(tr.diverged, np.inf, out)
+
+
+def _lhs_avg_grad(tr, inst, which):
+    out = np.mean(tr["grad_norm2"][:-1], axis=0)
+    return np.where(tr.diverged, np.inf, out)
+
+
+def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: float, G: float, D: float, eta: float,
+                 K: int = 5, T: int = 300, beta: float = 0.1, sigma_l: float = 0.0, C: int = 10, N: int | None = None,
+                 d: int = 10, lam: float | None = None, runs: int = 4, client_mu: float = 0.0) -> WorstCaseSpec:
+    """FedInit Thm 1 (``fedinit.thm1``: (1/T) sum_t ||grad f(w^t)||^2) or Thm 2 (``fedinit.thm2``: f(w^T) - f*).
+
+    runs: seeds per instance when sigma_l > 0 (ignored for exact gradients: one deterministic run)."""
+    from ..theory import fedinit as TF
+
+    if record_id not in ("fedinit.thm1", "fedinit.thm2"):
+        raise ParameterError("record_id", record_id, "fedinit.thm1 or fedinit.thm2")
+    C, d, K, T = int(C), int(d), int(K), int(T)
+    N = C if N is None else int(N)
+    if N != C:
+        raise ParameterError("N", N, f"C = {C} (the search covers full participation)")
+    if sigma_l < 0:
+        raise ParameterError("sigma_l", sigma_l, "a non-negative number")
+    if lam is None:  # the best admissible lambda, as the check uses
+        lam_max = float(TF.LAMBDA_MAX_EXPR.subs({TF.eta: eta, TF.K: K, TF.L: L, TF.B: B, TF.N: N, TF.beta: beta}))
+        lam = lam_max if 0 < lam_max < 1 else 1e-9
+    params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T, "beta": beta,
+              "sigma_l": sigma_l, "C": C, "N": N, "d": d, "lam": lam, "runs": runs, "client_mu": client_mu}
+    space = QuadraticClass(C, d, L=L, mu=mu, client_mu=client_mu, B=B, G2=G**2, D=D)
+    stochastic = sigma_l > 0
+    oracle = AdditiveNoise(sigma_l**2) if stochastic else Exact()
+    config = RunConfig(rounds=T, local_steps=K, lr=eta, oracle=oracle)
+    values = {"L": L, "mu": mu, "sigma_l": sigma_l, "N": N, "C": C, "K": K, "T": T, "eta": eta, "beta": beta, "D": D,
+              "B": B, "G": G, "lam": lam}
+    thm2 = record_id == "fedinit.thm2"
+    return WorstCaseSpec(
+        record_id=record_id, space=space, algorithm=fedinit(beta), config=config,
+        measure=_lhs_opt_error if thm2 else _lhs_avg_grad, measures=() if thm2 else ("grad_norm2",),
+        constants_from_instance=lambda inst, tr, which: values,
+        seeds=tuple(range(int(runs))) if stochastic else (0,), settings={"full_participation": True}, params=params,
+        note="class: quadratics with client spectra in [client_mu, L], lambda_min(mean Hessian) >= mu (strong "
+             "convexity, a subclass of PL), exact G^2(B) <= G^2, f(w^0) - f* = D; the bound at the stated constants")
+
+
+def fedinit_reference(record_id: str):
+    def reference(seed: int = 0, problem: str | None = None, beta: float | None = None) -> dict[str, Any]:
+        """Today's check of ``record_id``: its constants on one problem (default the mild least-squares problem,
+        admissible setting, beta = 0.1) and its ratio bound / measured."""
+        from ..checks import run_checks
+
+        sel = dict(_FEDINIT_REFERENCE, **({"problem": problem} if problem else {}),
+                   **({"beta": beta} if beta is not None else {}))
+        rows = [r for r in run_checks(only=[record_id], seed=seed, parallel_symbolic=False)
+                if r.id == record_id and r.problem == sel["problem"] and r.params.get("setting") == sel["setting"]
+                and abs(float(r.params.get("beta", -1)) - sel["beta"]) < 1e-12 and r.ratio is not None]
+        if not rows:
+            raise ParameterError("problem", sel, f"a problem/beta of {record_id}'s admissible check rows")
+        r = rows[0]
+        p = r.params
+        params = {k: p[k] for k in ("L", "mu", "B", "G", "D", "eta", "K", "T", "beta", "sigma_l", "C", "N", "lam")}
+        params = {k: (int(v) if k in ("K", "T", "C", "N") else float(v)) for k, v in params.items()}
+        params["record_id"] = record_id
+        return {"params": params, "random_ratio": float(r.ratio),
+                "label": f"fedtheory check --only {record_id} --seed {seed}: {sel['problem']}, {sel['setting']}, "
+                         f"beta={sel['beta']} (ratio bound/measured on the check's random instance)"}
+    return reference
+
+
+for _rid in ("fedinit.thm2", "fedinit.thm1"):
+    register_worst_case(_rid, fedinit_spec, reference=fedinit_reference(_rid),
+                        description="FedInit on federated quadratics inside Assumptions 1, 3 (exact G^2(B)), 5")

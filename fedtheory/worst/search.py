@@ -1,0 +1,290 @@
+"""Adversarial instance search: the largest left side over a bound's assumption class at fixed constants.
+
+Population method: scipy's ``differential_evolution(..., vectorized=True)``. Each generation hands the whole
+population to one objective call, which decodes it into P instances (one LeastSquaresProblem with P data
+variants) and runs ONE batched ``simulate`` over P x seeds runs. Why DE rather than CMA-ES: it ships with scipy
+(already a dependency), is deterministic given a seed, handles box bounds natively, and its vectorized mode maps
+one generation onto one engine call; CMA-ES would add a dependency for no measured gain here.
+
+The objective is ratio = (mean over seeds of the left side) / bound(values of the instance): for a bound whose
+constants the class pins (FedInit's), this is the left side up to a constant; for one whose constants are read
+from the instance (Li et al.'s Gamma, G, ||w_1 - w*||^2), it is the tightness at the instance's own constants.
+The best instance over every evaluation (the initial random population included) is kept, so the reported worst
+case is never below the best random instance the search started from.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.optimize
+
+from .._validation import ParameterError
+from ..sim import simulate
+from .space import Instances
+from .spec import WorstCaseSpec, entry, make_spec
+
+FORMAT = "fedtheory.worst/1"
+
+
+@dataclass
+class Evaluation:
+    """lhs (P, seeds, m) and bound (P, m): m statements per instance (m = 1, or one per round for a bound stated at
+    every T); an instance's value is its worst statement (largest mean left side / bound)."""
+
+    lhs_all: np.ndarray
+    bound_all: np.ndarray
+    values: Mapping[str, Any]
+    diverged: np.ndarray  # (P,)
+
+    @property
+    def _ratio_all(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = self.lhs_all.mean(axis=1) / self.bound_all
+        return np.where(np.isnan(r), -np.inf, r)
+
+    @property
+    def statement(self) -> np.ndarray:
+        return np.argmax(self._ratio_all, axis=1)
+
+    def _pick(self, a: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(a, self.statement[:, None], axis=1)[:, 0]
+
+    @property
+    def lhs(self) -> np.ndarray:  # (P, seeds) at each instance's worst statement
+        j = self.statement
+        return self.lhs_all[np.arange(len(j)), :, j]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.lhs.mean(axis=1)
+
+    @property
+    def se(self) -> np.ndarray:
+        n = self.lhs.shape[1]
+        return self.lhs.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(self.lhs))
+
+    @property
+    def bound(self) -> np.ndarray:
+        return self._pick(self.bound_all)
+
+    @property
+    def ratio(self) -> np.ndarray:
+        return self._pick(self._ratio_all)
+
+
+def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None = None) -> Evaluation:
+    """Run every instance once per seed in ONE simulate call; the left side and the bound per instance.
+
+    spec.measure returns (R,) or (m, R) (m statements per run, e.g. one per round); constants_from_instance
+    returns scalars, arrays (P,), or arrays broadcasting to (P, m) (e.g. T per round as (1, m))."""
+    seeds = tuple(spec.seeds if seeds is None else seeds)
+    P, S = len(inst), len(seeds)
+    which = np.repeat(np.arange(P), S)
+    tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
+                  w0=inst.w0[which], measures=spec.measures)
+    lhs = np.asarray(spec.measure(tr, inst, which), float)
+    lhs = (lhs[:, None] if lhs.ndim == 1 else lhs.T).reshape(P, S, -1)
+    diverged = tr.diverged.reshape(P, S).any(axis=1)
+    lhs = np.where(np.isfinite(lhs), lhs, np.inf)  # a divergence is the largest possible left side
+    vals = dict(spec.constants_from_instance(inst, tr, which))
+    b = np.asarray(spec.record.evaluate(vals), float)
+    if b.ndim == 1 and b.shape[0] == P and lhs.shape[2] != P:
+        b = b[:, None]
+    bound = np.broadcast_to(b, (P, lhs.shape[2])).copy()
+    return Evaluation(lhs, bound, vals, diverged)
+
+
+def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
+    """Instance i's (and statement j's) values: scalars stay, (P,) arrays give entry i, (P|1, m) entry [i, j]."""
+    out = {}
+    for k, v in vals.items():
+        a = np.asarray(v, float) if not isinstance(v, str) else None
+        if a is None:
+            out[k] = v
+        elif a.ndim == 0:
+            out[k] = float(a)
+        elif a.ndim == 1:
+            out[k] = float(a[i if a.size > 1 else 0])
+        else:
+            out[k] = float(a[i if a.shape[0] > 1 else 0, j if a.shape[1] > 1 else 0])
+    return out
+
+
+def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
+    rec = spec.record
+    vals = _per(ev.values, i, int(ev.statement[i]))
+    failed = [f"requires {k}={v} (run has {spec.settings.get(k)!r})" for k, v in rec.requires.items()
+              if spec.settings.get(k) != v] + rec.conditions_failed(vals)
+    if failed:
+        return "not_applicable", failed
+    m, se, b = float(ev.mean[i]), float(ev.se[i]), float(ev.bound[i])
+    if not math.isfinite(m):
+        return "violated", []
+    if spec.stochastic:
+        return ("violated" if m - 3 * se > b else "holds"), []
+    return ("violated" if m > b * (1 + 1e-12) else "holds"), []
+
+
+def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None = None, popsize: int = 32,
+               seed: int = 0, final_seeds: int | None = None, progress: bool = False,
+               instance_path: str | None = None, random_ratio: float | None = None,
+               reference: str | None = None) -> dict[str, Any]:
+    """Search ``spec``'s class for the instance that maximises left side / bound; return the JSON record.
+
+    budget: instance evaluations (population x generations, the initial population included); seconds: also stop
+    after this long (checked once per generation). final_seeds: re-evaluate the worst instance on this many seeds
+    (stochastic specs; the search seeds come first) for the verdict's mean and standard error.
+    """
+    budget = int(budget)
+    if budget < popsize:
+        raise ParameterError("budget", budget, f"at least the population size ({popsize}) instance evaluations")
+    if popsize < 5:
+        raise ParameterError("popsize", popsize, "an integer >= 5")
+    if seconds is not None and not seconds > 0:
+        raise ParameterError("seconds", seconds, "a positive number of seconds")
+    space = spec.space
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    init = space.random(popsize, rng)
+    state = {"evals": 0, "best": None, "random": None, "gens": 0}
+
+    def objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
+        theta = np.atleast_2d(x.T)
+        inst = space.decode(theta)
+        ev = evaluate(spec, inst)
+        r = ev.ratio
+        state["evals"] += len(theta)
+        if state["random"] is None:
+            state["random"] = (ev, inst)
+        i = int(np.argmax(r))
+        if state["best"] is None or r[i] > state["best"][0]:
+            state["best"] = (float(r[i]), inst.take(i), float(ev.mean[i]))
+        return -np.where(np.isfinite(r) | (r > 0), r, -1e300)
+
+    gens = max(budget // popsize - 1, 0)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=gens, desc=f"worst {spec.record_id}", unit="gen", leave=False)
+
+    def callback(*_a, **_k):
+        state["gens"] += 1
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(ratio=f"{state['best'][0]:.4g}")
+        return seconds is not None and time.perf_counter() - t0 > seconds
+
+    if gens == 0:
+        objective(init.T)
+    else:
+        scipy.optimize.differential_evolution(objective, space.bounds, vectorized=True, updating="deferred",
+                                              init=init, maxiter=gens, polish=False, tol=0.0, atol=0.0,
+                                              seed=np.random.default_rng(seed + 1), callback=callback)
+    if bar is not None:
+        bar.close()
+    search_s = time.perf_counter() - t0
+
+    # the worst instance, re-evaluated (more seeds where the runs are stochastic)
+    _, best, _ = state["best"]
+    worst = Instances.from_json(best.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
+    worst.theta = best.theta
+    seeds = tuple(spec.seeds)
+    if spec.stochastic and final_seeds and final_seeds > len(seeds):
+        seeds = seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + final_seeds - len(seeds)))
+    ev = evaluate(spec, worst, seeds)
+    verdict, failed = _verdict(spec, ev, 0)
+    rev, rinst = state["random"]
+    rfin = np.isfinite(rev.ratio) & (rev.ratio > 0)
+    record = _record(spec, ev, worst, verdict, failed, seeds)
+    record.update({
+        "random_ratio": random_ratio, "reference": reference,
+        "random_start": {"instances": len(rinst),
+                         "best_slack": float(1 / rev.ratio[rfin].max()) if rfin.any() else None,
+                         "median_slack": float(np.median(1 / rev.ratio[rfin])) if rfin.any() else None,
+                         "best_measured": float(rev.mean[int(np.argmax(rev.ratio))])},
+        "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed},
+        "evaluations": state["evals"], "generations": state["gens"],
+        "elapsed_s": round(time.perf_counter() - t0, 3),
+        "evals_per_s": round(state["evals"] / search_s, 1) if search_s > 0 else None,
+    })
+    if instance_path is not None:
+        record["instance"] = write_instance(instance_path, spec, worst, seeds, record)
+    return record
+
+
+def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
+    m, b = float(ev.mean[0]), float(ev.bound[0])
+    B = spec.space.B if getattr(spec.space, "B", None) is not None else None
+    k = {n: float(v[0]) for n, v in inst.constants(B).items()}
+    return {"id": spec.record_id, "method": "search", "worst_measured": m, "worst_measured_se": float(ev.se[0]),
+            "bound": b, "slack": (b / m if m > 0 else math.inf), "verdict": verdict, "conditions_failed": failed,
+            "seeds": list(seeds), "diverged": bool(ev.diverged[0]),
+            "statement": int(ev.statement[0]), "statements": int(ev.lhs_all.shape[2]),
+            "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items() if isinstance(vv, (int, float))},
+            "instance_constants": k, "params": dict(spec.params), "instance": None, "note": spec.note}
+
+
+def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, record) -> str:
+    payload = {"format": FORMAT, "id": spec.record_id, "params": dict(spec.params), "seeds": list(seeds),
+               "theta": inst.theta[0].tolist(), "instance": inst.to_json(),
+               "worst_measured": record["worst_measured"], "bound": record["bound"], "verdict": record["verdict"],
+               "replay": f"fedtheory worst --replay {path}"}
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(payload, f)
+    os.replace(tmp, path)
+    return path
+
+
+def replay(path: str) -> dict[str, Any]:
+    """Re-run a stored worst instance (its data X, y, w0 as stored; the spec rebuilt from its params)."""
+    try:
+        with open(path) as f:
+            payload = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ParameterError("--replay", path, f"a readable instance file written by `fedtheory worst` ({exc})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ParameterError("--replay", path, f"an instance file of format {FORMAT}")
+    spec = make_spec(payload["id"], payload.get("params", {}))
+    inst = Instances.from_json(payload["instance"])
+    seeds = tuple(int(s) for s in payload["seeds"])
+    t0 = time.perf_counter()
+    ev = evaluate(spec, inst, seeds)
+    verdict, failed = _verdict(spec, ev, 0)
+    rec = _record(spec, ev, inst, verdict, failed, seeds)
+    stored = float(payload["worst_measured"])
+    rel = abs(rec["worst_measured"] - stored) / max(abs(stored), 1e-300)
+    inside = spec.space.violations(inst)[0] if hasattr(spec.space, "violations") else []
+    rec.update({"instance": path, "elapsed_s": round(time.perf_counter() - t0, 3),
+                "replay": {"stored_measured": stored, "relative_difference": rel, "reproduced": rel <= 1e-9,
+                           "constraints_broken": inside}})
+    return rec
+
+
+def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+              reference_kw: Mapping[str, Any] | None = None, **kw) -> dict[str, Any]:
+    """Build the spec of ``record_id`` (constants from today's check where declared, overridden by ``sets``) and
+    search it."""
+    e = entry(record_id)
+    params: dict[str, Any] = {}
+    random_ratio = ref_label = None
+    if use_reference and e.reference is not None:
+        ref = e.reference(seed, **dict(reference_kw or {}))
+        params.update(ref["params"])
+        random_ratio, ref_label = ref.get("random_ratio"), ref.get("label")
+    if sets:
+        changed = [k for k in sets if params.get(k) != sets[k]]
+        params.update(sets)
+        if changed and random_ratio is not None:
+            ref_label = f"{ref_label}; constants changed here ({', '.join(changed)}): random_ratio is the check's, at its own"
+    spec = make_spec(record_id, params)
+    return worst_case(spec, seed=seed, random_ratio=random_ratio, reference=ref_label, **kw)

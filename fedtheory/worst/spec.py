@@ -1,0 +1,112 @@
+"""The public declaration a bound needs for the worst-case search: :class:`WorstCaseSpec`.
+
+A spec says, for one bound record:
+* ``space``: the problem class, a parametrised family whose ``decode(theta)`` returns instances that satisfy
+  the record's assumptions by construction (e.g. :class:`~fedtheory.worst.space.QuadraticClass`);
+* ``algorithm`` and ``config``: what runs on each instance (one batched ``simulate`` per population);
+* ``measure(trace, instances, which)``: the measured left side per run (``which[r]``: run r's instance);
+* ``constants_from_instance(instances, trace, which)``: the values the record's bound is evaluated at, per
+  instance (arrays of length P) or shared (scalars): the stated constants where the class pins them, the
+  instance's exact or measured constants where the statement takes them from the instance;
+* ``seeds``: one per run of an instance (one seed and an Exact oracle: deterministic, the comparison is exact);
+* ``settings``: the run's structural settings (checked against the record's ``requires``);
+* ``params``: the keyword arguments its factory was called with (stored in the instance file for replay).
+
+A factory ``make(record_id, **params) -> WorstCaseSpec`` is registered with :func:`register_worst_case`, optionally with
+a ``reference(seed) -> dict`` that takes the constants from today's ``fedtheory check`` result and reports its
+ratio (``random_ratio``). Built-in records and plug-ins use the same call (see docs/worst-case.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .._validation import FedTheoryError, ParameterError
+
+
+@dataclass(frozen=True)
+class WorstCaseSpec:
+    record_id: str
+    space: Any
+    algorithm: Any
+    config: Any
+    measure: Callable[[Any, Any, np.ndarray], np.ndarray]
+    constants_from_instance: Callable[[Any, Any, np.ndarray], Mapping[str, Any]]
+    measures: tuple[str, ...] = ()
+    seeds: tuple[int, ...] = (0,)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def record(self):
+        from ..theory import get
+
+        return get(self.record_id)
+
+    @property
+    def stochastic(self) -> bool:
+        return len(self.seeds) > 1
+
+
+@dataclass(frozen=True)
+class WorstCaseEntry:
+    record_id: str
+    make: Callable[..., WorstCaseSpec]
+    reference: Callable[..., Mapping[str, Any]] | None = None
+    description: str = ""
+
+
+_REGISTRY: dict[str, WorstCaseEntry] = {}
+
+
+def register_worst_case(record_id: str, make: Callable[..., WorstCaseSpec], *,
+                        reference: Callable[..., Mapping[str, Any]] | None = None, description: str = "") -> None:
+    """Declare that ``record_id`` can be searched: ``make(record_id, **params)`` builds its spec; ``reference(seed, **sel)``
+    (optional) returns {"params": ..., "random_ratio": ..., "label": ...} from today's check."""
+    _REGISTRY[record_id] = WorstCaseEntry(record_id, make, reference, description)
+
+
+def worst_case_entries() -> dict[str, WorstCaseEntry]:
+    from . import builtin  # noqa: F401 - registers the built-in specs
+
+    return dict(_REGISTRY)
+
+
+def entry(record_id: str) -> WorstCaseEntry:
+    entries = worst_case_entries()
+    if record_id not in entries:
+        raise ParameterError("ID", record_id, "a record with a worst-case declaration: " + ", ".join(sorted(entries))
+                             + " (load a plug-in's with --plugin)")
+    return entries[record_id]
+
+
+def make_spec(record_id: str, params: Mapping[str, Any]) -> WorstCaseSpec:
+    e = entry(record_id)
+    try:
+        return e.make(record_id, **{k: v for k, v in params.items() if k != "record_id"})
+    except TypeError as exc:
+        raise ParameterError("--set", sorted(params), f"names the spec of {record_id} accepts ({exc})") from None
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """NAME=VALUE strings -> {name: float or int}; bad input names the parameter."""
+    out: dict[str, Any] = {}
+    for it in items:
+        if "=" not in it:
+            raise ParameterError("--set", it, "NAME=VALUE (e.g. --set T=50)")
+        k, v = it.split("=", 1)
+        try:
+            num = float(v)
+        except ValueError:
+            raise ParameterError(k.strip(), v, "a number") from None
+        if not np.isfinite(num):
+            raise ParameterError(k.strip(), v, "a finite number")
+        out[k.strip()] = int(num) if num.is_integer() and "." not in v and "e" not in v.lower() else num
+    return out
+
+
+class WorstCaseError(FedTheoryError):
+    pass
