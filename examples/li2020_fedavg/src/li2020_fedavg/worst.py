@@ -3,8 +3,8 @@
 Three things are declared, with fedtheory's public API:
 * the problem class: quadratics whose every client objective has its spectrum in [mu, L] (Assumptions 1-2),
   arbitrary client optima (non-IID labels), and a start with ||w_1 - w*||^2 up to Delta1_max;
-* the measured left side: E[F(w_T)] - F* after every round (T = t E + 1; each round is a statement of the
-  theorem, as in the plug-in's check; an instance's value is its worst round);
+* the measured left side: E[F(w_T)] - F* after every round from the first (T = t E + 1, t >= 1; each round is a
+  statement of the theorem, as in the plug-in's check; an instance's value is its worst round);
 * how the constants come from an instance: Gamma exactly, Delta1 = ||w_1 - w*||^2, and Assumption 4's G^2 =
   sigma^2 + the largest ||grad F_k||^2 over the iterates the runs visited (as the plug-in's check measures it);
   L, mu, E, the noise and the step-size schedule are the stated ones.
@@ -29,14 +29,14 @@ def make(record_id: str = "li2020.thm1", *, L: float, mu: float, E: int = 5, rou
     config = RunConfig(rounds=rounds, local_steps=E, lr=lr, lr_schedule="inverse_step", lr_offset=lr_offset, oracle=oracle)
     seeds = tuple(range(int(runs))) if sigma2 > 0 else (0,)
 
-    def measure(tr, inst, which):  # (rounds + 1, R): the bound is a statement at every T = t E + 1
-        return tr["loss"] - inst.f_star[which][None, :]
+    def measure(tr, inst, which):  # (rounds, R): a statement at every T = t E + 1 from the first round on (at T = 1
+        return tr["loss"][1:] - inst.f_star[which][None, :]  # it follows from smoothness alone, as in the check)
 
     def constants(inst, tr, which):
         P = len(inst)
         g2 = np.nanmax(tr["visited_client_grad2"], axis=0).reshape(P, -1).max(axis=1)  # over rounds, then seeds
         k = inst.constants()
-        return {"L": L, "mu": mu, "E": float(E), "T": (np.arange(rounds + 1) * E + 1.0)[None, :],
+        return {"L": L, "mu": mu, "E": float(E), "T": (np.arange(1, rounds + 1) * E + 1.0)[None, :],
                 "sum_p2_sigma2": sigma2 / C, "Gamma": np.maximum(k["Gamma"], 0.0)[:, None],
                 "G": np.sqrt(sigma2 + g2)[:, None], "Delta1": k["dist2"][:, None],
                 "lr": lr, "lr_offset": lr_offset}
