@@ -27,6 +27,16 @@ K_LOCAL = 5
 SIGMA2 = 0.05
 BETAS = (0.0, 0.05, 0.1)
 PRACTICE = {"eta": 0.1, "beta": 0.1}
+# Per-profile sizes, read with ``session.pick(SIZES)``. runs / rounds: the admissible, practice, partial-participation
+# and claim runs (the digits problem always uses the quick sizes: full-batch gradients are costly); few_runs: the
+# (S, K, beta, T') grid and the divergence-threshold sweep; stability_*: Thm 3's coupled runs; rate_doublings: how many
+# horizons T_min 2^j of Thm 1's measured rate; extra_problems: the PL least-squares and digits problems.
+SIZES = {
+    "quick": {"runs": 8, "rounds": 300, "few_runs": 4, "stability_runs": 12, "stability_rounds": 60,
+              "horizons": (100, 500, 2000), "rate_doublings": 4, "extra_problems": False},
+    "full": {"runs": 32, "rounds": 1000, "few_runs": 16, "stability_runs": 48, "stability_rounds": 300,
+             "horizons": (100, 500, 2000, 8000), "rate_doublings": 6, "extra_problems": True},
+}
 
 
 # ------------------------------------------------------------------------------------ problems & values
@@ -39,14 +49,12 @@ def _problems(session: Session):
                ("sc_least_squares_mild", heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0,
                                                                      random_state=session.seed))]
         out.append(("pl_nonconvex", pl_nonconvex(10, 10, 50, heterogeneity=0.5, random_state=session.seed)))
-        if not session.quick:
+        if session.pick(SIZES)["extra_problems"]:
             out.append(("pl_least_squares", heterogeneous_least_squares(10, 10, 50, rank=6, random_state=session.seed + 1)))
             out.append(("digits_logistic", digits_logistic(10, alpha=0.5, random_state=session.seed)))
         res = []
         for key, p in out:
-            w_star = p.constants["w_star"].value
-            w0 = w_star + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
-            res.append((key, p, w0))
+            res.append((key, p, session.initial_point(p)))
         return res
     return session.memo(("fedinit", "problems"), make)
 
@@ -106,8 +114,8 @@ _MEASURES = ("opt_error", "grad_norm2", "client_grad_norm2", "delta", "V1", "V2"
 def _admissible_runs(session: Session, key, problem, w0):
     def run():
         big = problem.dim > 100  # logistic regression on digits: full-batch gradients are costly
-        R = 8 if (session.quick or big) else 32
-        Tn = 300 if (session.quick or big) else 1000
+        z = SIZES["quick"] if big else session.pick(SIZES)
+        R, Tn = z["runs"], z["rounds"]
         C = problem.n_clients
         eta = admissible_eta(problem.constants["L"].value, C, C, K_LOCAL, max(BETAS), _B_ref(problem))
         betas = np.repeat(BETAS, R)
@@ -120,9 +128,8 @@ def _admissible_runs(session: Session, key, problem, w0):
 
 def _practice_runs(session: Session, key, problem, w0):
     def run():
-        big = problem.dim > 100
-        R = 8 if (session.quick or big) else 32
-        Tn = 300 if (session.quick or big) else 1000
+        z = SIZES["quick"] if problem.dim > 100 else session.pick(SIZES)
+        R, Tn = z["runs"], z["rounds"]
         tr = simulate(problem, fedinit(PRACTICE["beta"]),
                       RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=PRACTICE["eta"], oracle=AdditiveNoise(SIGMA2)),
                       session.seeds(R), w0=w0, measures=_MEASURES)
@@ -130,13 +137,15 @@ def _practice_runs(session: Session, key, problem, w0):
     return session.memo(("fedinit", "practice", key), run)
 
 
-def _nanmean(x) -> float:
+def _finite_mean(x) -> float:
+    """Mean of the finite entries of ``x`` (diverged runs' NaN / inf left out) as a float; NaN if none."""
     x = np.asarray(x, float)
     x = x[np.isfinite(x)]
     return float(x.mean()) if x.size else float("nan")
 
 
-def _nanse(x) -> float:
+def _finite_se(x) -> float:
+    """Standard error of the mean of the finite entries of ``x``; NaN with fewer than two."""
     x = np.asarray(x, float)
     x = x[np.isfinite(x)]
     return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
@@ -209,9 +218,9 @@ def _partial_runs(session: Session, C, N):
     """FedInit at partial participation N of C on a mildly heterogeneous least-squares problem, per beta, at the
     largest step all of Thms 1-6's conditions allow at (N, C, beta = max BETAS)."""
     def run():
-        R = 8 if session.quick else 32
+        R = session.pick(SIZES)["runs"]
         p = heterogeneous_least_squares(C, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         eta = admissible_eta(p.constants["L"].value, N, C, K_LOCAL, max(BETAS), _B_ref(p))
         mu = p.constants["mu"].value
         Tn = int(min(3000, max(300, np.ceil(5.0 / (0.5 * mu * eta * K_LOCAL) / 100.0) * 100)))  # lambda mu eta K T >= 5
@@ -286,10 +295,10 @@ def lemma4(session):
 
 def _stability_runs(session: Session, beta: float, c: float):
     def run():
-        R = 12 if session.quick else 48
-        Tn = 60 if session.quick else 300
+        z = session.pick(SIZES)
+        R, Tn = z["stability_runs"], z["stability_rounds"]
         p = heterogeneous_least_squares(5, 5, 20, random_state=session.seed + 7)
-        w0 = p.constants["w_star"].value + np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p, scale=1.0)
         res = coupled_runs(p, fedinit(beta), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=c, lr_schedule="inverse",
                                                        oracle=Minibatch(1)),
                            session.seeds(R), w0=w0, random_state=session.seed + 11,
@@ -345,7 +354,7 @@ def eq15(session):
 @check("fedinit.eq3", PAPER, "identity")
 def eq3(session):
     p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     tr = simulate(p, fedinit(0.1), RunConfig(rounds=50, local_steps=K_LOCAL, lr=0.05, oracle=AdditiveNoise(SIGMA2)),
                   session.seeds(4), w0=w0)
     w = tr.final_w
@@ -368,7 +377,7 @@ def _composed(session):
     def run():
         p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
         key = "sc_least_squares"
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         ad = _admissible_runs(session, key, p, w0)
         tr = ad["trace"]
         R = ad["R"]
@@ -450,14 +459,14 @@ def _dominates_grid(session):
     """The three terms of fedinit.thm6.composed.rederived over (S, K, beta, T'): one run batch per (S, K) at the
     admissible constant step, read at horizons T' (sum_t sqrt(Delta^t) up to T', c = eta T' K)."""
     def run():
-        R = 4 if session.quick else 16
+        R = session.pick(SIZES)["few_runs"]
         Ss, Ks, betas = (20, 50, 200), (2, 5, 10), BETAS
-        Th = (100, 500, 2000) if session.quick else (100, 500, 2000, 8000)
+        Th = session.pick(SIZES)["horizons"]
         rec = T.THM6_COMPOSED_REDERIVED
         top, last, labels, rows = [], [], [], []
         for S in Ss:
             p = heterogeneous_least_squares(10, 10, S, random_state=session.seed)
-            w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+            w0 = session.initial_point(p)
             for K in Ks:
                 eta = admissible_eta(p.constants["L"].value, 10, 10, K, max(betas), _B_ref(p))
                 tr = simulate(p, fedinit(np.repeat(betas, R)),
@@ -515,7 +524,7 @@ def claim_dominates(session):
 @check("fedinit.claim.unbiased", PAPER, "claim")
 def claim_unbiased(session):
     p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     out = []
     for label, N, rule in (("full participation, Algorithm 1", None, "algorithm1"),
                            ("full participation, authors' server rule", None, "code"),
@@ -536,7 +545,7 @@ def _beta_sweep(session, betas, eta, N, Tn, R, key="sc", mild=False):
     def run():
         kw = {"heterogeneity": 0.3, "condition": 2.0} if mild else {}
         p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed, **kw)
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         bb = np.repeat(betas, R)
         tr = simulate(p, fedinit(bb), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, clients_per_round=N,
                                                 oracle=AdditiveNoise(SIGMA2)),
@@ -544,10 +553,10 @@ def _beta_sweep(session, betas, eta, N, Tn, R, key="sc", mild=False):
         start = tr["opt_error"][0]
         worse = ~(tr["opt_error"][-1] <= start)  # NaN (diverged) or ended above where it started
         opt_runs = np.array([tr["opt_error"][-1, s] for s in _slices(R, len(betas))])  # (betas, runs), paired seeds
-        opt = np.array([_nanmean(x) for x in opt_runs])
-        progress = 1.0 - _nanmean(tr["opt_error"][-1, :R]) / _nanmean(tr["opt_error"][0, :R])
-        dlt = np.array([_nanmean(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
-        dlt_se = np.array([_nanse(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
+        opt = np.array([_finite_mean(x) for x in opt_runs])
+        progress = 1.0 - _finite_mean(tr["opt_error"][-1, :R]) / _finite_mean(tr["opt_error"][0, :R])
+        dlt = np.array([_finite_mean(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
+        dlt_se = np.array([_finite_se(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
         div = np.array([bool(worse[s].any() or tr.diverged[s].any()) for s in _slices(R, len(betas))])
         return {"beta": np.asarray(betas, float), "opt_error": opt, "opt_error_runs": opt_runs, "delta": dlt,
                 "delta_se": dlt_se, "diverged": div, "progress": progress}
@@ -560,7 +569,7 @@ def claim_insensitive(session):
     the admissible step on the mildly heterogeneous problem (mu eta K T = 10: the runs reach their noise floor), and,
     out of scope, at the practical eta = 0.05."""
     out = []
-    R = 8 if session.quick else 32
+    R = session.pick(SIZES)["runs"]
     betas = (0.0, 0.025, 0.05, 0.075, 0.1)
     pm = heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
     eta_adm = admissible_eta(pm.constants["L"].value, 10, 10, K_LOCAL, 0.1, _B_ref(pm))
@@ -593,7 +602,7 @@ def claim_insensitive(session):
 @check("fedinit.claim.divergence_threshold", PAPER, "claim")
 def claim_threshold(session):
     out = []
-    R = 4 if session.quick else 16
+    R = session.pick(SIZES)["few_runs"]
     betas = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.1, 1.3, 1.6, 2.0)
     for label, N in (("full participation", None), ("5 of 10 clients", 5)):
         m = _beta_sweep(session, betas, 0.05, N, 150, R, key="threshold")
@@ -605,10 +614,10 @@ def claim_threshold(session):
 
 @check("fedinit.claim.interior_optimal_K", PAPER, "claim")
 def claim_K(session):
-    R = 8 if session.quick else 32
+    R = session.pick(SIZES)["runs"]
     Ks = (1, 2, 4, 8, 16, 32, 64)
     p = heterogeneous_least_squares(10, 10, 50, heterogeneity=1.5, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     loss, se = [], []
     for K in Ks:
         tr = simulate(p, fedinit(0.1), RunConfig(rounds=20, local_steps=K, lr=0.05, clients_per_round=5,
@@ -640,13 +649,13 @@ def thm1_measured_rate(session):
     smallest T: before that the average gradient norm is in its transient and decays more slowly.
     """
     p = heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     C, L, mu = p.n_clients, p.constants["L"].value, p.constants["mu"].value
     beta = 0.05
     eta_adm = admissible_eta(L, C, C, K_LOCAL, beta, _B_ref(p))
     T_min = int(np.ceil(5.0 / (eta_adm * mu * K_LOCAL) / 100.0) * 100)
-    Ts = tuple(T_min * 2**j for j in range(4 if session.quick else 6))
-    R = 8 if session.quick else 32
+    Ts = tuple(T_min * 2**j for j in range(session.pick(SIZES)["rate_doublings"]))
+    R = session.pick(SIZES)["runs"]
     c0 = eta_adm * np.sqrt(K_LOCAL * Ts[0] / C)  # eta_T <= eta_adm for every T in the grid
     Y = []
     for Tn in Ts:

@@ -47,6 +47,12 @@ HYP = {"gamma": 0.05, "sigma": 10.0, "beta": 1.0}
 PRACTICE = {"eta_l": 0.1, "eta_g": 1.0, "alpha": 0.1, "rho": 0.5, "gamma": 0.005, "sigma": 1e4, "beta": 1.0}
 READINGS = ("A", "B")
 LABEL = {"A": "A (displacement)", "B": "B (grad. units)", "P": "practice"}  # admissible A / B; Sec. 5.1
+# Per-profile sizes, read with ``session.pick(SIZES)``: seeds per setting; rounds (logistic, PL non-convex) indexed
+# by ``key == "pl_nonconvex"``; the points the regulariser's gradient is compared at.
+SIZES = {
+    "quick": {"runs": 6, "rounds": (120, 300), "regulariser_points": 24},
+    "full": {"runs": 24, "rounds": (600, 1000), "regulariser_points": 96},
+}
 
 
 # ------------------------------------------------------------------------------------ constants and steps
@@ -94,8 +100,7 @@ def _problems(session: Session):
                     "sigma_g2": logistic_sigma_g2_bound(q), "sigma_g2_kind": "bound", "hyperbolic": True})
         for e in out:
             pr = e["problem"]
-            w_star = np.asarray(pr.constants["w_star"].value)
-            e["w0"] = w_star + 3.0 * np.random.default_rng(session.seed).standard_normal(pr.dim) / np.sqrt(pr.dim)
+            e["w0"] = session.initial_point(pr)
             e["D"] = float(pr.loss(e["w0"][None])[0] - pr.constants["f_star"].value)
         return out
     return session.memo(("fedmrur", "problems"), make)
@@ -118,8 +123,8 @@ _MEASURES = ("grad_norm2", "opt_error", "d_t", "update_norm", "update_norm_plain
 def _runs(session: Session, e, variant: str, clients_per_round: int = S_PART, settings=("A", "B", "P")):
     """One batch: R runs per setting (A, B: admissible under each reading; P: the paper's practice)."""
     def run():
-        R = 6 if session.quick else 24
-        Tn = (300 if e["key"] == "pl_nonconvex" else 120) if session.quick else (1000 if e["key"] == "pl_nonconvex" else 600)
+        z = session.pick(SIZES)
+        R, Tn = z["runs"], z["rounds"][e["key"] == "pl_nonconvex"]
         p = e["problem"]
         r0 = _r_prior(e) if e["hyperbolic"] else 0.0
         eta_g, eta_l = admissible_steps(e["L"], r0, ALPHA, K_LOCAL, N_CLIENTS, clients_per_round) \
@@ -335,7 +340,7 @@ def assumption1_r(session):
     tr = run["trace"]
     sl = _block(run, "B")
     rng = np.random.default_rng(session.seed)
-    n_pts = 24 if session.quick else 96
+    n_pts = session.pick(SIZES)["regulariser_points"]
     radius = float(np.nanmax(tr["hyp_radius"][:, sl]))
     centres = np.concatenate([e["w0"][None], tr.final_w[sl][np.all(np.isfinite(tr.final_w[sl]), axis=1)]])
     measured, bound = 0.0, 0.0

@@ -32,6 +32,14 @@ PAPER = "fedshift"
 K_LOCAL = 5
 SIGMA2 = 0.05
 IDENTITY_TOL = 1e-10  # relative to D_FA^2 + D_FS^2
+# Per-profile sizes, read with ``session.pick(SIZES)``: bit widths of the mixed-precision batches; (seeds, rounds) of
+# the digits and of the synthetic batches; seeds and rounds of Thm 1's runs; horizons of the measured rate.
+SIZES = {
+    "quick": {"bits": (4, 6, 8), "digits": (2, 30), "synthetic": (5, 50), "runs": 8, "rounds": 100,
+              "rate_horizons": (50, 100, 200, 400)},
+    "full": {"bits": (4, 5, 6, 7, 8), "digits": (8, 150), "synthetic": (16, 200), "runs": 32, "rounds": 400,
+             "rate_horizons": (50, 100, 200, 400, 800, 1600)},
+}
 
 
 def _odd(C):
@@ -50,7 +58,7 @@ PROBLEMS = {  # key -> description shown in the table
 
 
 def _bits(session: Session):
-    return (4, 6, 8) if session.quick else (4, 5, 6, 7, 8)
+    return session.pick(SIZES)["bits"]
 
 
 def _mp_batch(session: Session, key: str, quantizer: str):
@@ -60,18 +68,18 @@ def _mp_batch(session: Session, key: str, quantizer: str):
         bits = _bits(session)
         nb = len(bits)
         if key == "digits":
-            R, Tn = (2, 30) if session.quick else (8, 150)
+            R, Tn = session.pick(SIZES)["digits"]
             p, inferior = session.memo(("fedshift", "digits_problem"),
                                        lambda: digits_parity_logistic(10, random_state=session.seed))
             layers, w0, lr, oracle = DIGITS_LAYERS, np.zeros(p.dim), 0.5, None
         else:
-            R, Tn = (5, 50) if session.quick else (16, 200)
+            R, Tn = session.pick(SIZES)["synthetic"]
             if key == "ls":
                 p = heterogeneous_least_squares(10, 32, 64, random_state=session.seed)
             else:
                 p = pl_nonconvex(10, 32, 64, heterogeneity=1.0, random_state=session.seed)
             inferior, layers = _odd(10), None
-            w0, lr, oracle = p.initial_point(session.seed, scale=3.0), 0.5 / p.constants["L"].value, AdditiveNoise(SIGMA2)
+            w0, lr, oracle = session.initial_point(p), 0.5 / p.constants["L"].value, AdditiveNoise(SIGMA2)
         b = np.repeat(np.tile(bits, 2), R)
         shift = np.repeat([True] * nb + [False] * nb, R)
         seeds = np.tile(session.seeds(R), 2 * nb)
@@ -334,8 +342,8 @@ def thm1_rate(session):
 
 def _thm1_runs(session: Session, practice: bool = False):
     def run():
-        R = 8 if session.quick else 32
-        Tn = 100 if session.quick else 400
+        R = session.pick(SIZES)["runs"]
+        Tn = session.pick(SIZES)["rounds"]
         C = 10
         p = heterogeneous_least_squares(C, 10, 50, condition=3.0, random_state=session.seed + 3)
         H = p.H[0]
@@ -343,7 +351,7 @@ def _thm1_runs(session: Session, practice: bool = False):
         L = float(p.constants["L"].value)
         beta = float(T.BETA_CHOICE.subs(T.mu, mu))
         gamma = float(T.GAMMA_CHOICE.subs({T.L: L, T.mu: mu, T.E: K_LOCAL}))
-        w0 = p.initial_point(session.seed, scale=3.0)
+        w0 = session.initial_point(p)
         inferior = _odd(C)
         alg = mixed_precision(fedavg(), inferior, quantizer=None, shift=True)
         alg = dataclasses.replace(alg, local=(TrackGradients(),))
@@ -403,8 +411,8 @@ def thm1_measured_rate(session):
     """O(1/T) when M -> 0: E[F(w^T)] - F* over a T grid under eta_tau = beta/(tau + gamma), on least squares whose
     optimum has weight mean 0 (so the shift vanishes at the optimum), and on the same problem un-centred (M > 0)."""
     out = []
-    R = 8 if session.quick else 32
-    Ts = (50, 100, 200, 400) if session.quick else (50, 100, 200, 400, 800, 1600)
+    R = session.pick(SIZES)["runs"]
+    Ts = session.pick(SIZES)["rate_horizons"]
     base = heterogeneous_least_squares(10, 10, 50, condition=3.0, random_state=session.seed + 3)
     c = float(np.mean(base.constants["w_star"].value))
     centred = LeastSquaresProblem(base.X[0], base.y[0] - base.X[0] @ np.full(base.dim, c), name="ls_zero_mean_optimum")
@@ -413,7 +421,7 @@ def thm1_measured_rate(session):
         L = float(p.constants["L"].value)
         beta = float(T.BETA_CHOICE.subs(T.mu, mu))
         gamma = float(T.GAMMA_CHOICE.subs({T.L: L, T.mu: mu, T.E: K_LOCAL}))
-        w0 = p.initial_point(session.seed, scale=3.0)
+        w0 = session.initial_point(p)
         alg = mixed_precision(fedavg(), _odd(10), quantizer=None, shift=True)
         cfg = RunConfig(rounds=max(Ts), local_steps=K_LOCAL, lr=beta, lr_schedule="inverse_step", lr_offset=gamma,
                         oracle=AdditiveNoise(SIGMA2))

@@ -37,17 +37,19 @@ STAB_BETAS = (0.0, 0.3, 0.6, 0.9)
 PAPER_M = 100
 
 
-def _sizes(session: Session) -> dict:
-    if session.quick:
-        return {"m": 25, "R": 3, "T": 150, "pairs": 6, "T_stab": 80, "T_K": 80}
-    return {"m": 49, "R": 12, "T": 400, "pairs": 24, "T_stab": 200, "T_K": 200}
+# Per-profile sizes, read with ``session.pick(SIZES)``: m clients, R seeds and T rounds of the sweeps, coupled pairs
+# and rounds of the stability runs, rounds of the local-steps claim, draws of the random topology for Definition 1.
+SIZES = {
+    "quick": {"m": 25, "R": 3, "T": 150, "pairs": 6, "T_stab": 80, "T_K": 80, "draws": 20},
+    "full": {"m": 49, "R": 12, "T": 400, "pairs": 24, "T_stab": 200, "T_K": 200, "draws": 100},
+}
 
 
 def _problem(session: Session):
     def make():
-        m = _sizes(session)["m"]
+        m = session.pick(SIZES)["m"]
         p = heterogeneous_least_squares(m, 5, 20, heterogeneity=1.0, random_state=session.seed)
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         return p, w0
     return session.memo(("oledfl", "problem"), make)
 
@@ -61,7 +63,9 @@ def _config(rounds, oracle=None, K=K_LOCAL) -> RunConfig:
                      oracle=oracle if oracle is not None else AdditiveNoise(SIGMA2))
 
 
-def _nanmean(x, axis=None):
+def _finite_mean_along(x, axis=None):
+    """Mean of the finite entries of ``x`` along ``axis`` (an array; NaN where a slice has none). Unlike fedinit's
+    scalar helper it keeps the other axes, e.g. one value per run from a (rounds, runs) trace."""
     x = np.asarray(x, float)
     with np.errstate(all="ignore"):
         cnt = np.sum(np.isfinite(x), axis=axis)
@@ -99,7 +103,7 @@ def _sweep(session: Session, laziness: float):
     """OledFL-SGD over BETAS x the five topologies, one batch; per (topology, beta, run) measurements."""
     def run():
         p, w0 = _problem(session)
-        z = _sizes(session)
+        z = session.pick(SIZES)
         R, Tn, m = z["R"], z["T"], p.n_clients
         tops = paper_topologies(m, laziness=laziness)
         run_tops = [t for t in tops for _ in BETAS for _ in range(R)]
@@ -118,12 +122,12 @@ def _sweep(session: Session, laziness: float):
         tail = max(1, Tn // 10)
         return {"tops": tops, "info": _topology_info(tops), "R": R, "T": Tn, "eps": float(eps[0]),
                 "diverged": div.reshape(shape),
-                "avg_grad": keep(_nanmean(tr["grad_norm2"][:-1], axis=0)),
+                "avg_grad": keep(_finite_mean_along(tr["grad_norm2"][:-1], axis=0)),
                 "reach": keep(reach),
-                "final": keep(_nanmean(oe[-tail:], axis=0)),
-                "delta": keep(_nanmean(tr["delta"][Tn // 2:], axis=0)),
-                "consensus": keep(_nanmean(tr["consensus"][Tn // 2:], axis=0)),
-                "consensus_init": keep(_nanmean(tr["consensus_init"][Tn // 2:], axis=0))}
+                "final": keep(_finite_mean_along(oe[-tail:], axis=0)),
+                "delta": keep(_finite_mean_along(tr["delta"][Tn // 2:], axis=0)),
+                "consensus": keep(_finite_mean_along(tr["consensus"][Tn // 2:], axis=0)),
+                "consensus_init": keep(_finite_mean_along(tr["consensus_init"][Tn // 2:], axis=0))}
     return session.memo(("oledfl", "sweep", laziness), run)
 
 
@@ -162,8 +166,8 @@ def claim_speed(session):
 @check("oledfl.claim.ole_improves_consistency", PAPER, "claim")
 def claim_consistency(session):
     def side(sw, j):
-        c = _nanmean(sw["consensus"][j], axis=1)
-        ci = _nanmean(sw["consensus_init"][j], axis=1)
+        c = _finite_mean_along(sw["consensus"][j], axis=1)
+        ci = _finite_mean_along(sw["consensus_init"][j], axis=1)
         return ("mixed-model consensus by beta: " + ", ".join(f"{b:g}: {v:.3g}" for b, v in zip(BETAS, c))
                 + "; starting-point spread: " + ", ".join(f"{b:g}: {v:.3g}" for b, v in zip(BETAS, ci)))
     return _per_topology_claim(session, T.CLAIM_CONSISTENCY, "delta", side)
@@ -224,7 +228,7 @@ def claim_connectivity(session):
         # DFedAvg (beta = 0), and OledFL at each topology's best non-diverged beta of the grid
         best = []
         for j in js:
-            e = np.where(sw["diverged"][j].any(axis=1), np.inf, _nanmean(sw["final"][j], axis=1))
+            e = np.where(sw["diverged"][j].any(axis=1), np.inf, _finite_mean_along(sw["final"][j], axis=1))
             best.append(int(np.argmin(np.where(np.isfinite(e), e, np.inf))))
         for label, idx in (("DFedAvg (beta=0)", [0] * len(js)), ("OledFL at its best beta", best)):
             samples = np.stack([sw["avg_grad"][j, i] for j, i in zip(js, idx)])
@@ -261,13 +265,13 @@ def _stability(session: Session, laziness: float):
     SGD (uniform stability's setting), the four static topologies x STAB_BETAS in one batch (sim.coupled_runs
     runs one configuration per call; the grid here reuses the same replacements across all its cells)."""
     def run():
-        z = _sizes(session)
+        z = session.pick(SIZES)
         P, Tn = z["pairs"], z["T_stab"]
         p, _ = _problem(session)
         reps = p.random_replacements(P, random_state=session.seed + 11)
         pn = p.neighbours(reps, random_state=session.seed + 13)
         tops = [t for t in paper_topologies(p.n_clients, laziness=laziness) if not t.time_varying]
-        w0 = p.constants["w_star"].value + np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p, scale=1.0)
         run_tops, run_betas, seeds, variants = [], [], [], []
         pair_seeds = session.seeds(P)
         for t in tops:
@@ -329,7 +333,7 @@ def _random_topology(p, laziness=0.0):
 @check("oledfl.claim.local_steps_speed", PAPER, "claim")
 def claim_local_steps(session):
     p, w0 = _problem(session)
-    z = _sizes(session)
+    z = session.pick(SIZES)
     R, Tn = z["R"], z["T_K"]
     Ks = (1, 2, 5, 10)
     beta = 0.9
@@ -352,10 +356,10 @@ def claim_local_steps(session):
 @check("oledfl.remark4", PAPER, "claim")
 def remark4(session):
     p, _ = _problem(session)
-    z = _sizes(session)
+    z = session.pick(SIZES)
     P, Tn = z["pairs"], z["T_stab"]
     top = _random_topology(p)
-    w0 = p.constants["w_star"].value + np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p, scale=1.0)
     gaps, risk = {}, {}
     for name, alg, K in (("DFedAvg (K=5)", dfedavg(top), K_LOCAL), ("D-PSGD (K=1)", d_psgd(top), 1)):
         # same seeds and random_state: both algorithms see the same replaced samples (pairs match across them)
@@ -364,7 +368,7 @@ def remark4(session):
         oe = res.trace["opt_error"]
         bad = res.trace.diverged | ~(oe[-1] <= oe[0])
         gaps[name] = np.where(bad[0::2] | bad[1::2], np.nan, res.loss_gap)
-        risk[name] = float(_nanmean(p.population_loss(np.nan_to_num(res.trace.final_w[0::2]))))
+        risk[name] = float(_finite_mean_along(p.population_loss(np.nan_to_num(res.trace.final_w[0::2]))))
     (na, a), (nb, b) = gaps.items()
     mm = {"samples_a": a, "samples_b": b, "name_a": na, "name_b": nb, "paired": True}
     return [claim_result(T.CLAIM_REMARK4, mm, problem=_label(p),
@@ -517,7 +521,7 @@ def definition1(session):
     out = []
     rng = np.random.default_rng(session.seed)
     for t in paper_topologies(PAPER_M):
-        draws = 20 if session.quick else 100
+        draws = session.pick(SIZES)["draws"]
         mats = [t.draw(rng) for _ in range(draws)] if t.time_varying else [t.draw()]
         fails: dict[str, int] = {}
         worst = 0.0
