@@ -19,7 +19,7 @@ import numpy as np
 from ..sim import (AdditiveNoise, Minibatch, RunConfig, coupled_runs, digits_logistic, fedinit, heterogeneous_least_squares,
                    measured_heterogeneity_G2, pl_nonconvex, simulate)
 from ..theory import fedinit as T
-from .verdicts import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
+from .verdicts import assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict
 from .base import CheckResult, Session, check
 
 PAPER = "fedinit"
@@ -344,10 +344,8 @@ def eq15(session):
     for key, p, w0 in _problems(session)[:1]:
         for label, run in (("admissible", _admissible_runs(session, key, p, w0)), ("practice", _practice_runs(session, key, p, w0))):
             res = float(np.nanmax(run["trace"]["eq15_residual"]))
-            out.append(CheckResult("fedinit.eq15", PAPER, "identity", "holds" if res <= 1e-10 else "violated",
-                                   measured=res, bound=1e-10, problem=key, params={"setting": label},
-                                   source=T.EQ15.source, self_check=True,
-                                   detail="implementation self-check (the simulator builds w_{i,0} this way): max over rounds, runs and clients of the relative residual of eq. (15)"))
+            out.append(identity_result(T.EQ15, res, problem=key, params={"setting": label}, self_check=True,
+                                       detail="implementation self-check (the simulator builds w_{i,0} this way): max over rounds, runs and clients of the relative residual of eq. (15)"))
     return out
 
 
@@ -364,9 +362,8 @@ def eq3(session):
     lhs = F - f_star
     rhs = (F - f) + (f - f_star)
     res = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
-    return [CheckResult("fedinit.eq3", PAPER, "identity", "holds" if res <= 1e-12 else "violated", measured=res, bound=1e-12,
-                        problem="sc_least_squares", source=T.EQ3.source, self_check=True,
-                        detail=f"tautology (F - f* = (F - f) + (f - f*)), an implementation self-check: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + optimization "
+    return [identity_result(T.EQ3, res, problem="sc_least_squares", self_check=True,
+                            detail=f"tautology (F - f* = (F - f) + (f - f*)), an implementation self-check: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + optimization "
                                f"{(f - f_star).mean():.4g}; relative residual {res:.2g}")]
 
 

@@ -37,7 +37,7 @@ from ..sim.engine import Algorithm
 from ..sim.fedmrur import (NormalizedAggregation, fedmrur, lifted_sqdist, lorentz_inner, lorentz_lift, lorentz_sqdist,
                            r_bound, regularizer_hessian, settings_of, weighted_grad_norm2)
 from ..theory import fedmrur as TH
-from .verdicts import assess_bound, claim_result, rate_check
+from .verdicts import assess_bound, claim_result, identity_result, rate_check
 from .base import CheckResult, Session, check
 
 PAPER = "fedmrur"
@@ -371,6 +371,10 @@ def assumption1_r(session):
 # ------------------------------------------------------------------------------------ identities
 
 
+D_T_ROUNDING = 1e-12  # d_t >= 1 up to rounding (its defining ratio is computed in floating point)
+SHELL_ROUNDING = 1e-12  # |<L, L>_L + beta| / (1 + ||z||^2) of a lifted point: on the hyperboloid up to rounding
+
+
 @check("fedmrur.eq_dt", PAPER, "identity", records=("fedmrur.eq_dt", "fedmrur.d_t"))
 def eq_dt(session):
     out = []
@@ -379,11 +383,9 @@ def eq_dt(session):
             tr = _runs(session, e, variant)["trace"]
             res = float(np.nanmax(tr["geometry_residual"]))
             dmin = float(np.nanmin(tr["d_t"]))
-            ok = res <= 1e-10 and dmin >= 1 - 1e-12
-            out.append(CheckResult("fedmrur.eq_dt", PAPER, "identity", "holds" if ok else "violated", measured=res,
-                                   bound=1e-10, problem=e["key"], params={"algorithm": variant},
-                                   source=TH.EQ_DT.source, self_check=True,
-                                   detail=f"implementation self-check (the simulator's aggregation defines d_t): max relative residual of Fig. 2's norm identities and of 1/d_t = "
+            out.append(identity_result(TH.EQ_DT, res, ok=dmin >= 1 - D_T_ROUNDING, problem=e["key"],
+                                       params={"algorithm": variant}, self_check=True,
+                                       detail=f"implementation self-check (the simulator's aggregation defines d_t): max relative residual of Fig. 2's norm identities and of 1/d_t = "
                                           f"sum_p ||Delta_p|| cos(theta_p)/sum_p ||Delta_p|| over all rounds and runs; "
                                           f"min d_t = {dmin:.12f}"))
     return out
@@ -417,10 +419,9 @@ def eq3(session):
         worst_neg = max(worst_neg, float(np.max(-d_stable)))
         worst_self = max(worst_self, float(np.max(np.abs(lifted_sqdist(Z, Z, beta)))))
         worst_form = max(worst_form, float(np.max(np.abs(d_printed - d_stable) / scale)))
-    ok = ident and worst_shell <= 1e-12 and worst_neg <= 0 and worst_self == 0 and worst_form <= 1e-10
-    return [CheckResult("fedmrur.eq3", PAPER, "identity", "holds" if ok else "violated", measured=worst_form, bound=1e-10,
-                        problem=e["key"], params={"beta": beta, "models": len(W) - 1}, source=TH.EQ3.source,
-                        detail=f"symbolic identity {'verified' if ident else 'FAILED'}; on the logits of "
+    facts = ident and worst_shell <= SHELL_ROUNDING and worst_neg <= 0 and worst_self == 0
+    return [identity_result(TH.EQ3, worst_form, ok=facts, problem=e["key"], params={"beta": beta, "models": len(W) - 1},
+                            detail=f"symbolic identity {'verified' if ident else 'FAILED'}; on the logits of "
                                f"{len(W) - 1} final models vs w^0 over all samples: max |<L,L>_L + beta|/(1+||z||^2) = "
                                f"{worst_shell:.2g}, min distance {-worst_neg:.3g} (>= 0), distance to itself "
                                f"{worst_self:.2g}, eq. (3) as printed vs the stable form {worst_form:.2g} (relative)")]

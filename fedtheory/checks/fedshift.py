@@ -25,13 +25,12 @@ from ..sim import (AdditiveNoise, LeastSquaresProblem, RunConfig, fedavg, hetero
 from ..sim.fedshift import DIGITS_LAYERS, TrackGradients, digits_parity_logistic, mixed_precision
 from ..theory import fedshift as T
 from ..theory.rates import growth
-from .verdicts import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
+from .verdicts import assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict
 from .base import CheckResult, Session, check
 
 PAPER = "fedshift"
 K_LOCAL = 5
 SIGMA2 = 0.05
-IDENTITY_TOL = 1e-10  # relative to D_FA^2 + D_FS^2
 # Per-profile sizes, read with ``session.pick(SIZES)``: bit widths of the mixed-precision batches; (seeds, rounds) of
 # the digits and of the synthetic batches; seeds and rounds of Thm 1's runs; horizons of the measured rate.
 SIZES = {
@@ -206,21 +205,19 @@ def thm2(session):
             undefined = int(np.sum(live & ~np.isfinite(pred)))  # eq. (12) divides by (m^{t+1})^2
             res = np.where(live & np.isfinite(pred), res, np.nan)
             worst = float(np.nanmax(res)) if np.isfinite(res).any() else float("nan")
-            ok = undefined == 0 and worst <= IDENTITY_TOL
             detail = (f"max over {int(live.sum())} rounds x runs of |measured - predicted| / (D_FA^2 + D_FS^2) "
-                      f"= {worst:.3g} (tolerance {IDENTITY_TOL:g}); D_FA^2, D_FS^2 from the same round"
+                      f"= {worst:.3g} (tolerance {rec.tolerance:g}); D_FA^2, D_FS^2 from the same round"
                       + (f"; undefined (m^(t+1) = 0) in {undefined} rounds" if undefined else ""))
-            if not ok:
+            if not (undefined == 0 and worst <= rec.tolerance):
                 if np.isfinite(res).any():
                     t, r = np.unravel_index(np.nanargmax(np.where(np.isfinite(res), res, -1)), res.shape)
                     detail += (f"; worst measured instance: round {t}, run {r}: measured {diff[t, r]:.6g}, predicted "
                                f"{pred[t, r]:.6g}")
                 _, exact = counterexample_text(rec)
                 detail += ". Exact counterexample: " + exact
-            out.append(CheckResult(rec.id, PAPER, "identity", "holds" if ok else "violated", measured=worst,
-                                   bound=IDENTITY_TOL, ratio=None, problem=key, source=rec.source,
-                                   params={"runs": tr.runs, "rounds": run["T"], "K": Kk}, detail=detail,
-                                   finding=EQ12_FINDING if rec is T.THM2_MAIN else ""))
+            out.append(identity_result(rec, worst, ok=undefined == 0, problem=key,
+                                       params={"runs": tr.runs, "rounds": run["T"], "K": Kk}, detail=detail,
+                                       finding=EQ12_FINDING if rec is T.THM2_MAIN else ""))
     return out
 
 
@@ -242,11 +239,8 @@ def eq11(session):
             pred = T.EQ11.evaluate({"S": Kk - tr["shift_I"], "K": Kk, "m_t1": mn})
             scale = np.maximum(np.abs(mn), tr["shift_rms_next"])  # a mean's rounding error scales with the weights
             worst = max(worst, float(np.nanmax(np.abs(mh - pred) / np.maximum(scale, 1e-300))))
-        ok = worst <= IDENTITY_TOL
-        out.append(CheckResult("fedshift.eq11", PAPER, "identity", "holds" if ok else "violated", measured=worst,
-                               bound=IDENTITY_TOL, problem=key, source=T.EQ11.source, params={"runs": tr.runs},
-                               self_check=True,
-                               detail="implementation self-check (the simulator computes the shift from this mean): "
+        out.append(identity_result(T.EQ11, worst, problem=key, params={"runs": tr.runs}, self_check=True,
+                                   detail="implementation self-check (the simulator computes the shift from this mean): "
                                       f"max over rounds, runs and layers of |m_hat^(t+1) - (S/K) m^(t+1)| / max(|m^(t+1)|, "
                                       f"RMS(w^(t+1))): {worst:.3g}"))
     return out

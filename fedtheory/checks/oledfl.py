@@ -23,7 +23,7 @@ from ..sim import (AdditiveNoise, LocalTransform, Minibatch, RunConfig, coupled_
                    heterogeneous_least_squares, oledfl_sam, oledfl_sgd, simulate)
 from ..sim.topology import mixing_lambda, paper_topologies
 from ..theory import oledfl as T
-from .verdicts import claim_result
+from .verdicts import claim_result, identity_result
 from .base import CheckResult, Session, check
 
 PAPER = "oledfl"
@@ -427,10 +427,8 @@ def eq3(session):
     res_first = _rel(rounds[0]["last_local"], np.broadcast_to(w0, rounds[0]["last_local"].shape))
     res_eq3 = max(_rel(r["w0"], r["anchor"] + beta * (r["anchor"] - r["last_local"])) for r in rounds)
     worst = max(res_anchor, res_last, res_first, res_eq3)
-    return [CheckResult("oledfl.eq3", PAPER, "identity", "holds" if worst <= 1e-12 else "violated", measured=worst,
-                        bound=1e-12, problem=_label(p), params={"setting": "five topologies, one run each", "beta": beta},
-                        source=T.EQ3.source,
-                        detail=f"relative residuals: anchor = previous round's mixed model {res_anchor:.2g}; last_local = "
+    return [identity_result(T.EQ3, worst, problem=_label(p), params={"setting": "five topologies, one run each", "beta": beta},
+                            detail=f"relative residuals: anchor = previous round's mixed model {res_anchor:.2g}; last_local = "
                                f"previous round's x_{{i,K}} {res_last:.2g} (x^0 before round 0: {res_first:.2g}); "
                                f"x_{{i,0}} = x_i + beta (x_i - x_i^{{t-1,K}}) {res_eq3:.2g}")]
 
@@ -451,10 +449,9 @@ def ca_equivalence(session):
             res_mean = max(res_mean, _rel(rounds[t]["w0"][r].mean(axis=0), rounds[t]["xbar"][r]))
     out = []
     for label, res in (("x_{i,0} = [((1+beta) W - beta I) X^{t-1,K}]_i", res_ca), ("mean_i x_{i,0}^t = x_bar^t", res_mean)):
-        out.append(CheckResult("oledfl.ca_equivalence", PAPER, "identity", "holds" if res <= 1e-12 else "violated",
-                               measured=res, bound=1e-12, problem=_label(p),
-                               params={"setting": f"{label}; five topologies", "beta": beta}, source=T.CA_FORM.source,
-                               detail="max relative residual over rounds, runs and clients; W taken from the round's "
+        out.append(identity_result(T.CA_FORM, res, problem=_label(p),
+                                   params={"setting": f"{label}; five topologies", "beta": beta},
+                                   detail="max relative residual over rounds, runs and clients; W taken from the round's "
                                       "mixing matrix (the random topology's draw included)"))
     return out
 
@@ -473,12 +470,10 @@ def laziness_equivalence(session):
             t1 = simulate(p, oledfl_sgd(lazy, beta), _config(30), seeds, **kw)
             t2 = simulate(p, oledfl_sgd(plain, beta2), _config(30), seeds, **kw)
             res = _rel(t1.iterates, t2.iterates)
-            out.append(CheckResult("oledfl.derived.laziness_equivalence", PAPER, "identity",
-                                   "holds" if res <= 1e-12 else "violated", measured=res, bound=1e-12, problem=_label(p),
-                                   params={"setting": f"{plain.label()}, a={a:g}, beta={beta:g} vs beta'={beta2:.3g}",
-                                           "beta": beta},
-                                   source=T.LAZY_EQUIV.source,
-                                   detail="max relative difference of the average models x_bar^t over 30 rounds"))
+            out.append(identity_result(T.LAZY_EQUIV, res, problem=_label(p),
+                                       params={"setting": f"{plain.label()}, a={a:g}, beta={beta:g} vs beta'={beta2:.3g}",
+                                               "beta": beta},
+                                       detail="max relative difference of the average models x_bar^t over 30 rounds"))
     return out
 
 
@@ -507,9 +502,8 @@ def eq6(session):
     F, f, f_star = p.population_loss(w), p.loss(w), p.constants["f_star"].value
     lhs, rhs = F - f_star, (F - f) + (f - f_star)
     res = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
-    return [CheckResult("oledfl.eq6", PAPER, "identity", "holds" if res <= 1e-12 else "violated", measured=res, bound=1e-12,
-                        problem=_label(p), source=T.EQ6.source,
-                        detail=f"at x_bar^T: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + "
+    return [identity_result(T.EQ6, res, problem=_label(p),
+                            detail=f"at x_bar^T: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + "
                                f"optimization {(f - f_star).mean():.4g}; relative residual {res:.2g}")]
 
 
