@@ -324,9 +324,9 @@ def remark2(session):
             out.append(assess_bound(fedmrur_records.REMARK2, [vals], lhs, problem=e["key"],
                                     params={"setting": LABEL[s], "algorithm": variant, "runs": run["R"]},
                                     self_check=True,
-                                    detail=f"first terms {np.mean(lhs - TH.THM1.evaluate_expr(TH.PHI_EXPR, vals)):.4g} "
-                                           f"(eq. 7) vs {float(TH.MOFEDSAM.evaluate_expr(TH.MOFEDSAM_FIRST, vals)):.4g} "
-                                           f"(MoFedSAM); Phi {float(TH.THM1.evaluate_expr(TH.PHI_EXPR, vals)):.4g} in both"))
+                                    detail=f"first terms {np.mean(lhs - fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} "
+                                           f"(eq. 7) vs {float(fedmrur_records.MOFEDSAM.evaluate_expr(fedmrur_records.MOFEDSAM_FIRST, vals)):.4g} "
+                                           f"(MoFedSAM); Phi {float(fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} in both"))
     return out
 
 
@@ -362,7 +362,7 @@ def assumption1_r(session):
                         ratio=bound / measured if measured > 0 else None, problem=e["key"],
                         params={"setting": "regularizer of the bound checks", **HYP, "radius": radius,
                                 "points": n_pts},
-                        source=f"{TH.SEED}, Assumption 1 and eqs. (3)-(5)",
+                        source=f"{fedmrur_records.SEED}, Assumption 1 and eqs. (3)-(5)",
                         detail=f"max spectral norm of the exact Hessian of R at {n_pts} random points of the balls "
                                f"||w - w_g|| <= {radius:.3g} (the measured radius) around w^0 and the final global "
                                "models, vs the closed-form r bound (fedtheory.sim.fedmrur.r_bound) at the same centres")]

@@ -187,7 +187,7 @@ def counterexample_text(rec) -> tuple[bool, str]:
         sign = "" if agree or sp.sign(pred) == sp.sign(exact) else " (wrong sign: it predicts the opposite comparison)"
         parts.append(f"w^t = {tuple(str(x) for x in ex['prev'])}, client models {[tuple(str(x) for x in v) for v in ex['received']]}"
                      f" (client 0 inferior, K = {len(ex['received'])}): D_FA^2 - D_FS^2 = {exact}, "
-                     f"m^t = {vals[T.m_t]}, m^(t+1) = {vals[T.m_t1]}; {rec.id} gives {pred}{sign}")
+                     f"m^t = {vals[fedshift_records.m_t]}, m^(t+1) = {vals[fedshift_records.m_t1]}; {rec.id} gives {pred}{sign}")
     return ok, " | ".join(parts)
 
 
@@ -277,7 +277,7 @@ def algebra(session):
                                        f"differs from the derivation by {sp.factor(gap)}; not homogeneous in the weights")))
     eq29 = sp.simplify(fedshift_records.EQ29_EXPR - fedshift_records.THM2_APPENDIX_EXPR) == 0
     out.append(CheckResult("fedshift.eq29_eq30", PAPER, "symbolic", "holds" if eq29 else "violated",
-                           source=f"{T.SEED}, App. B-A, eqs. (29)-(30)", detail="eq. (29) and eq. (30) are the same polynomial"))
+                           source=f"{fedshift_records.SEED}, App. B-A, eqs. (29)-(30)", detail="eq. (29) and eq. (30) are the same polynomial"))
     # conditions (31)/(32): (30) = 2 (IP/K) (m^{t+1})^2 ((K+S)/(2K) - m^t/m^{t+1})
     fac = sp.simplify((fedshift_records.THM2_APPENDIX_EXPR - 2 * fedshift_records.I * fedshift_records.P / fedshift_records.K * fedshift_records.m_t1**2 * fedshift_records.COND31_MARGIN).subs(fedshift_records.S, fedshift_records.K - fedshift_records.I))
     out.append(CheckResult("fedshift.cond31_32.derivation", PAPER, "symbolic", "holds" if fac == 0 else "violated",

@@ -208,7 +208,7 @@ def claim_optimal_beta(session):
         mm = {"lam": [sw["info"][j]["lam"] for j in js], "beta": np.array(BETAS), "samples": sw["final"][js],
               "diverged": sw["diverged"][js].any(axis=2), "names": [sw["info"][j]["name"] for j in js], "paired": True}
         derived = "; ".join(f"{sw['info'][j]['name']}: consensus-optimal beta "
-                            f"{float(T.evaluate_definition(T.BETA_CONS, sw['info'][j])):.3g}" for j in js)
+                            f"{float(oledfl_records.evaluate_definition(oledfl_records.BETA_CONS, sw['info'][j])):.3g}" for j in js)
         out.append(claim_result(oledfl_records.CLAIM_OPT_BETA, mm, problem=_label(p),
                                 params={"setting": f"Table V topologies, {weights}", "eta": LR, "rounds": sw["T"],
                                         "runs": sw["R"]},
