@@ -95,7 +95,11 @@ def _candidates(problem, base, trace=None, sl=None):
 
 def admissible_eta(L, N, C, K, beta, B, lam_target=0.5) -> float:
     """The largest eta that satisfies every step-size condition of Thms 1-6 (seed 000) at these values
-    and leaves lambda_max(eta) >= lam_target (the bounds scale like 1/lambda)."""
+    and leaves lambda_max(eta) >= lam_target (the bounds scale like 1/lambda).
+
+    The closed form (the four step limits ETA_NC, ETA_NKL, ETA_SQRT, ETA_GRAD and the root of LAMBDA_MAX = lam_target)
+    is written in numpy rather than lambdified from the records because lambdify's evaluation order changes the
+    step's last bits (and with it every simulated number); tests/test_fedinit.py pins it to the records both ways."""
     a = 12 * K**2 * L**2 * B**2
     b = 39 * K * L * B**2 / N * (1 + 100 * beta**2 / (1 - 72 * beta**2))
     eta_lam = (-b + np.sqrt(b**2 + 4 * a * (1 - lam_target))) / (2 * a)
