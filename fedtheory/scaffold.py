@@ -49,7 +49,7 @@ def thm1(session: Session):
     p = heterogeneous_least_squares(n_clients=1, dim=5, samples_per_client=40, random_state=session.seed)
     c = p.constants
     L, mu = c["L"].value, c["mu"].value
-    w0 = p.initial_point(session.seed, scale=3.0)
+    w0 = session.initial_point(p, scale=3.0)
     T = 50
     tr = simulate(p, fedavg(), RunConfig(rounds=T, local_steps=1, lr=1 / L, oracle=Exact()), session.seeds(1),
                   w0=w0, measures=("opt_error",))

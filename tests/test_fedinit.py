@@ -53,6 +53,23 @@ def test_admissible_eta_meets_every_condition():
         assert F.THM4.conditions_failed(vals) == []
 
 
+@pytest.mark.parametrize("N, C", [(10, 10), (5, 10), (2, 20)])
+def test_admissible_eta_is_the_largest_step_the_records_allow(N, C):
+    """admissible_eta's closed form (kept in numpy so the simulated numbers keep their bits) agrees with the records
+    both ways: a step 1e-9 larger breaks one of the step conditions (evaluated from the records) or lambda_max >= 1/2."""
+    p = heterogeneous_least_squares(C, 10, 50, heterogeneity=0.3, condition=2.0, random_state=0)
+    L = p.constants["L"].value
+    B = 1.3 * max(1.0, p.constants["B_min"].value)
+    for beta in (0.0, 0.05, 0.1):
+        eta = admissible_eta(L, N, C, 5, beta, B)
+        subs = {F.N: N, F.C: C, F.K: 5, F.L: L, F.B: B, F.beta: beta}
+        limits = [float(c.relation.rhs.subs(subs)) for c in (F.ETA_NC, F.ETA_NKL, F.ETA_SQRT, F.ETA_GRAD)]
+        lam_at = lambda e: float(F.LAMBDA_MAX.expr.subs({**subs, F.eta: e}))
+        assert eta <= min(limits) * (1 + 1e-12) and lam_at(eta) >= 0.5 * (1 - 1e-9)
+        bigger = eta * (1 + 1e-9)
+        assert bigger > min(limits) or lam_at(bigger) < 0.5
+
+
 @pytest.fixture(scope="module")
 def fedinit_results():
     return run_checks(paper="fedinit", profile="quick", seed=0, parallel_symbolic=False)

@@ -9,7 +9,8 @@ from fedtheory._validation import ParameterError
 from fedtheory.sim import Gossip
 from fedtheory.sim.rng import RunStreams
 from fedtheory.sim.topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, canonical_edges,
-                                    metropolis_matrix, mixing_lambda, paper_topologies, spectrum)
+                                    metropolis_matrix, mixing_lambda, mixing_lambda_norm, mixing_matrix_properties,
+                                    paper_topologies, spectrum)
 from fedtheory.theory import oledfl as T
 
 # ------------------------------------------------------------------------------------ closed-form spectra
@@ -97,10 +98,10 @@ def test_metropolis_properties(g, laziness):
 
 @given(graphs())
 def test_lambda_two_routes_agree(g):
-    """sim.topology.mixing_lambda (eigenvalues) = theory.oledfl.mixing_lambda_norm (||W - 11^T/m||_2)."""
+    """sim.topology.mixing_lambda (eigenvalues) = sim.topology.mixing_lambda_norm (||W - 11^T/m||_2)."""
     m, i, j = g
     W = metropolis_matrix(m, *canonical_edges(m, i, j))
-    assert mixing_lambda(W) == pytest.approx(T.mixing_lambda_norm(W), abs=1e-10)
+    assert mixing_lambda(W) == pytest.approx(mixing_lambda_norm(W), abs=1e-10)
 
 
 @st.composite
@@ -136,7 +137,7 @@ def test_regular_graphs_have_equal_weights():
 def test_definition1_holds_on_paper_topologies(topology):
     rng = np.random.default_rng(0)
     W, A = topology.draw(rng)
-    res = T.check_definition1(W, A)
+    res = mixing_matrix_properties(W, A)
     assert all(r.ok for r in res.values()), {k: r.detail for k, r in res.items()}
 
 
@@ -146,27 +147,27 @@ def test_definition1_detects_each_violation():
     asym = W.copy()
     asym[0, 1] += 0.1
     asym[0, 0] -= 0.1
-    assert not T.check_definition1(asym, A)["symmetry"].ok
+    assert not mixing_matrix_properties(asym, A)["symmetry"].ok
     rows = W * 1.01
-    assert not T.check_definition1(rows, A)["null_space"].ok
+    assert not mixing_matrix_properties(rows, A)["null_space"].ok
     two = sps.block_diag([Ring(3).matrix(), Ring(3).matrix()]).toarray()  # disconnected
-    assert not T.check_definition1(two)["null_space"].ok
+    assert not mixing_matrix_properties(two)["null_space"].ok
     swap = np.array([[0.0, 1.0], [1.0, 0.0]])  # eigenvalue -1, zero diagonal
-    r = T.check_definition1(swap)
+    r = mixing_matrix_properties(swap)
     assert not r["spectral"].ok and not r["graph"].ok
     offgraph = W.copy()
     offgraph[0, 3] = offgraph[3, 0] = 0.01
     offgraph[0, 0] -= 0.01
     offgraph[3, 3] -= 0.01
-    assert not T.check_definition1(offgraph, A)["graph"].ok
-    assert T.check_definition1(offgraph)["graph"].ok  # without a graph, the support of W is the graph
+    assert not mixing_matrix_properties(offgraph, A)["graph"].ok
+    assert mixing_matrix_properties(offgraph)["graph"].ok  # without a graph, the support of W is the graph
 
 
 def test_definition1_bad_input():
     with pytest.raises(ParameterError, match="W"):
-        T.check_definition1(np.ones((2, 3)))
+        mixing_matrix_properties(np.ones((2, 3)))
     with pytest.raises(ParameterError, match="adjacency"):
-        T.check_definition1(np.eye(3), np.ones((2, 2), bool))
+        mixing_matrix_properties(np.eye(3), np.ones((2, 2), bool))
 
 
 # ------------------------------------------------------------------------------------ random k-neighbour

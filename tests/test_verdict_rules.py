@@ -98,3 +98,23 @@ def test_vacuous_flag_when_bound_exceeds_trivial_bound():
     assert r.verdict == "holds" and not r.vacuous
     r = assess_bound(b, [{"a": 5.0}], runs)
     assert not r.vacuous  # no trivial bound given: never flagged
+
+
+def test_session_pick_and_initial_point():
+    """Session.pick reads a per-profile SIZES table; Session.initial_point is the checks' recipe
+    w* + scale z / sqrt(d), z ~ default_rng(seed), bit for bit."""
+    import numpy as np
+    import pytest
+
+    from fedtheory._validation import ParameterError
+    from fedtheory.checks import Session
+    from fedtheory.sim import heterogeneous_least_squares
+
+    table = {"quick": {"runs": 8}, "full": {"runs": 32}}
+    assert Session("quick").pick(table)["runs"] == 8 and Session("full").pick(table)["runs"] == 32
+    with pytest.raises(ParameterError):
+        Session("quick").pick({"quick": 1})
+    p = heterogeneous_least_squares(4, 5, 10, random_state=0)
+    for seed, scale in ((0, 3.0), (7, 1.0)):
+        recipe = p.constants["w_star"].value + scale * np.random.default_rng(seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        assert np.array_equal(Session(seed=seed).initial_point(p, scale=scale), recipe)

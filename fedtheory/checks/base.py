@@ -9,7 +9,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -211,6 +211,22 @@ class Session:
     @property
     def quick(self) -> bool:
         return self.profile == "quick"
+
+    def pick(self, table: Mapping[str, Any]) -> Any:
+        """The entry of a per-profile table ``{"quick": ..., "full": ...}`` for this session's profile.
+
+        Every paper's checks read their profile-dependent sizes (seeds, rounds, grids) this way, from a module-level
+        ``SIZES`` table, e.g. ``R = session.pick(SIZES)["runs"]``, rather than branching on ``session.quick``."""
+        missing = [pr for pr in PROFILES if pr not in table]
+        if missing:
+            raise ParameterError("table", sorted(table), f"a mapping with an entry for every profile {PROFILES}")
+        return table[self.profile]
+
+    def initial_point(self, problem: Any, scale: float = 3.0) -> np.ndarray:
+        """The checks' common starting point: ``problem.initial_point(self.seed, scale)``, i.e.
+        ``w* + scale * z / sqrt(d)`` with ``z`` the standard normal draw of ``np.random.default_rng(self.seed)``
+        (every paper's checks start from it, so runs of different checks on one problem share their start)."""
+        return problem.initial_point(self.seed, scale=scale)
 
     def seeds(self, n: int) -> list[int]:
         """n run seeds derived from the session seed (distinct, reproducible)."""

@@ -29,8 +29,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..theory import experiments as X
-from ..theory import fedinit as FI
+from ..theory import experiments as experiment_records
+from ..theory import fedinit as fedinit_records
 from .verdicts import claim_result
 from .base import CheckResult, Session, check
 
@@ -184,11 +184,11 @@ def gen_vs_divergence(session, logs):
             continue
         gap = [r["gen_gap"] for r in runs]
         beta = [r["beta"] for r in runs]
-        vs_beta = X.GEN_TRACKS_DIVERGENCE.evaluate({"gen_gap": gap, "divergence_term": beta, "beta": beta})
+        vs_beta = experiment_records.GEN_TRACKS_DIVERGENCE.evaluate({"gen_gap": gap, "divergence_term": beta, "beta": beta})
         n_div = sum(r["diverged"] for r in runs)
         for label, x in (("sum_t sqrt(Delta^t)", [r["sum_sqrt_delta"] for r in runs]),
                          ("(1+beta) sum_t sqrt(Delta^t)", [(1 + r["beta"]) * r["sum_sqrt_delta"] for r in runs])):
-            res = claim_result(X.GEN_TRACKS_DIVERGENCE, {"gen_gap": gap, "divergence_term": x, "beta": beta},
+            res = claim_result(experiment_records.GEN_TRACKS_DIVERGENCE, {"gen_gap": gap, "divergence_term": x, "beta": beta},
                                problem=_problem(g["cfg"]),
                                params={"setting": f"{g['label']}: gap vs {label}", "runs": len(runs), "betas": betas},
                                detail=f"for comparison, gap vs beta alone: {vs_beta.detail.split(';')[0]}"
@@ -209,14 +209,14 @@ def table3(session, logs):
             continue
         problem = _problem(g["cfg"])
         b, acc, se, div = _per_beta(runs, "acc")
-        out.append(claim_result(X.TABLE3_ACCURACY, {"beta": b, "acc": acc, "acc_se": se}, problem=problem,
+        out.append(claim_result(experiment_records.TABLE3_ACCURACY, {"beta": b, "acc": acc, "acc_se": se}, problem=problem,
                                 params={"setting": f"{g['label']}: final test accuracy", "runs": len(runs)},
                                 detail="diverged runs count at chance accuracy" + _dup_note(g)))
         nonneg = b >= 0
         for col, label in (("delta_T", "Delta^T (paper: all clients)"), ("delta_code_T", "Delta^T (authors' code)")):
             _, d, d_se, _ = _per_beta(runs, col)
             m = {"beta": b[nonneg], "delta": d[nonneg], "delta_se": d_se[nonneg], "diverged": div[nonneg]}
-            out.append(claim_result(FI.CLAIM_THRESHOLD, m, problem=problem,
+            out.append(claim_result(fedinit_records.CLAIM_THRESHOLD, m, problem=problem,
                                     params={"setting": f"{g['label']}: {label}", "runs": len(runs)},
                                     detail="diverged = the trainer flagged a non-finite or exploding model" + _dup_note(g)))
     return out
@@ -235,8 +235,8 @@ def d_t(session, logs):
             continue
         eps = 1e-5 if lg.config.get("dtype", "float32") == "float32" else 1e-12
         lo = float(v.min())
-        out.append(CheckResult(X.D_T_AT_LEAST_1.id, "fedmrur", "identity", "holds" if lo >= 1 - eps else "violated",
-                               measured=lo, bound=1.0, problem=_problem(lg.config), source=X.D_T_AT_LEAST_1.source,
+        out.append(CheckResult(experiment_records.D_T_AT_LEAST_1.id, "fedmrur", "identity", "holds" if lo >= 1 - eps else "violated",
+                               measured=lo, bound=1.0, problem=_problem(lg.config), source=experiment_records.D_T_AT_LEAST_1.source,
                                params={"setting": lg.config["algorithm"], "rounds_x_runs": int(v.size)},
                                detail=f"min d_t over {v.size} logged (round, run) pairs = {lo:.6g} (rounding "
                                       f"tolerance {eps:g}); max {float(v.max()):.4g}",
@@ -255,7 +255,7 @@ def near_orthogonality(session, logs):
         N = int(lg.manifest.get("clients_per_round") or lg.config["n_clients"])
         meas = {"cos_abs_mean": piv("cos_abs_mean"), "cos_mean": piv("cos_mean"),
                 "d_t_over_sqrtN": piv("d_t") / np.sqrt(N)}
-        out.append(claim_result(X.NEAR_ORTHOGONAL, meas, problem=_problem(lg.config),
+        out.append(claim_result(experiment_records.NEAR_ORTHOGONAL, meas, problem=_problem(lg.config),
                                 params={"setting": lg.config["algorithm"], "runs": len(lg.runs), "clients_per_round": N}))
         out[-1].extra["dir"] = str(lg.path)
     return out
@@ -271,7 +271,7 @@ _SHIFT_TOL = {"float64": 1e-9, "float32": 1e-4}
 def fedshift_thm2(session, logs):
     """Theorem 2's divergence difference, measured (D_FA^2 - D_FS^2 of each round, both from the same client models)
     against each encoded reading (main text eq. 12, appendix eq. 30), summed over the layers the shift acts on."""
-    from ..theory import fedshift as FS
+    from ..theory import fedshift as fedshift_records
 
     out = []
     for lg in logs:
@@ -288,7 +288,7 @@ def fedshift_thm2(session, logs):
         diff, scale = fa - fs, fa + fs
         dtype = lg.config.get("dtype", "float32")
         tol = _SHIFT_TOL.get(dtype, 1e-4)
-        for rec in (FS.THM2_MAIN, FS.THM2_APPENDIX):
+        for rec in (fedshift_records.THM2_MAIN, fedshift_records.THM2_APPENDIX):
             pred = np.zeros_like(diff)
             for j, Pb in enumerate(blocks):
                 sfx = f"_b{j}" if len(blocks) > 1 else ""

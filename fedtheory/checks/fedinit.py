@@ -18,8 +18,8 @@ import numpy as np
 
 from ..sim import (AdditiveNoise, Minibatch, RunConfig, coupled_runs, digits_logistic, fedinit, heterogeneous_least_squares,
                    measured_heterogeneity_G2, pl_nonconvex, simulate)
-from ..theory import fedinit as T
-from .verdicts import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
+from ..theory import fedinit as fedinit_records
+from .verdicts import assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict
 from .base import CheckResult, Session, check
 
 PAPER = "fedinit"
@@ -27,6 +27,16 @@ K_LOCAL = 5
 SIGMA2 = 0.05
 BETAS = (0.0, 0.05, 0.1)
 PRACTICE = {"eta": 0.1, "beta": 0.1}
+# Per-profile sizes, read with ``session.pick(SIZES)``. runs / rounds: the admissible, practice, partial-participation
+# and claim runs (the digits problem always uses the quick sizes: full-batch gradients are costly); few_runs: the
+# (S, K, beta, T') grid and the divergence-threshold sweep; stability_*: Thm 3's coupled runs; rate_doublings: how many
+# horizons T_min 2^j of Thm 1's measured rate; extra_problems: the PL least-squares and digits problems.
+SIZES = {
+    "quick": {"runs": 8, "rounds": 300, "few_runs": 4, "stability_runs": 12, "stability_rounds": 60,
+              "horizons": (100, 500, 2000), "rate_doublings": 4, "extra_problems": False},
+    "full": {"runs": 32, "rounds": 1000, "few_runs": 16, "stability_runs": 48, "stability_rounds": 300,
+             "horizons": (100, 500, 2000, 8000), "rate_doublings": 6, "extra_problems": True},
+}
 
 
 # ------------------------------------------------------------------------------------ problems & values
@@ -39,14 +49,12 @@ def _problems(session: Session):
                ("sc_least_squares_mild", heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0,
                                                                      random_state=session.seed))]
         out.append(("pl_nonconvex", pl_nonconvex(10, 10, 50, heterogeneity=0.5, random_state=session.seed)))
-        if not session.quick:
+        if session.pick(SIZES)["extra_problems"]:
             out.append(("pl_least_squares", heterogeneous_least_squares(10, 10, 50, rank=6, random_state=session.seed + 1)))
             out.append(("digits_logistic", digits_logistic(10, alpha=0.5, random_state=session.seed)))
         res = []
         for key, p in out:
-            w_star = p.constants["w_star"].value
-            w0 = w_star + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
-            res.append((key, p, w0))
+            res.append((key, p, session.initial_point(p)))
         return res
     return session.memo(("fedinit", "problems"), make)
 
@@ -67,10 +75,10 @@ def _B_grid(problem, trace=None, sl=None) -> list[tuple[float, float]]:
     return [(B, G2) for B, G2 in grid if np.isfinite(G2)]
 
 
-def _base_values(problem, w0, *, N, C, K, T_, eta, beta, sigma2):
+def _base_values(problem, w0, *, N, C, K, T, eta, beta, sigma2):
     c = problem.constants
     D = float(problem.loss(w0[None])[0] - c["f_star"].value)
-    return {"L": c["L"].value, "mu": c["mu"].value, "sigma_l": float(np.sqrt(sigma2)), "N": N, "C": C, "K": K, "T": T_,
+    return {"L": c["L"].value, "mu": c["mu"].value, "sigma_l": float(np.sqrt(sigma2)), "N": N, "C": C, "K": K, "T": T,
             "eta": eta, "beta": beta, "D": D}
 
 
@@ -78,8 +86,8 @@ def _candidates(problem, base, trace=None, sl=None):
     cands = []
     for B, G2 in _B_grid(problem, trace, sl):
         v = dict(base, B=B, G=float(np.sqrt(G2)))
-        lam_max = float(T.LAMBDA_MAX_EXPR.subs({T.eta: v["eta"], T.K: v["K"], T.L: v["L"], T.B: B, T.N: v["N"],
-                                                 T.beta: v["beta"]}))
+        lam_max = float(fedinit_records.LAMBDA_MAX_EXPR.subs({fedinit_records.eta: v["eta"], fedinit_records.K: v["K"], fedinit_records.L: v["L"], fedinit_records.B: B, fedinit_records.N: v["N"],
+                                                 fedinit_records.beta: v["beta"]}))
         v["lam"] = lam_max if 0 < lam_max < 1 else 1e-9  # no admissible lambda: lambda_admissible fails, reported
         cands.append(v)
     return cands
@@ -87,7 +95,11 @@ def _candidates(problem, base, trace=None, sl=None):
 
 def admissible_eta(L, N, C, K, beta, B, lam_target=0.5) -> float:
     """The largest eta that satisfies every step-size condition of Thms 1-6 (seed 000) at these values
-    and leaves lambda_max(eta) >= lam_target (the bounds scale like 1/lambda)."""
+    and leaves lambda_max(eta) >= lam_target (the bounds scale like 1/lambda).
+
+    The closed form (the four step limits ETA_NC, ETA_NKL, ETA_SQRT, ETA_GRAD and the root of LAMBDA_MAX = lam_target)
+    is written in numpy rather than lambdified from the records because lambdify's evaluation order changes the
+    step's last bits (and with it every simulated number); tests/test_fedinit.py pins it to the records both ways."""
     a = 12 * K**2 * L**2 * B**2
     b = 39 * K * L * B**2 / N * (1 + 100 * beta**2 / (1 - 72 * beta**2))
     eta_lam = (-b + np.sqrt(b**2 + 4 * a * (1 - lam_target))) / (2 * a)
@@ -106,8 +118,8 @@ _MEASURES = ("opt_error", "grad_norm2", "client_grad_norm2", "delta", "V1", "V2"
 def _admissible_runs(session: Session, key, problem, w0):
     def run():
         big = problem.dim > 100  # logistic regression on digits: full-batch gradients are costly
-        R = 8 if (session.quick or big) else 32
-        Tn = 300 if (session.quick or big) else 1000
+        z = SIZES["quick"] if big else session.pick(SIZES)
+        R, Tn = z["runs"], z["rounds"]
         C = problem.n_clients
         eta = admissible_eta(problem.constants["L"].value, C, C, K_LOCAL, max(BETAS), _B_ref(problem))
         betas = np.repeat(BETAS, R)
@@ -120,9 +132,8 @@ def _admissible_runs(session: Session, key, problem, w0):
 
 def _practice_runs(session: Session, key, problem, w0):
     def run():
-        big = problem.dim > 100
-        R = 8 if (session.quick or big) else 32
-        Tn = 300 if (session.quick or big) else 1000
+        z = SIZES["quick"] if problem.dim > 100 else session.pick(SIZES)
+        R, Tn = z["runs"], z["rounds"]
         tr = simulate(problem, fedinit(PRACTICE["beta"]),
                       RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=PRACTICE["eta"], oracle=AdditiveNoise(SIGMA2)),
                       session.seeds(R), w0=w0, measures=_MEASURES)
@@ -130,13 +141,15 @@ def _practice_runs(session: Session, key, problem, w0):
     return session.memo(("fedinit", "practice", key), run)
 
 
-def _nanmean(x) -> float:
+def _finite_mean(x) -> float:
+    """Mean of the finite entries of ``x`` (diverged runs' NaN / inf left out) as a float; NaN if none."""
     x = np.asarray(x, float)
     x = x[np.isfinite(x)]
     return float(x.mean()) if x.size else float("nan")
 
 
-def _nanse(x) -> float:
+def _finite_se(x) -> float:
+    """Standard error of the mean of the finite entries of ``x``; NaN with fewer than two."""
     x = np.asarray(x, float)
     x = x[np.isfinite(x)]
     return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
@@ -160,7 +173,7 @@ def _bound_checks(session, bound, lhs_fn, *, pl_only=False, trivial: str | None 
             tr = run["trace"]
             betas = BETAS if label == "admissible" else (PRACTICE["beta"],)
             for j, sl in enumerate(_slices(run["R"], len(betas))):
-                base = _base_values(p, w0, N=run["C"], C=run["C"], K=K_LOCAL, T_=run["T"], eta=run["eta"], beta=betas[j],
+                base = _base_values(p, w0, N=run["C"], C=run["C"], K=K_LOCAL, T=run["T"], eta=run["eta"], beta=betas[j],
                                     sigma2=SIGMA2)
                 cands = _candidates(p, base, tr, sl)
                 measured = lhs_fn(tr, sl)
@@ -184,22 +197,22 @@ def _bound_checks(session, bound, lhs_fn, *, pl_only=False, trivial: str | None 
 
 @check("fedinit.thm1", PAPER, "bound")
 def thm1(session):
-    return _bound_checks(session, T.THM1, lambda tr, sl: np.nanmean(tr["grad_norm2"][:-1, sl], axis=0))
+    return _bound_checks(session, fedinit_records.THM1, lambda tr, sl: np.nanmean(tr["grad_norm2"][:-1, sl], axis=0))
 
 
 @check("fedinit.thm2", PAPER, "bound")
 def thm2(session):
-    return _bound_checks(session, T.THM2, lambda tr, sl: tr["opt_error"][-1, sl], trivial="D")
+    return _bound_checks(session, fedinit_records.THM2, lambda tr, sl: tr["opt_error"][-1, sl], trivial="D")
 
 
 @check("fedinit.thm4", PAPER, "bound")
 def thm4(session):
-    return _bound_checks(session, T.THM4, lambda tr, sl: np.nanmean(tr["delta"][:-1, sl], axis=0))
+    return _bound_checks(session, fedinit_records.THM4, lambda tr, sl: np.nanmean(tr["delta"][:-1, sl], axis=0))
 
 
 @check("fedinit.thm5", PAPER, "bound")
 def thm5(session):
-    return _bound_checks(session, T.THM5, lambda tr, sl: tr["delta"][-1, sl])
+    return _bound_checks(session, fedinit_records.THM5, lambda tr, sl: tr["delta"][-1, sl])
 
 
 PARTIAL = ((10, 5), (20, 2))  # (C, N): half of the clients, and the paper's 10% participation (000 l. 535)
@@ -209,9 +222,9 @@ def _partial_runs(session: Session, C, N):
     """FedInit at partial participation N of C on a mildly heterogeneous least-squares problem, per beta, at the
     largest step all of Thms 1-6's conditions allow at (N, C, beta = max BETAS)."""
     def run():
-        R = 8 if session.quick else 32
+        R = session.pick(SIZES)["runs"]
         p = heterogeneous_least_squares(C, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         eta = admissible_eta(p.constants["L"].value, N, C, K_LOCAL, max(BETAS), _B_ref(p))
         mu = p.constants["mu"].value
         Tn = int(min(3000, max(300, np.ceil(5.0 / (0.5 * mu * eta * K_LOCAL) / 100.0) * 100)))  # lambda mu eta K T >= 5
@@ -234,11 +247,11 @@ def thm4_partial(session):
         run = _partial_runs(session, C, N)
         tr, p, w0 = run["trace"], run["problem"], run["w0"]
         for j, sl in enumerate(_slices(run["R"], len(BETAS))):
-            base = _base_values(p, w0, N=N, C=C, K=K_LOCAL, T_=run["T"], eta=run["eta"], beta=BETAS[j], sigma2=SIGMA2)
+            base = _base_values(p, w0, N=N, C=C, K=K_LOCAL, T=run["T"], eta=run["eta"], beta=BETAS[j], sigma2=SIGMA2)
             cands = _candidates(p, base)
             measured = np.nanmean(tr["delta"][:-1, sl], axis=0)
             pair = []
-            for rec in (T.THM4, T.THM4_REDERIVED):
+            for rec in (fedinit_records.THM4, fedinit_records.THM4_REDERIVED):
                 res = assess_bound(rec, cands, measured, check_id=rec.id, problem="sc_least_squares_mild",
                                    params={"setting": f"partial participation {N} of {C}", "runs": run["R"],
                                            "rounds": run["T"]},
@@ -268,17 +281,17 @@ def _lemma_rhs(bound, tr, sl, delta_next=False):
 
 @check("fedinit.lemma2", PAPER, "bound")
 def lemma2(session):
-    return _bound_checks(session, T.LEMMA2, lambda tr, sl: _lemma_rhs(T.LEMMA2, tr, sl))
+    return _bound_checks(session, fedinit_records.LEMMA2, lambda tr, sl: _lemma_rhs(fedinit_records.LEMMA2, tr, sl))
 
 
 @check("fedinit.lemma3", PAPER, "bound")
 def lemma3(session):
-    return _bound_checks(session, T.LEMMA3, lambda tr, sl: _lemma_rhs(T.LEMMA3, tr, sl))
+    return _bound_checks(session, fedinit_records.LEMMA3, lambda tr, sl: _lemma_rhs(fedinit_records.LEMMA3, tr, sl))
 
 
 @check("fedinit.lemma4", PAPER, "bound")
 def lemma4(session):
-    return _bound_checks(session, T.LEMMA4, lambda tr, sl: _lemma_rhs(T.LEMMA4, tr, sl))
+    return _bound_checks(session, fedinit_records.LEMMA4, lambda tr, sl: _lemma_rhs(fedinit_records.LEMMA4, tr, sl))
 
 
 # ------------------------------------------------------------------------------------ stability (Thm 3)
@@ -286,10 +299,10 @@ def lemma4(session):
 
 def _stability_runs(session: Session, beta: float, c: float):
     def run():
-        R = 12 if session.quick else 48
-        Tn = 60 if session.quick else 300
+        z = session.pick(SIZES)
+        R, Tn = z["stability_runs"], z["stability_rounds"]
         p = heterogeneous_least_squares(5, 5, 20, random_state=session.seed + 7)
-        w0 = p.constants["w_star"].value + np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p, scale=1.0)
         res = coupled_runs(p, fedinit(beta), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=c, lr_schedule="inverse",
                                                        oracle=Minibatch(1)),
                            session.seeds(R), w0=w0, random_state=session.seed + 11,
@@ -317,7 +330,7 @@ def thm3(session):
         settings = {"lr_schedule": "inverse", "nonnegative_losses": True, "equal_client_sizes": True}
         note = ("measured: mean over coupled pairs of max over the pooled samples of |f(w^T;z) - f(w~^T;z)| "
                 "(>= the theorem's sup_z E|.|); U, L_G, sigma_l measured over the points the runs visited")
-        for rec in (T.THM3, T.THM3_REDERIVED):
+        for rec in (fedinit_records.THM3, fedinit_records.THM3_REDERIVED):
             out.append(assess_bound(rec, [run["vals"]], run["gap"], check_id=rec.id, problem="sc_least_squares(5x5x20)",
                                     settings=settings, trivial_bound=run["vals"]["U"],
                                     detail=note + f"; mean ||w^T - w~^T|| = {np.mean(run['param_gap']):.3g}",
@@ -335,17 +348,15 @@ def eq15(session):
     for key, p, w0 in _problems(session)[:1]:
         for label, run in (("admissible", _admissible_runs(session, key, p, w0)), ("practice", _practice_runs(session, key, p, w0))):
             res = float(np.nanmax(run["trace"]["eq15_residual"]))
-            out.append(CheckResult("fedinit.eq15", PAPER, "identity", "holds" if res <= 1e-10 else "violated",
-                                   measured=res, bound=1e-10, problem=key, params={"setting": label},
-                                   source=T.EQ15.source, self_check=True,
-                                   detail="implementation self-check (the simulator builds w_{i,0} this way): max over rounds, runs and clients of the relative residual of eq. (15)"))
+            out.append(identity_result(fedinit_records.EQ15, res, problem=key, params={"setting": label}, self_check=True,
+                                       detail="implementation self-check (the simulator builds w_{i,0} this way): max over rounds, runs and clients of the relative residual of eq. (15)"))
     return out
 
 
 @check("fedinit.eq3", PAPER, "identity")
 def eq3(session):
     p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     tr = simulate(p, fedinit(0.1), RunConfig(rounds=50, local_steps=K_LOCAL, lr=0.05, oracle=AdditiveNoise(SIGMA2)),
                   session.seeds(4), w0=w0)
     w = tr.final_w
@@ -355,9 +366,8 @@ def eq3(session):
     lhs = F - f_star
     rhs = (F - f) + (f - f_star)
     res = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
-    return [CheckResult("fedinit.eq3", PAPER, "identity", "holds" if res <= 1e-12 else "violated", measured=res, bound=1e-12,
-                        problem="sc_least_squares", source=T.EQ3.source, self_check=True,
-                        detail=f"tautology (F - f* = (F - f) + (f - f*)), an implementation self-check: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + optimization "
+    return [identity_result(fedinit_records.EQ3, res, problem="sc_least_squares", self_check=True,
+                            detail=f"tautology (F - f* = (F - f) + (f - f*)), an implementation self-check: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + optimization "
                                f"{(f - f_star).mean():.4g}; relative residual {res:.2g}")]
 
 
@@ -368,7 +378,7 @@ def _composed(session):
     def run():
         p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
         key = "sc_least_squares"
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         ad = _admissible_runs(session, key, p, w0)
         tr = ad["trace"]
         R = ad["R"]
@@ -376,7 +386,7 @@ def _composed(session):
         beta = BETAS[-1]
         w_T = tr.final_w[sl]
         measured = p.population_loss(w_T) - p.constants["f_star"].value
-        base = _base_values(p, w0, N=ad["C"], C=ad["C"], K=K_LOCAL, T_=ad["T"], eta=ad["eta"], beta=beta, sigma2=SIGMA2)
+        base = _base_values(p, w0, N=ad["C"], C=ad["C"], K=K_LOCAL, T=ad["T"], eta=ad["eta"], beta=beta, sigma2=SIGMA2)
         # the stability part: any run with steps eta_tau <= c/tau is covered with c = max_tau tau eta_tau = eta T K
         S = int(p.client_sizes[0])
         gstats = p.sample_grad_stats(tr.final_w[sl])
@@ -395,7 +405,7 @@ def thm6_composed(session):
                          params={"setting": "admissible", "beta": base["beta"]},
                          detail="stability part instantiated with c = eta T K (a constant step satisfies eta <= c/tau); "
                                 "L_G and U measured at the final models")
-            for rec in (T.THM6_COMPOSED, T.THM6_COMPOSED_REDERIVED)]
+            for rec in (fedinit_records.THM6_COMPOSED, fedinit_records.THM6_COMPOSED_REDERIVED)]
 
 
 def _order_vs():
@@ -406,15 +416,15 @@ def _order_vs():
     from ..theory.rates import _expand_sum, growth
     from .base import cached_symbolic
 
-    rec = T.THM6_COMPOSED_REDERIVED
-    exprs = {"optimization_term": rec.expanded(T.THM2_EXPR).subs(T.THM2.order.choice),
-             "stability_term": rec.expanded(T.STAB_TERM_REDERIVED),
-             "divergence_term": rec.expanded(T.DIV_TERM_REDERIVED).subs(T.THM6.order.substitute)}
-    regimes = {"S fixed": lambda e: e, "S = T": lambda e: e.subs(T.S, T.T)}
+    rec = fedinit_records.THM6_COMPOSED_REDERIVED
+    exprs = {"optimization_term": rec.expanded(fedinit_records.THM2_EXPR).subs(fedinit_records.THM2.order.choice),
+             "stability_term": rec.expanded(fedinit_records.STAB_TERM_REDERIVED),
+             "divergence_term": rec.expanded(fedinit_records.DIV_TERM_REDERIVED).subs(fedinit_records.THM6.order.substitute)}
+    regimes = {"S fixed": lambda e: e, "S = T": lambda e: e.subs(fedinit_records.S, fedinit_records.T)}
 
     def leading(e, track):
         """The growth (T power, log power, exponents) of the fastest-growing additive term as T grows."""
-        gs = [growth(t, T.T, track) for t in sp.Add.make_args(_expand_sum(e))]
+        gs = [growth(t, fedinit_records.T, track) for t in sp.Add.make_args(_expand_sum(e))]
         best = gs[0]
         for g in gs[1:]:
             d = sp.simplify(g.t_power - best.t_power)
@@ -433,7 +443,7 @@ def _order_vs():
     def compute():
         out, lead_out = {}, {}
         for rname, f in regimes.items():
-            lead = {k: leading(f(e), (T.S,) if rname == "S fixed" else ()) for k, e in exprs.items()}
+            lead = {k: leading(f(e), (fedinit_records.S,) if rname == "S fixed" else ()) for k, e in exprs.items()}
             for k in ("optimization_term", "stability_term"):
                 out[f"{k} ({rname})"] = compare(lead["divergence_term"], lead[k])
             for k, g in lead.items():
@@ -450,14 +460,14 @@ def _dominates_grid(session):
     """The three terms of fedinit.thm6.composed.rederived over (S, K, beta, T'): one run batch per (S, K) at the
     admissible constant step, read at horizons T' (sum_t sqrt(Delta^t) up to T', c = eta T' K)."""
     def run():
-        R = 4 if session.quick else 16
+        R = session.pick(SIZES)["few_runs"]
         Ss, Ks, betas = (20, 50, 200), (2, 5, 10), BETAS
-        Th = (100, 500, 2000) if session.quick else (100, 500, 2000, 8000)
-        rec = T.THM6_COMPOSED_REDERIVED
+        Th = session.pick(SIZES)["horizons"]
+        rec = fedinit_records.THM6_COMPOSED_REDERIVED
         top, last, labels, rows = [], [], [], []
         for S in Ss:
             p = heterogeneous_least_squares(10, 10, S, random_state=session.seed)
-            w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+            w0 = session.initial_point(p)
             for K in Ks:
                 eta = admissible_eta(p.constants["L"].value, 10, 10, K, max(betas), _B_ref(p))
                 tr = simulate(p, fedinit(np.repeat(betas, R)),
@@ -469,14 +479,14 @@ def _dominates_grid(session):
                 csum = np.cumsum(np.sqrt(tr["delta"][1:]), axis=0)
                 for j, sl in enumerate(_slices(R, len(betas))):
                     for Tp in Th:
-                        base = _base_values(p, w0, N=10, C=10, K=K, T_=Tp, eta=eta, beta=betas[j], sigma2=SIGMA2)
+                        base = _base_values(p, w0, N=10, C=10, K=K, T=Tp, eta=eta, beta=betas[j], sigma2=SIGMA2)
                         base.update({"S": S, "c": eta * Tp * K, "L_G": L_G, "U": U,
                                      "sum_sqrt_Delta": float(np.nanmean(csum[Tp - 1, sl]))})
                         vals = next((v for v in _candidates(p, base) if not rec.conditions_failed(v)), None)
                         if vals is None:
                             continue
                         terms = {name: float(rec.evaluate_expr(e, vals)) for name, e in
-                                 zip(T.DOMINATES_TERMS, (T.THM2_EXPR, T.STAB_TERM_REDERIVED, T.DIV_TERM_REDERIVED))}
+                                 zip(fedinit_records.DOMINATES_TERMS, (fedinit_records.THM2_EXPR, fedinit_records.STAB_TERM_REDERIVED, fedinit_records.DIV_TERM_REDERIVED))}
                         if not all(np.isfinite(list(terms.values()))):
                             continue  # NaN never becomes a verdict: the point is left out
                         top.append(max(terms, key=terms.get))
@@ -500,7 +510,7 @@ def claim_dominates(session):
                      + (f" S^({v['S_exponent']})" if "S_exponent" in v else "") for k, v in sym["leading"].items())
     s_note = ("as S alone grows (T fixed) both Thm 3 terms fall like S^(-cL/(1+cL)) while the optimization term does "
               "not depend on S: for S growing faster than T^(2 + 1/(cL)) the optimization term would overtake")
-    res = claim_result(T.CLAIM_DOMINATES, m, problem="sc_least_squares(S in {20, 50, 200})",
+    res = claim_result(fedinit_records.CLAIM_DOMINATES, m, problem="sc_least_squares(S in {20, 50, 200})",
                        params={"T_grid": grid["T_grid"], "runs": grid["R"], "constants": "re-derived (Thm 3)"},
                        detail="leading orders: " + lead + "; " + s_note)
     res.extra["leading"] = sym["leading"]
@@ -515,7 +525,7 @@ def claim_dominates(session):
 @check("fedinit.claim.unbiased", PAPER, "claim")
 def claim_unbiased(session):
     p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     out = []
     for label, N, rule in (("full participation, Algorithm 1", None, "algorithm1"),
                            ("full participation, authors' server rule", None, "code"),
@@ -523,7 +533,7 @@ def claim_unbiased(session):
         tr = simulate(p, fedinit(0.1, server_rule=rule), RunConfig(rounds=30, local_steps=K_LOCAL, lr=0.05,
                                                                    clients_per_round=N, oracle=AdditiveNoise(SIGMA2)),
                       session.seeds(4), w0=w0, measures=("unbiased_gap", "init_offset"))
-        res = claim_result(T.CLAIM_UNBIASED, {"unbiased_gap": tr["unbiased_gap"], "offset_scale": tr["init_offset"]},
+        res = claim_result(fedinit_records.CLAIM_UNBIASED, {"unbiased_gap": tr["unbiased_gap"], "offset_scale": tr["init_offset"]},
                            problem="sc_least_squares", params={"setting": label, "beta": 0.1, "eta": 0.05})
         if N is None:  # every client's offset enters the mean: zero by construction of the simulator's average
             res.self_check = True
@@ -536,7 +546,7 @@ def _beta_sweep(session, betas, eta, N, Tn, R, key="sc", mild=False):
     def run():
         kw = {"heterogeneity": 0.3, "condition": 2.0} if mild else {}
         p = heterogeneous_least_squares(10, 10, 50, random_state=session.seed, **kw)
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         bb = np.repeat(betas, R)
         tr = simulate(p, fedinit(bb), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, clients_per_round=N,
                                                 oracle=AdditiveNoise(SIGMA2)),
@@ -544,10 +554,10 @@ def _beta_sweep(session, betas, eta, N, Tn, R, key="sc", mild=False):
         start = tr["opt_error"][0]
         worse = ~(tr["opt_error"][-1] <= start)  # NaN (diverged) or ended above where it started
         opt_runs = np.array([tr["opt_error"][-1, s] for s in _slices(R, len(betas))])  # (betas, runs), paired seeds
-        opt = np.array([_nanmean(x) for x in opt_runs])
-        progress = 1.0 - _nanmean(tr["opt_error"][-1, :R]) / _nanmean(tr["opt_error"][0, :R])
-        dlt = np.array([_nanmean(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
-        dlt_se = np.array([_nanse(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
+        opt = np.array([_finite_mean(x) for x in opt_runs])
+        progress = 1.0 - _finite_mean(tr["opt_error"][-1, :R]) / _finite_mean(tr["opt_error"][0, :R])
+        dlt = np.array([_finite_mean(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
+        dlt_se = np.array([_finite_se(tr["delta"][-1, s]) for s in _slices(R, len(betas))])
         div = np.array([bool(worse[s].any() or tr.diverged[s].any()) for s in _slices(R, len(betas))])
         return {"beta": np.asarray(betas, float), "opt_error": opt, "opt_error_runs": opt_runs, "delta": dlt,
                 "delta_se": dlt_se, "diverged": div, "progress": progress}
@@ -560,7 +570,7 @@ def claim_insensitive(session):
     the admissible step on the mildly heterogeneous problem (mu eta K T = 10: the runs reach their noise floor), and,
     out of scope, at the practical eta = 0.05."""
     out = []
-    R = 8 if session.quick else 32
+    R = session.pick(SIZES)["runs"]
     betas = (0.0, 0.025, 0.05, 0.075, 0.1)
     pm = heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
     eta_adm = admissible_eta(pm.constants["L"].value, 10, 10, K_LOCAL, 0.1, _B_ref(pm))
@@ -572,7 +582,7 @@ def claim_insensitive(session):
             ("eta = 0.05, full participation", 0.05, None, 300, False, eta_adm_sc),
             ("eta = 0.05, 5 of 10 clients", 0.05, 5, 300, False, eta_adm_sc)):
         m = _beta_sweep(session, betas, eta, N, Tn, R, mild=mild)
-        res = claim_result(T.CLAIM_INSENSITIVE, {"beta": m["beta"], "opt_error": m["opt_error_runs"], "delta": m["delta"]},
+        res = claim_result(fedinit_records.CLAIM_INSENSITIVE, {"beta": m["beta"], "opt_error": m["opt_error_runs"], "delta": m["delta"]},
                            problem="sc_least_squares_mild" if mild else "sc_least_squares",
                            params={"setting": label, "eta": eta, "rounds": Tn, "runs": R},
                            detail=f"the runs removed {100 * m['progress']:.1f}% of f(w^0) - f* in {Tn} rounds")
@@ -593,11 +603,11 @@ def claim_insensitive(session):
 @check("fedinit.claim.divergence_threshold", PAPER, "claim")
 def claim_threshold(session):
     out = []
-    R = 4 if session.quick else 16
+    R = session.pick(SIZES)["few_runs"]
     betas = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.1, 1.3, 1.6, 2.0)
     for label, N in (("full participation", None), ("5 of 10 clients", 5)):
         m = _beta_sweep(session, betas, 0.05, N, 150, R, key="threshold")
-        out.append(claim_result(T.CLAIM_THRESHOLD, m, problem="sc_least_squares",
+        out.append(claim_result(fedinit_records.CLAIM_THRESHOLD, m, problem="sc_least_squares",
                                 params={"setting": label, "eta": 0.05, "rounds": 150, "runs": R},
                                 detail="diverged = the engine flagged the run, or f(w^T) ended above f(w^0)"))
     return out
@@ -605,10 +615,10 @@ def claim_threshold(session):
 
 @check("fedinit.claim.interior_optimal_K", PAPER, "claim")
 def claim_K(session):
-    R = 8 if session.quick else 32
+    R = session.pick(SIZES)["runs"]
     Ks = (1, 2, 4, 8, 16, 32, 64)
     p = heterogeneous_least_squares(10, 10, 50, heterogeneity=1.5, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     loss, se = [], []
     for K in Ks:
         tr = simulate(p, fedinit(0.1), RunConfig(rounds=20, local_steps=K, lr=0.05, clients_per_round=5,
@@ -618,7 +628,7 @@ def claim_K(session):
         loss.append(np.nanmean(F))
         se.append(np.nanstd(F, ddof=1) / np.sqrt(R))
     m = {"K": np.array(Ks, float), "test_loss": np.array(loss), "test_loss_se": np.array(se)}
-    return [claim_result(T.CLAIM_K, m, problem="sc_least_squares(heterogeneity=1.5)",
+    return [claim_result(fedinit_records.CLAIM_K, m, problem="sc_least_squares(heterogeneity=1.5)",
                          params={"rounds": 20, "eta": 0.05, "beta": 0.1, "clients_per_round": 5, "runs": R},
                          detail="test loss = exact population risk F(w^T)")]
 
@@ -629,7 +639,7 @@ def claim_K(session):
 @check("fedinit.rates", PAPER, "symbolic", records=("fedinit.thm1", "fedinit.thm2", "fedinit.thm4", "fedinit.thm5",
                                                      "fedinit.thm6", "fedinit.poster.gen_rate"), cost="symbolic")
 def rates(session):
-    return [rate_check(r) for r in (T.THM1, T.THM2, T.THM4, T.THM5, T.THM6, T.POSTER_GEN)]
+    return [rate_check(r) for r in (fedinit_records.THM1, fedinit_records.THM2, fedinit_records.THM4, fedinit_records.THM5, fedinit_records.THM6, fedinit_records.POSTER_GEN)]
 
 
 @check("fedinit.thm1.measured_rate", PAPER, "rate")
@@ -640,13 +650,13 @@ def thm1_measured_rate(session):
     smallest T: before that the average gradient norm is in its transient and decays more slowly.
     """
     p = heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)
-    w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p)
     C, L, mu = p.n_clients, p.constants["L"].value, p.constants["mu"].value
     beta = 0.05
     eta_adm = admissible_eta(L, C, C, K_LOCAL, beta, _B_ref(p))
     T_min = int(np.ceil(5.0 / (eta_adm * mu * K_LOCAL) / 100.0) * 100)
-    Ts = tuple(T_min * 2**j for j in range(4 if session.quick else 6))
-    R = 8 if session.quick else 32
+    Ts = tuple(T_min * 2**j for j in range(session.pick(SIZES)["rate_doublings"]))
+    R = session.pick(SIZES)["runs"]
     c0 = eta_adm * np.sqrt(K_LOCAL * Ts[0] / C)  # eta_T <= eta_adm for every T in the grid
     Y = []
     for Tn in Ts:
@@ -657,7 +667,7 @@ def thm1_measured_rate(session):
     slope, lo, hi = fit_rate(np.array(Ts), np.array(Y), seed=session.seed)
     verdict = rate_verdict(slope, lo, hi, -0.5)
     return [CheckResult("fedinit.thm1.measured_rate", PAPER, "rate", verdict, measured=slope, bound=-0.5,
-                        problem="sc_least_squares(heterogeneity=0.3, condition=2)", source=T.THM1.order.source,
+                        problem="sc_least_squares(heterogeneity=0.3, condition=2)", source=fedinit_records.THM1.order.source,
                         params={"T_grid": list(Ts), "runs": R, "beta": beta, "eta": f"{c0:.4g} sqrt(N/(K T))",
                                 "eta_max": eta_adm},
                         detail=f"fitted exponent of (1/T) sum_t ||grad f(w^t)||^2 in T: {slope:.3f} "

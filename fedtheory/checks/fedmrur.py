@@ -36,8 +36,8 @@ from ..sim import AdditiveNoise, RunConfig, pl_nonconvex, simulate, synthetic_lo
 from ..sim.engine import Algorithm
 from ..sim.fedmrur import (NormalizedAggregation, fedmrur, lifted_sqdist, lorentz_inner, lorentz_lift, lorentz_sqdist,
                            r_bound, regularizer_hessian, settings_of, weighted_grad_norm2)
-from ..theory import fedmrur as TH
-from .verdicts import assess_bound, claim_result, rate_check
+from ..theory import fedmrur as fedmrur_records
+from .verdicts import assess_bound, claim_result, identity_result, rate_check
 from .base import CheckResult, Session, check
 
 PAPER = "fedmrur"
@@ -47,6 +47,12 @@ HYP = {"gamma": 0.05, "sigma": 10.0, "beta": 1.0}
 PRACTICE = {"eta_l": 0.1, "eta_g": 1.0, "alpha": 0.1, "rho": 0.5, "gamma": 0.005, "sigma": 1e4, "beta": 1.0}
 READINGS = ("A", "B")
 LABEL = {"A": "A (displacement)", "B": "B (grad. units)", "P": "practice"}  # admissible A / B; Sec. 5.1
+# Per-profile sizes, read with ``session.pick(SIZES)``: seeds per setting; rounds (logistic, PL non-convex) indexed
+# by ``key == "pl_nonconvex"``; the points the regulariser's gradient is compared at.
+SIZES = {
+    "quick": {"runs": 6, "rounds": (120, 300), "regulariser_points": 24},
+    "full": {"runs": 24, "rounds": (600, 1000), "regulariser_points": 96},
+}
 
 
 # ------------------------------------------------------------------------------------ constants and steps
@@ -76,8 +82,8 @@ def admissible_steps(L: float, r: float, alpha: float, K: int, N: int, S: int, f
 
 
 def c_max(vals) -> float:
-    subs = {TH.S_[n].symbol: vals[n] for n in ("L", "r", "alpha", "K", "N", "eta_l", "eta_g", "S")}
-    return float(TH.C_MAX_EXPR.subs(subs))
+    subs = {fedmrur_records.S_[n].symbol: vals[n] for n in ("L", "r", "alpha", "K", "N", "eta_l", "eta_g", "S")}
+    return float(fedmrur_records.C_MAX_EXPR.subs(subs))
 
 
 # ------------------------------------------------------------------------------------ runs
@@ -94,8 +100,7 @@ def _problems(session: Session):
                     "sigma_g2": logistic_sigma_g2_bound(q), "sigma_g2_kind": "bound", "hyperbolic": True})
         for e in out:
             pr = e["problem"]
-            w_star = np.asarray(pr.constants["w_star"].value)
-            e["w0"] = w_star + 3.0 * np.random.default_rng(session.seed).standard_normal(pr.dim) / np.sqrt(pr.dim)
+            e["w0"] = session.initial_point(pr)
             e["D"] = float(pr.loss(e["w0"][None])[0] - pr.constants["f_star"].value)
         return out
     return session.memo(("fedmrur", "problems"), make)
@@ -118,8 +123,8 @@ _MEASURES = ("grad_norm2", "opt_error", "d_t", "update_norm", "update_norm_plain
 def _runs(session: Session, e, variant: str, clients_per_round: int = S_PART, settings=("A", "B", "P")):
     """One batch: R runs per setting (A, B: admissible under each reading; P: the paper's practice)."""
     def run():
-        R = 6 if session.quick else 24
-        Tn = (300 if e["key"] == "pl_nonconvex" else 120) if session.quick else (1000 if e["key"] == "pl_nonconvex" else 600)
+        z = session.pick(SIZES)
+        R, Tn = z["runs"], z["rounds"][e["key"] == "pl_nonconvex"]
         p = e["problem"]
         r0 = _r_prior(e) if e["hyperbolic"] else 0.0
         eta_g, eta_l = admissible_steps(e["L"], r0, ALPHA, K_LOCAL, N_CLIENTS, clients_per_round) \
@@ -295,12 +300,12 @@ def _bound_results(session, bound, variants, weighted):
 
 @check("fedmrur.thm1", PAPER, "bound", records=("fedmrur.thm1", "fedmrur.Phi", "fedmrur.C_max"))
 def thm1(session):
-    return _bound_results(session, TH.THM1, {"pl_nonconvex": "FedMRUR-N", "synthetic_logistic": "FedMRUR"}, True)
+    return _bound_results(session, fedmrur_records.THM1, {"pl_nonconvex": "FedMRUR-N", "synthetic_logistic": "FedMRUR"}, True)
 
 
 @check("fedmrur.mofedsam_thmD7", PAPER, "bound", records=("fedmrur.mofedsam_thmD7",))
 def mofedsam_bound(session):
-    return _bound_results(session, TH.MOFEDSAM, {"pl_nonconvex": "MoFedSAM", "synthetic_logistic": "MoFedSAM"}, False)
+    return _bound_results(session, fedmrur_records.MOFEDSAM, {"pl_nonconvex": "MoFedSAM", "synthetic_logistic": "MoFedSAM"}, False)
 
 
 @check("fedmrur.remark2", PAPER, "bound", records=("fedmrur.remark2",))
@@ -313,15 +318,15 @@ def remark2(session):
         for s in READINGS:
             sl = _block(run, s)
             vals = _values(e, run, s, sl)
-            if TH.THM1.conditions_failed(vals):
+            if fedmrur_records.THM1.conditions_failed(vals):
                 continue
-            lhs = TH.THM1.evaluate(vals)
-            out.append(assess_bound(TH.REMARK2, [vals], lhs, problem=e["key"],
+            lhs = fedmrur_records.THM1.evaluate(vals)
+            out.append(assess_bound(fedmrur_records.REMARK2, [vals], lhs, problem=e["key"],
                                     params={"setting": LABEL[s], "algorithm": variant, "runs": run["R"]},
                                     self_check=True,
-                                    detail=f"first terms {np.mean(lhs - TH.THM1.evaluate_expr(TH.PHI_EXPR, vals)):.4g} "
-                                           f"(eq. 7) vs {float(TH.MOFEDSAM.evaluate_expr(TH.MOFEDSAM_FIRST, vals)):.4g} "
-                                           f"(MoFedSAM); Phi {float(TH.THM1.evaluate_expr(TH.PHI_EXPR, vals)):.4g} in both"))
+                                    detail=f"first terms {np.mean(lhs - fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} "
+                                           f"(eq. 7) vs {float(fedmrur_records.MOFEDSAM.evaluate_expr(fedmrur_records.MOFEDSAM_FIRST, vals)):.4g} "
+                                           f"(MoFedSAM); Phi {float(fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} in both"))
     return out
 
 
@@ -335,7 +340,7 @@ def assumption1_r(session):
     tr = run["trace"]
     sl = _block(run, "B")
     rng = np.random.default_rng(session.seed)
-    n_pts = 24 if session.quick else 96
+    n_pts = session.pick(SIZES)["regulariser_points"]
     radius = float(np.nanmax(tr["hyp_radius"][:, sl]))
     centres = np.concatenate([e["w0"][None], tr.final_w[sl][np.all(np.isfinite(tr.final_w[sl]), axis=1)]])
     measured, bound = 0.0, 0.0
@@ -357,13 +362,17 @@ def assumption1_r(session):
                         ratio=bound / measured if measured > 0 else None, problem=e["key"],
                         params={"setting": "regularizer of the bound checks", **HYP, "radius": radius,
                                 "points": n_pts},
-                        source=f"{TH.SEED}, Assumption 1 and eqs. (3)-(5)",
+                        source=f"{fedmrur_records.SEED}, Assumption 1 and eqs. (3)-(5)",
                         detail=f"max spectral norm of the exact Hessian of R at {n_pts} random points of the balls "
                                f"||w - w_g|| <= {radius:.3g} (the measured radius) around w^0 and the final global "
                                "models, vs the closed-form r bound (fedtheory.sim.fedmrur.r_bound) at the same centres")]
 
 
 # ------------------------------------------------------------------------------------ identities
+
+
+D_T_ROUNDING = 1e-12  # d_t >= 1 up to rounding (its defining ratio is computed in floating point)
+SHELL_ROUNDING = 1e-12  # |<L, L>_L + beta| / (1 + ||z||^2) of a lifted point: on the hyperboloid up to rounding
 
 
 @check("fedmrur.eq_dt", PAPER, "identity", records=("fedmrur.eq_dt", "fedmrur.d_t"))
@@ -374,11 +383,9 @@ def eq_dt(session):
             tr = _runs(session, e, variant)["trace"]
             res = float(np.nanmax(tr["geometry_residual"]))
             dmin = float(np.nanmin(tr["d_t"]))
-            ok = res <= 1e-10 and dmin >= 1 - 1e-12
-            out.append(CheckResult("fedmrur.eq_dt", PAPER, "identity", "holds" if ok else "violated", measured=res,
-                                   bound=1e-10, problem=e["key"], params={"algorithm": variant},
-                                   source=TH.EQ_DT.source, self_check=True,
-                                   detail=f"implementation self-check (the simulator's aggregation defines d_t): max relative residual of Fig. 2's norm identities and of 1/d_t = "
+            out.append(identity_result(fedmrur_records.EQ_DT, res, ok=dmin >= 1 - D_T_ROUNDING, problem=e["key"],
+                                       params={"algorithm": variant}, self_check=True,
+                                       detail=f"implementation self-check (the simulator's aggregation defines d_t): max relative residual of Fig. 2's norm identities and of 1/d_t = "
                                           f"sum_p ||Delta_p|| cos(theta_p)/sum_p ||Delta_p|| over all rounds and runs; "
                                           f"min d_t = {dmin:.12f}"))
     return out
@@ -412,10 +419,9 @@ def eq3(session):
         worst_neg = max(worst_neg, float(np.max(-d_stable)))
         worst_self = max(worst_self, float(np.max(np.abs(lifted_sqdist(Z, Z, beta)))))
         worst_form = max(worst_form, float(np.max(np.abs(d_printed - d_stable) / scale)))
-    ok = ident and worst_shell <= 1e-12 and worst_neg <= 0 and worst_self == 0 and worst_form <= 1e-10
-    return [CheckResult("fedmrur.eq3", PAPER, "identity", "holds" if ok else "violated", measured=worst_form, bound=1e-10,
-                        problem=e["key"], params={"beta": beta, "models": len(W) - 1}, source=TH.EQ3.source,
-                        detail=f"symbolic identity {'verified' if ident else 'FAILED'}; on the logits of "
+    facts = ident and worst_shell <= SHELL_ROUNDING and worst_neg <= 0 and worst_self == 0
+    return [identity_result(fedmrur_records.EQ3, worst_form, ok=facts, problem=e["key"], params={"beta": beta, "models": len(W) - 1},
+                            detail=f"symbolic identity {'verified' if ident else 'FAILED'}; on the logits of "
                                f"{len(W) - 1} final models vs w^0 over all samples: max |<L,L>_L + beta|/(1+||z||^2) = "
                                f"{worst_shell:.2g}, min distance {-worst_neg:.3g} (>= 0), distance to itself "
                                f"{worst_self:.2g}, eq. (3) as printed vs the stable form {worst_form:.2g} (relative)")]
@@ -439,7 +445,7 @@ def claim_near_orthogonal(session):
         for variant in ("FedAvg", "MoFedSAM"):
             run = _runs(session, e, variant) if variant == "MoFedSAM" else _runs(session, e, variant, settings=("P",))
             sl = _block(run, "P")
-            res = claim_result(TH.CLAIM_ORTHOGONAL, {"cos_pairwise": run["trace"]["cos_pairwise"][:, sl]},
+            res = claim_result(fedmrur_records.CLAIM_ORTHOGONAL, {"cos_pairwise": run["trace"]["cos_pairwise"][:, sl]},
                                problem=e["key"], params={"setting": f"{LABEL['P']}, {variant}", "algorithm": variant,
                                                          "rounds": run["T"], "clients_per_round": run["S"]},
                                detail=f"with S = {run['S']} updates summing to ~0 the mean pairwise cosine tends to "
@@ -462,7 +468,7 @@ def claim_enlarges(session):
         for s in ("P", "B"):
             m = {"step_normalized": _first_half(nrm["trace"], _block(nrm, s)),
                  "step_plain": _first_half(mo["trace"], _block(mo, s)), "d_t": nrm["trace"]["d_t"][:, _block(nrm, s)]}
-            out.append(claim_result(TH.CLAIM_ENLARGES, m, problem=e["key"],
+            out.append(claim_result(fedmrur_records.CLAIM_ENLARGES, m, problem=e["key"],
                                     params={"setting": f"{LABEL[s]}, FedMRUR-N vs MoFedSAM",
                                             "algorithm": "FedMRUR-N vs MoFedSAM"},
                                     detail="global step ||w^{t+1} - w^t|| averaged over the first half of the rounds"))
@@ -478,7 +484,7 @@ def claim_faster(session):
         for s in ("P", "B"):
             m = {"gap_fedmrur": fm["trace"]["opt_error"][:, _block(fm, s)],
                  "gap_mofedsam": mo["trace"]["opt_error"][:, _block(mo, s)]}
-            out.append(claim_result(TH.CLAIM_FASTER, m, problem=e["key"],
+            out.append(claim_result(fedmrur_records.CLAIM_FASTER, m, problem=e["key"],
                                     params={"setting": f"{LABEL[s]}, {variant} vs MoFedSAM",
                                             "algorithm": f"{variant} vs MoFedSAM", "rounds": fm["T"]}))
     return out
@@ -557,7 +563,7 @@ def claim_components(session):
             run = _runs(session, e, variant) if variant == "FedMRUR" else _runs(session, e, variant, settings=_BN)
             hp = "gamma=0.005, sigma=1e4" if s == "P" else f"gamma={HYP['gamma']:g}, sigma={HYP['sigma']:g}"
             aw, ao = run["acc"][_block(run, s)], base["acc"][_block(base, s)]
-            res = claim_result(TH.CLAIM_COMPONENTS, {"acc_with": aw, "acc_without": ao}, problem=e["key"],
+            res = claim_result(fedmrur_records.CLAIM_COMPONENTS, {"acc_with": aw, "acc_without": ao}, problem=e["key"],
                                params={"setting": f"{LABEL[s]}, {variant} vs MoFedSAM",
                                        "algorithm": f"{variant} vs MoFedSAM", "rounds": run["T"],
                                        "component": {"FedMRUR-N": "normalized aggregation alone",
@@ -590,7 +596,7 @@ def claim_participation(session):
         gaps.append(run["trace"]["opt_error"][max(1, run["T"] // 5), sl])
         accs.append(run["acc"][sl])
     m = {"ratio": np.array(Ss, float) / N_CLIENTS, "early_gap": np.array(gaps), "final_acc": np.array(accs)}
-    return [claim_result(TH.CLAIM_PARTICIPATION, m, problem=e["key"],
+    return [claim_result(fedmrur_records.CLAIM_PARTICIPATION, m, problem=e["key"],
                          params={"setting": LABEL["P"], "algorithm": "FedMRUR", "rounds": run["T"],
                                  "early_round": max(1, run["T"] // 5)},
                          detail="early gap: f(w^t) - f* at t = T/5; accuracy on the held-out pool at T")]
@@ -613,17 +619,17 @@ def _t_only(rep: CheckResult) -> CheckResult:
 
 @check("fedmrur.rates", PAPER, "symbolic", records=("fedmrur.thm1", "fedmrur.remark2"), cost="symbolic")
 def rates(session):
-    rep = rate_check(TH.THM1)
-    lim = sp.limit(TH.C_MAX_EXPR.subs({TH.eta_g: sp.sqrt(TH.S * TH.K / TH.T),
-                                       TH.eta_l: 1 / sp.sqrt(TH.S * TH.T * TH.K * (TH.L + TH.r))}), TH.T, sp.oo)
+    rep = rate_check(fedmrur_records.THM1)
+    lim = sp.limit(fedmrur_records.C_MAX_EXPR.subs({fedmrur_records.eta_g: sp.sqrt(fedmrur_records.S * fedmrur_records.K / fedmrur_records.T),
+                                       fedmrur_records.eta_l: 1 / sp.sqrt(fedmrur_records.S * fedmrur_records.T * fedmrur_records.K * (fedmrur_records.L + fedmrur_records.r))}), fedmrur_records.T, sp.oo)
     rep.detail += f". Under the choice C_max -> {sp.sstr(sp.simplify(lim))} as T -> oo (positive iff K N > " \
                   f"(8/3)(1 - alpha L))"
     rep.extra["C_max_limit"] = sp.sstr(lim)
     s = sp.Symbol("s", nonnegative=True)
-    diff = sp.factor(sp.simplify((TH.MOFEDSAM.expr - TH.THM1.expr).subs(TH.sum_d, TH.T + s)))
+    diff = sp.factor(sp.simplify((fedmrur_records.MOFEDSAM.expr - fedmrur_records.THM1.expr).subs(fedmrur_records.sum_d, fedmrur_records.T + s)))
     nonneg = bool(diff.is_nonnegative)
     r2 = CheckResult("fedmrur.remark2.symbolic", PAPER, "symbolic", "holds" if nonneg else "inconclusive",
-                     source=TH.REMARK2.source, params={"choice": "sum_d = T + s, s >= 0 (d_t >= 1)"},
+                     source=fedmrur_records.REMARK2.source, params={"choice": "sum_d = T + s, s >= 0 (d_t >= 1)"},
                      detail=f"MoFedSAM's right side minus eq. (7)'s = {sp.sstr(diff)}, "
                             f"{'>= 0 for every admissible value' if nonneg else 'sign not decided by sympy'}; "
                             "Phi cancels (it is the same in both)")

@@ -23,15 +23,22 @@ import sympy as sp
 from ..sim import (AdditiveNoise, LeastSquaresProblem, RunConfig, fedavg, heterogeneous_least_squares, pl_nonconvex,
                    simulate)
 from ..sim.fedshift import DIGITS_LAYERS, TrackGradients, digits_parity_logistic, mixed_precision
-from ..theory import fedshift as T
+from ..theory import fedshift as fedshift_records
 from ..theory.rates import growth
-from .verdicts import assess_bound, claim_result, fit_rate, rate_check, rate_verdict
+from .verdicts import assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict
 from .base import CheckResult, Session, check
 
 PAPER = "fedshift"
 K_LOCAL = 5
 SIGMA2 = 0.05
-IDENTITY_TOL = 1e-10  # relative to D_FA^2 + D_FS^2
+# Per-profile sizes, read with ``session.pick(SIZES)``: bit widths of the mixed-precision batches; (seeds, rounds) of
+# the digits and of the synthetic batches; seeds and rounds of Thm 1's runs; horizons of the measured rate.
+SIZES = {
+    "quick": {"bits": (4, 6, 8), "digits": (2, 30), "synthetic": (5, 50), "runs": 8, "rounds": 100,
+              "rate_horizons": (50, 100, 200, 400)},
+    "full": {"bits": (4, 5, 6, 7, 8), "digits": (8, 150), "synthetic": (16, 200), "runs": 32, "rounds": 400,
+             "rate_horizons": (50, 100, 200, 400, 800, 1600)},
+}
 
 
 def _odd(C):
@@ -50,7 +57,7 @@ PROBLEMS = {  # key -> description shown in the table
 
 
 def _bits(session: Session):
-    return (4, 6, 8) if session.quick else (4, 5, 6, 7, 8)
+    return session.pick(SIZES)["bits"]
 
 
 def _mp_batch(session: Session, key: str, quantizer: str):
@@ -60,18 +67,18 @@ def _mp_batch(session: Session, key: str, quantizer: str):
         bits = _bits(session)
         nb = len(bits)
         if key == "digits":
-            R, Tn = (2, 30) if session.quick else (8, 150)
+            R, Tn = session.pick(SIZES)["digits"]
             p, inferior = session.memo(("fedshift", "digits_problem"),
                                        lambda: digits_parity_logistic(10, random_state=session.seed))
             layers, w0, lr, oracle = DIGITS_LAYERS, np.zeros(p.dim), 0.5, None
         else:
-            R, Tn = (5, 50) if session.quick else (16, 200)
+            R, Tn = session.pick(SIZES)["synthetic"]
             if key == "ls":
                 p = heterogeneous_least_squares(10, 32, 64, random_state=session.seed)
             else:
                 p = pl_nonconvex(10, 32, 64, heterogeneity=1.0, random_state=session.seed)
             inferior, layers = _odd(10), None
-            w0, lr, oracle = p.initial_point(session.seed, scale=3.0), 0.5 / p.constants["L"].value, AdditiveNoise(SIGMA2)
+            w0, lr, oracle = session.initial_point(p), 0.5 / p.constants["L"].value, AdditiveNoise(SIGMA2)
         b = np.repeat(np.tile(bits, 2), R)
         shift = np.repeat([True] * nb + [False] * nb, R)
         seeds = np.tile(session.seeds(R), 2 * nb)
@@ -134,7 +141,7 @@ def _thm2_terms(tr):
     Kk = _K(tr)
     Ii = tr["shift_I"]
     preds = {}
-    for rec in (T.THM2_MAIN, T.THM2_APPENDIX):
+    for rec in (fedshift_records.THM2_MAIN, fedshift_records.THM2_APPENDIX):
         tot = np.zeros_like(fa)
         for j, Pb in enumerate(blocks.sizes):
             mp = tr[f"shift_m_prev_b{j}"] if blocks.n_blocks > 1 else tr["shift_m_prev"]
@@ -157,8 +164,8 @@ def _exact_instance(prev, received, inferior):
     shifted = [a - Fraction(Ii, Kk) * m_next for a in agg]
     fa = sum((a - b) ** 2 for a, b in zip(agg, prev))
     fs = sum((a - b) ** 2 for a, b in zip(shifted, prev))
-    vals = {T.I: Ii, T.S: Kk - Ii, T.K: Kk, T.P: P, T.m_t: sp.Rational(m_prev.numerator, m_prev.denominator),
-            T.m_t1: sp.Rational(m_next.numerator, m_next.denominator)}
+    vals = {fedshift_records.I: Ii, fedshift_records.S: Kk - Ii, fedshift_records.K: Kk, fedshift_records.P: P, fedshift_records.m_t: sp.Rational(m_prev.numerator, m_prev.denominator),
+            fedshift_records.m_t1: sp.Rational(m_next.numerator, m_next.denominator)}
     return sp.Rational((fa - fs).numerator, (fa - fs).denominator), vals
 
 
@@ -180,7 +187,7 @@ def counterexample_text(rec) -> tuple[bool, str]:
         sign = "" if agree or sp.sign(pred) == sp.sign(exact) else " (wrong sign: it predicts the opposite comparison)"
         parts.append(f"w^t = {tuple(str(x) for x in ex['prev'])}, client models {[tuple(str(x) for x in v) for v in ex['received']]}"
                      f" (client 0 inferior, K = {len(ex['received'])}): D_FA^2 - D_FS^2 = {exact}, "
-                     f"m^t = {vals[T.m_t]}, m^(t+1) = {vals[T.m_t1]}; {rec.id} gives {pred}{sign}")
+                     f"m^t = {vals[fedshift_records.m_t]}, m^(t+1) = {vals[fedshift_records.m_t1]}; {rec.id} gives {pred}{sign}")
     return ok, " | ".join(parts)
 
 
@@ -190,7 +197,7 @@ def thm2(session):
     for run in (_mp_batch(session, "ls", "kmeans"), _mp_batch(session, "digits", "kmeans")):
         tr, key = run["trace"], _label(run) + f" {list(run['bits'])} bits"
         diff, scale, preds, Kk = _thm2_terms(tr)
-        for rec in (T.THM2_MAIN, T.THM2_APPENDIX):
+        for rec in (fedshift_records.THM2_MAIN, fedshift_records.THM2_APPENDIX):
             pred = preds[rec.id]
             with np.errstate(divide="ignore", invalid="ignore"):
                 res = np.abs(diff - pred) / np.maximum(scale, 1e-300)
@@ -198,21 +205,19 @@ def thm2(session):
             undefined = int(np.sum(live & ~np.isfinite(pred)))  # eq. (12) divides by (m^{t+1})^2
             res = np.where(live & np.isfinite(pred), res, np.nan)
             worst = float(np.nanmax(res)) if np.isfinite(res).any() else float("nan")
-            ok = undefined == 0 and worst <= IDENTITY_TOL
             detail = (f"max over {int(live.sum())} rounds x runs of |measured - predicted| / (D_FA^2 + D_FS^2) "
-                      f"= {worst:.3g} (tolerance {IDENTITY_TOL:g}); D_FA^2, D_FS^2 from the same round"
+                      f"= {worst:.3g} (tolerance {rec.tolerance:g}); D_FA^2, D_FS^2 from the same round"
                       + (f"; undefined (m^(t+1) = 0) in {undefined} rounds" if undefined else ""))
-            if not ok:
+            if not (undefined == 0 and worst <= rec.tolerance):
                 if np.isfinite(res).any():
                     t, r = np.unravel_index(np.nanargmax(np.where(np.isfinite(res), res, -1)), res.shape)
                     detail += (f"; worst measured instance: round {t}, run {r}: measured {diff[t, r]:.6g}, predicted "
                                f"{pred[t, r]:.6g}")
                 _, exact = counterexample_text(rec)
                 detail += ". Exact counterexample: " + exact
-            out.append(CheckResult(rec.id, PAPER, "identity", "holds" if ok else "violated", measured=worst,
-                                   bound=IDENTITY_TOL, ratio=None, problem=key, source=rec.source,
-                                   params={"runs": tr.runs, "rounds": run["T"], "K": Kk}, detail=detail,
-                                   finding=EQ12_FINDING if rec is T.THM2_MAIN else ""))
+            out.append(identity_result(rec, worst, ok=undefined == 0, problem=key,
+                                       params={"runs": tr.runs, "rounds": run["T"], "K": Kk}, detail=detail,
+                                       finding=EQ12_FINDING if rec is fedshift_records.THM2_MAIN else ""))
     return out
 
 
@@ -231,14 +236,11 @@ def eq11(session):
         for j in range(blocks.n_blocks):
             sfx = f"_b{j}" if blocks.n_blocks > 1 else ""
             mn, mh = tr[f"shift_m_next{sfx}"], tr[f"shift_m_hat{sfx}"]
-            pred = T.EQ11.evaluate({"S": Kk - tr["shift_I"], "K": Kk, "m_t1": mn})
+            pred = fedshift_records.EQ11.evaluate({"S": Kk - tr["shift_I"], "K": Kk, "m_t1": mn})
             scale = np.maximum(np.abs(mn), tr["shift_rms_next"])  # a mean's rounding error scales with the weights
             worst = max(worst, float(np.nanmax(np.abs(mh - pred) / np.maximum(scale, 1e-300))))
-        ok = worst <= IDENTITY_TOL
-        out.append(CheckResult("fedshift.eq11", PAPER, "identity", "holds" if ok else "violated", measured=worst,
-                               bound=IDENTITY_TOL, problem=key, source=T.EQ11.source, params={"runs": tr.runs},
-                               self_check=True,
-                               detail="implementation self-check (the simulator computes the shift from this mean): "
+        out.append(identity_result(fedshift_records.EQ11, worst, problem=key, params={"runs": tr.runs}, self_check=True,
+                                   detail="implementation self-check (the simulator computes the shift from this mean): "
                                       f"max over rounds, runs and layers of |m_hat^(t+1) - (S/K) m^(t+1)| / max(|m^(t+1)|, "
                                       f"RMS(w^(t+1))): {worst:.3g}"))
     return out
@@ -251,7 +253,7 @@ def cond31_32(session):
     Kk = _K(tr)
     m = {"D_FA2": tr["shift_D_FA2"], "D_FS2": tr["shift_D_FS2"], "m_t": tr["shift_m_prev"], "m_t1": tr["shift_m_next"],
          "I": tr["shift_I"], "K": np.full(tr["shift_I"].shape, Kk)}
-    return [claim_result(T.COND31_32, m, problem=_label(run), params={"runs": tr.runs, "rounds": run["T"]},
+    return [claim_result(fedshift_records.COND31_32, m, problem=_label(run), params={"runs": tr.runs, "rounds": run["T"]},
                          detail="rounds of runs with and without the shift (the identity holds for any start)")]
 
 
@@ -263,41 +265,41 @@ def cond31_32(session):
 def algebra(session):
     out = []
     # D_FA^2 - D_FS^2 from the definitions: a = w^{t+1} - w^t, 1'a = P (m^{t+1} - m^t), shift c = (I/K) m^{t+1}
-    c = T.I / T.K * T.m_t1
-    derived = 2 * c * T.P * (T.m_t1 - T.m_t) - T.P * c**2  # ||a||^2 - ||a - c 1||^2
-    for rec in (T.THM2_MAIN, T.THM2_APPENDIX):
-        gap = sp.simplify((rec.expr - derived).subs(T.S, T.K - T.I))
+    c = fedshift_records.I / fedshift_records.K * fedshift_records.m_t1
+    derived = 2 * c * fedshift_records.P * (fedshift_records.m_t1 - fedshift_records.m_t) - fedshift_records.P * c**2  # ||a||^2 - ||a - c 1||^2
+    for rec in (fedshift_records.THM2_MAIN, fedshift_records.THM2_APPENDIX):
+        gap = sp.simplify((rec.expr - derived).subs(fedshift_records.S, fedshift_records.K - fedshift_records.I))
         ok = gap == 0
         out.append(CheckResult(rec.id + ".derivation", PAPER, "symbolic", "holds" if ok else "violated",
-                               source=rec.source, finding=EQ12_FINDING if rec is T.THM2_MAIN else "",
+                               source=rec.source, finding=EQ12_FINDING if rec is fedshift_records.THM2_MAIN else "",
                                detail=("equals ||a||^2 - ||a - (I/K) m^(t+1) 1||^2 with 1'a = P (m^(t+1) - m^t) "
                                        "identically (S = K - I)" if ok else
                                        f"differs from the derivation by {sp.factor(gap)}; not homogeneous in the weights")))
-    eq29 = sp.simplify(T.EQ29_EXPR - T.THM2_APPENDIX_EXPR) == 0
+    eq29 = sp.simplify(fedshift_records.EQ29_EXPR - fedshift_records.THM2_APPENDIX_EXPR) == 0
     out.append(CheckResult("fedshift.eq29_eq30", PAPER, "symbolic", "holds" if eq29 else "violated",
-                           source=f"{T.SEED}, App. B-A, eqs. (29)-(30)", detail="eq. (29) and eq. (30) are the same polynomial"))
+                           source=f"{fedshift_records.SEED}, App. B-A, eqs. (29)-(30)", detail="eq. (29) and eq. (30) are the same polynomial"))
     # conditions (31)/(32): (30) = 2 (IP/K) (m^{t+1})^2 ((K+S)/(2K) - m^t/m^{t+1})
-    fac = sp.simplify((T.THM2_APPENDIX_EXPR - 2 * T.I * T.P / T.K * T.m_t1**2 * T.COND31_MARGIN).subs(T.S, T.K - T.I))
+    fac = sp.simplify((fedshift_records.THM2_APPENDIX_EXPR - 2 * fedshift_records.I * fedshift_records.P / fedshift_records.K * fedshift_records.m_t1**2 * fedshift_records.COND31_MARGIN).subs(fedshift_records.S, fedshift_records.K - fedshift_records.I))
     out.append(CheckResult("fedshift.cond31_32.derivation", PAPER, "symbolic", "holds" if fac == 0 else "violated",
-                           source=T.COND31_32.source,
+                           source=fedshift_records.COND31_32.source,
                            detail=("eq. (30) = 2 (IP/K) (m^(t+1))^2 ((K+S)/(2K) - m^t/m^(t+1)): with I >= 1, m^(t+1) != 0 "
                                    "the sign of D_FA^2 - D_FS^2 is that of (K+S)/(2K) - m^t/m^(t+1), for either sign of "
                                    "m^(t+1)" if fac == 0 else f"remainder {fac}")))
     # worked example: S = K/2
-    sol = sp.solve(sp.Eq(T.COND31_MARGIN.subs(T.S, T.K / 2), 0), T.m_t1)
-    thr = [sp.simplify(s / T.m_t) for s in sol]
+    sol = sp.solve(sp.Eq(fedshift_records.COND31_MARGIN.subs(fedshift_records.S, fedshift_records.K / 2), 0), fedshift_records.m_t1)
+    thr = [sp.simplify(s / fedshift_records.m_t) for s in sol]
     ok = thr == [sp.Rational(4, 3)]
     out.append(CheckResult("fedshift.example_4_3", PAPER, "symbolic", "holds" if ok else "violated",
-                           source=T.EXAMPLE_4_3.source, measured=str(thr[0]) if thr else None, bound="4/3",
+                           source=fedshift_records.EXAMPLE_4_3.source, measured=str(thr[0]) if thr else None, bound="4/3",
                            detail=f"(K+S)/(2K) = m^t/m^(t+1) at S = K/2 gives m^(t+1) = {thr} m^t; for m^(t+1) > 0, "
                                   "D_FS < D_FA iff m^(t+1) > (4/3) m^t, as printed"))
     # the same comparison from eq. (12): its sign rule differs
-    ok12, txt = counterexample_text(T.THM2_MAIN)
+    ok12, txt = counterexample_text(fedshift_records.THM2_MAIN)
     out.append(CheckResult("fedshift.thm2.counterexample", PAPER, "symbolic", "holds" if ok12 else "violated",
-                           source=T.THM2_MAIN.source, detail=txt, finding=EQ12_FINDING))
-    ok30, txt30 = counterexample_text(T.THM2_APPENDIX)
+                           source=fedshift_records.THM2_MAIN.source, detail=txt, finding=EQ12_FINDING))
+    ok30, txt30 = counterexample_text(fedshift_records.THM2_APPENDIX)
     out.append(CheckResult("fedshift.thm2.appendix.instances", PAPER, "symbolic", "holds" if ok30 else "violated",
-                           source=T.THM2_APPENDIX.source, detail=txt30))
+                           source=fedshift_records.THM2_APPENDIX.source, detail=txt30))
     return out
 
 
@@ -305,14 +307,14 @@ def algebra(session):
        cost="symbolic")
 def thm1_denominator(session):
     """The stated condition 'eps > 0' against the denominator the proof divides by."""
-    den = T.THM1_DEN.subs(T.beta, T.BETA_CHOICE)
-    eps_min = sp.solve(sp.Eq(den, 0), T.eps)
-    ex = {T.eps: 1, T.tau: 1, T.gamma: 7}  # gamma = max{8L/mu, E} - 1 >= 7
+    den = fedshift_records.THM1_DEN.subs(fedshift_records.beta, fedshift_records.BETA_CHOICE)
+    eps_min = sp.solve(sp.Eq(den, 0), fedshift_records.eps)
+    ex = {fedshift_records.eps: 1, fedshift_records.tau: 1, fedshift_records.gamma: 7}  # gamma = max{8L/mu, E} - 1 >= 7
     val = den.subs(ex)
-    m_term = (T.L / 2 * T.B2 * T.M / ((1 + 1 / T.eps) * T.beta * T.mu / (T.tau + T.gamma) - 1 / T.eps
-                                      - 1 / (T.tau + T.gamma))).subs(T.beta, T.BETA_CHOICE)
-    lim = sp.simplify(sp.limit(m_term, T.tau, sp.oo))
-    grow = growth(sp.simplify(T.THM1_REDERIVED.expanded(m_term).subs(T.eps, 2 * (T.tau + T.gamma))), T.tau, ())
+    m_term = (fedshift_records.L / 2 * fedshift_records.B2 * fedshift_records.M / ((1 + 1 / fedshift_records.eps) * fedshift_records.beta * fedshift_records.mu / (fedshift_records.tau + fedshift_records.gamma) - 1 / fedshift_records.eps
+                                      - 1 / (fedshift_records.tau + fedshift_records.gamma))).subs(fedshift_records.beta, fedshift_records.BETA_CHOICE)
+    lim = sp.simplify(sp.limit(m_term, fedshift_records.tau, sp.oo))
+    grow = growth(sp.simplify(fedshift_records.THM1_REDERIVED.expanded(m_term).subs(fedshift_records.eps, 2 * (fedshift_records.tau + fedshift_records.gamma))), fedshift_records.tau, ())
     detail = (f"with beta = 2/mu the denominator (1+1/eps) beta mu - (tau+gamma)/eps - 1 = {sp.simplify(den)} is positive "
               f"iff eps > {sp.simplify(eps_min[0])}; gamma = max(8L/mu, E) - 1 >= 7, so eps > tau + 5 at least. The "
               f"printed 'eps > 0' admits eps = 1, tau = 1, gamma = 7 where it is {val} < 0 (the bound is then negative "
@@ -320,13 +322,13 @@ def thm1_denominator(session):
               f"With eps = 2 (tau + gamma) (admissible for all tau) the M-term grows like tau^{grow.t_power}: the "
               f"bound vanishes only if M = 0.")
     return [CheckResult("fedshift.thm1.denominator", PAPER, "symbolic", "violated" if val <= 0 else "holds",
-                        measured=float(val), bound=0.0, source=T.THM1.source, detail=detail,
+                        measured=float(val), bound=0.0, source=fedshift_records.THM1.source, detail=detail,
                         conditions_failed=["denominator_positive: not implied by eps > 0"], finding=THM1_DEN_FINDING)]
 
 
 @check("fedshift.thm1.rate", PAPER, "symbolic", records=("fedshift.thm1.rate",), cost="symbolic")
 def thm1_rate(session):
-    return [rate_check(T.THM1_RATE)]
+    return [rate_check(fedshift_records.THM1_RATE)]
 
 
 # ------------------------------------------------------------------------------------ Theorem 1 (bound)
@@ -334,16 +336,16 @@ def thm1_rate(session):
 
 def _thm1_runs(session: Session, practice: bool = False):
     def run():
-        R = 8 if session.quick else 32
-        Tn = 100 if session.quick else 400
+        R = session.pick(SIZES)["runs"]
+        Tn = session.pick(SIZES)["rounds"]
         C = 10
         p = heterogeneous_least_squares(C, 10, 50, condition=3.0, random_state=session.seed + 3)
         H = p.H[0]
         mu = float(np.min(np.linalg.eigvalsh(H)))  # Assumption 2 is on each F_k
         L = float(p.constants["L"].value)
-        beta = float(T.BETA_CHOICE.subs(T.mu, mu))
-        gamma = float(T.GAMMA_CHOICE.subs({T.L: L, T.mu: mu, T.E: K_LOCAL}))
-        w0 = p.initial_point(session.seed, scale=3.0)
+        beta = float(fedshift_records.BETA_CHOICE.subs(fedshift_records.mu, mu))
+        gamma = float(fedshift_records.GAMMA_CHOICE.subs({fedshift_records.L: L, fedshift_records.mu: mu, fedshift_records.E: K_LOCAL}))
+        w0 = session.initial_point(p)
         inferior = _odd(C)
         alg = mixed_precision(fedavg(), inferior, quantizer=None, shift=True)
         alg = dataclasses.replace(alg, local=(TrackGradients(),))
@@ -379,7 +381,7 @@ def thm1(session):
         label = "practice (constant step)" if practice else "admissible (eta_tau = beta/(tau+gamma))"
         note = ("constants: L, mu = min_k lambda_min(H_k), Gamma, Delta1 exact; sigma^2 exact (additive noise); "
                 "G^2 = sigma^2 + max visited ||grad F_k||^2 and M = max_t mean_runs (m^(t+1))^2 measured on the run")
-        for rec in (T.THM1, T.THM1_REDERIVED):
+        for rec in (fedshift_records.THM1, fedshift_records.THM1_REDERIVED):
             cands = [dict(vals, eps=float(e)) for e in EPS_GRID]
             extra = {"eta": float(run["cfg"].lr)} if practice else {}
             res = assess_bound(rec, cands, measured, problem="ls(d=10, condition=3)", settings=settings,
@@ -387,7 +389,7 @@ def thm1(session):
             if practice:
                 res.params = {k: v for k, v in res.params.items() if k not in ("beta", "gamma")}
             if res.verdict in ("holds", "violated") and res.params.get("eps") is not None:
-                den = float(T.THM1_REDERIVED.evaluate_expr(T.THM1_DEN, {**vals, "eps": res.params["eps"]}))
+                den = float(fedshift_records.THM1_REDERIVED.evaluate_expr(fedshift_records.THM1_DEN, {**vals, "eps": res.params["eps"]}))
                 res.detail = (f"smallest bound over {len(EPS_GRID)} eps in [1e-2, 1e8] at eps = {res.params['eps']:.4g}, "
                               f"where the denominator (1+1/eps) beta mu - (tau+gamma)/eps - 1 = {den:.3g}. " + res.detail)
                 if res.verdict == "violated" and den <= 0:
@@ -403,17 +405,17 @@ def thm1_measured_rate(session):
     """O(1/T) when M -> 0: E[F(w^T)] - F* over a T grid under eta_tau = beta/(tau + gamma), on least squares whose
     optimum has weight mean 0 (so the shift vanishes at the optimum), and on the same problem un-centred (M > 0)."""
     out = []
-    R = 8 if session.quick else 32
-    Ts = (50, 100, 200, 400) if session.quick else (50, 100, 200, 400, 800, 1600)
+    R = session.pick(SIZES)["runs"]
+    Ts = session.pick(SIZES)["rate_horizons"]
     base = heterogeneous_least_squares(10, 10, 50, condition=3.0, random_state=session.seed + 3)
     c = float(np.mean(base.constants["w_star"].value))
     centred = LeastSquaresProblem(base.X[0], base.y[0] - base.X[0] @ np.full(base.dim, c), name="ls_zero_mean_optimum")
     for label, p in (("optimum weight mean 0", centred), ("optimum weight mean != 0", base)):
         mu = float(np.min(np.linalg.eigvalsh(p.H[0])))
         L = float(p.constants["L"].value)
-        beta = float(T.BETA_CHOICE.subs(T.mu, mu))
-        gamma = float(T.GAMMA_CHOICE.subs({T.L: L, T.mu: mu, T.E: K_LOCAL}))
-        w0 = p.initial_point(session.seed, scale=3.0)
+        beta = float(fedshift_records.BETA_CHOICE.subs(fedshift_records.mu, mu))
+        gamma = float(fedshift_records.GAMMA_CHOICE.subs({fedshift_records.L: L, fedshift_records.mu: mu, fedshift_records.E: K_LOCAL}))
+        w0 = session.initial_point(p)
         alg = mixed_precision(fedavg(), _odd(10), quantizer=None, shift=True)
         cfg = RunConfig(rounds=max(Ts), local_steps=K_LOCAL, lr=beta, lr_schedule="inverse_step", lr_offset=gamma,
                         oracle=AdditiveNoise(SIGMA2))
@@ -426,12 +428,12 @@ def thm1_measured_rate(session):
                   f"stated -1; max over the second half of rounds of mean (m^(t+1))^2 = {M:.3g}")
         if label.endswith("!= 0"):
             out.append(CheckResult("fedshift.thm1.measured_rate", PAPER, "rate", "not_applicable", measured=slope,
-                                   bound=-1.0, problem=p.name, source=T.THM1_RATE.source, params=params,
+                                   bound=-1.0, problem=p.name, source=fedshift_records.THM1_RATE.source, params=params,
                                    conditions_failed=[f"M -> 0 (the weight mean stays away from 0: M = {M:.3g})"],
                                    detail=detail + "; the stated rate presumes M -> 0", extra={"ci": [lo, hi]}))
         else:
             out.append(CheckResult("fedshift.thm1.measured_rate", PAPER, "rate", rate_verdict(slope, lo, hi, -1.0),
-                                   measured=slope, bound=-1.0, problem=p.name, source=T.THM1_RATE.source,
+                                   measured=slope, bound=-1.0, problem=p.name, source=fedshift_records.THM1_RATE.source,
                                    params=params, detail=detail, extra={"ci": [lo, hi],
                                                                         "values": Y.mean(axis=1).tolist()}))
     return out
@@ -488,13 +490,13 @@ def _claim_runs(session):
 
 @check("fedshift.claim.divergence", PAPER, "claim")
 def claim_divergence(session):
-    return [claim_result(T.CLAIM_DIVERGENCE, _claim_measurements(run, "divergence"), problem=_label(run) + " 4 bits",
+    return [claim_result(fedshift_records.CLAIM_DIVERGENCE, _claim_measurements(run, "divergence"), problem=_label(run) + " 4 bits",
                          params={"runs": run["R"], "rounds": run["T"]}) for run in _claim_runs(session)]
 
 
 @check("fedshift.claim.drift", PAPER, "claim")
 def claim_drift(session):
-    return [regime_boundary(claim_result(T.CLAIM_DRIFT, _claim_measurements(run, "drift"), problem=_label(run) + " 4 bits",
+    return [regime_boundary(claim_result(fedshift_records.CLAIM_DRIFT, _claim_measurements(run, "drift"), problem=_label(run) + " 4 bits",
                                          params={"runs": run["R"], "rounds": run["T"]}), run["problem"])
             for run in _claim_runs(session)]
 
@@ -514,7 +516,7 @@ def claim_mean(session):
              "rms_shift": np.sqrt(np.nanmean(tr.final_w[sh] ** 2, axis=1)),
              "osc_shift": osc[sh], "osc_base": osc[base]}
         out.append(regime_boundary(claim_result(
-            T.CLAIM_MEAN, m, problem=key, params={"runs": run["R"], "rounds": run["T"]},
+            fedshift_records.CLAIM_MEAN, m, problem=key, params={"runs": run["R"], "rounds": run["T"]},
             detail="|m| = |mean of all weights of the global model| over the last quarter of rounds; "
                    "oscillation = mean |f(w^(t+1)) - f(w^t)| over the second half"), run["problem"]))
     return out
@@ -531,7 +533,7 @@ def claim_bits(session):
             m = {"bits": np.array(bits), "metric_shift": metric[0], "metric_base": metric[1],
                  "higher_is_better": run["higher"]}
             what = "final test accuracy" if run["higher"] else "f(w^t) - f* over the last 10 rounds (lower is better)"
-            out.append(regime_boundary(claim_result(T.CLAIM_ACCURACY, m, problem=PROBLEMS[key],
+            out.append(regime_boundary(claim_result(fedshift_records.CLAIM_ACCURACY, m, problem=PROBLEMS[key],
                                     params={"setting": quantizer, "runs": R, "rounds": run["T"]},
                                     detail=f"{what}, mean over seeds per bit width {list(bits)}: with shift "
                                            f"{np.round(metric[0].mean(axis=1), 4).tolist()}, without "

@@ -21,9 +21,9 @@ import numpy as np
 
 from ..sim import (AdditiveNoise, LocalTransform, Minibatch, RunConfig, coupled_runs, d_psgd, dfedavg, dfedsam,
                    heterogeneous_least_squares, oledfl_sam, oledfl_sgd, simulate)
-from ..sim.topology import mixing_lambda, paper_topologies
-from ..theory import oledfl as T
-from .verdicts import claim_result
+from ..sim.topology import mixing_lambda, mixing_matrix_properties, paper_topologies
+from ..theory import oledfl as oledfl_records
+from .verdicts import claim_result, identity_result
 from .base import CheckResult, Session, check
 
 PAPER = "oledfl"
@@ -37,17 +37,19 @@ STAB_BETAS = (0.0, 0.3, 0.6, 0.9)
 PAPER_M = 100
 
 
-def _sizes(session: Session) -> dict:
-    if session.quick:
-        return {"m": 25, "R": 3, "T": 150, "pairs": 6, "T_stab": 80, "T_K": 80}
-    return {"m": 49, "R": 12, "T": 400, "pairs": 24, "T_stab": 200, "T_K": 200}
+# Per-profile sizes, read with ``session.pick(SIZES)``: m clients, R seeds and T rounds of the sweeps, coupled pairs
+# and rounds of the stability runs, rounds of the local-steps claim, draws of the random topology for Definition 1.
+SIZES = {
+    "quick": {"m": 25, "R": 3, "T": 150, "pairs": 6, "T_stab": 80, "T_K": 80, "draws": 20},
+    "full": {"m": 49, "R": 12, "T": 400, "pairs": 24, "T_stab": 200, "T_K": 200, "draws": 100},
+}
 
 
 def _problem(session: Session):
     def make():
-        m = _sizes(session)["m"]
+        m = session.pick(SIZES)["m"]
         p = heterogeneous_least_squares(m, 5, 20, heterogeneity=1.0, random_state=session.seed)
-        w0 = p.constants["w_star"].value + 3.0 * np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p)
         return p, w0
     return session.memo(("oledfl", "problem"), make)
 
@@ -61,7 +63,9 @@ def _config(rounds, oracle=None, K=K_LOCAL) -> RunConfig:
                      oracle=oracle if oracle is not None else AdditiveNoise(SIGMA2))
 
 
-def _nanmean(x, axis=None):
+def _finite_mean_along(x, axis=None):
+    """Mean of the finite entries of ``x`` along ``axis`` (an array; NaN where a slice has none). Unlike fedinit's
+    scalar helper it keeps the other axes, e.g. one value per run from a (rounds, runs) trace."""
     x = np.asarray(x, float)
     with np.errstate(all="ignore"):
         cnt = np.sum(np.isfinite(x), axis=axis)
@@ -86,8 +90,8 @@ def _derived_text(info) -> str:
     if not info["static"]:
         return f"lambda (mean over draws) {info['lam']:.3g}"
     v = {"lam2": info["lam2"], "lam_min": info["lam_min"]}
-    bmax = float(T.evaluate_definition(T.BETA_MAX, v))
-    bcons = float(T.evaluate_definition(T.BETA_CONS, v))
+    bmax = float(oledfl_records.evaluate_definition(oledfl_records.BETA_MAX, v))
+    bcons = float(oledfl_records.evaluate_definition(oledfl_records.BETA_CONS, v))
     return (f"lambda {info['lam']:.3g}, lambda_m {info['lam_min']:.3g}; derived: consensus stable for beta < "
             f"{bmax:.3g}, consensus-optimal beta {bcons:.3g}")
 
@@ -99,7 +103,7 @@ def _sweep(session: Session, laziness: float):
     """OledFL-SGD over BETAS x the five topologies, one batch; per (topology, beta, run) measurements."""
     def run():
         p, w0 = _problem(session)
-        z = _sizes(session)
+        z = session.pick(SIZES)
         R, Tn, m = z["R"], z["T"], p.n_clients
         tops = paper_topologies(m, laziness=laziness)
         run_tops = [t for t in tops for _ in BETAS for _ in range(R)]
@@ -118,12 +122,12 @@ def _sweep(session: Session, laziness: float):
         tail = max(1, Tn // 10)
         return {"tops": tops, "info": _topology_info(tops), "R": R, "T": Tn, "eps": float(eps[0]),
                 "diverged": div.reshape(shape),
-                "avg_grad": keep(_nanmean(tr["grad_norm2"][:-1], axis=0)),
+                "avg_grad": keep(_finite_mean_along(tr["grad_norm2"][:-1], axis=0)),
                 "reach": keep(reach),
-                "final": keep(_nanmean(oe[-tail:], axis=0)),
-                "delta": keep(_nanmean(tr["delta"][Tn // 2:], axis=0)),
-                "consensus": keep(_nanmean(tr["consensus"][Tn // 2:], axis=0)),
-                "consensus_init": keep(_nanmean(tr["consensus_init"][Tn // 2:], axis=0))}
+                "final": keep(_finite_mean_along(oe[-tail:], axis=0)),
+                "delta": keep(_finite_mean_along(tr["delta"][Tn // 2:], axis=0)),
+                "consensus": keep(_finite_mean_along(tr["consensus"][Tn // 2:], axis=0)),
+                "consensus_init": keep(_finite_mean_along(tr["consensus_init"][Tn // 2:], axis=0))}
     return session.memo(("oledfl", "sweep", laziness), run)
 
 
@@ -148,13 +152,13 @@ def _per_topology_claim(session, claim, key, detail_fn=None):
 
 @check("oledfl.claim.beta_lowers_error", PAPER, "claim")
 def claim_error(session):
-    return _per_topology_claim(session, T.CLAIM_ERROR, "avg_grad",
+    return _per_topology_claim(session, oledfl_records.CLAIM_ERROR, "avg_grad",
                                lambda sw, j: "measured: (1/T) sum_t ||grad f(x_bar^t)||^2")
 
 
 @check("oledfl.claim.beta_speeds_convergence", PAPER, "claim")
 def claim_speed(session):
-    return _per_topology_claim(session, T.CLAIM_SPEED, "reach",
+    return _per_topology_claim(session, oledfl_records.CLAIM_SPEED, "reach",
                                lambda sw, j: f"measured: rounds until f(x_bar^t) - f* <= {sw['eps']:.3g} "
                                              f"({EPS_FRACTION:g} of the initial error; {sw['T'] + 1} = never)")
 
@@ -162,11 +166,11 @@ def claim_speed(session):
 @check("oledfl.claim.ole_improves_consistency", PAPER, "claim")
 def claim_consistency(session):
     def side(sw, j):
-        c = _nanmean(sw["consensus"][j], axis=1)
-        ci = _nanmean(sw["consensus_init"][j], axis=1)
+        c = _finite_mean_along(sw["consensus"][j], axis=1)
+        ci = _finite_mean_along(sw["consensus_init"][j], axis=1)
         return ("mixed-model consensus by beta: " + ", ".join(f"{b:g}: {v:.3g}" for b, v in zip(BETAS, c))
                 + "; starting-point spread: " + ", ".join(f"{b:g}: {v:.3g}" for b, v in zip(BETAS, ci)))
-    return _per_topology_claim(session, T.CLAIM_CONSISTENCY, "delta", side)
+    return _per_topology_claim(session, oledfl_records.CLAIM_CONSISTENCY, "delta", side)
 
 
 @check("oledfl.claim.diverges_at_beta_ge_1", PAPER, "claim")
@@ -178,7 +182,7 @@ def claim_diverge(session):
         for j, info in enumerate(sw["info"]):
             k = sw["diverged"][j].sum(axis=1)
             mm = {"beta": np.array(BETAS), "runs_diverged": k, "runs": sw["R"], "rounds": sw["T"], "diverged": k > sw["R"] / 2}
-            res = claim_result(T.CLAIM_DIVERGE, mm, problem=_label(p), params=_params(sw, j, weights),
+            res = claim_result(oledfl_records.CLAIM_DIVERGE, mm, problem=_label(p), params=_params(sw, j, weights),
                                detail=_derived_text(info) + ". Diverged = flagged by the engine or f(x_bar^T) > "
                                       "f(x^0), in a majority of the runs")
             res.seeds = sw["R"]
@@ -204,8 +208,8 @@ def claim_optimal_beta(session):
         mm = {"lam": [sw["info"][j]["lam"] for j in js], "beta": np.array(BETAS), "samples": sw["final"][js],
               "diverged": sw["diverged"][js].any(axis=2), "names": [sw["info"][j]["name"] for j in js], "paired": True}
         derived = "; ".join(f"{sw['info'][j]['name']}: consensus-optimal beta "
-                            f"{float(T.evaluate_definition(T.BETA_CONS, sw['info'][j])):.3g}" for j in js)
-        out.append(claim_result(T.CLAIM_OPT_BETA, mm, problem=_label(p),
+                            f"{float(oledfl_records.evaluate_definition(oledfl_records.BETA_CONS, sw['info'][j])):.3g}" for j in js)
+        out.append(claim_result(oledfl_records.CLAIM_OPT_BETA, mm, problem=_label(p),
                                 params={"setting": f"Table V topologies, {weights}", "eta": LR, "rounds": sw["T"],
                                         "runs": sw["R"]},
                                 detail=f"performance = f(x_bar) - f* over the last 10% of rounds. Derived: {derived}"))
@@ -224,12 +228,12 @@ def claim_connectivity(session):
         # DFedAvg (beta = 0), and OledFL at each topology's best non-diverged beta of the grid
         best = []
         for j in js:
-            e = np.where(sw["diverged"][j].any(axis=1), np.inf, _nanmean(sw["final"][j], axis=1))
+            e = np.where(sw["diverged"][j].any(axis=1), np.inf, _finite_mean_along(sw["final"][j], axis=1))
             best.append(int(np.argmin(np.where(np.isfinite(e), e, np.inf))))
         for label, idx in (("DFedAvg (beta=0)", [0] * len(js)), ("OledFL at its best beta", best)):
             samples = np.stack([sw["avg_grad"][j, i] for j, i in zip(js, idx)])
             mm = {"x": lam, "samples": samples, "names": names, "paired": True}
-            out.append(claim_result(T.CLAIM_TOPOLOGY, mm, problem=_label(p),
+            out.append(claim_result(oledfl_records.CLAIM_TOPOLOGY, mm, problem=_label(p),
                                     params={"setting": f"{label}, {weights}", "eta": LR, "rounds": sw["T"], "runs": sw["R"],
                                             "beta": [BETAS[i] for i in idx]},
                                     detail="measured: (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) on the "
@@ -261,13 +265,13 @@ def _stability(session: Session, laziness: float):
     SGD (uniform stability's setting), the four static topologies x STAB_BETAS in one batch (sim.coupled_runs
     runs one configuration per call; the grid here reuses the same replacements across all its cells)."""
     def run():
-        z = _sizes(session)
+        z = session.pick(SIZES)
         P, Tn = z["pairs"], z["T_stab"]
         p, _ = _problem(session)
         reps = p.random_replacements(P, random_state=session.seed + 11)
         pn = p.neighbours(reps, random_state=session.seed + 13)
         tops = [t for t in paper_topologies(p.n_clients, laziness=laziness) if not t.time_varying]
-        w0 = p.constants["w_star"].value + np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        w0 = session.initial_point(p, scale=1.0)
         run_tops, run_betas, seeds, variants = [], [], [], []
         pair_seeds = session.seeds(P)
         for t in tops:
@@ -299,7 +303,7 @@ def claim_stability_beta(session):
         for j, info in enumerate(st["info"]):
             mm = {"beta": np.array(STAB_BETAS), "samples": st["gap"][j], "diverged": st["diverged"][j].any(axis=1),
                   "paired": True}
-            out.append(claim_result(T.CLAIM_STAB_BETA, mm, problem=_label(p),
+            out.append(claim_result(oledfl_records.CLAIM_STAB_BETA, mm, problem=_label(p),
                                     params={"setting": f"{info['name']}, {weights}", "eta": LR, "rounds": st["T"],
                                             "pairs": st["P"], "oracle": "minibatch(1)"}, detail=_STAB_NOTE))
     return out
@@ -313,7 +317,7 @@ def claim_stability_topology(session):
         st = _stability(session, laziness)
         mm = {"x": [i["lam"] for i in st["info"]], "samples": st["gap"][:, 0], "names": [i["name"] for i in st["info"]],
               "paired": True}
-        out.append(claim_result(T.CLAIM_STAB_TOPO, mm, problem=_label(p),
+        out.append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=_label(p),
                                 params={"setting": f"DFedAvg (beta=0), {weights}", "eta": LR, "rounds": st["T"],
                                         "pairs": st["P"], "oracle": "minibatch(1)"}, detail=_STAB_NOTE))
     return out
@@ -329,7 +333,7 @@ def _random_topology(p, laziness=0.0):
 @check("oledfl.claim.local_steps_speed", PAPER, "claim")
 def claim_local_steps(session):
     p, w0 = _problem(session)
-    z = _sizes(session)
+    z = session.pick(SIZES)
     R, Tn = z["R"], z["T_K"]
     Ks = (1, 2, 5, 10)
     beta = 0.9
@@ -342,7 +346,7 @@ def claim_local_steps(session):
         reach = np.where(hit.any(axis=0), np.argmax(hit, axis=0), Tn + 1).astype(float)
         samples.append(np.where(tr.diverged, np.nan, reach))
     mm = {"x": np.array(Ks, float), "samples": np.stack(samples), "names": [f"K={K}" for K in Ks], "paired": True}
-    return [claim_result(T.CLAIM_K, mm, problem=_label(p),
+    return [claim_result(oledfl_records.CLAIM_K, mm, problem=_label(p),
                          params={"setting": f"OledFL-SGD on {top.label()} (Sec. V-D ablations use the random topology)",
                                  "beta": beta, "eta": LR, "rounds": Tn, "runs": R},
                          detail=f"measured: rounds until f(x_bar^t) - f* <= {EPS_FRACTION:g} of the initial error "
@@ -352,10 +356,10 @@ def claim_local_steps(session):
 @check("oledfl.remark4", PAPER, "claim")
 def remark4(session):
     p, _ = _problem(session)
-    z = _sizes(session)
+    z = session.pick(SIZES)
     P, Tn = z["pairs"], z["T_stab"]
     top = _random_topology(p)
-    w0 = p.constants["w_star"].value + np.random.default_rng(session.seed).standard_normal(p.dim) / np.sqrt(p.dim)
+    w0 = session.initial_point(p, scale=1.0)
     gaps, risk = {}, {}
     for name, alg, K in (("DFedAvg (K=5)", dfedavg(top), K_LOCAL), ("D-PSGD (K=1)", d_psgd(top), 1)):
         # same seeds and random_state: both algorithms see the same replaced samples (pairs match across them)
@@ -364,10 +368,10 @@ def remark4(session):
         oe = res.trace["opt_error"]
         bad = res.trace.diverged | ~(oe[-1] <= oe[0])
         gaps[name] = np.where(bad[0::2] | bad[1::2], np.nan, res.loss_gap)
-        risk[name] = float(_nanmean(p.population_loss(np.nan_to_num(res.trace.final_w[0::2]))))
+        risk[name] = float(_finite_mean_along(p.population_loss(np.nan_to_num(res.trace.final_w[0::2]))))
     (na, a), (nb, b) = gaps.items()
     mm = {"samples_a": a, "samples_b": b, "name_a": na, "name_b": nb, "paired": True}
-    return [claim_result(T.CLAIM_REMARK4, mm, problem=_label(p),
+    return [claim_result(oledfl_records.CLAIM_REMARK4, mm, problem=_label(p),
                          params={"setting": f"{top.label()}, equal rounds", "eta": LR, "rounds": Tn, "pairs": P,
                                  "oracle": "minibatch(1)"},
                          detail=_STAB_NOTE.replace("across beta and topology", "across the two algorithms")
@@ -423,10 +427,8 @@ def eq3(session):
     res_first = _rel(rounds[0]["last_local"], np.broadcast_to(w0, rounds[0]["last_local"].shape))
     res_eq3 = max(_rel(r["w0"], r["anchor"] + beta * (r["anchor"] - r["last_local"])) for r in rounds)
     worst = max(res_anchor, res_last, res_first, res_eq3)
-    return [CheckResult("oledfl.eq3", PAPER, "identity", "holds" if worst <= 1e-12 else "violated", measured=worst,
-                        bound=1e-12, problem=_label(p), params={"setting": "five topologies, one run each", "beta": beta},
-                        source=T.EQ3.source,
-                        detail=f"relative residuals: anchor = previous round's mixed model {res_anchor:.2g}; last_local = "
+    return [identity_result(oledfl_records.EQ3, worst, problem=_label(p), params={"setting": "five topologies, one run each", "beta": beta},
+                            detail=f"relative residuals: anchor = previous round's mixed model {res_anchor:.2g}; last_local = "
                                f"previous round's x_{{i,K}} {res_last:.2g} (x^0 before round 0: {res_first:.2g}); "
                                f"x_{{i,0}} = x_i + beta (x_i - x_i^{{t-1,K}}) {res_eq3:.2g}")]
 
@@ -447,10 +449,9 @@ def ca_equivalence(session):
             res_mean = max(res_mean, _rel(rounds[t]["w0"][r].mean(axis=0), rounds[t]["xbar"][r]))
     out = []
     for label, res in (("x_{i,0} = [((1+beta) W - beta I) X^{t-1,K}]_i", res_ca), ("mean_i x_{i,0}^t = x_bar^t", res_mean)):
-        out.append(CheckResult("oledfl.ca_equivalence", PAPER, "identity", "holds" if res <= 1e-12 else "violated",
-                               measured=res, bound=1e-12, problem=_label(p),
-                               params={"setting": f"{label}; five topologies", "beta": beta}, source=T.CA_FORM.source,
-                               detail="max relative residual over rounds, runs and clients; W taken from the round's "
+        out.append(identity_result(oledfl_records.CA_FORM, res, problem=_label(p),
+                                   params={"setting": f"{label}; five topologies", "beta": beta},
+                                   detail="max relative residual over rounds, runs and clients; W taken from the round's "
                                       "mixing matrix (the random topology's draw included)"))
     return out
 
@@ -469,12 +470,10 @@ def laziness_equivalence(session):
             t1 = simulate(p, oledfl_sgd(lazy, beta), _config(30), seeds, **kw)
             t2 = simulate(p, oledfl_sgd(plain, beta2), _config(30), seeds, **kw)
             res = _rel(t1.iterates, t2.iterates)
-            out.append(CheckResult("oledfl.derived.laziness_equivalence", PAPER, "identity",
-                                   "holds" if res <= 1e-12 else "violated", measured=res, bound=1e-12, problem=_label(p),
-                                   params={"setting": f"{plain.label()}, a={a:g}, beta={beta:g} vs beta'={beta2:.3g}",
-                                           "beta": beta},
-                                   source=T.LAZY_EQUIV.source,
-                                   detail="max relative difference of the average models x_bar^t over 30 rounds"))
+            out.append(identity_result(oledfl_records.LAZY_EQUIV, res, problem=_label(p),
+                                       params={"setting": f"{plain.label()}, a={a:g}, beta={beta:g} vs beta'={beta2:.3g}",
+                                               "beta": beta},
+                                       detail="max relative difference of the average models x_bar^t over 30 rounds"))
     return out
 
 
@@ -489,7 +488,7 @@ def claim_beta0(session):
         t1 = simulate(p, a, _config(20), session.seeds(2), w0=w0, measures=("opt_error",), keep_iterates=True)
         t2 = simulate(p, b, _config(20), session.seeds(2), w0=w0, measures=("opt_error",), keep_iterates=True)
         mm = {"max_abs_diff": float(np.max(np.abs(t1.iterates - t2.iterates)))}
-        out.append(claim_result(T.CLAIM_BETA0, mm, problem=_label(p),
+        out.append(claim_result(oledfl_records.CLAIM_BETA0, mm, problem=_label(p),
                                 params={"setting": f"{na} vs {nb}; ring and random topologies", "eta": LR, "rounds": 20},
                                 detail="x_bar^t over 20 rounds, 2 runs per topology"))
     return out
@@ -503,9 +502,8 @@ def eq6(session):
     F, f, f_star = p.population_loss(w), p.loss(w), p.constants["f_star"].value
     lhs, rhs = F - f_star, (F - f) + (f - f_star)
     res = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
-    return [CheckResult("oledfl.eq6", PAPER, "identity", "holds" if res <= 1e-12 else "violated", measured=res, bound=1e-12,
-                        problem=_label(p), source=T.EQ6.source,
-                        detail=f"at x_bar^T: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + "
+    return [identity_result(oledfl_records.EQ6, res, problem=_label(p),
+                            detail=f"at x_bar^T: excess risk {lhs.mean():.4g} = generalization {(F - f).mean():.4g} + "
                                f"optimization {(f - f_star).mean():.4g}; relative residual {res:.2g}")]
 
 
@@ -517,12 +515,12 @@ def definition1(session):
     out = []
     rng = np.random.default_rng(session.seed)
     for t in paper_topologies(PAPER_M):
-        draws = 20 if session.quick else 100
+        draws = session.pick(SIZES)["draws"]
         mats = [t.draw(rng) for _ in range(draws)] if t.time_varying else [t.draw()]
         fails: dict[str, int] = {}
         worst = 0.0
         for W, A in mats:
-            for name, res in T.check_definition1(W, A).items():
+            for name, res in mixing_matrix_properties(W, A).items():
                 worst = max(worst, res.value)
                 if not res.ok:
                     fails[name] = fails.get(name, 0) + 1
@@ -531,7 +529,7 @@ def definition1(session):
                   + (f"{lam[0]:.4g}" if len(lam) == 1 else f"{np.mean(lam):.4g} (range {min(lam):.4g}..{max(lam):.4g})")
                   + (f"; failing: {fails}" if fails else "; all four properties hold"))
         out.append(CheckResult("oledfl.def1", PAPER, "identity", "violated" if fails else "holds", measured=worst,
-                               bound=1e-10, problem=f"m={PAPER_M}", params={"setting": t.label()}, source=T.DEF1.source,
+                               bound=1e-10, problem=f"m={PAPER_M}", params={"setting": t.label()}, source=oledfl_records.DEF1.source,
                                detail=detail, extra={"failures": fails}))
     return out
 
@@ -561,11 +559,11 @@ def lemma3(session):
             lams.append(mixing_lambda(W))
         meas = np.asarray(meas)
         if t.time_varying:
-            rec, label = T.LEMMA3_PRODUCT, "W_k...W_1 (random topology, one draw per round)"
-            bnd = np.asarray(T.LEMMA3_PRODUCT.evaluate({"lam_prod": np.cumprod(lams)}))
+            rec, label = oledfl_records.LEMMA3_PRODUCT, "W_k...W_1 (random topology, one draw per round)"
+            bnd = np.asarray(oledfl_records.LEMMA3_PRODUCT.evaluate({"lam_prod": np.cumprod(lams)}))
         else:
-            rec, label = T.LEMMA3, "W^k"
-            bnd = np.asarray(T.LEMMA3.evaluate({"lam": lams[0], "k": ks}))
+            rec, label = oledfl_records.LEMMA3, "W^k"
+            bnd = np.asarray(oledfl_records.LEMMA3.evaluate({"lam": lams[0], "k": ks}))
         ok = bool(np.all(meas <= bnd + atol))
         live = meas > atol
         ratio = float(np.min(bnd[live] / meas[live])) if live.any() else None
@@ -587,7 +585,7 @@ def claim_sparsity(session):
     for m in (PAPER_M, p.n_clients):
         tops = [t for t in paper_topologies(m) if not t.time_varying]
         mm = {"value": [t.lam for t in tops], "names": [t.label() for t in tops]}
-        out.append(claim_result(T.CLAIM_SPARSITY, mm, problem=f"m={m}", params={"setting": "Metropolis W"}))
+        out.append(claim_result(oledfl_records.CLAIM_SPARSITY, mm, problem=f"m={m}", params={"setting": "Metropolis W"}))
     return out
 
 
@@ -597,9 +595,9 @@ def claim_sparsity(session):
 @check("oledfl.thm1", PAPER, "bound", records=("oledfl.thm1", "oledfl.thm2"))
 def theorems(session):
     out = []
-    for rec, claims in ((T.THM1, "oledfl.claim.beta_lowers_error, .beta_speeds_convergence, .connectivity_speeds_"
+    for rec, claims in ((oledfl_records.THM1, "oledfl.claim.beta_lowers_error, .beta_speeds_convergence, .connectivity_speeds_"
                                  "convergence, .optimal_beta_vs_lambda, .local_steps_speed"),
-                        (T.THM2, "oledfl.claim.ole_lowers_stability_gap, .connectivity_lowers_stability_gap, "
+                        (oledfl_records.THM2, "oledfl.claim.ole_lowers_stability_gap, .connectivity_lowers_stability_gap, "
                                  "oledfl.remark4")):
         out.append(CheckResult(rec.id, PAPER, "bound", "inconclusive", source=rec.source,
                                detail="the theorem's formulas (bound, conditions, rate) are not in the seed text; no "
@@ -607,15 +605,15 @@ def theorems(session):
     return out
 
 
-@check("oledfl.tables", PAPER, "claim", records=(T.TCLAIM_BEATS.id, T.TCLAIM_MARGIN.id, T.TCLAIM_ARITH.id,
-                                                  T.TCLAIM_SPEEDUP.id, T.TCLAIM_ROBUST.id, T.TCLAIM_TOPO_BEST.id,
-                                                  T.TCLAIM_TOPO_TREND.id))
+@check("oledfl.tables", PAPER, "claim", records=(oledfl_records.TCLAIM_BEATS.id, oledfl_records.TCLAIM_MARGIN.id, oledfl_records.TCLAIM_ARITH.id,
+                                                  oledfl_records.TCLAIM_SPEEDUP.id, oledfl_records.TCLAIM_ROBUST.id, oledfl_records.TCLAIM_TOPO_BEST.id,
+                                                  oledfl_records.TCLAIM_TOPO_TREND.id))
 def tables(session):
-    tabs = T.tables()
+    tabs = oledfl_records.tables()
     out = [claim_result(c, tabs, problem="the paper's Tables II-IV", params={"setting": "as printed"})
-           for c in (T.TCLAIM_BEATS, T.TCLAIM_MARGIN, T.TCLAIM_ARITH, T.TCLAIM_SPEEDUP, T.TCLAIM_ROBUST,
-                     T.TCLAIM_TOPO_BEST, T.TCLAIM_TOPO_TREND)]
+           for c in (oledfl_records.TCLAIM_BEATS, oledfl_records.TCLAIM_MARGIN, oledfl_records.TCLAIM_ARITH, oledfl_records.TCLAIM_SPEEDUP, oledfl_records.TCLAIM_ROBUST,
+                     oledfl_records.TCLAIM_TOPO_BEST, oledfl_records.TCLAIM_TOPO_TREND)]
     for r in out:
-        if r.id == T.TCLAIM_TOPO_BEST.id and r.verdict == "inconclusive":
+        if r.id == oledfl_records.TCLAIM_TOPO_BEST.id and r.verdict == "inconclusive":
             r.scope = "ambiguous"  # the readings of 'OledFL' disagree (each reported in the detail)
     return out

@@ -20,6 +20,7 @@ matrix (``sim/gossip.py``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,79 @@ def mixing_lambda(W) -> float:
     if eig.size < 2:
         return 0.0
     return float(max(abs(eig[1]), abs(eig[-1])))
+
+
+# ------------------------------------------------------------------------------------ Definition 1 (seed 002)
+
+
+@dataclass
+class PropertyResult:
+    """One property of a mixing matrix (seed 002 Definition 1) measured on a given W."""
+
+    ok: bool
+    value: float  # size of the worst violation (0 when the property holds exactly)
+    detail: str
+
+
+def _dense(W) -> np.ndarray:
+    """W (dense or scipy sparse) as a finite square float64 array."""
+    A = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
+        raise ParameterError("W", getattr(A, "shape", None), "a square matrix (m x m), m >= 1")
+    if not np.all(np.isfinite(A)):
+        raise ParameterError("W", "non-finite entries", "a finite matrix")
+    return A
+
+
+def mixing_matrix_properties(W, adjacency=None, tol: float = 1e-10) -> dict[str, PropertyResult]:
+    """Each property of seed 002 Definition 1 (record ``theory.oledfl.DEF1``: graph, symmetry, null_space,
+    spectral) on a given W (dense or scipy sparse), with the size of its worst violation.
+
+    adjacency: optional boolean (m, m) graph; without it the graph is the support of W and property (i)
+    reduces to non-negative entries with a positive diagonal.
+    """
+    A = _dense(W)
+    M = A.shape[0]
+    out: dict[str, PropertyResult] = {}
+    if adjacency is not None:
+        E = np.asarray(adjacency, dtype=bool)
+        if E.shape != (M, M):
+            raise ParameterError("adjacency", E.shape, f"a boolean ({M}, {M}) matrix")
+        E = E | E.T | np.eye(M, dtype=bool)
+        off = float(np.max(np.abs(A[~E]), initial=0.0))
+        low = float(np.min(A[E]))
+        ok = off <= tol and low > tol
+        out["graph"] = PropertyResult(ok, max(off, 0.0 if low > tol else tol - low),
+                                      f"max |w_ij| off the graph {off:.3g}; min w_ij on the graph (and diagonal) {low:.3g}")
+    else:
+        neg = float(max(0.0, -A.min()))
+        dmin = float(np.diag(A).min())
+        ok = neg <= tol and dmin > tol
+        out["graph"] = PropertyResult(ok, max(neg, 0.0 if dmin > tol else tol - dmin),
+                                      f"graph = support of W; most negative entry {-neg:.3g}, min diagonal {dmin:.3g}")
+    asym = float(np.max(np.abs(A - A.T)))
+    out["symmetry"] = PropertyResult(asym <= tol, asym, f"max |W - W^T| = {asym:.3g}")
+    sym = (A + A.T) / 2
+    eig = np.linalg.eigvalsh(sym)[::-1]
+    row = float(np.max(np.abs(A @ np.ones(M) - 1.0)))
+    second = float(eig[1]) if M > 1 else -np.inf
+    ok_null = row <= tol and second < 1 - tol
+    out["null_space"] = PropertyResult(ok_null, max(row, max(0.0, second - (1 - tol))),
+                                       f"max |W 1 - 1| = {row:.3g}; lambda_2 = {second:.6g} "
+                                       "(must be < 1: a connected graph)")
+    top, bottom = float(eig[0]), float(eig[-1])
+    ok_spec = top <= 1 + tol and bottom > -1 + tol
+    out["spectral"] = PropertyResult(ok_spec, max(0.0, top - 1 - tol, -1 + tol - bottom),
+                                     f"eigenvalues in [{bottom:.6g}, {top:.6g}] (must lie in (-1, 1])")
+    return out
+
+
+def mixing_lambda_norm(W) -> float:
+    """lambda computed as ||W - 11^T/m||_2 (equal to max{|lambda_2|, |lambda_m|} for a W of Definition 1);
+    an independent route to the same number as ``mixing_lambda`` (eigenvalues)."""
+    A = _dense(W)
+    M = A.shape[0]
+    return float(np.linalg.norm(A - np.full((M, M), 1.0 / M), 2))
 
 
 # ------------------------------------------------------------------------------------ topologies

@@ -13,11 +13,12 @@ from scipy import stats
 
 from .core import Claim, ClaimOutcome, tolerance_rule, Identity, SymbolSet, register
 
-PAPER = "fedinit"  # this module also registers FedMRUR records (each record names its own paper)
+# Records of two papers live here, so there is no module-level PAPER: each record names its own paper.
+FEDINIT, FEDMRUR = "fedinit", "fedmrur"
 FEDINIT_SEED = "000_278c463b157eab5b.txt"
 FEDMRUR_SEED = "003_7cb41999359df859.txt"
-S_INIT = SymbolSet("fedinit")
-S_MRUR = SymbolSet("fedmrur")
+S_INIT = SymbolSet(FEDINIT)
+S_MRUR = SymbolSet(FEDMRUR)
 
 
 def _gen_tracks_divergence(m, alpha=0.05, n_perm=4000, seed=0):
@@ -50,7 +51,7 @@ def _gen_tracks_divergence(m, alpha=0.05, n_perm=4000, seed=0):
 
 
 GEN_TRACKS_DIVERGENCE = Claim(
-    id="fedinit.exp.gen_tracks_divergence", quote="000_278c463b157eab5b.txt:458-459: 'From the perspective of generalization, the local consistency level significantly affects the performance in the FL paradigm (Theorem 6).'", paper="fedinit",
+    id="fedinit.exp.gen_tracks_divergence", quote="000_278c463b157eab5b.txt:458-459: 'From the perspective of generalization, the local consistency level significantly affects the performance in the FL paradigm (Theorem 6).'", paper=FEDINIT,
     title="Across a beta sweep, the generalization gap grows with the divergence term of Thm 3",
     source=f"{FEDINIT_SEED}, Thm 3 eq. (14) and Sec. 4.3.3-4.3.4; Sec. 5.2 'Consistency'", symbols=S_INIT,
     statement="With every other setting fixed, F(w^T) - f(w^T) is increasing in x = sum_{t=1}^T sqrt(Delta^t) (the "
@@ -99,7 +100,7 @@ def _table3_accuracy(m, z=2.0):
 
 
 TABLE3_ACCURACY = Claim(
-    id="fedinit.exp.table3_accuracy", quote="000_278c463b157eab5b.txt:605-606: 'Table 3 validates that RI is required to be far away from the local model (a positive beta).' (Table 3, l. 601-603: accuracy 64.70 ... 75.95, 44.47 over beta = -0.2 ... 0.15)", paper="fedinit",
+    id="fedinit.exp.table3_accuracy", quote="000_278c463b157eab5b.txt:605-606: 'Table 3 validates that RI is required to be far away from the local model (a positive beta).' (Table 3, l. 601-603: accuracy 64.70 ... 75.95, 44.47 over beta = -0.2 ... 0.15)", paper=FEDINIT,
     title="Table 3: a positive relaxed coefficient raises test accuracy over FedAvg, a negative one lowers it",
     source=f"{FEDINIT_SEED}, Sec. 5.2 'Consistency' and Table 3 (CIFAR-10, 10%-100 clients, Dir-0.1, 500 rounds)",
     symbols=S_INIT,
@@ -112,7 +113,7 @@ TABLE3_ACCURACY = Claim(
 
 
 D_T_AT_LEAST_1 = Identity(
-    id="fedmrur.exp.d_t", paper="fedmrur", title="d_t >= 1 (the norm ratio of Thm 1)",
+    id="fedmrur.exp.d_t", paper=FEDMRUR, title="d_t >= 1 (the norm ratio of Thm 1)",
     source=f"{FEDMRUR_SEED}, Thm 1 (eq. 7): d_t = sum_i ||Delta_i^t|| / ||sum_i Delta_i^t|| >= 1", symbols=S_MRUR,
     lhs_text="sum_i ||Delta_i^t|| / ||sum_i Delta_i^t||", rhs_text=">= 1 (triangle inequality)",
     note="An inequality that holds for any vectors; checked on the logged d_t of every run as a test of the logging.")
@@ -138,7 +139,7 @@ def _near_orthogonal(m, tol=0.1, z=2.0):
 
 
 NEAR_ORTHOGONAL = Claim(
-    id="fedmrur.exp.near_orthogonality", quote="003_7cb41999359df859.txt:108: 'According to [3], after a number of communication rounds, the cosine similarities of the local updates across clients are almost zero'", paper="fedmrur",
+    id="fedmrur.exp.near_orthogonality", quote="003_7cb41999359df859.txt:108: 'According to [3], after a number of communication rounds, the cosine similarities of the local updates across clients are almost zero'", paper=FEDMRUR,
     title="Client updates become nearly orthogonal after a number of rounds",
     source=f"{FEDMRUR_SEED}, Sec. 1 and 3.2 ('after a number of communication rounds, the cosine similarities of the "
            f"local updates across clients are almost zero', citing Charles et al. [3])", symbols=S_MRUR,

@@ -304,7 +304,8 @@ EQ15 = Identity(
     lhs_text="w^{t+1} - w_{i,K}^t",
     rhs_text="beta (w_{i,K}^{t-1} - w^t) + (w^{t+1} - w^t) + eta sum_{k<K} g_{i,k}^t",
     note="Exact for every selected client i given Alg. 1 line 6; w_{i,K}^{t-1} is read as client i's latest local "
-         "model (the authors' simulator), and g_{i,k}^t is the direction the local step used.")
+         "model (the authors' simulator), and g_{i,k}^t is the direction the local step used.",
+    tolerance=1e-10)  # relative residual over rounds, runs and clients (K local steps' rounding)
 
 # ------------------------------------------------------------------------------------ Lemmas 2-4
 

@@ -115,10 +115,12 @@ class ExactIdentity(Identity):
 
 # ------------------------------------------------------------------------------------ eq. (11), Theorem 2
 
+IDENTITY_TOL = 1e-10  # the identities' residual tolerance, relative (to D_FA^2 + D_FS^2; to max(|m|, RMS(w)) for eq. 11)
 EQ11 = ExactIdentity(
     id="fedshift.eq11", paper=PAPER, title="Mean of the shifted model", source=f"{SEED}, Sec. IV-A, eq. (11)",
     symbols=S_, lhs_text="m_hat^{t+1}", rhs_text="(S/K) m^{t+1}", lhs="shift_m_hat", expr=S / K * m_t1,
-    note="Exact for eq. (10) (the aggregate shifted by (I/K) m^{t+1}); evaluated per layer with S = K - I of the round.")
+    note="Exact for eq. (10) (the aggregate shifted by (I/K) m^{t+1}); evaluated per layer with S = K - I of the round.",
+    tolerance=IDENTITY_TOL)
 
 THM2_MAIN_EXPR = I * P / K * ((K + S) / K * m_t1**2 - 2 * m_t / m_t1**2)
 THM2_APPENDIX_EXPR = I * P / K * (m_t1**2 * (2 - I / K) - 2 * m_t1 * m_t)
@@ -130,14 +132,16 @@ THM2_MAIN = ExactIdentity(
     lhs="D_FA^2 - D_FS^2", expr=THM2_MAIN_EXPR,
     conditions=(Condition("S_is_K_minus_I", sp.Eq(S, K - I), f"{SEED}, Sec. IV-A"),),
     note="As printed: LaTeX '2\\frac{m^{t}}{(m^{t+1})^{2}}'. It differs from the appendix's eq. (30) "
-         "(2 m^{t+1} m^t): see fedshift.thm2.appendix. Undefined at m^{t+1} = 0.")
+         "(2 m^{t+1} m^t): see fedshift.thm2.appendix. Undefined at m^{t+1} = 0.",
+    tolerance=IDENTITY_TOL)
 THM2_APPENDIX = ExactIdentity(
     id="fedshift.thm2.appendix", paper=PAPER, title="Theorem 2 as derived in Appendix B (eqs. 29-30)",
     source=f"{SEED}, App. B-A, eqs. (25)-(30)", symbols=S_,
     lhs_text="D_FA^2 - D_FS^2", rhs_text="(IP/K)((m^{t+1})^2 (2 - I/K) - 2 m^{t+1} m^t)",
     lhs="D_FA^2 - D_FS^2", expr=THM2_APPENDIX_EXPR,
     note="Eq. (30); eq. (29) is the same before collecting terms (checked symbolically). Re-derived: "
-         "D_FS^2 = ||a - (I/K) m^{t+1} 1||^2 with a = w^{t+1} - w^t and 1'a = P (m^{t+1} - m^t), per layer.")
+         "D_FS^2 = ||a - (I/K) m^{t+1} 1||^2 with a = w^{t+1} - w^t and 1'a = P (m^{t+1} - m^t), per layer.",
+    tolerance=IDENTITY_TOL)
 
 COND31_MARGIN = (K + S) / (2 * K) - m_t / m_t1
 
