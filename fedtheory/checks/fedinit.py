@@ -413,7 +413,7 @@ def _order_vs():
     like T (S = T), and each term's growth exponent in S alone (sympy, cached)."""
     import sympy as sp
 
-    from ..theory.rates import _expand_sum, growth
+    from ..theory.rates import expand_sum, growth
     from .base import cached_symbolic
 
     rec = fedinit_records.THM6_COMPOSED_REDERIVED
@@ -424,7 +424,7 @@ def _order_vs():
 
     def leading(e, track):
         """The growth (T power, log power, exponents) of the fastest-growing additive term as T grows."""
-        gs = [growth(t, fedinit_records.T, track) for t in sp.Add.make_args(_expand_sum(e))]
+        gs = [growth(t, fedinit_records.T, track) for t in sp.Add.make_args(expand_sum(e))]
         best = gs[0]
         for g in gs[1:]:
             d = sp.simplify(g.t_power - best.t_power)

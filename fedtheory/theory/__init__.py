@@ -11,7 +11,7 @@ from __future__ import annotations
 from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Record, StatedOrder,
                    SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import ASSUMPTIONS, register_assumption
-from .rates import RateReport, TermGrowth, check_order, growth
+from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
 
 def papers() -> list[str]:
@@ -20,5 +20,5 @@ def papers() -> list[str]:
 
 
 __all__ = ["ASSUMPTIONS", "Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
-           "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "get", "papers", "register",
+           "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]

@@ -48,7 +48,7 @@ class RateReport:
                 "stated_terms": [t.as_dict() for t in self.stated_terms], "detail": self.detail}
 
 
-def _expand_sum(e: sp.Expr) -> sp.Expr:
+def expand_sum(e: sp.Expr) -> sp.Expr:
     """Distribute products over sums, but keep logs and powers whole (log(NKT) stays one factor)."""
     return sp.expand(e, log=False, power_base=False, power_exp=False, multinomial=True, mul=True)
 
@@ -93,9 +93,9 @@ def check_order(explicit: sp.Expr, order: StatedOrder, constants: Sequence[sp.Sy
     var = order.variable
     track = tuple(track) or tuple(order.track)
     e = explicit.subs(dict(order.substitute)).subs(dict(order.choice))
-    e = _expand_sum(e)
+    e = expand_sum(e)
     bound_terms = [growth(t, var, track) for t in sp.Add.make_args(e) if t.free_symbols]
-    stated = [growth(t, var, track) for t in sp.Add.make_args(_expand_sum(order.expr))]
+    stated = [growth(t, var, track) for t in sp.Add.make_args(expand_sum(order.expr))]
     undecided = False
     for bt in bound_terms:
         for st in stated:
