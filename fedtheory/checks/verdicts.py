@@ -64,6 +64,12 @@ def round_series(lhs: np.ndarray, rhs: np.ndarray, max_points: int = SERIES_POIN
             "bound": [_sig(v) for v in b], "x_label": "round t", "runs": int(runs)}
 
 
+def _bound_labels(bound: Bound) -> dict[str, str]:
+    """What a report labels a bound's figure with: the record's title and its left side's name."""
+    return {k: v for k, v in (("title", bound.title), ("lhs", bound.lhs), ("lhs_description", bound.lhs_description))
+            if v}
+
+
 def assess_bound(
     bound: Bound,
     candidates: Sequence[Mapping[str, Any]],
@@ -125,7 +131,7 @@ def assess_bound(
         return CheckResult(cid, bound.paper, "bound", "not_applicable", conditions_failed=fewest or ["no candidate values"],
                            problem=problem, params={**base_params, **scalar_params(vals)}, source=bound.source,
                            detail=("conditions exclude every tested setting: " + "; ".join(fewest or [])) +
-                                  (f". {detail}" if detail else ""))
+                                  (f". {detail}" if detail else ""), extra=_bound_labels(bound))
     _, vals, payload = best
     vacuous = False
     if per_round:
@@ -148,8 +154,9 @@ def assess_bound(
                                                        f"{trivial_bound:.4g} of its left side")
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
-                       source=bound.source, detail=detail, extra={k: v for k, v in info.items()
-                                                                   if k not in ("measured", "bound", "ratio")},
+                       source=bound.source, detail=detail, extra={**{k: v for k, v in info.items()
+                                                                      if k not in ("measured", "bound", "ratio")},
+                                                                   **_bound_labels(bound)},
                        vacuous=vacuous, trivial_bound=trivial_bound, self_check=self_check,
                        family_size=info.get("family_size"),
                        seeds=info.get("runs"), quote=bound.quote)
