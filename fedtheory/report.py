@@ -126,13 +126,20 @@ class _Figures:
     def _plain_log_ticks(fig) -> None:
         """Log-axis tick labels as plain text ('1e-05', '0.01'): matplotlib's default mathtext labels are most
         of the drawing time and each becomes a path in the SVG."""
-        from matplotlib.ticker import LogFormatter, ScalarFormatter
+        from matplotlib.ticker import LogFormatter, NullFormatter, ScalarFormatter
+
+        class Plain(LogFormatter):
+            def __call__(self, x, pos=None):
+                return f"{x:g}" if super().__call__(x, pos) else ""
 
         for ax in fig.axes:
             for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
-                if scale in ("log", "symlog"):
-                    axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
-                    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+                if scale == "log":
+                    axis.set_major_formatter(Plain(labelOnlyBase=False))
+                    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+                elif scale == "symlog":  # ticks are set by the figure; plain labels, no minor labels
+                    axis.set_major_formatter(Plain(labelOnlyBase=False))
+                    axis.set_minor_formatter(NullFormatter())
                 elif isinstance(axis.get_major_formatter(), ScalarFormatter):
                     axis.get_major_formatter().set_useMathText(False)
 
@@ -167,7 +174,7 @@ def _log_ok(vals: Sequence[float | None]) -> bool:
 
 def _title(ax, r: Mapping[str, Any], what: str) -> None:
     prob = r.get("problem") or "-"
-    ax.set_title(_short(f"{r['id']}: {what}", 80) + "\n" + _short(f"on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""), 90),
+    ax.set_title(_short(f"{r['id']}: {what}", 62) + "\n" + _short(f"on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""), 62),
                  loc="left")
 
 
@@ -256,14 +263,27 @@ def parse_condition(text: str) -> dict[str, Any] | None:
             "actual": float(mt.group("a")), "required": float(mt.group("b"))}
 
 
+def _symlog_ticks(vals: Sequence[float], lin: float, most: int = 7) -> list[float]:
+    """At most ``most`` ticks of a symmetric-log axis over ``vals`` (with signs): 0 and powers of ten."""
+    pos = [v for v in vals if v > 0]
+    k0 = math.floor(math.log10(lin))
+    k1 = math.ceil(math.log10(max(abs(v) for v in vals))) if vals else k0
+    step = max(1, math.ceil((k1 - k0 + 1) / max(1, most // 2)))
+    ks = list(range(k1, k0 - 1, -step))[::-1]
+    ticks = [10.0 ** k for k in ks]
+    return sorted({0.0, *ticks, *[-t for t in ticks]}) if len(pos) < len(vals) else sorted({0.0, *ticks})
+
+
 def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
     conds = [c for c in (parse_condition(t) for t in r.get("conditions_failed") or []) if c]
     if not conds:
         return None
     fig, ax = F.new(7.0, 1.3 + 0.4 * len(conds), left=2.2)
     ys = list(range(len(conds)))[::-1]
-    vals = [abs(v) for c in conds for v in (c["actual"], c["required"]) if math.isfinite(v) and v != 0]
+    raw = [v for c in conds for v in (c["actual"], c["required"]) if math.isfinite(v)]
+    vals = [abs(v) for v in raw if v != 0]
     lin = min(vals) if vals else 1.0
+    vals = [v for v in raw if v != 0] or [1.0]
     for y, c in zip(ys, conds):
         a, q = c["actual"], c["required"]
         ax.plot([q, a], [y, y], "-", color="#bbb", lw=3, solid_capstyle="butt", zorder=1)
@@ -273,6 +293,7 @@ def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
                     ha="center", color="#c62828")
     ax.set_yticks(ys, [_short(c["name"], 34) for c in conds])
     ax.set_xscale("symlog", linthresh=lin)
+    ax.set_xticks(_symlog_ticks(vals, lin))
     ax.set_xlabel("value of the condition's two sides (symmetric log)")
     ax.set_ylim(-0.7, len(conds) - 0.3)
     _title(ax, r, "failing conditions, required vs actual")
