@@ -174,7 +174,7 @@ def _log_ok(vals: Sequence[float | None]) -> bool:
 
 def _title(ax, r: Mapping[str, Any], what: str) -> None:
     prob = r.get("problem") or "-"
-    ax.set_title(_short(f"{r['id']}: {what}", 62) + "\n" + _short(f"on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""), 62),
+    ax.set_title(_short(f"{r['id']}: {what}", 54) + "\n" + _short(f"on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""), 56),
                  loc="left")
 
 
@@ -309,6 +309,23 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
     if not series or len(x) < 2:
         return None
     fig, ax = F.new()
+    # 'k_se' is drawn as the error bar of 'k'; a 0/1 series (e.g. diverged) goes on its own right-hand axis
+    for k in list(series):
+        if k.endswith("_se") and k[:-3] in series and "se" not in series[k[:-3]]:
+            series[k[:-3]] = dict(series[k[:-3]], se=series.pop(k)["y"])
+    flags = {k: v for k, v in series.items() if {_num(t) for t in v["y"]} <= {0.0, 1.0, None}}
+    series = {k: v for k, v in series.items() if k not in flags}
+    if flags:
+        fig.subplots_adjust(right=1 - 0.6 / fig.get_figwidth())
+        ax_f = ax.twinx()
+        for j, (k, v) in enumerate(flags.items()):
+            pts = [(xi, _num(t)) for xi, t in zip(x, v["y"]) if xi is not None and _num(t) is not None]
+            if pts:
+                ax_f.step(*zip(*pts), where="mid", color="#9e9e9e", lw=1, ls=(0, (2, 2 + j)), label=f"{k} (0/1, right)")
+        ax_f.set_ylim(-0.05, 1.6)
+        ax_f.set_yticks([0, 1])
+        ax_f.set_ylabel("flag (0/1)")
+        ax_f.legend(frameon=False, loc="upper right", fontsize=7)
     allv = []
     for i, (k, v) in enumerate(series.items()):
         y = [_num(t) for t in v["y"]]
@@ -322,9 +339,12 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
                     ms=3.5, lw=1.2, capsize=2, label=k + (" (\u00b1 2 SE)" if any(ss) else ""), color=f"C{i}")
     if _log_ok(allv) and max(allv) / min(allv) > 100:
         ax.set_yscale("log")
+    elif allv and min(allv) >= 0 and max(allv) > 0 and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3:
+        ax.set_yscale("symlog", linthresh=min(a for a in allv if a > 0))  # zeros and a wide range
+        ax.set_yticks(_symlog_ticks(allv, min(a for a in allv if a > 0)))
     xl = ms.get("x_label", "index")
     ax.set_xlabel(xl if xl != "index" else "index (round or point, as measured)")
-    ax.set_ylabel("measured value")
+    ax.set_ylabel("measured value" + (" (symmetric log)" if ax.get_yscale() == "symlog" else " (log)" if ax.get_yscale() == "log" else ""))
     ax.legend(frameon=False, loc="best")
     _title(ax, r, "measured under the claim")
     return F.svg(fig)
