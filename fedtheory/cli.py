@@ -1,4 +1,4 @@
-"""``fedtheory`` command line: list | explain | check | train | new-paper.
+"""``fedtheory`` command line: list | explain | check | report | train | new-paper.
 
 Exit codes: 0 every check ran and nothing was violated, refuted or inconsistent; 1 findings (or a
 check crashed); 2 bad usage or input.
@@ -21,7 +21,7 @@ from ._validation import FedTheoryError, ParameterError
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fedtheory", description="Check federated-learning theorems against measurement.")
     p.add_argument("--version", action="version", version=f"fedtheory {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,train,new-paper,worst}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,report,worst,train,new-paper}")
     plug = argparse.ArgumentParser(add_help=False)
     plug.add_argument("--plugin", action="append", default=[], metavar="PATH_OR_MODULE",
                       help="load a paper plug-in (a .py file, a package directory or a module name; repeatable). "
@@ -52,6 +52,15 @@ def _parser() -> argparse.ArgumentParser:
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
     ck.add_argument("-v", "--verbose", action="store_true", help="print every row's note (also for rows that hold)")
+    ck.add_argument("--report", metavar="FILE", help="also write the self-contained HTML report to FILE "
+                    "(see `fedtheory report`)")
+
+    rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file",
+                        description="Draw one static, self-contained HTML page from a results file of `fedtheory check "
+                                    "--out`: per-paper summaries, a sortable verdict table, measured vs bound figures, "
+                                    "tightness, failing conditions, claims and rates, each with its reproducing command.")
+    rp.add_argument("results", metavar="RESULTS.json", help="a results file written by `fedtheory check --out`")
+    rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html)")
 
     npp = sub.add_parser("new-paper", help="write a skeleton paper plug-in (records, checks, a test) to start from",
                          description="Write a skeleton plug-in package NAME/ (records, checks, a pytest file and a "
@@ -161,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_explain(args)
         if args.command == "check":
             return _cmd_check(args)
+        if args.command == "report":
+            return _cmd_report(args)
         if args.command == "train":
             return _cmd_train(args)
         if args.command == "new-paper":
@@ -438,6 +449,10 @@ def _cmd_check(args) -> int:
                               seed=args.seed, plugins=args.plugin, elapsed_s=round(elapsed, 2))
     if args.out:
         write_json(args.out, payload)
+    if args.report:
+        from .report import write_report
+
+        write_report(payload, args.report)
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -447,11 +462,22 @@ def _cmd_check(args) -> int:
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))
         if args.out:
             print(f"JSON records written to {args.out}")
+        if args.report:
+            print(f"HTML report written to {args.report}")
     if unusable:  # the valid runs were checked; the unusable ones are bad input
         print("fedtheory: error: unusable run directories under --runs (the others were checked):\n  "
               + "\n  ".join(unusable), file=sys.stderr)
         return 2
     return code
+
+
+def _cmd_report(args) -> int:
+    from .report import write_report
+
+    t0 = time.perf_counter()
+    path = write_report(args.results, args.out)
+    print(f"HTML report written to {path} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
+    return 0
 
 
 def _print_table(header, rows, wrap_last: bool = False) -> None:

@@ -1,0 +1,592 @@
+"""``fedtheory report``: one self-contained HTML page per check run, drawn from the results file alone.
+
+The page (inline CSS, inline SVG figures drawn by matplotlib, one small inline script for sorting and filtering
+the verdict table; no network, no external file, no JavaScript framework) holds:
+
+* per paper: the verdict counts and the headline findings (the ones the exit code counts, and the ones not
+  counted with their scope), and a tightness chart (bound / measured per bound row, log scale, 1 marked);
+* a sortable, filterable verdict table of every record, each row linked to its section;
+* one section per record: verdict, problem, setting, source (seed file and equation), the quote it tests, the
+  detail, the command that reproduces it, and its figure:
+
+  - a per-round bound: measured (mean +- SE over runs) against the bound over rounds, log axes
+    (``extra['series']``, stored by ``assess_bound``);
+  - a scalar bound swept over a parameter (rows sharing id, problem and setting): measured and bound
+    against the swept parameter (beta, eta, E, ... read from ``params``);
+  - ``not_applicable``: each failing condition as "required vs actual";
+  - a claim: its measured curve(s) (``extra['measurements']``, stored by ``claim_result``) under the claimed
+    statement;
+  - a measured rate: the measurement against the horizon with the fitted and the stated exponent, and the
+    fitted exponent's 95% interval against the stated one.
+
+Why Jinja2: the page is mostly markup with loops over papers and records; an autoescaping template keeps every
+string from the results file (details, quotes, conditions with ``<`` and ``&``) escaped without hand-written
+escaping at each of ~40 interpolation points, and keeps the markup readable in one file
+(``fedtheory/templates/report.html.j2``). It costs no install: torch, a dependency already, requires it.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import shlex
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+__all__ = ["write_report", "render_report", "VERDICT_COLORS"]
+
+VERDICT_COLORS = {"holds": "#2e7d32", "claim_supported": "#2e7d32", "rate_consistent": "#2e7d32",
+                  "violated": "#c62828", "claim_refuted": "#c62828", "rate_inconsistent": "#c62828",
+                  "error": "#6a1b9a", "inconclusive": "#ef8f00", "not_applicable": "#757575"}
+_SWEEP_KEYS = ("beta", "eta", "E", "K", "T", "rho", "alpha", "bits", "c", "gamma", "lam", "tau")
+_COND_RE = re.compile(r"^(?:(?P<name>[\w.]+):\s*)?(?P<rel>.*?)\s*\((?P<a>[-+]?[\d.]+(?:e[-+]?\d+)?|[-+]?inf|nan) vs "
+                      r"(?P<b>[-+]?[\d.]+(?:e[-+]?\d+)?|[-+]?inf|nan)\)\s*$", re.I)
+
+
+# ------------------------------------------------------------------------------------ small helpers
+
+
+def _num(x: Any) -> float | None:
+    """A finite float, or None (JSON strings 'inf'/'nan', None, non-numbers)."""
+    if isinstance(x, bool) or x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_fmt(v) for v in x[:6]) + (", ..." if len(x) > 6 else "") + "]"
+    v = _num(x)
+    return f"{v:.3g}" if v is not None else str(x)
+
+
+def _setting(r: Mapping[str, Any]) -> str:
+    p = r.get("params") or {}
+    parts = [str(p["setting"])] if p.get("setting") is not None else []
+    for k in ("beta", "eta", "rho", "alpha", "bits", "topology", "E", "K"):
+        if k in p and p[k] is not None and not isinstance(p[k], (list, dict)):
+            parts.append(f"{k}={_fmt(p[k])}")
+    return " ".join(parts)
+
+
+def _marks(r: Mapping[str, Any]) -> list[str]:
+    m = []
+    if r.get("vacuous"):
+        m.append("vacuous")
+    if r.get("self_check"):
+        m.append("self-check")
+    if r.get("scope", "inside") != "inside":
+        m.append(r["scope"])
+    return m
+
+
+def _short(s: str, n: int) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "\u2026"
+
+
+# ------------------------------------------------------------------------------------ figures
+
+
+class _Figures:
+    """matplotlib figures to inline SVG: text kept as text (small, searchable), ids made unique per figure,
+    no metadata, deterministic output."""
+
+    def __init__(self):
+        import matplotlib
+
+        self._rc = {"svg.fonttype": "none", "svg.hashsalt": "fedtheory", "font.size": 8.5, "axes.titlesize": 9,
+                    "axes.labelsize": 8.5, "legend.fontsize": 7.5, "xtick.labelsize": 7.5, "ytick.labelsize": 7.5,
+                    "font.family": "DejaVu Sans", "axes.spines.top": False, "axes.spines.right": False}
+        self._mpl = matplotlib
+        self.count = 0
+
+    def new(self, w: float = 5.6, h: float = 3.0, ncols: int = 1, width_ratios=None, left: float = 0.75):
+        from matplotlib.figure import Figure
+
+        with self._mpl.rc_context(self._rc):
+            fig = Figure(figsize=(w, h))
+            axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": width_ratios} if width_ratios else None)
+        # fixed margins (in inches) instead of bbox_inches='tight', which draws every figure twice
+        fig.subplots_adjust(left=left / w, right=1 - 0.15 / w, top=1 - 0.52 / h, bottom=0.48 / h,
+                            wspace=0.35 if ncols > 1 else None)
+        return fig, axes
+
+    @staticmethod
+    def _plain_log_ticks(fig) -> None:
+        """Log-axis tick labels as plain text ('1e-05', '0.01'): matplotlib's default mathtext labels are most
+        of the drawing time and each becomes a path in the SVG."""
+        from matplotlib.ticker import LogFormatter, NullFormatter, ScalarFormatter
+
+        class Plain(LogFormatter):
+            def __call__(self, x, pos=None):
+                return f"{x:g}" if super().__call__(x, pos) else ""
+
+        for ax in fig.axes:
+            for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+                if scale == "log":
+                    axis.set_major_formatter(Plain(labelOnlyBase=False))
+                    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+                elif scale == "symlog":  # ticks are set by the figure; plain labels, no minor labels
+                    axis.set_major_formatter(Plain(labelOnlyBase=False))
+                    axis.set_minor_formatter(NullFormatter())
+                elif isinstance(axis.get_major_formatter(), ScalarFormatter):
+                    axis.get_major_formatter().set_useMathText(False)
+
+    def svg(self, fig) -> str:
+        buf = io.StringIO()
+        self._plain_log_ticks(fig)
+        with self._mpl.rc_context(self._rc):
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        self.count += 1
+        s = buf.getvalue()
+        s = s[s.index("<svg"):]
+        s = re.sub(r"<metadata>.*?</metadata>\s*", "", s, flags=re.S)
+        prefix = f"f{self.count}-"
+        s = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', s)
+        s = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", s)
+        s = re.sub(r'xlink:href="#([^"]+)"', lambda m: f'xlink:href="#{prefix}{m.group(1)}"', s)
+        s = re.sub(r'href="#([^"]+)"', lambda m: m.group(0) if m.group(1).startswith(prefix) else
+                   f'href="#{prefix}{m.group(1)}"', s)
+        # coordinates to 2 decimals (1/100 pt): attribute values only, never the text of labels
+        s = re.sub(r'(\s(?:d|x|y|x1|x2|y1|y2|width|height|transform|points|style)=")([^"]*)"',
+                   lambda m: m.group(1) + re.sub(r"(\d+\.\d\d)\d+", r"\1", m.group(2)) + '"', s)
+        s = re.sub(r'<svg ([^>]*?)width="([\d.]+)pt" height="([\d.]+)pt"',
+                   lambda m: f'<svg {m.group(1)}width="{m.group(2)}pt" height="{m.group(3)}pt" class="fig" role="img"',
+                   s, count=1)
+        return s
+
+
+def _log_ok(vals: Sequence[float | None]) -> bool:
+    v = [x for x in vals if x is not None]
+    return bool(v) and all(x > 0 for x in v)
+
+
+def _title(ax, r: Mapping[str, Any], what: str) -> None:
+    prob = r.get("problem") or "-"
+    ax.set_title(_short(f"{r['id']}: {what}", 54) + "\n" + _short(f"on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""), 56),
+                 loc="left")
+
+
+def _fig_round_series(F: _Figures, r: Mapping[str, Any]) -> str | None:
+    s = (r.get("extra") or {}).get("series")
+    if not s or not s.get("x"):
+        return None
+    x = s["x"]
+    m = [_num(v) for v in s.get("measured", [])]
+    b = [_num(v) for v in s.get("bound", [])]
+    se = [_num(v) or 0.0 for v in s.get("measured_se", [0.0] * len(x))]
+    fig, ax = F.new()
+    color = VERDICT_COLORS.get(r["verdict"], "#333")
+    pts = [(xi, mi, si) for xi, mi, si in zip(x, m, se) if mi is not None]
+    if pts:
+        xs, ms, ss = zip(*pts)
+        ax.plot(xs, ms, "-", color="#1565c0", lw=1.4, label=f"measured (mean of {s.get('runs', '?')} runs)")
+        lo = [max(mi - 2 * si, mi * 1e-3) if mi > 0 else mi - 2 * si for mi, si in zip(ms, ss)]
+        ax.fill_between(xs, lo, [mi + 2 * si for mi, si in zip(ms, ss)], color="#1565c0", alpha=0.18, lw=0,
+                        label="\u00b1 2 SE")
+    bp = [(xi, bi) for xi, bi in zip(x, b) if bi is not None]
+    if bp:
+        ax.plot(*zip(*bp), "--", color="#e65100", lw=1.4, label="bound (right side)")
+    tr = (r.get("extra") or {}).get("tightest_round")
+    if isinstance(tr, int):
+        ax.axvline(tr + 1, color=color, lw=0.8, ls=":", label=f"tightest round ({tr + 1})")
+    ax.set_xscale("log")
+    if _log_ok(m + b):
+        ax.set_yscale("log")
+    ax.set_xlabel(s.get("x_label", "round t") + " (rounds, log)")
+    lhs = (r.get("extra") or {}).get("lhs") or "left side"
+    ax.set_ylabel(_short(lhs, 40) + " (problem units" + (", log)" if _log_ok(m + b) else ")"))
+    _title(ax, r, "measured vs bound over rounds")
+    ax.legend(frameon=False, loc="best")
+    return F.svg(fig)
+
+
+def _sweep_key(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    def varies(k):
+        vals = {(_num((q.get("params") or {}).get(k))) for q in rows}
+        return None not in vals and len(vals) > 1
+
+    for k in _SWEEP_KEYS:
+        if varies(k):
+            return k
+    keys = sorted({k for q in rows for k in (q.get("params") or {})})
+    return next((k for k in keys if varies(k)), None)
+
+
+def _fig_sweep(F: _Figures, rows: Sequence[Mapping[str, Any]], key: str) -> str:
+    rows = sorted(rows, key=lambda q: _num(q["params"][key]))
+    x = [_num(q["params"][key]) for q in rows]
+    m = [_num(q.get("measured")) for q in rows]
+    b = [_num(q.get("bound")) for q in rows]
+    fig, ax = F.new()
+    ax.plot([xi for xi, mi in zip(x, m) if mi is not None], [mi for mi in m if mi is not None], "o-", color="#1565c0",
+            lw=1.4, label="measured (mean over runs)")
+    ax.plot([xi for xi, bi in zip(x, b) if bi is not None], [bi for bi in b if bi is not None], "s--", color="#e65100",
+            lw=1.4, label="bound")
+    for xi, q in zip(x, rows):
+        if q["verdict"] not in ("holds",):
+            ax.annotate(q["verdict"], (xi, _num(q.get("measured")) or _num(q.get("bound")) or 1.0), fontsize=7,
+                        color=VERDICT_COLORS.get(q["verdict"], "#333"), xytext=(3, 6), textcoords="offset points")
+    if _log_ok(x) and max(x) / min(x) >= 5:
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{key} (swept parameter, log)")
+    else:
+        ax.set_xlabel(f"{key} (swept parameter)")
+    if _log_ok(m + b):
+        ax.set_yscale("log")
+    lhs = (rows[0].get("extra") or {}).get("lhs") or "left side"
+    ax.set_ylabel(_short(lhs, 40) + " (problem units" + (", log)" if _log_ok(m + b) else ")"))
+    r0 = dict(rows[0], params={k: v for k, v in rows[0]["params"].items() if k != key})
+    _title(ax, r0, f"measured vs bound over {key}")
+    ax.legend(frameon=False, loc="best")
+    return F.svg(fig)
+
+
+def parse_condition(text: str) -> dict[str, Any] | None:
+    """'name: relation (left vs right)' -> {'name', 'relation', 'actual', 'required'}; None when the text has no
+    numbers (e.g. a structural premise)."""
+    mt = _COND_RE.match(text.strip())
+    if not mt:
+        return None
+    return {"name": mt.group("name") or mt.group("rel")[:30], "relation": mt.group("rel"),
+            "actual": float(mt.group("a")), "required": float(mt.group("b"))}
+
+
+def _symlog_ticks(vals: Sequence[float], lin: float, most: int = 7) -> list[float]:
+    """At most ``most`` ticks of a symmetric-log axis over ``vals`` (with signs): 0 and powers of ten."""
+    pos = [v for v in vals if v > 0]
+    k0 = math.floor(math.log10(lin))
+    k1 = math.ceil(math.log10(max(abs(v) for v in vals))) if vals else k0
+    step = max(1, math.ceil((k1 - k0 + 1) / max(1, most // 2)))
+    ks = list(range(k1, k0 - 1, -step))[::-1]
+    ticks = [10.0 ** k for k in ks]
+    return sorted({0.0, *ticks, *[-t for t in ticks]}) if len(pos) < len(vals) else sorted({0.0, *ticks})
+
+
+def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
+    conds = [c for c in (parse_condition(t) for t in r.get("conditions_failed") or []) if c]
+    if not conds:
+        return None
+    fig, ax = F.new(7.0, 1.3 + 0.4 * len(conds), left=2.2)
+    ys = list(range(len(conds)))[::-1]
+    raw = [v for c in conds for v in (c["actual"], c["required"]) if math.isfinite(v)]
+    vals = [abs(v) for v in raw if v != 0]
+    lin = min(vals) if vals else 1.0
+    vals = [v for v in raw if v != 0] or [1.0]
+    for y, c in zip(ys, conds):
+        a, q = c["actual"], c["required"]
+        ax.plot([q, a], [y, y], "-", color="#bbb", lw=3, solid_capstyle="butt", zorder=1)
+        ax.plot([q], [y], "|", color="#2e7d32", ms=14, mew=2.2, zorder=2, label="required (limit)" if y == ys[0] else None)
+        ax.plot([a], [y], "o", color="#c62828", ms=6, zorder=3, label="actual (this run)" if y == ys[0] else None)
+        ax.annotate(f"{_fmt(a)} vs {_fmt(q)}", (a, y), xytext=(0, 7), textcoords="offset points", fontsize=7,
+                    ha="center", color="#c62828")
+    ax.set_yticks(ys, [_short(c["name"], 34) for c in conds])
+    ax.set_xscale("symlog", linthresh=lin)
+    ax.set_xticks(_symlog_ticks(vals, lin))
+    ax.set_xlabel("value of the condition's two sides (symmetric log)")
+    ax.set_ylim(-0.7, len(conds) - 0.3)
+    _title(ax, r, "failing conditions, required vs actual")
+    ax.legend(frameon=False, loc="best", fontsize=7)
+    return F.svg(fig)
+
+
+def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
+    ms = (r.get("extra") or {}).get("measurements") or {}
+    series = ms.get("series") or {}
+    x = ms.get("x") or []
+    series = {k: v for k, v in series.items() if any(_num(t) is not None for t in v.get("y", []))}
+    if not series or len(x) < 2:
+        return None
+    fig, ax = F.new()
+    # 'k_se' is drawn as the error bar of 'k'; a 0/1 series (e.g. diverged) goes on its own right-hand axis
+    for k in list(series):
+        if k.endswith("_se") and k[:-3] in series and "se" not in series[k[:-3]]:
+            series[k[:-3]] = dict(series[k[:-3]], se=series.pop(k)["y"])
+    flags = {k: v for k, v in series.items() if {_num(t) for t in v["y"]} <= {0.0, 1.0, None}}
+    series = {k: v for k, v in series.items() if k not in flags}
+    if flags:
+        fig.subplots_adjust(right=1 - 0.6 / fig.get_figwidth())
+        ax_f = ax.twinx()
+        for j, (k, v) in enumerate(flags.items()):
+            pts = [(xi, _num(t)) for xi, t in zip(x, v["y"]) if xi is not None and _num(t) is not None]
+            if pts:
+                ax_f.step(*zip(*pts), where="mid", color="#9e9e9e", lw=1, ls=(0, (2, 2 + j)), label=f"{k} (0/1, right)")
+        ax_f.set_ylim(-0.05, 1.6)
+        ax_f.set_yticks([0, 1])
+        ax_f.set_ylabel("flag (0/1)")
+        ax_f.legend(frameon=False, loc="upper right", fontsize=7)
+    allv = []
+    for i, (k, v) in enumerate(series.items()):
+        y = [_num(t) for t in v["y"]]
+        pts = [(xi, yi, _num(si) or 0.0) for xi, yi, si in zip(x, y, v.get("se") or [0.0] * len(y))
+               if yi is not None and xi is not None]
+        if not pts:
+            continue
+        xs, ys_, ss = zip(*pts)
+        allv += list(ys_)
+        ax.errorbar(xs, ys_, yerr=[2 * s for s in ss] if any(ss) else None, fmt="o-" if len(xs) < 25 else "-",
+                    ms=3.5, lw=1.2, capsize=2, label=k + (" (\u00b1 2 SE)" if any(ss) else ""), color=f"C{i}")
+    if _log_ok(allv) and max(allv) / min(allv) > 100:
+        ax.set_yscale("log")
+    elif allv and min(allv) >= 0 and max(allv) > 0 and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3:
+        ax.set_yscale("symlog", linthresh=min(a for a in allv if a > 0))  # zeros and a wide range
+        ax.set_yticks(_symlog_ticks(allv, min(a for a in allv if a > 0)))
+    xl = ms.get("x_label", "index")
+    ax.set_xlabel(xl if xl != "index" else "index (round or point, as measured)")
+    ax.set_ylabel("measured value" + (" (symmetric log)" if ax.get_yscale() == "symlog" else " (log)" if ax.get_yscale() == "log" else ""))
+    ax.legend(frameon=False, loc="best")
+    _title(ax, r, "measured under the claim")
+    return F.svg(fig)
+
+
+def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
+    ex = r.get("extra") or {}
+    slope, stated = _num(r.get("measured")), _num(r.get("bound"))
+    ci = [(_num(v)) for v in (ex.get("ci") or [])]
+    if slope is None:
+        return None
+    grid = (r.get("params") or {}).get("T_grid") or []
+    vals = [_num(v) for v in ex.get("values") or []]
+    have_curve = len(grid) == len(vals) and len(vals) >= 2 and _log_ok(vals) and _log_ok(grid)
+    if have_curve:
+        fig, (ax, ax2) = F.new(6.4, 2.8, ncols=2, width_ratios=[2.2, 1])
+        ax.loglog(grid, vals, "o-", color="#1565c0", label="measured")
+        g0 = math.exp(sum(math.log(g) for g in grid) / len(grid))
+        v0 = math.exp(sum(math.log(v) for v in vals) / len(vals))
+        ax.loglog(grid, [v0 * (g / g0) ** slope for g in grid], "-", color="#1565c0", alpha=0.45, lw=3,
+                  label=f"fit T^{slope:.3g}")
+        if stated is not None:
+            ax.loglog(grid, [v0 * (g / g0) ** stated for g in grid], "--", color="#e65100", label=f"stated T^{stated:.3g}")
+        ax.set_xlabel("horizon T (rounds, log)")
+        ax.set_ylabel("measured quantity (log)")
+        ax.legend(frameon=False)
+        _title(ax, r, "measured rate")
+    else:
+        fig, ax2 = F.new(5.6, 1.8)
+        _title(ax2, r, "fitted exponent")
+    color = VERDICT_COLORS.get(r["verdict"], "#333")
+    if len(ci) == 2 and None not in ci:
+        ax2.errorbar([slope], [0], xerr=[[slope - ci[0]], [ci[1] - slope]], fmt="o", color=color, capsize=4,
+                     label="fitted (95% CI)")
+    else:
+        ax2.plot([slope], [0], "o", color=color, label="fitted")
+    if stated is not None:
+        ax2.axvline(stated, color="#e65100", ls="--", label="stated")
+    ax2.set_yticks([])
+    ax2.set_xlabel("exponent of T")
+    lo = min([slope] + [c for c in ci if c is not None] + ([stated] if stated is not None else []))
+    hi = max([slope] + [c for c in ci if c is not None] + ([stated] if stated is not None else []))
+    pad = max(0.05, 0.2 * (hi - lo))
+    ax2.set_xlim(lo - pad, hi + pad)
+    ax2.legend(frameon=False, fontsize=6.5, loc="best")
+    return F.svg(fig)
+
+
+def _fig_tightness(F: _Figures, rows: Sequence[tuple[int, Mapping[str, Any]]], paper: str) -> str | None:
+    pts = []
+    for i, r in rows:
+        if r.get("kind") != "bound" or r.get("verdict") == "not_applicable":
+            continue
+        ratio = r.get("ratio")
+        v = _num(ratio)
+        if v is None and ratio not in ("inf", "Infinity"):
+            if r.get("verdict") != "violated":
+                continue
+        pts.append((i, r, v))
+    if not pts:
+        return None
+    fig, ax = F.new(8.5, 1.2 + 0.155 * len(pts), left=3.3)
+    finite = [v for _, _, v in pts if v is not None and v > 0]
+    lo = min(finite + [0.5]) / 2
+    hi = max(finite + [2.0]) * 2
+    for y, (i, r, v) in enumerate(pts[::-1]):
+        c = VERDICT_COLORS.get(r["verdict"], "#333")
+        if v is None or v <= 0:
+            ax.plot([lo], [y], "x", color=c, ms=6, mew=1.6)
+        else:
+            ax.plot([lo, v], [y, y], "-", color=c, lw=0.6, alpha=0.4)
+            ax.plot([v], [y], "o", color=c, ms=4.5, mfc="white" if r.get("vacuous") else c)
+    ax.axvline(1.0, color="#000", lw=1)
+    ax.text(1.0, len(pts) - 0.2, " 1: bound = measured", fontsize=7, va="bottom")
+    ax.set_xscale("log")
+    ax.set_xlim(lo / 1.5, hi)
+    ax.set_ylim(-0.8, len(pts) + 0.6)
+    labels = [_short(f"{r['id'].split('.', 1)[-1]} \u00b7 {r.get('problem') or '-'} \u00b7 {_setting(r)}", 62) for _, r, _ in pts[::-1]]
+    ax.set_yticks(range(len(pts)), labels, fontsize=6.5)
+    ax.set_xlabel("bound / measured (log; > 1: the bound holds with that much room; x: diverged or violated at 0;"
+                  " open: vacuous)", fontsize=7)
+    ax.set_title(f"{paper}: tightness of every compared bound ({len(pts)} rows)", loc="left")
+    return F.svg(fig)
+
+
+# ------------------------------------------------------------------------------------ the page
+
+
+def _check_ids() -> dict[str, str]:
+    """record / result id -> the check id that produces it (for the reproducing command); {} when the registry
+    cannot load."""
+    try:
+        from .checks.base import all_checks
+
+        specs = all_checks()
+    except Exception:  # noqa: BLE001 - the report draws from the results file; the registry only helps
+        return {}
+    out = {}
+    for s in specs.values():
+        for rec in s.records:
+            out.setdefault(rec, s.id)
+        out[s.id] = s.id
+    return out
+
+
+def _reproduce(r: Mapping[str, Any], meta: Mapping[str, Any], checks: Mapping[str, str]) -> str:
+    rid = r["id"]
+    cid = checks.get(rid)
+    if cid is None:  # the longest registered check id that prefixes the result id, else the id itself
+        cands = [c for c in checks if rid.startswith(c + ".")]
+        cid = max(cands, key=len) if cands else rid
+    cmd = ["fedtheory", "check", "--only", cid, "--seed", str(meta.get("seed", r.get("seed", 0)))]
+    if meta.get("profile", "quick") != "quick":
+        cmd += ["--profile", str(meta["profile"])]
+    for p in meta.get("plugins") or []:
+        cmd += ["--plugin", str(p)]
+    orig = list(meta.get("command") or [])
+    if "--runs" in orig and orig.index("--runs") + 1 < len(orig):
+        cmd += ["--runs", orig[orig.index("--runs") + 1]]
+    return shlex.join(cmd)
+
+
+def _load(payload_or_path: Any) -> dict[str, Any]:
+    if isinstance(payload_or_path, Mapping):
+        return dict(payload_or_path)
+    from ._validation import ParameterError
+
+    path = Path(payload_or_path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ParameterError("RESULTS", str(path), f"a readable results file from `fedtheory check --out` ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise ParameterError("RESULTS", str(path), "a results file from `fedtheory check --out` (a JSON object with "
+                             "'results')")
+    return data
+
+
+def render_report(payload: Mapping[str, Any]) -> str:
+    """The HTML page of a results payload (``fedtheory.checks.results_payload``) as a string."""
+    import jinja2
+
+    from dataclasses import MISSING, fields
+
+    from .checks.base import CheckResult
+
+    F = _Figures()
+    defaults = {f.name: (f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
+                         else None) for f in fields(CheckResult)}
+    results = [{**defaults, **r, "params": r.get("params") or {}, "extra": r.get("extra") or {}}
+               for r in payload.get("results") or []]
+    checks = _check_ids()
+    papers: "OrderedDict[str, list[tuple[int, dict]]]" = OrderedDict()
+    for i, r in enumerate(results):
+        papers.setdefault(str(r.get("paper", "-")), []).append((i, r))
+    # scalar bounds swept over a parameter: one figure per (id, problem, setting), shown at its first row
+    groups: "OrderedDict[tuple, list[tuple[int, dict]]]" = OrderedDict()
+    for i, r in enumerate(results):
+        if r.get("kind") == "bound" and not (r.get("extra") or {}).get("series") and r.get("verdict") != "not_applicable" \
+                and _num(r.get("measured")) is not None and _num(r.get("bound")) is not None:
+            groups.setdefault((r["id"], str(r.get("problem")), str((r.get("params") or {}).get("setting"))), []).append((i, r))
+    sweep_of: dict[int, dict] = {}
+    for key, rows in groups.items():
+        k = _sweep_key([r for _, r in rows]) if len(rows) > 1 else None
+        if k is None:
+            continue
+        svg = _fig_sweep(F, [r for _, r in rows], k)
+        first = rows[0][0]
+        for i, _ in rows:
+            sweep_of[i] = {"svg": svg if i == first else None, "first": first, "key": k, "n": len(rows)}
+    cards = []
+    for i, r in enumerate(results):
+        kind, verdict = r.get("kind"), r.get("verdict")
+        fig, fig_kind, see = None, None, None
+        if kind == "bound" and (r.get("extra") or {}).get("series"):
+            fig, fig_kind = _fig_round_series(F, r), "series"
+        elif i in sweep_of:
+            fig, fig_kind = sweep_of[i]["svg"], "sweep"
+            if fig is None:
+                see = sweep_of[i]["first"]
+        if fig is None and see is None and verdict == "not_applicable":
+            fig, fig_kind = _fig_conditions(F, r), "conditions"
+        if fig is None and see is None and kind == "claim":
+            fig, fig_kind = _fig_claim(F, r), "claim"
+        if fig is None and see is None and kind == "rate":
+            fig, fig_kind = _fig_rate(F, r), "rate"
+        conds = []
+        for t in r.get("conditions_failed") or []:
+            c = parse_condition(t)
+            conds.append({"text": t, **(c or {})})
+        ex = r.get("extra") or {}
+        cards.append({"i": i, "r": r, "setting": _setting(r), "marks": _marks(r), "fig": fig, "fig_kind": fig_kind,
+                      "see": see, "sweep": sweep_of.get(i), "conds": conds, "cmd": _reproduce(r, payload, checks),
+                      "explain": f"fedtheory explain {shlex.quote(r['id'])}", "color": VERDICT_COLORS.get(verdict, "#333"),
+                      "measured": _fmt(r.get("measured")), "bound": _fmt(r.get("bound")), "ratio": _fmt(r.get("ratio")),
+                      "statement": ex.get("statement", ""), "title": ex.get("title", ""),
+                      "measurement_scalars": (ex.get("measurements") or {}).get("scalars") or {},
+                      "decision_rule": ex.get("decision_rule") or {}})
+    findings = payload.get("findings") or {}
+    paper_blocks = []
+    for paper, rows in papers.items():
+        counts: dict[str, int] = {}
+        for _, r in rows:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        labels_of_paper = lambda labels: [x for x in labels if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]  # noqa: E731
+        heads = [{"key": k, "rows": v} for k, v in (findings.get("findings") or {}).items()
+                 if any(str(x).startswith(paper + ".") or str(x).startswith(paper + " ") for x in v)]
+        nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])} for k, v in (findings.get("not_counted") or {}).items()
+              if any(str(x).startswith(paper + ".") for x in v.get("rows", []))]
+        paper_blocks.append({"paper": paper, "n": len(rows), "counts": dict(sorted(counts.items())),
+                             "findings": heads, "not_counted": nc,
+                             "vacuous": labels_of_paper(findings.get("vacuous") or []),
+                             "loose": labels_of_paper(findings.get("loose") or []),
+                             "tightness": _fig_tightness(F, rows, paper),
+                             "cards": [cards[i] for i, _ in rows]})
+    env = jinja2.Environment(loader=jinja2.PackageLoader("fedtheory", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    tmpl = env.get_template("report.html.j2")
+    cmd = payload.get("command")
+    return tmpl.render(meta={"version": payload.get("fedtheory", "?"), "profile": payload.get("profile", "?"),
+                             "seed": payload.get("seed", "?"), "elapsed": payload.get("elapsed_s"),
+                             "command": shlex.join(map(str, cmd)) if isinstance(cmd, list) else (cmd or "-"),
+                             "exit_code": payload.get("exit_code"), "n": len(results),
+                             "summary": payload.get("summary") or {}, "n_findings": len(findings.get("findings") or {}),
+                             "figures": F.count},
+                       papers=paper_blocks, cards=cards, colors=VERDICT_COLORS,
+                       verdicts=sorted({r.get("verdict") for r in results}),
+                       kinds=sorted({r.get("kind") for r in results}))
+
+
+def write_report(payload_or_path: Any, out_path: str | Path) -> Path:
+    """Write the self-contained HTML report of a check run and return its path.
+
+    payload_or_path: a results payload (``fedtheory.checks.results_payload``, what ``fedtheory check --out``
+    writes) or the path of such a JSON file. out_path: the HTML file to write (atomically; folders created).
+    The page needs nothing else: figures are inline SVG, styles inline, no network, no external file.
+    A file that is not a results file is a ParameterError naming it.
+    """
+    from .checks.output import write_atomic
+
+    payload = _load(payload_or_path)
+    html = render_report(payload)
+    write_atomic(str(out_path), html)
+    return Path(out_path)
