@@ -55,8 +55,8 @@ def test_admissible_eta_meets_every_condition():
 
 @pytest.mark.parametrize("N, C", [(10, 10), (5, 10), (2, 20)])
 def test_admissible_eta_is_the_largest_step_the_records_allow(N, C):
-    """admissible_eta's closed form (kept in numpy so the simulated numbers keep their bits) agrees with the records
-    both ways: a step 1e-9 larger breaks one of the step conditions (evaluated from the records) or lambda_max >= 1/2."""
+    """admissible_eta (lambdified from the records) is the largest step they allow: a step 1e-9 larger breaks one of
+    the step conditions (evaluated by substitution into the records) or lambda_max >= 1/2."""
     p = heterogeneous_least_squares(C, 10, 50, heterogeneity=0.3, condition=2.0, random_state=0)
     L = p.constants["L"].value
     B = 1.3 * max(1.0, p.constants["B_min"].value)

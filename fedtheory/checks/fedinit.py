@@ -14,6 +14,10 @@ Settings (quick profile; the full profile uses more seeds, rounds and problems):
 """
 from __future__ import annotations
 
+import functools
+
+import sympy as sp
+
 import numpy as np
 
 from ..sim import (AdditiveNoise, Minibatch, RunConfig, coupled_runs, digits_logistic, fedinit, heterogeneous_least_squares,
@@ -93,18 +97,25 @@ def _candidates(problem, base, trace=None, sl=None):
     return cands
 
 
+@functools.lru_cache(maxsize=None)
+def _step_limits():
+    """The step-size limits of Thms 1-6 and the positive root of lambda_max(eta) = target, lambdified from the
+    records (ETA_NC, ETA_NKL, ETA_SQRT, ETA_GRAD, LAMBDA_MAX): nothing here re-types a formula."""
+    r = fedinit_records
+    args = (r.L, r.N, r.C, r.K, r.beta, r.B)
+    limits = [sp.lambdify(args, c.relation.rhs, "numpy") for c in (r.ETA_NC, r.ETA_NKL, r.ETA_SQRT, r.ETA_GRAD)]
+    target = sp.Symbol("lam_target", positive=True)
+    roots = sp.solve(sp.Eq(r.LAMBDA_MAX.expr, target), r.eta)  # a quadratic in eta: one positive, one negative root
+    return limits, [sp.lambdify(args + (target,), root, "numpy") for root in roots]
+
+
 def admissible_eta(L, N, C, K, beta, B, lam_target=0.5) -> float:
     """The largest eta that satisfies every step-size condition of Thms 1-6 (seed 000) at these values
-    and leaves lambda_max(eta) >= lam_target (the bounds scale like 1/lambda).
-
-    The closed form (the four step limits ETA_NC, ETA_NKL, ETA_SQRT, ETA_GRAD and the root of LAMBDA_MAX = lam_target)
-    is written in numpy rather than lambdified from the records because lambdify's evaluation order changes the
-    step's last bits (and with it every simulated number); tests/test_fedinit.py pins it to the records both ways."""
-    a = 12 * K**2 * L**2 * B**2
-    b = 39 * K * L * B**2 / N * (1 + 100 * beta**2 / (1 - 72 * beta**2))
-    eta_lam = (-b + np.sqrt(b**2 + 4 * a * (1 - lam_target))) / (2 * a)
-    return float(min(N / (2 * C * K * L), 1 / (N * K * L), np.sqrt(N / C) / (K * L),
-                     N / (C * K * L * (1 + 60 * beta**2 / ((1 - 72 * beta**2) * N))), eta_lam))
+    and leaves lambda_max(eta) >= lam_target (the bounds scale like 1/lambda), from the records."""
+    limits, roots = _step_limits()
+    args = (L, N, C, K, beta, B)
+    eta_lam = max(float(f(*args, lam_target)) for f in roots)
+    return float(min([float(f(*args)) for f in limits] + [eta_lam]))
 
 
 def _B_ref(problem) -> float:
