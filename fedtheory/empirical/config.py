@@ -20,6 +20,11 @@ PATHS = ("batched", "sequential")
 DTYPES = ("float32", "float64")
 # settings that do not change what is computed (a resumed run may change them)
 RUNTIME_FIELDS = ("data_dir", "device", "eval_batch_size", "checkpoint_every")
+# settings a resumed run may change without changing the rows already logged: ``rounds`` only says where the
+# loop stops (the step size of round t is lr * lr_decay**t, whatever T is; no plug-in sees T), plus the
+# evaluation and checkpoint of the last round. A run trained to T, then extended to T' > T, logs what a run
+# trained to T' logs (rounds <= T as they were, the rest computed from the checkpoint at T).
+EXTENSIBLE_FIELDS = ("rounds",)
 
 
 @dataclass
