@@ -109,7 +109,8 @@ def _train_parser(sub) -> None:
     g.add_argument("--weight-decay", type=float, default=S, help="L2 coefficient (default 1e-3)")
     g.add_argument("--max-grad-norm", type=float, default=S, help="clip each client's gradient norm (default: off)")
     g = tr.add_argument_group("execution")
-    g.add_argument("--path", default=S, help="batched (vmap over clients; default) | sequential (per-client reference)")
+    g.add_argument("--path", default=S, help="auto (default: the faster path for the device and model; the manifest "
+                   "records the choice) | batched (vmap over clients) | sequential (per-client reference)")
     g.add_argument("--client-chunk", type=int, default=S, help="batched path: at most this many client models at once")
     g.add_argument("--device", default=S, help="auto | cpu | cuda | cuda:N (default auto)")
     g.add_argument("--dtype", default=S, help="float32 | float64 (default float32)")

@@ -216,6 +216,27 @@ def test_resume_with_no_readable_checkpoint_is_a_clear_error(tmp_path, digits):
         train(_cfg(rounds=4, checkpoint_every=2), tmp_path / "a", resume=True, dataset=digits)
 
 
+def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
+    """Item 10: --path auto (the default) picks by device and model, deterministically (no timing), and the manifest
+    records the choice and why; the run equals the same run with that path asked for, bit for bit."""
+    import torch
+
+    from fedtheory.empirical.trainer import choose_path
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    assert choose_path("auto", cpu, "cnn2")[0] == "batched" and choose_path("auto", cpu, "linear")[0] == "batched"
+    assert choose_path("auto", cpu, "resnet18gn")[0] == "sequential" and choose_path("auto", cpu, "vgg11")[0] == "sequential"
+    assert choose_path("auto", gpu, "resnet18gn")[0] == "batched"
+    assert choose_path("sequential", cpu, "cnn2") == ("sequential", "asked for")
+    assert TrainConfig().path == "auto"
+    auto = train(_cfg(rounds=2), tmp_path / "auto", dataset=digits)
+    ex = json.loads((tmp_path / "auto" / MANIFEST).read_text())["execution"]
+    assert ex["path_requested"] == "auto" and ex["path"] == "batched" and "cnn2" in ex["path_reason"]
+    asked = train(_cfg(rounds=2, path=ex["path"]), tmp_path / "asked", dataset=digits)
+    assert torch.equal(auto.final_w, asked.final_w)
+    pd.testing.assert_frame_equal(_frame(tmp_path / "auto"), _frame(tmp_path / "asked"))
+
+
 def test_manifest_records_everything(tmp_path, digits):
     train(_cfg(algorithm="FedInit", hyperparameters={"beta": [0.0, 0.1]}, seeds=(4, 5)), tmp_path / "m",
                 dataset=digits)

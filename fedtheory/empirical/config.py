@@ -16,7 +16,7 @@ from .data import DATASETS
 from .models import MODELS
 from .partitions import SCHEMES
 
-PATHS = ("batched", "sequential")
+PATHS = ("auto", "batched", "sequential")
 DTYPES = ("float32", "float64")
 # settings that do not change what is computed (a resumed run may change them)
 RUNTIME_FIELDS = ("data_dir", "device", "eval_batch_size", "checkpoint_every")
@@ -64,7 +64,7 @@ class TrainConfig:
     crop_padding: int = 4
     eval_every: int = 1
     checkpoint_every: int = 5
-    path: str = "batched"
+    path: str = "auto"  # auto: the faster of batched/sequential for the device and model (trainer.choose_path)
     client_chunk: int | None = None
     device: str = "auto"
     dtype: str = "float32"

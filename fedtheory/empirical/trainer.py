@@ -113,6 +113,27 @@ def _git_commit() -> str | None:
         return None
 
 
+# --path auto is a rule, not a timed probe: the two paths agree only to float rounding, so a choice that followed
+# a timing could differ between two launches of the same settings (same seed, same bits needs a deterministic
+# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json, after the gradient was taken
+# in the parameter tensors): on a GPU the batched path wins; on a CPU it wins for the small models and loses for
+# the deep convolutional ones, where vmap makes every convolution a grouped one.
+CPU_SEQUENTIAL_MODELS = ("resnet18gn", "vgg11")
+
+
+def choose_path(requested: str, device: torch.device, model: str) -> tuple[str, str]:
+    """(path, why): ``requested`` itself unless it is 'auto'."""
+    if requested != "auto":
+        return requested, "asked for"
+    if device.type != "cpu":
+        return "batched", f"auto: batched on {device.type} (vmap over the clients; benchmarks/bench_empirical.py)"
+    if model in CPU_SEQUENTIAL_MODELS:
+        return "sequential", (f"auto: sequential for {model} on a CPU (batched vmap makes each convolution a grouped "
+                              f"one, slower there; benchmarks/results/empirical.json)")
+    return "batched", (f"auto: batched for {model} on a CPU (faster than client-by-client for this small model; "
+                       f"benchmarks/results/empirical.json)")
+
+
 class Trainer:
     """One training batch. ``Trainer(config, out_dir).run()``; see ``train`` for the one-call API."""
 
@@ -153,7 +174,8 @@ class Trainer:
         self.context = {"n_clients": self.C, "layer_sizes": list(self.flat.numels), "client_groups": self.client_groups}
         self.alg = A.build_algorithm(cfg.algorithm, cfg.algorithm_arguments(), self.context)
         self._objective_terms()
-        self.grad_fn = GradFn(self.flat, cfg.path, cfg.client_chunk, [a.term for _, a in self.objectives],
+        self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model)
+        self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
                               [len(a.names) for _, a in self.objectives])
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
         self._to_device_data()
@@ -444,6 +466,7 @@ class Trainer:
             "measures": {**MEASURES, **{k: v[1] for k, v in self.plugin_measures.items()}},
             "objective_terms": [{"plugin": p.name, "parameters": list(a.names)} for p, a in self.objectives],
             "columns": self.columns, "versions": versions(self.device),
+            "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason},
             "started_at": _now(), "resumes": [],
         }
 
