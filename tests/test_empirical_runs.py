@@ -224,10 +224,12 @@ def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
     from fedtheory.empirical.trainer import choose_path
 
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
-    assert choose_path("auto", cpu, "cnn2")[0] == "batched" and choose_path("auto", cpu, "linear")[0] == "batched"
-    assert choose_path("auto", cpu, "resnet18gn")[0] == "sequential" and choose_path("auto", cpu, "vgg11")[0] == "sequential"
-    assert choose_path("auto", gpu, "resnet18gn")[0] == "batched"
-    assert choose_path("sequential", cpu, "cnn2") == ("sequential", "asked for")
+    small, cifar = (1, 8, 8), (3, 32, 32)
+    assert choose_path("auto", cpu, "cnn2", small)[0] == "batched" and choose_path("auto", cpu, "linear", cifar)[0] == "batched"
+    assert choose_path("auto", cpu, "resnet18gn", cifar)[0] == "sequential"
+    assert choose_path("auto", cpu, "cnn2", cifar)[0] == "sequential"
+    assert choose_path("auto", gpu, "resnet18gn", cifar)[0] == "batched"
+    assert choose_path("sequential", cpu, "cnn2", small) == ("sequential", "asked for")
     assert TrainConfig().path == "auto"
     auto = train(_cfg(rounds=2), tmp_path / "auto", dataset=digits)
     ex = json.loads((tmp_path / "auto" / MANIFEST).read_text())["execution"]

@@ -115,23 +115,25 @@ def _git_commit() -> str | None:
 
 # --path auto is a rule, not a timed probe: the two paths agree only to float rounding, so a choice that followed
 # a timing could differ between two launches of the same settings (same seed, same bits needs a deterministic
-# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json, after the gradient was taken
-# in the parameter tensors): on a GPU the batched path wins; on a CPU it wins for the small models and loses for
-# the deep convolutional ones, where vmap makes every convolution a grouped one.
-CPU_SEQUENTIAL_MODELS = ("resnet18gn", "vgg11")
+# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json, measured after the gradient was
+# taken in the parameter tensors): on a GPU the batched path wins; on a CPU vmap makes every convolution a grouped
+# one, which loses to client-by-client calls on 32x32 images (ResNet-18-GN x0.62, CNN2 x0.69) and wins on small
+# images, where the per-call overhead dominates (CNN2 on 8x8 digits), and for the linear model (one batched matmul).
+CPU_BATCHED_MAX_PIXELS = 16 * 16
 
 
-def choose_path(requested: str, device: torch.device, model: str) -> tuple[str, str]:
+def choose_path(requested: str, device: torch.device, model: str, image_shape) -> tuple[str, str]:
     """(path, why): ``requested`` itself unless it is 'auto'."""
     if requested != "auto":
         return requested, "asked for"
     if device.type != "cpu":
         return "batched", f"auto: batched on {device.type} (vmap over the clients; benchmarks/bench_empirical.py)"
-    if model in CPU_SEQUENTIAL_MODELS:
-        return "sequential", (f"auto: sequential for {model} on a CPU (batched vmap makes each convolution a grouped "
-                              f"one, slower there; benchmarks/results/empirical.json)")
-    return "batched", (f"auto: batched for {model} on a CPU (faster than client-by-client for this small model; "
-                       f"benchmarks/results/empirical.json)")
+    h, w = image_shape[-2:]
+    if model == "linear" or h * w <= CPU_BATCHED_MAX_PIXELS:
+        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU (per-call overhead dominates; "
+                           f"vmap over the clients is faster there: benchmarks/results/empirical.json)")
+    return "sequential", (f"auto: sequential for {model} on {h}x{w} images on a CPU (vmap makes each convolution a "
+                          f"grouped one, slower there than client by client: benchmarks/results/empirical.json)")
 
 
 class Trainer:
@@ -174,7 +176,7 @@ class Trainer:
         self.context = {"n_clients": self.C, "layer_sizes": list(self.flat.numels), "client_groups": self.client_groups}
         self.alg = A.build_algorithm(cfg.algorithm, cfg.algorithm_arguments(), self.context)
         self._objective_terms()
-        self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model)
+        self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
         self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
                               [len(a.names) for _, a in self.objectives])
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
