@@ -91,12 +91,14 @@ def _sweep_variants(rounds: int):
     data = load_digits_images()
     base = dict(dataset="digits", algorithm="FedInit", hyperparameters={"beta": [0, 0.05, 0.1, 0.15]}, seeds=(0, 1, 2),
                 n_clients=20, clients_per_round=4, partition="dirichlet-replace", alpha=0.1, rounds=rounds, device="cpu")
-    variants = {"before: batched, flat-vector gradient": ("batched", True),
-                "before: sequential, flat-vector gradient": ("sequential", True),
-                "now: batched (--path auto)": ("batched", False),
-                "now: sequential": ("sequential", False)}
+    default_threads = torch.get_num_threads()
+    variants = {"before: batched, flat-vector gradient": ("batched", True, default_threads),
+                "before: sequential, flat-vector gradient": ("sequential", True, default_threads),
+                "now: batched (--path auto)": ("batched", False, default_threads),
+                "now: sequential": ("sequential", False, default_threads),
+                "now: batched, --threads 1": ("batched", False, 1)}
     runs = {}
-    for label, (path, legacy) in variants.items():
+    for label, (path, legacy, _) in variants.items():
         tr = Trainer(TrainConfig(path=path, **base), dataset=data)
         if legacy:
             tr.grad_fn = _FlatGradFn(tr.flat, path)
@@ -104,20 +106,22 @@ def _sweep_variants(rounds: int):
         runs[label] = dict(tr=tr, state=state, streams=streams, train=[], eval=[])
     alive = np.ones(runs[next(iter(runs))]["tr"].R, dtype=bool)
     for t in range(rounds):
-        for r in runs.values():
+        for label, r in runs.items():
+            torch.set_num_threads(variants[label][2])
             t0 = time.perf_counter()
             r["tr"].advance(t, r["state"], r["streams"])
             t1 = time.perf_counter()
             r["tr"]._state_measures(r["state"], True, alive)
             r["train"].append(t1 - t0)
             r["eval"].append(time.perf_counter() - t1)
+    torch.set_num_threads(default_threads)
     ref = runs["now: batched (--path auto)"]["state"].w
     rows = []
     for label, r in runs.items():
         tr_s, ev_s = float(np.median(r["train"][1:] or r["train"])), float(np.median(r["eval"][1:] or r["eval"]))
         w = r["state"].w
         rows.append({"case": f"README digits sweep, 12 runs: {label}", "model": "cnn2", "device": "cpu",
-                     "path": variants[label][0], "rounds_timed": rounds, "train_s_per_round": tr_s,
+                     "path": variants[label][0], "threads": variants[label][2], "rounds_timed": rounds, "train_s_per_round": tr_s,
                      "eval_s_per_round": ev_s, "round_s": tr_s + ev_s, "sweep_120_rounds_s": 120 * (tr_s + ev_s),
                      "max_rel_diff_vs_now_batched": float((w - ref).abs().max() / ref.abs().max())})
     return rows
@@ -151,7 +155,8 @@ def run(quick: bool = False) -> dict:
                     f"the flat vector) {before['round_s']:.2f} s, now (--path auto = batched) {now['round_s']:.2f} s "
                     f"(x{before['round_s'] / now['round_s']:.1f}; of which evaluation {now['eval_s_per_round']:.2f} s); "
                     f"120 rounds: {before['sweep_120_rounds_s'] / 60:.1f} min -> {now['sweep_120_rounds_s'] / 60:.1f} "
-                    f"min; sequential now {sweep[3]['round_s']:.2f} s per round")
+                    f"min; sequential now {sweep[3]['round_s']:.2f} s per round; batched with --threads 1 "
+                    f"{sweep[4]['round_s']:.2f} s per round ({sweep[4]['sweep_120_rounds_s'] / 60:.1f} min)")
     if not gpu:
         summary += (". No GPU here: the GPU figures (goal >= 8x and <= 1 s per ResNet-18-GN round on an H100) are "
                     "pending a run of this benchmark on a GPU.")

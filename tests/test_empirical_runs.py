@@ -231,10 +231,15 @@ def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
     assert choose_path("auto", gpu, "resnet18gn", cifar)[0] == "batched"
     assert choose_path("sequential", cpu, "cnn2", small) == ("sequential", "asked for")
     assert TrainConfig().path == "auto"
+    threads_before = torch.get_num_threads()
     auto = train(_cfg(rounds=2), tmp_path / "auto", dataset=digits)
     ex = json.loads((tmp_path / "auto" / MANIFEST).read_text())["execution"]
     assert ex["path_requested"] == "auto" and ex["path"] == "batched" and "cnn2" in ex["path_reason"]
-    asked = train(_cfg(rounds=2, path=ex["path"]), tmp_path / "asked", dataset=digits)
+    asked = train(_cfg(rounds=2, path=ex["path"], threads=1), tmp_path / "asked", dataset=digits)
+    assert torch.get_num_threads() == threads_before  # --threads applies while training only
+    assert json.loads((tmp_path / "asked" / MANIFEST).read_text())["versions"]["cpu_threads"] == "1"
+    with pytest.raises(ParameterError, match="threads=0"):
+        TrainConfig(threads=0).validated()
     assert torch.equal(auto.final_w, asked.final_w)
     pd.testing.assert_frame_equal(_frame(tmp_path / "auto"), _frame(tmp_path / "asked"))
 

@@ -355,6 +355,15 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> TrainResult:
+        threads = torch.get_num_threads()
+        if self.config.threads is not None:
+            torch.set_num_threads(self.config.threads)
+        try:
+            return self._run()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _run(self) -> TrainResult:
         cfg = self.config
         R = self.R
         state, streams, w0 = self.initial_state()
