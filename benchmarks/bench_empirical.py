@@ -9,6 +9,12 @@ Timings exclude evaluation and a warm-up (a full round on a GPU; one gradient ca
 both paths start from the same state and consume the same random draws (their models agree to float rounding;
 tests/test_empirical_engine.py checks it to 1e-11 in float64).
 
+Second part (issue 14, item 10): README's CPU sweep (FedInit, 4 betas x 3 seeds = 12 runs, digits, CNN2, 20 clients,
+4 per round, K = 10), a few rounds timed per phase (local training, evaluation of every run on the train and test
+sets), with the gradient of the network taken as before the fix (through the flat parameter vector: a zero-filled
+full-dimension gradient per parameter tensor, added up) and as now (in the parameter tensors), interleaved in one
+process; the two give the same bits. The 120-round figure is the per-round median x 120.
+
 Run: ``python benchmarks/run_all.py empirical`` (``--quick`` for a smoke run). Environment knobs:
 FEDTHEORY_BENCH_DEVICE (default auto), FEDTHEORY_BENCH_REPEATS (default 3 on GPU, 1 on CPU).
 """
@@ -60,6 +66,67 @@ def _case(label, model, model_options, steps, data, device, repeats, dtype="floa
     return row
 
 
+class _FlatGradFn:
+    """The gradient as computed before issue 14 (differentiating through views of the flat vector), for timing."""
+
+    def __init__(self, flat, path):
+        from torch.func import grad_and_value, vmap
+        from torch.nn import functional as F
+
+        self.path = path
+        self._single = grad_and_value(lambda w, x, y: F.cross_entropy(flat.logits(w, x), y))
+        self._batched = vmap(self._single)
+
+    def __call__(self, W, X, Y):
+        if self.path == "sequential":
+            outs = [self._single(W[m], X[m], Y[m]) for m in range(W.shape[0])]
+            return torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs])
+        return self._batched(W, X, Y)
+
+
+def _sweep_variants(rounds: int):
+    """README's digits sweep: per-round times of each variant, rounds interleaved across variants."""
+    from fedtheory.empirical.data import load_digits_images
+
+    data = load_digits_images()
+    base = dict(dataset="digits", algorithm="FedInit", hyperparameters={"beta": [0, 0.05, 0.1, 0.15]}, seeds=(0, 1, 2),
+                n_clients=20, clients_per_round=4, partition="dirichlet-replace", alpha=0.1, rounds=rounds, device="cpu")
+    default_threads = torch.get_num_threads()
+    variants = {"before: batched, flat-vector gradient": ("batched", True, default_threads),
+                "before: sequential, flat-vector gradient": ("sequential", True, default_threads),
+                "now: batched (--path auto)": ("batched", False, default_threads),
+                "now: sequential": ("sequential", False, default_threads),
+                "now: batched, --threads 1": ("batched", False, 1)}
+    runs = {}
+    for label, (path, legacy, _) in variants.items():
+        tr = Trainer(TrainConfig(path=path, **base), dataset=data)
+        if legacy:
+            tr.grad_fn = _FlatGradFn(tr.flat, path)
+        state, streams, _ = tr.initial_state()
+        runs[label] = dict(tr=tr, state=state, streams=streams, train=[], eval=[])
+    alive = np.ones(runs[next(iter(runs))]["tr"].R, dtype=bool)
+    for t in range(rounds):
+        for label, r in runs.items():
+            torch.set_num_threads(variants[label][2])
+            t0 = time.perf_counter()
+            r["tr"].advance(t, r["state"], r["streams"])
+            t1 = time.perf_counter()
+            r["tr"]._state_measures(r["state"], True, alive)
+            r["train"].append(t1 - t0)
+            r["eval"].append(time.perf_counter() - t1)
+    torch.set_num_threads(default_threads)
+    ref = runs["now: batched (--path auto)"]["state"].w
+    rows = []
+    for label, r in runs.items():
+        tr_s, ev_s = float(np.median(r["train"][1:] or r["train"])), float(np.median(r["eval"][1:] or r["eval"]))
+        w = r["state"].w
+        rows.append({"case": f"README digits sweep, 12 runs: {label}", "model": "cnn2", "device": "cpu",
+                     "path": variants[label][0], "threads": variants[label][2], "rounds_timed": rounds, "train_s_per_round": tr_s,
+                     "eval_s_per_round": ev_s, "round_s": tr_s + ev_s, "sweep_120_rounds_s": 120 * (tr_s + ev_s),
+                     "max_rel_diff_vs_now_batched": float((w - ref).abs().max() / ref.abs().max())})
+    return rows
+
+
 def run(quick: bool = False) -> dict:
     device = resolve_device(os.environ.get("FEDTHEORY_BENCH_DEVICE", "auto"))
     gpu = device.type == "cuda"
@@ -76,15 +143,24 @@ def run(quick: bool = False) -> dict:
         rows.append(_case("ResNet-18-GN width 32, 2 local steps (CPU size)", "resnet18gn", {"width": 32}, 2, data,
                           device, repeats))
         rows.append(_case("CNN2, 2 local steps (CPU size)", "cnn2", {}, 2, data, device, repeats))
+    sweep = [] if gpu else _sweep_variants(2 if quick else 4)
     threads = torch.get_num_threads()
     where = torch.cuda.get_device_name(device) if gpu else f"CPU, {threads} torch threads"
     summary = (f"{where}. One FedAvg round, batched vs sequential: " +
                "; ".join(f"{r['case']}: {r['batched_s']:.2f} s vs {r['sequential_s']:.2f} s "
                          f"(x{r['speedup']:.2f})" for r in rows))
+    if sweep:
+        before, now = sweep[0], sweep[2]
+        summary += (f". README's digits sweep (12 runs, CNN2, K = 10), per round: before (batched, gradient through "
+                    f"the flat vector) {before['round_s']:.2f} s, now (--path auto = batched) {now['round_s']:.2f} s "
+                    f"(x{before['round_s'] / now['round_s']:.1f}; of which evaluation {now['eval_s_per_round']:.2f} s); "
+                    f"120 rounds: {before['sweep_120_rounds_s'] / 60:.1f} min -> {now['sweep_120_rounds_s'] / 60:.1f} "
+                    f"min; sequential now {sweep[3]['round_s']:.2f} s per round; batched with --threads 1 "
+                    f"{sweep[4]['round_s']:.2f} s per round ({sweep[4]['sweep_120_rounds_s'] / 60:.1f} min)")
     if not gpu:
         summary += (". No GPU here: the GPU figures (goal >= 8x and <= 1 s per ResNet-18-GN round on an H100) are "
                     "pending a run of this benchmark on a GPU.")
-    return {"name": "empirical: batched vs sequential FedAvg round", "rows": rows, "summary": summary}
+    return {"name": "empirical: batched vs sequential FedAvg round", "rows": rows, "sweep": sweep, "summary": summary}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -144,9 +144,12 @@ def _train_parser(sub) -> None:
     g.add_argument("--weight-decay", type=float, default=S, help="L2 coefficient (default 1e-3)")
     g.add_argument("--max-grad-norm", type=float, default=S, help="clip each client's gradient norm (default: off)")
     g = tr.add_argument_group("execution")
-    g.add_argument("--path", default=S, help="batched (vmap over clients; default) | sequential (per-client reference)")
+    g.add_argument("--path", default=S, help="auto (default: the faster path for the device and model; the manifest "
+                   "records the choice) | batched (vmap over clients) | sequential (per-client reference)")
     g.add_argument("--client-chunk", type=int, default=S, help="batched path: at most this many client models at once")
     g.add_argument("--device", default=S, help="auto | cpu | cuda | cuda:N (default auto)")
+    g.add_argument("--threads", type=int, default=S, help="CPU threads while training (default: torch's; on a "
+                   "machine shared with other jobs, 1 avoids idle waits between the threads)")
     g.add_argument("--dtype", default=S, help="float32 | float64 (default float32)")
     g.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=S,
                    help="deterministic cuDNN kernels (default on: a resumed run repeats the same bits)")
@@ -359,6 +362,8 @@ def _cmd_train(args) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise ParameterError("--out", args.out, "a run directory (new, or an existing one with --resume), not a file")
     given = {k: getattr(args, k) for k in _TRAIN_FIELDS if hasattr(args, k)}
+    if hasattr(args, "threads"):
+        given["threads"] = args.threads
     if hasattr(args, "hp"):
         given["hyperparameters"] = parse_hyperparameters(args.hp)
     for opt, key in (("model_option", "model_options"), ("dataset_option", "dataset_options")):
@@ -416,6 +421,9 @@ def _print_train_summary(res, fmt: str) -> None:
         rr = resumes[-1]
         print(f"\nresumed from round {rr['from_round']}: {rr['rows_compared']} recomputed rows compared with the killed "
               f"run's, max |difference| {rr['max_abs_difference']:.3g}")
+    ex = res.manifest.get("execution")
+    if ex:
+        print(f"\npath: {ex['path']} ({ex['path_reason']})")
     if res.run_dir is not None:
         print(f"\nlogged to {res.run_dir}; evaluate with: fedtheory check --runs {res.run_dir} --only fedinit.empirical "
               f"fedmrur.empirical fedshift.empirical empirical")

@@ -124,6 +124,126 @@ def test_resume_refuses_other_settings_and_fresh_runs_refuse_used_dirs(tmp_path,
     train(_cfg(rounds=1, checkpoint_every=1, eval_batch_size=7), tmp_path / "a", resume=True, dataset=digits)
 
 
+def test_extending_a_finished_run_equals_training_to_the_larger_t(tmp_path, digits, capsys):
+    """Item 8: a run trained to T = 3, resumed with --rounds 6, logs exactly what a run trained to 6 logs (same
+    bits, CPU); the manifest records the extension; fewer rounds than the checkpoint holds stay an error."""
+    from fedtheory import cli
+
+    cfg = dict(algorithm="FedInit", hyperparameters={"beta": [0.0, 0.1]}, lr_decay=0.9, checkpoint_every=2)
+    straight = train(_cfg(rounds=6, **cfg), tmp_path / "straight", dataset=digits)
+    train(_cfg(rounds=3, **cfg), tmp_path / "ext", dataset=digits)
+    extended = train(_cfg(rounds=6, **cfg), tmp_path / "ext", resume=True, dataset=digits)
+    pd.testing.assert_frame_equal(_frame(tmp_path / "ext"), _frame(tmp_path / "straight"))
+    import torch
+
+    assert torch.equal(extended.final_w, straight.final_w)
+    man = json.loads((tmp_path / "ext" / MANIFEST).read_text())
+    assert man["status"] == "completed" and man["config"]["rounds"] == 6
+    (change,) = man["rounds_changes"]
+    assert (change["from_rounds"], change["to_rounds"], change["from_round"]) == (3, 6, 3) and change["at"]
+    assert man["resumes"][-1]["rounds"] == [3, 6] and man["resumes"][-1]["rows_to_recompute"] == 0
+    # through the CLI: extend again to 8; then fewer rounds than are checkpointed is refused, naming --rounds
+    assert cli.main(["train", "--out", str(tmp_path / "ext"), "--resume", "--rounds", "8", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert pd.read_csv(tmp_path / "ext" / METRICS)["round"].max() == 8
+    assert cli.main(["train", "--out", str(tmp_path / "ext"), "--resume", "--rounds", "5", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--rounds=5" in err and ">= 8" in err and "Traceback" not in err
+    with pytest.raises(ParameterError, match="differing: lr "):  # other settings still may not change
+        train(_cfg(rounds=9, **dict(cfg, lr=0.3)), tmp_path / "ext", resume=True, dataset=digits)
+    assert pd.read_csv(tmp_path / "ext" / METRICS)["round"].max() == 8  # refused before touching anything
+
+
+def test_extending_records_an_off_grid_last_evaluation(tmp_path, digits):
+    """With eval_every = 2 a run to T = 3 evaluates round 3 as its last; extended to 4, that row keeps its
+    evaluation (a run to 4 from the start leaves it NaN) and the manifest says so; every other value is equal."""
+    straight = train(_cfg(rounds=4, eval_every=2), tmp_path / "s", dataset=digits)
+    train(_cfg(rounds=3, eval_every=2), tmp_path / "e", dataset=digits)
+    train(_cfg(rounds=4, eval_every=2), tmp_path / "e", resume=True, dataset=digits)
+    man = json.loads((tmp_path / "e" / MANIFEST).read_text())
+    assert "round 3 was evaluated" in man["rounds_changes"][0]["note"]
+    a, b = _frame(tmp_path / "e"), _frame(tmp_path / "s")
+    r3 = a["round"] == 3
+    assert a.loc[r3, "test_acc"].notna().all() and b.loc[r3, "test_acc"].isna().all()
+    state = ["train_loss", "train_acc", "test_loss", "test_acc", "gen_gap", "gen_gap_acc"]
+    pd.testing.assert_frame_equal(a.drop(columns=state), b.drop(columns=state))
+    pd.testing.assert_frame_equal(a.loc[~r3], b.loc[~r3])
+    assert straight.metrics["round"].max() == 4
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete"])
+def test_resume_falls_back_to_the_previous_checkpoint(tmp_path, digits, capsys, damage):
+    """Item 9: the newest checkpoint truncated (or missing, as after a crash between the two renames): the resume
+    says so, continues from checkpoint.prev.pt, recomputes the rows after it, and ends with the uninterrupted rows."""
+    from fedtheory.empirical.runs import PREV_CHECKPOINT
+
+    cfg = dict(rounds=6, checkpoint_every=2)
+    train(_cfg(**cfg), tmp_path / "full", dataset=digits)
+    d = tmp_path / "cut"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(FAULT_ENV, "sigterm_after_round:5")
+        with pytest.raises(TrainingInterrupted):
+            train(_cfg(**cfg), d, dataset=digits)
+    import torch
+
+    assert torch.load(d / CHECKPOINT, weights_only=True)["round"] == 5
+    assert torch.load(d / PREV_CHECKPOINT, weights_only=True)["round"] == 4
+    ck = d / CHECKPOINT
+    if damage == "truncate":
+        ck.write_bytes(ck.read_bytes()[: ck.stat().st_size // 2])
+    else:
+        ck.unlink()
+    capsys.readouterr()
+    train(_cfg(**cfg), d, resume=True, dataset=digits)
+    err = capsys.readouterr().err
+    assert "falling back to checkpoint.prev.pt (round 4)" in err
+    pd.testing.assert_frame_equal(_frame(d), _frame(tmp_path / "full"))
+    man = json.loads((d / MANIFEST).read_text())
+    last = man["resumes"][-1]
+    assert last["from_round"] == 4 and "checkpoint.prev.pt" in last["checkpoint_fallback"]
+    assert last["rows_compared"] == 1 and last["bit_identical"]  # round 5 recomputed, same bits
+    assert torch.load(d / CHECKPOINT, weights_only=True)["round"] == 6  # the damaged file did not become prev
+    assert torch.load(d / PREV_CHECKPOINT, weights_only=True)["round"] == 4
+
+
+def test_resume_with_no_readable_checkpoint_is_a_clear_error(tmp_path, digits):
+    from fedtheory.empirical.runs import PREV_CHECKPOINT, RunDirError
+
+    train(_cfg(rounds=4, checkpoint_every=2), tmp_path / "a", dataset=digits)
+    for name in (CHECKPOINT, PREV_CHECKPOINT):
+        (tmp_path / "a" / name).write_bytes(b"not a checkpoint")
+    with pytest.raises(RunDirError, match="no readable checkpoint.*checkpoint.pt: cannot be read.*checkpoint.prev.pt"):
+        train(_cfg(rounds=4, checkpoint_every=2), tmp_path / "a", resume=True, dataset=digits)
+
+
+def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
+    """Item 10: --path auto (the default) picks by device and model, deterministically (no timing), and the manifest
+    records the choice and why; the run equals the same run with that path asked for, bit for bit."""
+    import torch
+
+    from fedtheory.empirical.trainer import choose_path
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    small, cifar = (1, 8, 8), (3, 32, 32)
+    assert choose_path("auto", cpu, "cnn2", small)[0] == "batched" and choose_path("auto", cpu, "linear", cifar)[0] == "batched"
+    assert choose_path("auto", cpu, "resnet18gn", cifar)[0] == "sequential"
+    assert choose_path("auto", cpu, "cnn2", cifar)[0] == "sequential"
+    assert choose_path("auto", gpu, "resnet18gn", cifar)[0] == "batched"
+    assert choose_path("sequential", cpu, "cnn2", small) == ("sequential", "asked for")
+    assert TrainConfig().path == "auto"
+    threads_before = torch.get_num_threads()
+    auto = train(_cfg(rounds=2), tmp_path / "auto", dataset=digits)
+    ex = json.loads((tmp_path / "auto" / MANIFEST).read_text())["execution"]
+    assert ex["path_requested"] == "auto" and ex["path"] == "batched" and "cnn2" in ex["path_reason"]
+    asked = train(_cfg(rounds=2, path=ex["path"], threads=1), tmp_path / "asked", dataset=digits)
+    assert torch.get_num_threads() == threads_before  # --threads applies while training only
+    assert json.loads((tmp_path / "asked" / MANIFEST).read_text())["versions"]["cpu_threads"] == "1"
+    with pytest.raises(ParameterError, match="threads=0"):
+        TrainConfig(threads=0).validated()
+    assert torch.equal(auto.final_w, asked.final_w)
+    pd.testing.assert_frame_equal(_frame(tmp_path / "auto"), _frame(tmp_path / "asked"))
+
+
 def test_manifest_records_everything(tmp_path, digits):
     train(_cfg(algorithm="FedInit", hyperparameters={"beta": [0.0, 0.1]}, seeds=(4, 5)), tmp_path / "m",
                 dataset=digits)

@@ -16,10 +16,15 @@ from .data import DATASETS
 from .models import MODELS
 from .partitions import SCHEMES
 
-PATHS = ("batched", "sequential")
+PATHS = ("auto", "batched", "sequential")
 DTYPES = ("float32", "float64")
 # settings that do not change what is computed (a resumed run may change them)
-RUNTIME_FIELDS = ("data_dir", "device", "eval_batch_size", "checkpoint_every")
+RUNTIME_FIELDS = ("data_dir", "device", "eval_batch_size", "checkpoint_every", "threads")
+# settings a resumed run may change without changing the rows already logged: ``rounds`` only says where the
+# loop stops (the step size of round t is lr * lr_decay**t, whatever T is; no plug-in sees T), plus the
+# evaluation and checkpoint of the last round. A run trained to T, then extended to T' > T, logs what a run
+# trained to T' logs (rounds <= T as they were, the rest computed from the checkpoint at T).
+EXTENSIBLE_FIELDS = ("rounds",)
 
 
 @dataclass
@@ -59,9 +64,10 @@ class TrainConfig:
     crop_padding: int = 4
     eval_every: int = 1
     checkpoint_every: int = 5
-    path: str = "batched"
+    path: str = "auto"  # auto: the faster of batched/sequential for the device and model (trainer.choose_path)
     client_chunk: int | None = None
     device: str = "auto"
+    threads: int | None = None  # CPU intra-op threads while training (None: torch's default)
     dtype: str = "float32"
     deterministic: bool = True
     eval_batch_size: int = 1000
@@ -113,6 +119,8 @@ class TrainConfig:
         if self.client_chunk is not None:
             check_int("client_chunk", self.client_chunk, 1)
         check_int("eval_batch_size", self.eval_batch_size, 1)
+        if self.threads is not None:
+            check_int("threads", self.threads, 1)
         check_float("divergence_threshold", self.divergence_threshold, 0.0, low_inclusive=False)
         self.runs()  # validates the hyperparameters
         return self

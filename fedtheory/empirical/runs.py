@@ -6,6 +6,7 @@ Layout of a run directory (one training batch of R runs)::
                     versions, measure descriptions, status, resume history (written atomically)
     metrics.csv     one row per (round, run); round 0 is the initial model; see MEASURES
     checkpoint.pt   the latest checkpoint (written atomically; see trainer.py)
+    checkpoint.prev.pt  the one before it (a resume falls back to it when checkpoint.pt cannot be read)
 
 This module imports neither torch nor the trainer, so ``fedtheory check --runs DIR`` stays light.
 """
@@ -29,6 +30,7 @@ from .._validation import FedTheoryError
 
 SCHEMA = "fedtheory.empirical.run/1"
 MANIFEST, METRICS, CHECKPOINT = "manifest.json", "metrics.csv", "checkpoint.pt"
+PREV_CHECKPOINT = "checkpoint.prev.pt"
 
 # Per-round measures. Indexing: the row with round = t describes the global model w^t after t rounds
 # ("state" measures) and the round that produced it, t-1 -> t ("round" measures; NaN at t = 0).

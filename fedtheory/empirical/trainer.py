@@ -13,9 +13,11 @@ The local objective of client i is mean cross-entropy on its minibatch + (weight
 torch's clip_grad_norm_ followed by SGD(weight_decay) does). Per-(run, client) gradients come
 from ``functional.GradFn`` (batched: vmap; sequential: the per-client reference).
 
-Checkpoints every ``checkpoint_every`` rounds (atomic); ``resume`` continues from the last one,
+Checkpoints every ``checkpoint_every`` rounds (atomic; the one before is kept as checkpoint.prev.pt);
+``resume`` continues from the last one (from the one before when the last cannot be read, saying so),
 recomputing the rounds after it, and records how far the recomputed rows differ from the ones
-the killed process had written (0 on a deterministic device).
+the killed process had written (0 on a deterministic device). A resume may raise ``rounds`` (and lower
+it down to the checkpoint's round): the rows logged so far are those of a run trained to the new T.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import json
 import os
 import platform
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +40,14 @@ from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs
 from ..sim.rounds import versions as _base_versions
 from . import algorithms as A
 from .augment import crop_flip
-from .config import TrainConfig
+from .config import EXTENSIBLE_FIELDS, TrainConfig
 from .data import ImageDataset, load_dataset
 from .functional import FlatModel, GradFn, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
-from .runs import (CHECKPOINT, MANIFEST, MEASURES, METRICS, NON_REPRODUCIBLE, SCHEMA, MetricsWriter, RunDirError,
-                   truncate_metrics, write_manifest)
+from .runs import (CHECKPOINT, MANIFEST, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, SCHEMA, MetricsWriter,
+                   RunDirError, _fsync_dir, truncate_metrics, write_manifest)
 from .sampling import TrainStreams, draw_augmentation, draw_minibatches, local_steps_for
 
 ROUND_COLUMNS = ("lr", "local_loss", "delta_code", "drift", "update_norm", "d_t", "cos_mean", "cos_abs_mean",
@@ -110,6 +113,29 @@ def _git_commit() -> str | None:
         return None
 
 
+# --path auto is a rule, not a timed probe: the two paths agree only to float rounding, so a choice that followed
+# a timing could differ between two launches of the same settings (same seed, same bits needs a deterministic
+# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json, measured after the gradient was
+# taken in the parameter tensors): on a GPU the batched path wins; on a CPU vmap makes every convolution a grouped
+# one, which loses to client-by-client calls on 32x32 images (ResNet-18-GN x0.62, CNN2 x0.69) and wins on small
+# images, where the per-call overhead dominates (CNN2 on 8x8 digits), and for the linear model (one batched matmul).
+CPU_BATCHED_MAX_PIXELS = 16 * 16
+
+
+def choose_path(requested: str, device: torch.device, model: str, image_shape) -> tuple[str, str]:
+    """(path, why): ``requested`` itself unless it is 'auto'."""
+    if requested != "auto":
+        return requested, "asked for"
+    if device.type != "cpu":
+        return "batched", f"auto: batched on {device.type} (vmap over the clients; benchmarks/bench_empirical.py)"
+    h, w = image_shape[-2:]
+    if model == "linear" or h * w <= CPU_BATCHED_MAX_PIXELS:
+        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU (per-call overhead dominates; "
+                           f"vmap over the clients is faster there: benchmarks/results/empirical.json)")
+    return "sequential", (f"auto: sequential for {model} on {h}x{w} images on a CPU (vmap makes each convolution a "
+                          f"grouped one, slower there than client by client: benchmarks/results/empirical.json)")
+
+
 class Trainer:
     """One training batch. ``Trainer(config, out_dir).run()``; see ``train`` for the one-call API."""
 
@@ -150,7 +176,8 @@ class Trainer:
         self.context = {"n_clients": self.C, "layer_sizes": list(self.flat.numels), "client_groups": self.client_groups}
         self.alg = A.build_algorithm(cfg.algorithm, cfg.algorithm_arguments(), self.context)
         self._objective_terms()
-        self.grad_fn = GradFn(self.flat, cfg.path, cfg.client_chunk, [a.term for _, a in self.objectives],
+        self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
+        self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
                               [len(a.names) for _, a in self.objectives])
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
         self._to_device_data()
@@ -328,6 +355,15 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> TrainResult:
+        threads = torch.get_num_threads()
+        if self.config.threads is not None:
+            torch.set_num_threads(self.config.threads)
+        try:
+            return self._run()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _run(self) -> TrainResult:
         cfg = self.config
         R = self.R
         state, streams, w0 = self.initial_state()
@@ -441,14 +477,15 @@ class Trainer:
             "measures": {**MEASURES, **{k: v[1] for k, v in self.plugin_measures.items()}},
             "objective_terms": [{"plugin": p.name, "parameters": list(a.names)} for p, a in self.objectives],
             "columns": self.columns, "versions": versions(self.device),
+            "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason},
             "started_at": _now(), "resumes": [],
         }
 
     def _open_dir(self, manifest, state, streams, alive, diverged_at):
         d = self.out_dir
-        mpath, cpath, xpath = d / MANIFEST, d / CHECKPOINT, d / METRICS
+        mpath, cpath, ppath, xpath = d / MANIFEST, d / CHECKPOINT, d / PREV_CHECKPOINT, d / METRICS
         if not self.resume:
-            if mpath.exists() or cpath.exists() or xpath.exists():
+            if mpath.exists() or cpath.exists() or ppath.exists() or xpath.exists():
                 raise ParameterError("out", str(d), "a new or empty directory (it holds a run; pass --resume to continue "
                                      "it, or choose another directory)")
             d.mkdir(parents=True, exist_ok=True)
@@ -461,29 +498,54 @@ class Trainer:
             raise RunDirError(f"{d}: not a fedtheory run directory (schema {old.get('schema')!r})")
         there = _normalized(TrainConfig.from_dict(old["config"]).identity())
         here = _normalized(self.config.identity())
-        diff = sorted(k for k in set(there) | set(here) if there.get(k) != here.get(k))
+        diff = sorted(k for k in set(there) | set(here) if there.get(k) != here.get(k) and k not in EXTENSIBLE_FIELDS)
         if diff:
             raise ParameterError("resume", str(d), "the same settings as the run it continues; differing: " +
                                  ", ".join(f"{k} ({there.get(k)!r} there, {here.get(k)!r} here)" for k in diff))
+        ck, used, fallback = self._read_checkpoint(cpath, ppath)
+        start = int(ck["round"]) if ck is not None else 0
+        old_rounds = int(old["config"]["rounds"])
+        if self.config.rounds < start:
+            raise ParameterError("--rounds", self.config.rounds,
+                                 f"an integer >= {start} to resume {d} (its checkpoint is at round {start}; rounds up "
+                                 f"to {start} are logged and stay; fewer rounds need a new run directory)")
         manifest = dict(old, config=self.config.to_dict())
-        start = 0
-        if cpath.exists():
-            start = self._restore(cpath, state, streams, alive, diverged_at)
-        if start == self.config.rounds and old.get("status") == "completed":
+        if ck is not None:
+            self._restore(ck, used, state, streams, alive, diverged_at)
+        if start == self.config.rounds and old.get("status") == "completed" and old_rounds == self.config.rounds:
             return start, manifest, []  # nothing left to do
+        resume_note: dict[str, Any] = {}
+        if fallback is not None:
+            # the unreadable file must not become checkpoint.prev.pt at the next checkpoint
+            if cpath.exists():
+                os.replace(cpath, d / (CHECKPOINT + ".unreadable"))
+            resume_note["checkpoint_fallback"] = fallback
+            print(f"fedtheory: warning: {fallback}", file=sys.stderr)
+        if old_rounds != self.config.rounds:
+            change = {"at": _now(), "from_rounds": old_rounds, "to_rounds": self.config.rounds, "from_round": start}
+            if (start == old_rounds and old.get("status") == "completed" and start % self.config.eval_every != 0
+                    and start < self.config.rounds):
+                change["note"] = (f"round {start} was evaluated as the last round of the run before (eval_every "
+                                  f"{self.config.eval_every}); a run trained to {self.config.rounds} from the start "
+                                  f"leaves its train/test measures NaN")
+            manifest["rounds_changes"] = list(manifest.get("rounds_changes", [])) + [change]
+            resume_note["rounds"] = [old_rounds, self.config.rounds]
         dropped = truncate_metrics(xpath, start if start > 0 else -1) if xpath.exists() else []
         if start == 0 and xpath.exists():
             xpath.unlink()
         manifest["resumes"] = list(manifest.get("resumes", [])) + [
-            {"at": _now(), "from_round": start, "rows_to_recompute": len(dropped), "versions": versions(self.device)}]
+            {"at": _now(), "from_round": start, "rows_to_recompute": len(dropped), **resume_note,
+             "versions": versions(self.device)}]
         manifest["status"] = "running"
         write_manifest(d, manifest)
         return start, manifest, dropped
 
     def _checkpoint(self, t, state, streams, alive, diverged_at):
+        """Write checkpoint.pt atomically; the one it replaces becomes checkpoint.prev.pt (a crash between the
+        two renames leaves only checkpoint.prev.pt, the newest complete one, which a resume then reads)."""
         payload = {"schema": SCHEMA, "round": t, "w": state.w, "server": dict(state.server),
                    "clients": dict(state.clients), "streams": streams.state_json(), "alive": torch.as_tensor(alive),
-                   "diverged_at": torch.as_tensor(diverged_at), "identity": json.dumps(self.config.identity(),
+                   "diverged_at": torch.as_tensor(diverged_at), "identity": json.dumps(self._checkpoint_identity(),
                                                                                         sort_keys=True)}
         path = self.out_dir / CHECKPOINT
         tmp = path.with_name(f".{CHECKPOINT}.{os.getpid()}.tmp")
@@ -492,15 +554,45 @@ class Trainer:
             f.flush()
             os.fsync(f.fileno())
         _fault("kill_in_checkpoint", t)
+        if path.exists():
+            os.replace(path, self.out_dir / PREV_CHECKPOINT)
+        _fault("kill_in_checkpoint_rotation", t)
         os.replace(tmp, path)
+        _fsync_dir(self.out_dir)
 
-    def _restore(self, path, state, streams, alive, diverged_at) -> int:
-        try:
-            ck = torch.load(path, map_location=self.device, weights_only=True)
-        except Exception as exc:  # noqa: BLE001
-            raise RunDirError(f"{path}: cannot read the checkpoint ({type(exc).__name__}: {exc})") from None
-        if ck.get("schema") != SCHEMA or json.loads(ck["identity"]) != json.loads(json.dumps(self.config.identity(),
-                                                                                              sort_keys=True)):
+    def _checkpoint_identity(self) -> dict[str, Any]:
+        return {k: v for k, v in self.config.identity().items() if k not in EXTENSIBLE_FIELDS}
+
+    def _read_checkpoint(self, cpath: Path, ppath: Path):
+        """(checkpoint, its path, fallback note or None): checkpoint.pt, or checkpoint.prev.pt when the newer one is
+        missing or cannot be read; (None, None, None) when there is neither (the run restarts at round 0)."""
+        if not cpath.exists() and not ppath.exists():
+            return None, None, None
+        errors = []
+        for path in (cpath, ppath):
+            if not path.exists():
+                errors.append(f"{path.name}: missing")
+                continue
+            try:
+                ck = torch.load(path, map_location=self.device, weights_only=True)
+                if not isinstance(ck, dict) or "round" not in ck:
+                    raise ValueError("not a fedtheory checkpoint")
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+                continue
+            note = None
+            if path == ppath:
+                note = (f"{errors[0]}; falling back to {ppath.name} (round {int(ck['round'])}): the rounds after it "
+                        f"are recomputed")
+            return ck, path, note
+        raise RunDirError(f"{cpath.parent}: no readable checkpoint ({'; '.join(errors)}); start a new run directory")
+
+    def _restore(self, ck, path, state, streams, alive, diverged_at) -> int:
+        ident = json.loads(ck["identity"]) if isinstance(ck.get("identity"), str) else None
+        mine = json.loads(json.dumps(self._checkpoint_identity(), sort_keys=True))
+        if ident is not None:  # checkpoints written before rounds could change carry it; it may differ
+            ident = {k: v for k, v in ident.items() if k not in EXTENSIBLE_FIELDS}
+        if ck.get("schema") != SCHEMA or ident != mine:
             raise RunDirError(f"{path}: the checkpoint belongs to different settings")
         state.w = ck["w"].to(self.dtype)
         if set(ck["server"]) != set(state.server) or set(ck["clients"]) != set(state.clients):
@@ -515,7 +607,7 @@ class Trainer:
 
     def _finish(self, manifest, consistency, elapsed, start_round):
         if start_round == self.config.rounds and manifest.get("status") == "completed":
-            return manifest
+            return manifest  # nothing was left to do
         manifest = dict(manifest, status="completed", finished_at=_now())
         manifest["elapsed_s"] = round(float(manifest.get("elapsed_s", 0.0)) + elapsed, 3)
         if manifest.get("resumes"):
