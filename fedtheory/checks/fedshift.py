@@ -490,8 +490,10 @@ def _claim_runs(session):
 
 @check("fedshift.claim.divergence", PAPER, "claim")
 def claim_divergence(session):
-    return [claim_result(fedshift_records.CLAIM_DIVERGENCE, _claim_measurements(run, "divergence"), problem=_label(run) + " 4 bits",
-                         params={"runs": run["R"], "rounds": run["T"]}) for run in _claim_runs(session)]
+    return [regime_boundary(claim_result(fedshift_records.CLAIM_DIVERGENCE, _claim_measurements(run, "divergence"),
+                                         problem=_label(run) + " 4 bits", params={"runs": run["R"], "rounds": run["T"]}),
+                            run["problem"])
+            for run in _claim_runs(session)]
 
 
 @check("fedshift.claim.drift", PAPER, "claim")
