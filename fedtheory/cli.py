@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", parents=[plug], help="show one record: statement, source, assumptions, conditions, "
                         "order, notes, and how its checks measure it")
     ex.add_argument("id", metavar="ID", help="a record id from `fedtheory list`, e.g. fedinit.thm1")
+    ex.add_argument("--run", action="store_true", help="also run its checks (quick profile) and list the simulations "
+                    "each one ran: problem, algorithm, runs, rounds, local steps, clients, oracle, measures")
 
     ck = sub.add_parser("check", parents=[plug], help="run checks and print verdicts")
     ck.add_argument("--paper", help="only this paper's checks")
@@ -268,6 +270,27 @@ def _cmd_explain(args) -> int:
             print(s.describe())
     else:
         print("\nno check tests this record (it is used by other records, or checked only through them)")
+    if specs and not args.run:
+        print("\n(`fedtheory explain " + rec.id + " --run` runs these checks and lists the simulations behind each "
+              "verdict; every result's JSON record holds them under extra.simulations)")
+    if specs and args.run:
+        from .checks import run_checks
+
+        results = run_checks(only=[s.id for s in specs], profile="quick", seed=0)
+        print("\nsimulations behind the verdicts (quick profile, seed 0):")
+        seen = set()
+        for r in results:
+            for sim in r.extra.get("simulations", []):
+                key = (r.id, tuple(sorted((k, str(v)) for k, v in sim.items())))
+                if key in seen:
+                    continue
+                seen.add(key)
+                print(f"  {r.id}: {sim['algorithm']} on {sim['problem']}: {sim['runs']} runs x {sim['rounds']} rounds, "
+                      f"K = {sim['local_steps']}, {sim['per_round']} of {sim['clients']} clients, {sim['oracle']}, "
+                      f"{sim['lr_schedule']} step; measures {', '.join(sim['measures'])}")
+            if not r.extra.get("simulations") and (r.id, r.verdict) not in seen:
+                seen.add((r.id, r.verdict))
+                print(f"  {r.id}: no simulation ({r.kind}: {r.verdict})")
     return 0
 
 

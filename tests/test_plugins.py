@@ -200,3 +200,27 @@ def test_example_package_own_tests(installed_example):
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
                          capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_results_record_the_simulations_behind_them_even_from_a_shared_run():
+    from fedtheory.checks import Session, run_checks
+    from fedtheory.sim import RunConfig, fedavg, heterogeneous_least_squares, simulate
+    from fedtheory.sim.engine import record_simulations
+
+    p = heterogeneous_least_squares(3, 2, 5)
+    s = Session()
+    run = lambda: simulate(p, fedavg(), RunConfig(rounds=2, local_steps=1, lr=0.1), [0, 1], measures=("opt_error",))
+    with record_simulations() as first:
+        s.memo("k", run)
+    with record_simulations() as second:  # a memo hit reports the same simulation again
+        s.memo("k", run)
+    assert first == second and first[0]["runs"] == 2 and first[0]["measures"] == ["opt_error"]
+    res = run_checks(only=["fedinit.eq3"], parallel_symbolic=False)
+    sims = res[0].extra["simulations"]
+    assert sims and sims[0]["algorithm"] and sims[0]["runs"] >= 1
+
+
+def test_explain_run_lists_the_simulations(skeleton):
+    out = _cli("explain", "mypaper.thm1", "--run", "--plugin", str(skeleton / "src" / "mypaper"))
+    assert out.returncode == 0, out.stderr
+    assert "simulations behind the verdicts" in out.stdout and "FedAvg on sc_least_squares: 1 runs x 50 rounds" in out.stdout

@@ -233,9 +233,17 @@ class Session:
         return [int(s) for s in np.random.SeedSequence(self.seed).generate_state(n, dtype=np.uint32)]
 
     def memo(self, key, fn: Callable[[], Any]):
+        """``fn()`` computed once per session under ``key``; a reuse reports the simulations it ran again, so
+        every check that uses a shared run lists it (``CheckResult.extra['simulations']``)."""
+        from ..sim.engine import record_simulations, replay_simulations
+
         if key not in self._memo:
-            self._memo[key] = fn()
-        return self._memo[key]
+            with record_simulations() as sims:
+                value = fn()
+            self._memo[key] = (value, list(sims))
+        else:
+            replay_simulations(self._memo[key][1])
+        return self._memo[key][0]
 
 
 # ------------------------------------------------------------------------------------ comparisons
@@ -404,6 +412,22 @@ def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> di
     return out
 
 
+def summarize_simulations(sims: Sequence[dict[str, Any]], limit: int = 12) -> list[dict[str, Any]]:
+    """The distinct simulations of a check (same problem, algorithm, rounds, steps, oracle and schedule merged,
+    their runs added, their measures united), at most ``limit``."""
+    merged: dict[tuple, dict[str, Any]] = {}
+    for s in sims:
+        key = (s["problem"], s["algorithm"], s["rounds"], s["local_steps"], s["clients"], s["per_round"], s["oracle"],
+               s["lr_schedule"])
+        if key not in merged:
+            merged[key] = {**s, "measures": list(s["measures"]), "calls": 0, "runs": 0}
+        m = merged[key]
+        m["runs"] += s["runs"]
+        m["calls"] += 1
+        m["measures"] = sorted(set(m["measures"]) | set(s["measures"]))
+    return list(merged.values())[:limit]
+
+
 def _run_spec_in_worker(spec_id: str, profile: str, seed: int) -> list[dict]:
     spec = all_checks()[spec_id]
     res = _run_spec(spec, Session(profile=profile, seed=seed))
@@ -413,9 +437,12 @@ def _run_spec_in_worker(spec_id: str, profile: str, seed: int) -> list[dict]:
 def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     from ..sim.engine import versions
 
+    from ..sim.engine import record_simulations
+
     t0 = time.perf_counter()
     try:
-        out = spec.fn(session)
+        with record_simulations() as sims:
+            out = spec.fn(session)
     except ParameterError:
         raise
     except Exception as exc:  # noqa: BLE001 - a crashing check is reported, not hidden
@@ -423,8 +450,11 @@ def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
                            extra={"traceback": traceback.format_exc()[-4000:]})]
     dt = time.perf_counter() - t0
     v = versions()
+    ran = summarize_simulations(sims)
     for r in out:
         r.versions = v
+        if ran and "simulations" not in r.extra:
+            r.extra["simulations"] = ran
         if r.elapsed_s is None:
             r.elapsed_s = dt / max(len(out), 1)
         if r.seed is None:

@@ -7,6 +7,7 @@ per concern (so a run's draws depend on its own seed alone; see ``rng.py``).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -159,6 +160,32 @@ class Trace:
 # ------------------------------------------------------------------------------------ engine
 
 
+_RECORDERS: list[list[dict[str, Any]]] = []
+
+
+@contextlib.contextmanager
+def record_simulations():
+    """Collect a summary of every ``simulate`` call made inside the block (problem, algorithm, runs, rounds,
+    local steps, clients, oracle, step schedule, measures): what a check measured, for its records and for
+    ``fedtheory explain``. Yields the list the summaries are appended to."""
+    log: list[dict[str, Any]] = []
+    _RECORDERS.append(log)
+    try:
+        yield log
+    finally:
+        for i in range(len(_RECORDERS) - 1, -1, -1):  # by identity: two recorders may hold equal lists
+            if _RECORDERS[i] is log:
+                del _RECORDERS[i]
+                break
+
+
+def replay_simulations(summaries: Iterable[dict[str, Any]]) -> None:
+    """Report summaries again to the active recorders (a memoized simulation reused by another check)."""
+    items = list(summaries)
+    for log in _RECORDERS:
+        log.extend(items)
+
+
 def simulate(
     problem: Problem,
     algorithm: Algorithm,
@@ -276,6 +303,10 @@ def simulate(
     run_params["lr"] = lr
     final = state.w.copy()
     final[~alive] = np.nan
+    if _RECORDERS:
+        replay_simulations([{"problem": problem.name, "algorithm": algorithm.name, "runs": R, "rounds": T,
+                             "local_steps": K, "clients": C, "per_round": N, "oracle": type(config.oracle).__name__,
+                             "lr_schedule": config.lr_schedule, "measures": list(measures)}])
     return Trace(rec, streams.seeds, variant, run_params, config, algorithm, problem.name, diverged_at, diverged_q,
                  final, iterates)
 
