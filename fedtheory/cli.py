@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
     ck.add_argument("-v", "--verbose", action="store_true", help="print every row's note (also for rows that hold)")
+    ck.add_argument("--worst-case", action="store_true", help="also search the worst instance of every selected bound "
+                    "with a worst-case declaration (`fedtheory worst --list`); a violated worst case is a finding")
+    ck.add_argument("--worst-budget", type=int, default=256, metavar="N",
+                    help="instance evaluations per worst-case search (default 256; `fedtheory worst` for more)")
     ck.add_argument("--report", metavar="FILE", help="also write the self-contained HTML report to FILE "
                     "(see `fedtheory report`)")
 
@@ -455,11 +459,30 @@ def _print_train_summary(res, fmt: str) -> None:
 # ------------------------------------------------------------------------------------ check
 
 
+def _fmt_slack(x) -> str:
+    return "-" if x is None else f"{float(x):.3g}"
+
+
+def _worst_cases(args, results) -> list[dict]:
+    """`check --worst-case`: the worst-case search of every checked bound that declares one."""
+    from . import worst as W
+
+    checked = {r.id for r in results}
+    ids = [rid for rid in sorted(W.worst_case_entries()) if rid in checked]
+    out = []
+    for rid in ids:
+        path = os.path.join("worst_instances", f"{rid}.json")
+        out.append(W.run_worst(rid, seed=args.seed, budget=args.worst_budget, instance_path=path))
+    return out
+
+
 def _cmd_check(args) -> int:
     from .checks import exit_code, print_results, results_payload, run_checks, write_json
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
+    if args.worst_budget < 1:
+        raise ParameterError("--worst-budget", args.worst_budget, "a positive integer")
     unusable: list[str] = []
     if args.runs is not None:
         if not os.path.isdir(args.runs):
@@ -474,10 +497,16 @@ def _cmd_check(args) -> int:
     progress = not args.no_progress and args.format == "table" and sys.stderr.isatty()
     results = run_checks(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=progress,
                          runs_dir=args.runs)
+    worst = _worst_cases(args, results) if args.worst_case else []
     elapsed = time.perf_counter() - t0
     code = exit_code(results)
+    if any(w.get("verdict") == "violated" for w in worst):
+        code = max(code, 1)
     payload = results_payload(results, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
                               seed=args.seed, plugins=args.plugin, elapsed_s=round(elapsed, 2))
+    if args.worst_case:
+        payload["worst_case"] = worst
+        payload["exit_code"] = code
     if args.out:
         write_json(args.out, payload)
     if args.report:
@@ -488,6 +517,14 @@ def _cmd_check(args) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print_results(results, elapsed, verbose=args.verbose)
+        if args.worst_case:
+            print("\nworst case within the assumptions (a search: a lower bound on the true worst case):")
+            for w in worst:
+                print(f"  {w['id']}: {w['verdict']}, slack {_fmt_slack(w.get('slack'))} (ratio on the check's instance "
+                      f"{_fmt_slack(w.get('random_ratio'))}), {w.get('evaluations')} instances; replay: fedtheory worst "
+                      f"--replay {w.get('instance')}")
+            if not worst:
+                print("  none of the selected bounds has a worst-case declaration (`fedtheory worst --list`)")
         if not results:
             print("no results: " + ("the empirical checks found no completed runs in " + args.runs if args.runs else
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))

@@ -131,3 +131,18 @@ def test_cli_search_without_reference(tmp_path, capsys):
     for key in ("worst_measured", "bound", "slack", "instance", "budget", "elapsed_s", "verdict"):
         assert key in rec
     assert (tmp_path / "fedinit.thm2.json").exists()
+
+
+def test_check_worst_case_adds_the_search_to_a_check_run(tmp_path, monkeypatch, capsys):
+    from fedtheory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", "--only", "fedinit.thm2", "--worst-case", "--worst-budget", "32", "--format", "json",
+                 "--no-progress"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == payload["exit_code"] == 0
+    [w] = payload["worst_case"]
+    assert w["id"] == "fedinit.thm2" and w["verdict"] == "holds" and w["evaluations"] == 32
+    assert (tmp_path / "worst_instances" / "fedinit.thm2.json").exists()
+    assert main(["check", "--only", "fedinit.eq3", "--worst-case", "--worst-budget", "0", "--no-progress"]) == 2
+    assert "--worst-budget=" in capsys.readouterr().err
