@@ -70,7 +70,9 @@ def register_worst_case(record_id: str, make: Callable[..., WorstCaseSpec], *,
 
 
 def worst_case_entries() -> dict[str, WorstCaseEntry]:
-    from . import builtin  # noqa: F401 - registers the built-in specs
+    from ..plugins import load_plugins
+
+    load_plugins()  # a paper plug-in registers its declarations (the built-in papers too) when it is imported
 
     return dict(_REGISTRY)
 

@@ -1,4 +1,5 @@
-"""Worst-case declarations of the built-in records (the same public call a plug-in uses).
+"""Worst-case declarations of FedInit's records (the same public call a plug-in uses; the FedInit plug-in,
+``fedtheory.papers.fedinit``, imports this module).
 
 FedInit Thms 1 and 2 on federated quadratics inside Assumptions 1 (each f_i L-smooth), 3 (heterogeneity at the
 stated (G, B), exact G^2(B)) and 5 (PL(mu): here f mu-strongly convex, a subclass), with f(w^0) - f* = D exactly,
