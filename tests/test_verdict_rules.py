@@ -100,6 +100,22 @@ def test_vacuous_flag_when_bound_exceeds_trivial_bound():
     assert not r.vacuous  # no trivial bound given: never flagged
 
 
+def test_per_round_bound_is_tested_at_its_least_favourable_valid_candidate():
+    # every valid candidate (e.g. each (G, B) pair) is an instance of the statement: a violation at one of them
+    # is a violation, however loose the others are
+    b = _toy_bound(1)
+    rng = np.random.default_rng(0)
+    lhs = 1.0 + 0.01 * rng.standard_normal((6, 8))  # rounds x runs
+
+    def per_round(vals):
+        return lhs, np.full(lhs.shape, float(vals["a"]))
+
+    r = assess_bound(b, [{"a": 100.0}, {"a": 0.5}, {"a": 3.0}], per_round, per_round=True)
+    assert r.verdict == "violated" and r.params["a"] == 0.5
+    r = assess_bound(b, [{"a": 100.0}, {"a": 3.0}], per_round, per_round=True)
+    assert r.verdict == "holds" and r.params["a"] == 3.0 and abs(r.ratio - 3.0 / lhs.mean(axis=1).max()) < 1e-12
+
+
 def test_session_pick_and_initial_point():
     """Session.pick reads a per-profile SIZES table; Session.initial_point is the checks' recipe
     w* + scale z / sqrt(d), z ~ default_rng(seed), bit for bit."""

@@ -70,6 +70,19 @@ def _bound_labels(bound: Bound) -> dict[str, str]:
             if v}
 
 
+def _tightest_ratio(lhs: np.ndarray, rhs: np.ndarray) -> float:
+    """min over rounds of mean rhs / mean lhs: 0 where the measurement diverged under a finite bound, +inf where
+    the bound is not finite (a round with no information); a round with mean lhs <= 0 binds (0) only where the
+    bound is below it."""
+    lhs = np.asarray(lhs, float)
+    rhs = np.broadcast_to(np.asarray(rhs, float), lhs.shape)
+    m_l, m_r = lhs.mean(axis=1), rhs.mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(m_l > 0, m_r / m_l, np.where(m_r < m_l, 0.0, np.inf))
+        r = np.where(~np.isfinite(m_r), np.inf, np.where(~np.isfinite(m_l), 0.0, r))
+    return float(np.min(r)) if r.size else math.inf
+
+
 def assess_bound(
     bound: Bound,
     candidates: Sequence[Mapping[str, Any]],
@@ -86,7 +99,9 @@ def assess_bound(
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
-    theorem, so their minimum is too), and compare the measurement with it.
+    theorem, so their minimum is too), and compare the measurement with it. For ``per_round`` bounds the
+    kept candidate is the one whose tightest round has the smallest ratio mean bound / mean measured (a
+    diverged one first): the least favourable valid instance of the statement is the one tested.
 
     measured_runs: per-run values (R,) for a scalar bound; for ``per_round`` bounds a callable
     values -> (lhs (rounds, R), rhs (rounds, R)) because the right side depends on measurements.
@@ -116,10 +131,7 @@ def assess_bound(
             continue
         if per_round:
             lhs, rhs = measured_runs(vals)
-            slack = np.asarray(rhs, float).mean(axis=1) - np.asarray(lhs, float).mean(axis=1)
-            slack = slack[np.isfinite(slack)]
-            key = float(slack.min()) if slack.size else -math.inf  # a diverged candidate is the least favourable
-            cand = (-key, vals, (lhs, rhs))  # keep the candidate with the largest worst-round slack
+            cand = (_tightest_ratio(lhs, rhs), vals, (lhs, rhs))  # keep the least favourable candidate
         else:
             b = np.asarray(bound.evaluate(vals), float)
             cand = (float(np.mean(b)), vals, float(b) if b.ndim == 0 else b)
