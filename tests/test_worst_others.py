@@ -274,3 +274,13 @@ def test_cli_lists_and_searches_the_new_declarations(tmp_path, capsys):
     assert rec["id"] == "fedshift.thm1" and rec["verdict"] == "holds"
     assert main(["worst", "fedshift.thm1", "--no-reference", *sets, "--set", "alpha=3"]) == 2
     assert "alpha=" in capsys.readouterr().err
+
+
+def test_run_worst_reference_follows_the_reading_and_keeps_the_search_options():
+    from fedtheory.worst import run_worst
+
+    rec = run_worst("fedmrur.mofedsam_thmD7", sets={"gradient_units": 0, "T": 12, "runs": 2}, budget=6, popsize=6,
+                    final_seeds=3)
+    assert "A (displacement)" in rec["reference"] and "constants changed here (T, runs)" in rec["reference"]
+    assert rec["evaluations"] == 6 and rec["seeds"] == [0, 1, 2] and rec["params"]["gradient_units"] == 0
+    assert len(rec["declared_starts"]) == 1  # the check's instance

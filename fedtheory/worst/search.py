@@ -338,10 +338,10 @@ def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: in
     if use_reference and e.reference is not None:
         import inspect
 
-        kw = dict(reference_kw or {})
+        ref_kw = dict(reference_kw or {})
         accepted = inspect.signature(e.reference).parameters
-        kw.update({k: v for k, v in (sets or {}).items() if k in accepted and k not in ("seed", "problem")})
-        ref = e.reference(seed, **kw)  # a reference that takes a setting (e.g. a reading) picks its check row by it
+        ref_kw.update({k: v for k, v in (sets or {}).items() if k in accepted and k not in ("seed", "problem")})
+        ref = e.reference(seed, **ref_kw)  # a reference that takes a setting (e.g. a reading) picks its check row by it
         params.update(ref["params"])
         random_ratio, ref_label = ref.get("random_ratio"), ref.get("label")
     if sets:
