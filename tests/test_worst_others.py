@@ -174,7 +174,7 @@ def test_fedmrur_replays_and_a_loosened_bound_holds_a_weakened_one_is_violated(t
     loose = worst_case(_with_record(spec, 1e3 / slack), budget=16, popsize=8, seed=0, final_seeds=6)
     tight = worst_case(_with_record(spec, 1e-2 / slack), budget=16, popsize=8, seed=0, final_seeds=6)
     assert loose["verdict"] == "holds" and tight["verdict"] == "violated"
-    assert rec["z_threshold"] == z_threshold(MRUR["T"]) > 3
+    assert rec["z_threshold"] == z_threshold(MRUR["T"], 6) > 3
 
 
 def test_fedmrur_search_starts_from_the_check_instance_and_reports_it():
@@ -188,9 +188,14 @@ def test_fedmrur_search_starts_from_the_check_instance_and_reports_it():
     assert rec["worst_measured"] >= start["measured"] and rec["slack"] <= start["slack"]
 
 
-def test_z_threshold_is_bonferroni_over_statements():
-    assert z_threshold(1) == 3.0
+def test_z_threshold_is_bonferroni_over_statements_with_students_t():
+    from scipy.stats import norm, t
+
+    assert z_threshold(1) == pytest.approx(3.0, abs=1e-12)
     assert 4.3 < z_threshold(300) < 4.6 and z_threshold(10) < z_threshold(300)
+    assert z_threshold(300, 32) > z_threshold(300) and z_threshold(1, 10**6) == pytest.approx(3.0, abs=1e-4)
+    # the level: P(t_31 > threshold) = Phi(-3) / 300
+    assert t.sf(z_threshold(300, 32), df=31) == pytest.approx(norm.sf(3.0) / 300, rel=1e-9)
 
 
 # ------------------------------------------------------------------------------------ FedShift

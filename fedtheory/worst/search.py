@@ -137,12 +137,16 @@ def _instance_mean(v: Any, P: int, S: int) -> Any:
     return v
 
 
-def z_threshold(statements: int, z: float = 3.0) -> float:
-    """The one-sided threshold for the worst of ``statements`` statements at the family level of z standard errors
-    for one (Bonferroni: the instance's value is its worst statement, chosen after the fact)."""
-    from scipy.stats import norm
+def z_threshold(statements: int, runs: int | None = None, z: float = 3.0) -> float:
+    """The one-sided threshold, in standard errors of the mean gap over ``runs`` seeds, for the worst of
+    ``statements`` statements: the level of z standard errors of a normal mean for one statement (Phi(-z) =
+    1.35e-3 at z = 3), divided by the number of statements (Bonferroni: the instance's value is its worst statement,
+    chosen after the fact), as a quantile of Student's t with runs - 1 degrees of freedom (normal when runs is
+    None)."""
+    from scipy.stats import norm, t
 
-    return float(z if statements <= 1 else norm.isf(norm.sf(z) / statements))
+    level = norm.sf(z) / max(int(statements), 1)
+    return float(norm.isf(level) if runs is None else t.isf(level, df=max(int(runs) - 1, 1)))
 
 
 def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
@@ -174,7 +178,7 @@ def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str
     gap = ev.gap[i]
     if spec.stochastic:  # the paired gap per run; the worst of m statements at the 3-SE family level
         se = float(gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else 0.0
-        return ("violated" if float(gap.mean()) - z_threshold(ev.statements) * se > 0 else "holds"), []
+        return ("violated" if float(gap.mean()) - z_threshold(ev.statements, gap.size) * se > 0 else "holds"), []
     return ("violated" if float(gap.mean()) > abs(b) * 1e-12 else "holds"), []
 
 
@@ -282,7 +286,7 @@ def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
     return {"id": spec.record_id, "method": "search", "worst_measured": m, "worst_measured_se": float(ev.se[0]),
             "bound": b, "slack": (b / m if m > 0 else math.inf), "verdict": verdict, "conditions_failed": failed,
             "gap": float(gap.mean()), "gap_se": float(gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else 0.0,
-            "z_threshold": z_threshold(ev.statements) if spec.stochastic else None,
+            "z_threshold": z_threshold(ev.statements, gap.size) if spec.stochastic else None,
             "seeds": list(seeds), "diverged": bool(ev.diverged[0]),
             "statement": int(ev.statement[0]), "statements": int(ev.lhs_all.shape[2]),
             "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items() if isinstance(vv, (int, float))},
