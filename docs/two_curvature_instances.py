@@ -54,7 +54,7 @@ def main(argv=None):
     ref = fedinit_reference("fedinit.thm2")(args.seed, beta=0.0)
     spec = make_spec("fedinit.thm2", ref["params"])
     space = spec.space
-    lam_grid = np.concatenate([[0.0], np.geomspace(space.mu / 4, space.L, args.grid - 1)])
+    lam_grid = np.geomspace(space.mu / 16, 0.999 * space.L, args.grid)
     thetas, labels = family(space, lam_grid, (1, space.n_clients // 2), ("e1", "-e1", "diag", "e2"))
     t0 = time.perf_counter()
     inst = space.decode(thetas)

@@ -214,3 +214,16 @@ def test_nonconvex_search_replays_bit_for_bit(tmp_path):
     rep = replay(path)
     assert rep["replay"]["reproduced"] and rep["worst_measured"] == rec["worst_measured"]
     assert rep["replay"]["constraints_broken"] == []
+
+
+def test_constants_of_an_exactly_singular_client_hessian():
+    """client_mu = 0 at the bound: a client with H_i = 0 exactly (flat) still has its minimum (min-norm solution)."""
+    qc = QuadraticClass(3, 2, L=2.0, mu=0.5, client_mu=0.0, dist2=1.0)
+    theta = qc.random(1, np.random.default_rng(0))
+    theta[0, 0:2] = 0.0  # client 0's spectrum: both eigenvalues 0; clients 1, 2 at L (the mean is >= mu: no shift)
+    theta[0, 6:8] = theta[0, 12:14] = 2.0
+    inst = qc.decode(theta)
+    k = inst.constants()
+    assert k["client_mu"][0] == 0.0 and np.isfinite(k["Gamma"][0])
+    lp = inst.problem()
+    np.testing.assert_allclose(k["Gamma"][0], lp.constants["Gamma"].value, rtol=1e-9, atol=1e-12)

@@ -142,7 +142,10 @@ class Instances:
         return (0.5 * np.einsum("rcd,rd->rc", Hw, w) - np.einsum("rcd,rd->rc", h, w) + c).mean(axis=1)
 
     def client_optima(self) -> np.ndarray:
-        return np.linalg.solve(self.H, self.h[..., None])[..., 0]
+        try:
+            return np.linalg.solve(self.H, self.h[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a client Hessian exactly singular (client_mu = 0): the min-norm minimiser
+            return np.einsum("pcde,pce->pcd", np.linalg.pinv(self.H, hermitian=True), self.h)
 
     def constants(self, B: float | None = None) -> dict[str, np.ndarray]:
         """Exact constants per instance (arrays of length P)."""
