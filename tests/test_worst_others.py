@@ -289,3 +289,18 @@ def test_run_worst_reference_follows_the_reading_and_keeps_the_search_options():
     assert "A (displacement)" in rec["reference"] and "constants changed here (T, runs)" in rec["reference"]
     assert rec["evaluations"] == 6 and rec["seeds"] == [0, 1, 2] and rec["params"]["gradient_units"] == 0
     assert len(rec["declared_starts"]) == 1  # the check's instance
+
+
+@pytest.mark.parametrize("shift,want", [(-1e-3, "holds"), (1e-3, "inconclusive"), (1.0, "violated")])
+def test_stochastic_verdict_holds_inconclusive_violated(shift, want):
+    """The paired gap (left side - bound) per seed at the worst statement: <= 0 on average holds, positive within
+    the threshold is inconclusive, beyond it violated (as the checks' compare_mean decides)."""
+    from fedtheory.worst.search import Evaluation, _verdict
+
+    spec = make_spec("fedmrur.mofedsam_thmD7", MRUR)
+    ev = evaluate(spec, spec.space.decode(spec.space.random(1, np.random.default_rng(0))))
+    noise = 0.01 * np.random.default_rng(1).standard_normal(32)
+    noise -= noise.mean()
+    lhs = ev.bound_all[:, None, :] + shift + noise[None, :, None]
+    synthetic = Evaluation(lhs, ev.bound_all, ev.values, np.zeros(1, bool))
+    assert _verdict(spec, synthetic, 0) == (want, [])

@@ -178,7 +178,11 @@ def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str
     gap = ev.gap[i]
     if spec.stochastic:  # the paired gap per run; the worst of m statements at the 3-SE family level
         se = float(gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else 0.0
-        return ("violated" if float(gap.mean()) - z_threshold(ev.statements, gap.size) * se > 0 else "holds"), []
+        mean = float(gap.mean())
+        if mean <= 0:
+            return "holds", []
+        # a positive mean gap within the threshold: as the checks' compare_mean, neither holds nor violated
+        return ("violated" if mean - z_threshold(ev.statements, gap.size) * se > 0 else "inconclusive"), []
     return ("violated" if float(gap.mean()) > abs(b) * 1e-12 else "holds"), []
 
 
