@@ -304,3 +304,10 @@ def test_stochastic_verdict_holds_inconclusive_violated(shift, want):
     lhs = ev.bound_all[:, None, :] + shift + noise[None, :, None]
     synthetic = Evaluation(lhs, ev.bound_all, ev.values, np.zeros(1, bool))
     assert _verdict(spec, synthetic, 0) == (want, [])
+
+
+def test_a_declared_start_outside_the_box_is_bad_input():
+    spec = make_spec("fedmrur.thm1", MRUR)
+    bad = dataclasses.replace(spec, starts=np.full((1, spec.space.n_params), 10.0))
+    with pytest.raises(ParameterError, match="starts="):
+        worst_case(bad, budget=8, popsize=8)

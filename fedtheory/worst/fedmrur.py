@@ -71,8 +71,10 @@ def fedmrur_spec(record_id: str = "fedmrur.thm1", *, D: float, sigma_g: float, e
     if sigma_t < 0:
         raise ParameterError("sigma_t", sigma_t, "a non-negative number")
     normalized = record_id == "fedmrur.thm1"
+    start = check_instance(int(check_seed), N, d) if check_seed is not None else None
+    offset = 2.0 if start is None else max(2.0, 1.01 * float(np.abs(start[0]).max()))  # the start inside the box
     space = SeparablePLClass(N, d, L=L, sigma_g2=float(sigma_g) ** 2, D=D, reading="max" if client_max else "mean",
-                             s_min=s_min, a_min=a_min, a_max=a_max)
+                             s_min=s_min, a_min=a_min, a_max=a_max, offset_scale=offset)
     server = eta_g if gradient_units == 0 else eta_g / (K * eta_l)
     algorithm = fedmrur(alpha, rho, server_lr=server, normalized=normalized, hyperbolic=False)
     stochastic = sigma_t > 0
@@ -94,8 +96,8 @@ def fedmrur_spec(record_id: str = "fedmrur.thm1", *, D: float, sigma_g: float, e
         return dict(base, T=np.arange(1, T + 1, dtype=float)[None, :])
 
     starts = None
-    if check_seed is not None:
-        starts = check_start(space, int(check_seed))
+    if start is not None:
+        starts = space.encode(np.ones(d), np.full(d, 3.0), *start)[None]
     params = {"record_id": record_id, "D": D, "sigma_g": sigma_g, "eta_l": eta_l, "eta_g": eta_g, "L": L,
               "sigma_t": sigma_t, "alpha": alpha, "rho": rho, "K": K, "S": S, "N": N, "T": T, "d": d, "runs": runs,
               "gradient_units": gradient_units, "client_max": client_max, "s_min": s_min, "a_min": a_min, "a_max": a_max,
@@ -112,17 +114,23 @@ def fedmrur_spec(record_id: str = "fedmrur.thm1", *, D: float, sigma_g: float, e
                 "counted there" if gradient_units == 0 else ""))
 
 
-def check_start(space: SeparablePLClass, seed: int) -> np.ndarray:
-    """The parameter vector of the check's PL instance (``fedtheory check --seed seed``): its client terms and start."""
+def check_instance(seed: int, N: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The check's PL instance (``fedtheory check --seed seed``): its client terms h (N, d) and start w0 (d,); it is
+    the member c = 1, a = 3 of the separable PL family."""
     from ..checks import Session
     from ..checks import fedmrur as CF
 
     e = [x for x in CF.bound_problems(Session(seed=seed)) if x["key"] == "pl_nonconvex"][0]
     p = e["problem"]
-    if p.n_clients != space.n_clients or p.dim != space.dim:
-        raise ParameterError("check_seed", seed, f"a check instance of the class's size (C = {p.n_clients}, "
-                                                 f"d = {p.dim}; set N and d accordingly)")
-    return space.encode(np.ones(p.dim), np.full(p.dim, 3.0), p.h[0], e["w0"])[None]
+    if p.n_clients != N or p.dim != d:
+        raise ParameterError("check_seed", seed, f"a check instance of the class's size (the check's has N = "
+                                                 f"{p.n_clients}, d = {p.dim}; set N and d accordingly)")
+    return p.h[0], e["w0"]
+
+
+def check_start(space: SeparablePLClass, seed: int) -> np.ndarray:
+    """The parameter vector of the check's PL instance in ``space``."""
+    return space.encode(np.ones(space.dim), np.full(space.dim, 3.0), *check_instance(seed, space.n_clients, space.dim))[None]
 
 
 def fedmrur_reference(record_id: str):

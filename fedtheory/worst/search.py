@@ -210,7 +210,11 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     starts = np.atleast_2d(np.asarray(spec.starts, float)) if spec.starts is not None and len(spec.starts) else None
     n_start = 0 if starts is None else min(len(starts), popsize - 1)
     if n_start:  # the declared starting instances replace the last rows of the random population
-        init[popsize - n_start:] = np.clip(starts[:n_start], *np.array(space.bounds).T)
+        lo, hi = np.array(space.bounds).T
+        tol = 1e-12 * np.maximum(np.abs(lo), np.abs(hi))
+        if starts.shape[1] != len(lo) or np.any(starts[:n_start] < lo - tol) or np.any(starts[:n_start] > hi + tol):
+            raise ParameterError("starts", starts.shape, f"parameter vectors inside the class's box ({len(lo)} bounds)")
+        init[popsize - n_start:] = np.clip(starts[:n_start], lo, hi)
     state = {"evals": 0, "best": None, "random": None, "gens": 0}
 
     def objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
