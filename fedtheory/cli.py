@@ -472,7 +472,7 @@ def _worst_cases(args, results) -> list[dict]:
     out = []
     for rid in ids:
         path = os.path.join("worst_instances", f"{rid}.json")
-        out.append(W.run_worst(rid, seed=args.seed, budget=args.worst_budget, instance_path=path))
+        out.append(W.run_worst(rid, seed=args.seed, budget=args.worst_budget, instance_path=path, final_seeds=32))
     return out
 
 

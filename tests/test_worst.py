@@ -146,3 +146,84 @@ def test_check_worst_case_adds_the_search_to_a_check_run(tmp_path, monkeypatch, 
     assert (tmp_path / "worst_instances" / "fedinit.thm2.json").exists()
     assert main(["check", "--only", "fedinit.eq3", "--worst-case", "--worst-budget", "0", "--no-progress"]) == 2
     assert "--worst-budget=" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ non-convex clients
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from fedtheory._validation import ParameterError  # noqa: E402
+
+
+@given(client_mu=st.floats(-2.0, -1e-3), B=st.floats(1.05, 4.0), G2=st.floats(0.0, 2.0), seed=st.integers(0, 10**6))
+def test_nonconvex_clients_stay_inside_the_class_with_exact_constants(client_mu, B, G2, seed):
+    """client_mu < 0: spectra in [client_mu, L] (built with the ridge client_mu), the mean still mu-strongly convex,
+    the exact G^2(B) and D: through the instance's own constants and the engine's LeastSquaresProblem."""
+    qc = QuadraticClass(3, 3, L=2.0, mu=0.5, client_mu=client_mu, B=B, G2=G2, D=1.0)
+    inst = qc.decode(qc.random(8, np.random.default_rng(seed)))
+    assert inst.ridge < 0 and qc.violations(inst) == [[] for _ in range(8)]
+    k = inst.constants(B)
+    assert np.all(k["client_mu"] >= client_mu) and np.all(k["L"] <= 2.0) and np.all(k["mu"] >= 0.5)
+    assert np.all(k["G2"] <= G2 + 1e-14)
+    np.testing.assert_allclose(k["D"], 1.0, rtol=1e-9)
+    for p in (0, 7):
+        lp = inst.take(p).problem()
+        assert lp.ridge == inst.ridge and not lp.nonnegative_losses
+        c = lp.constants
+        np.testing.assert_allclose(c["mu"].value, k["mu"][p], rtol=1e-10)
+        np.testing.assert_allclose(c["mu_clients"].value.min(), k["client_mu"][p], rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(float(lp.heterogeneity_G2(B).value), k["G2"][p], rtol=1e-8, atol=1e-14)
+        np.testing.assert_allclose(c["f_star"].value, inst.f_star[p], rtol=1e-10, atol=1e-14)
+        # the engine's client gradients (X'(Xw - y)/S + ridge w) against H_i w - h_i of the instance
+        w = np.random.default_rng(p).standard_normal((2, 3))
+        g = lp.client_grads(w, np.zeros(2, np.int64))
+        np.testing.assert_allclose(g, np.einsum("cde,re->rcd", inst.H[p], w) - inst.h[p][None], rtol=1e-10, atol=1e-12)
+
+
+def test_nonconvex_clients_reach_negative_curvature_and_a_non_convex_client_is_unbounded():
+    qc = QuadraticClass(4, 3, L=2.0, mu=0.5, client_mu=-2.0, dist2=1.0)  # no B: nothing pulls the clients together
+    inst = qc.decode(qc.random(64, np.random.default_rng(0)))
+    k = inst.constants()
+    assert qc.violations(inst) == [[] for _ in range(64)]
+    assert k["client_mu"].min() < -0.5  # random instances: some client non-convex
+    assert np.all(np.isinf(k["Gamma"][k["client_mu"] < 0]))  # f_i* = -inf there
+    # one client at the bottom of the interval, three at L: the mean is (-2 + 3 * 2)/4 = 1 >= mu, nothing moves
+    theta = qc.random(1, np.random.default_rng(1))
+    blocks = theta[:, :3 * 4 * 3].reshape(1, 4, 3, 3)
+    blocks[0, 0, 0], blocks[0, 1:, 0] = -2.0, 2.0
+    theta[:, :36] = blocks.reshape(1, -1)
+    one = qc.decode(theta)
+    np.testing.assert_allclose(one.constants()["client_mu"], -2.0, rtol=2e-9)
+    assert qc.violations(one) == [[]]
+
+
+def test_nonconvex_bad_client_mu_names_the_parameter():
+    with pytest.raises(ParameterError, match="client_mu="):
+        QuadraticClass(3, 3, L=2.0, mu=0.5, client_mu=-2.5, D=1.0)
+    with pytest.raises(ParameterError, match="client_mu="):
+        QuadraticClass(3, 3, L=2.0, mu=0.5, client_mu=0.6, D=1.0)
+
+
+def test_nonconvex_search_replays_bit_for_bit(tmp_path):
+    spec = make_spec("fedinit.thm2", dict(SMALL, client_mu=-1.0, B=2.0, G=1.0))
+    path = str(tmp_path / "nc.json")
+    rec = worst_case(spec, budget=32, popsize=16, seed=1, instance_path=path)
+    assert rec["worst_measured"] >= rec["random_start"]["best_measured"]
+    with open(path) as f:
+        assert json.load(f)["instance"]["ridge"] < 0
+    rep = replay(path)
+    assert rep["replay"]["reproduced"] and rep["worst_measured"] == rec["worst_measured"]
+    assert rep["replay"]["constraints_broken"] == []
+
+
+def test_constants_of_an_exactly_singular_client_hessian():
+    """client_mu = 0 at the bound: a client with H_i = 0 exactly (flat) still has its minimum (min-norm solution)."""
+    qc = QuadraticClass(3, 2, L=2.0, mu=0.5, client_mu=0.0, dist2=1.0)
+    theta = qc.random(1, np.random.default_rng(0))
+    theta[0, 0:2] = 0.0  # client 0's spectrum: both eigenvalues 0; clients 1, 2 at L (the mean is >= mu: no shift)
+    theta[0, 6:8] = theta[0, 12:14] = 2.0
+    inst = qc.decode(theta)
+    k = inst.constants()
+    assert k["client_mu"][0] == 0.0 and np.isfinite(k["Gamma"][0])
+    lp = inst.problem()
+    np.testing.assert_allclose(k["Gamma"][0], lp.constants["Gamma"].value, rtol=1e-9, atol=1e-12)

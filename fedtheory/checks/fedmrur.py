@@ -106,6 +106,13 @@ def _problems(session: Session):
     return session.memo(("fedmrur", "problems"), make)
 
 
+def bound_problems(session: Session) -> list[dict]:
+    """The problems the bound checks run on, one dict each (key, problem, L, sigma_g2, sigma_g2_kind, w0, D,
+    hyperbolic), memoized per session: the worst-case declarations (fedtheory.worst.fedmrur) start their search
+    from the check's instance."""
+    return _problems(session)
+
+
 def _r_prior(e) -> float:
     """An a-priori r for choosing step sizes on the logistic problem (the checks use the measured one)."""
     p, w0 = e["problem"], e["w0"]

@@ -9,7 +9,8 @@ from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, Communicat
                       Prox, RelaxedInit, RoundState, Server, State)
 from .measures import TrackGradients, measure_catalogue
 from .problems import (Constant, Constants, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
-                       digits_logistic, heterogeneous_least_squares, pl_nonconvex, synthetic_logistic)
+                       SeparablePLProblem, digits_logistic, heterogeneous_least_squares, pl_nonconvex, pl_ratio_infimum,
+                       synthetic_logistic)
 from .rng import RunStreams
 from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
 from .gossip import (Gossip, LocalMomentum, d_psgd, dfedavg, dfedavgm, dfedsam, oledfl_sam, oledfl_sgd, reference_gossip,
@@ -47,6 +48,7 @@ __all__ = [
     "OppositeLookahead",
     "Oracle",
     "PLNonconvexProblem",
+    "SeparablePLProblem",
     "PlainInit",
     "Plugin",
     "Problem",
@@ -75,6 +77,7 @@ __all__ = [
     "measure_catalogue",
     "measured_heterogeneity_G2",
     "pl_nonconvex",
+    "pl_ratio_infimum",
     "scaffold",
     "simulate",
     "synthetic_logistic",

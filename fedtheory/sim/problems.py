@@ -330,7 +330,10 @@ class LeastSquaresProblem(Problem):
         if X.ndim != 4 or y.shape != X.shape[:3]:
             raise ParameterError("X", X.shape, "an array (clients, samples, dim) or (variants, clients, samples, dim)")
         self.X, self.y = X, y
-        self.ridge = check_float("ridge", ridge, 0.0)
+        # a negative ridge gives non-convex clients (X'X/S + ridge I may be indefinite): the worst-case search's
+        # non-convex quadratic class uses it; the per-sample losses are then no longer non-negative
+        self.ridge = check_float("ridge", ridge)
+        self.nonnegative_losses = self.ridge >= 0
         self.model = model
         self.name = name
         self.n_variants, self.n_clients, S, self.dim = X.shape
@@ -398,11 +401,13 @@ class LeastSquaresProblem(Problem):
         eig = np.linalg.eigvalsh(self.H)  # (V, C, d)
         L = eig[..., -1].max(axis=0)
         lo = eig[..., 0].min(axis=0)
-        mu = np.where(lo > 1e-10 * max(float(eig.max()), 1e-300), lo, 0.0)
+        tol = 1e-10 * max(float(np.abs(eig).max()), 1e-300)
+        mu = np.where(lo > tol, lo, np.where(lo < -tol, lo, 0.0))
         return {
             "L_clients": Constant(L, "exact", "largest eigenvalue of each client Hessian H_i (max over variants)"),
             "mu_clients": Constant(mu, "exact", "smallest eigenvalue of each client Hessian H_i (min over variants); "
-                                                "0: f_i is not strongly convex"),
+                                                "0: f_i is not strongly convex; < 0: f_i is non-convex (a negative "
+                                                "ridge), -mu_i-weakly convex"),
         }
 
     @cached_property
@@ -686,6 +691,127 @@ def pl_nonconvex(n_clients: int = 10, dim: int = 10, samples_per_client: int = 5
     noise = sample_std * rng.standard_normal((n_clients, S, dim))
     noise -= noise.mean(axis=1, keepdims=True)  # client means are exactly h_i
     return PLNonconvexProblem(h[:, None, :] + noise)
+
+
+# --------------------------------------------------------------------------------------------
+# separable PL family: f_i(w) = sum_j c_j (w_j^2 + a_j sin^2 w_j) + h_i.w, sum_i h_i = 0 (pl_nonconvex: c = 1, a = 3)
+
+AMPLITUDE_MAX = 3.0  # for a in [0, 3], x (2x + a sin 2x) > 0 for x != 0: w* = 0 is the only stationary point of g
+
+
+def pl_ratio_infimum(a) -> np.ndarray:
+    """m(a) = inf_{x > 0} (2x + a sin 2x)^2 / (2 (x^2 + a sin^2 x)) for each entry of a in [0, 3] (same shape):
+    the PL constant of x^2 + a sin^2 x. Grid on (0, 20] (step 5e-3; the ratio tends to 2 + O(a/x) beyond, so its
+    infimum is interior), then bounded scalar minimisation to 1e-12 in the grid minimum's cell (the procedure of
+    ``_tightest_pl_constant`` for a = 3, on a coarser grid); m(0) = 2 (the quadratic x^2)."""
+    a = np.asarray(a, dtype=np.float64)
+    out = np.full(a.shape, 2.0)
+    vals = np.unique(a[a != 0.0])
+    if vals.size == 0:
+        return out
+    xs = np.linspace(5e-3, 20.0, 4_000)
+    step = xs[1] - xs[0]
+    ratio = lambda x, v: (2 * x + v * np.sin(2 * x)) ** 2 / (2 * (x**2 + v * np.sin(x) ** 2))  # noqa: E731
+    x0 = xs[np.argmin(ratio(xs[None, :], vals[:, None]), axis=1)]
+    for v, x in zip(vals, x0):
+        res = scipy.optimize.minimize_scalar(lambda t: ratio(t, v), bounds=(max(x - step, 1e-6), x + step),
+                                             method="bounded", options={"xatol": 1e-12})
+        out[a == v] = min(float(res.fun), float(ratio(x, v)))
+    return out
+
+
+class _SeparablePLView(ClientView):
+    def __init__(self, p: "SeparablePLProblem", clients, variant):
+        self.c = p.c[variant][:, None, :]  # (R,1,d)
+        self.a = p.a[variant][:, None, :]
+        self.shift = _gather(p.h, variant, clients)  # (R,N,d)
+
+    def grad(self, w):
+        return self.c * (2 * w + self.a * np.sin(2 * w)) + self.shift
+
+    def loss(self, w):
+        return np.sum(self.c * (w**2 + self.a * np.sin(w) ** 2), axis=-1) + np.einsum("rnd,rnd->rn", self.shift, w)
+
+    def grad_batch(self, w, idx):  # one sample per client: every minibatch is the client's whole data
+        return self.grad(w)
+
+
+class SeparablePLProblem(Problem):
+    """Non-convex clients, PL mean: f_i(w) = g(w) + h_i.w, g(w) = sum_j c_j (w_j^2 + a_j sin^2 w_j).
+
+    c (V, d) > 0 and a (V, d) in [0, 3] per variant (the worst-case search's instances are variants), h (V, C, d)
+    the clients' linear terms with sum_i h_i = 0 (to 1e-12 relative), so f = g: w* = 0, f* = 0. One sample per
+    client (its h_i); the simulator's noise comes from an oracle. ``pl_nonconvex`` is the case c = 1, a = 3.
+    Exact: L = max_j c_j (2 + 2 a_j) (the largest g''), the PL constant mu = min_j c_j m(a_j)
+    (``pl_ratio_infimum``; ||grad g||^2 / (2 g) >= min_j of the coordinates' ratios, attained along one
+    coordinate), each client's Hessian in [min_j c_j (2 - 2 a_j), L] (non-convex where a_j > 1), and Assumption 3
+    with B = 1: (1/C) sum_i ||grad f_i(w)||^2 = ||grad f(w)||^2 + (1/C) sum_i ||h_i||^2 for every w.
+    """
+
+    nonnegative_losses = False
+
+    def __init__(self, c, a, h, name: str = "separable_pl"):
+        c, a, h = check_finite("c", c), check_finite("a", a), check_finite("h", h)
+        if h.ndim == 2:
+            h = h[None]
+        c = np.broadcast_to(np.atleast_2d(c), (h.shape[0], h.shape[2])).astype(np.float64)
+        a = np.broadcast_to(np.atleast_2d(a), (h.shape[0], h.shape[2])).astype(np.float64)
+        if h.ndim != 3:
+            raise ParameterError("h", h.shape, "an array (clients, dim) or (variants, clients, dim)")
+        if not np.all(c > 0):
+            raise ParameterError("c", float(c.min()), "curvature scales > 0")
+        if not np.all((a >= 0) & (a <= AMPLITUDE_MAX)):
+            raise ParameterError("a", (float(a.min()), float(a.max())), f"amplitudes in [0, {AMPLITUDE_MAX}]")
+        scale = max(float(np.abs(h).max()), 1e-300)
+        if np.abs(h.mean(axis=1)).max() > 1e-12 * scale:
+            raise ParameterError("h", float(np.abs(h.mean(axis=1)).max()), "client terms with sum_i h_i = 0 (centre them)")
+        self.c, self.a, self.h = c, a, h
+        self.name = name
+        self.n_variants, self.n_clients, self.dim = h.shape
+        self.client_sizes = np.ones(self.n_clients, dtype=np.int64)
+
+    def view(self, clients, variant):
+        return _SeparablePLView(self, clients, variant)
+
+    def sample_losses(self, w, variant=None):
+        return self.client_losses(w, self._variant(w, variant))[..., None]
+
+    def sample_grad_stats(self, w, variant=None):
+        g = self.client_grads(w, self._variant(w, variant))
+        return np.linalg.norm(g, axis=-1).max(axis=1), np.zeros(w.shape[0])
+
+    @cached_property
+    def _constants(self):
+        c, a = self.c[0], self.a[0]
+        return {
+            "L": Constant(float(np.max(self.c * (2 + 2 * self.a))), "exact", "max_j c_j (2 + 2 a_j): the largest g''"),
+            "mu": Constant(float(np.min(c * pl_ratio_infimum(a))), "exact",
+                           "min_j c_j m(a_j), m(a) = inf_x g_a'(x)^2 / (2 g_a(x)) by 1-D minimisation (tol 1e-12)"),
+            "strongly_convex": Constant(bool(np.all(a < 1)), "exact"),
+            "w_star": Constant(np.zeros(self.dim), "exact"),
+            "f_star": Constant(0.0, "exact"),
+            "B_min": Constant(1.0, "exact"),
+        }
+
+    @cached_property
+    def _client_curvature(self):
+        C = self.n_clients
+        lo = float(np.min(self.c * (2 - 2 * self.a)))
+        return {
+            "L_clients": Constant(np.full(C, self.constants["L"].value), "exact", "every f_i has the Hessian of g"),
+            "mu_clients": Constant(np.full(C, lo), "exact", "inf_w lambda_min(Hessian of g) = min_j c_j (2 - 2 a_j) "
+                                                            "(< 0: non-convex clients)"),
+        }
+
+    def sample_gradient_variance(self) -> Constant:
+        return Constant(0.0, "exact", "one sample per client")
+
+    def heterogeneity_G2(self, B: float) -> Constant:
+        B = check_float("B", B, 0.0, low_inclusive=False)
+        if B < 1.0:
+            return Constant(np.inf, "exact", "B < 1 is never valid (Jensen)")
+        return Constant(float(np.mean(np.sum(self.h[0] ** 2, axis=1))), "exact",
+                        "(1/C) sum_i ||grad g + h_i||^2 = ||grad g||^2 + (1/C) sum_i ||h_i||^2 exactly")
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 side (relative to the bound) and returns one JSON record; ``run_worst(ID)`` builds the spec from today's check
 constants; ``replay(FILE)`` re-runs a stored instance. See docs/worst-case.md.
 """
-from .search import Evaluation, evaluate, replay, run_worst, worst_case, write_instance
+from .nonconvex import PLInstances, SeparablePLClass
+from .search import Evaluation, evaluate, replay, run_worst, worst_case, write_instance, z_threshold
 from .space import Instances, QuadraticClass, B_min, heterogeneity_G2
 from .spec import WorstCaseSpec, entry, make_spec, parse_sets, register_worst_case, worst_case_entries
 
@@ -20,6 +21,6 @@ def pep_available() -> bool:
     return True
 
 
-__all__ = ["Evaluation", "Instances", "QuadraticClass", "WorstCaseSpec", "B_min", "entry", "evaluate", "heterogeneity_G2",
-           "make_spec", "parse_sets", "pep_available", "register_worst_case", "replay", "run_worst", "worst_case",
-           "worst_case_entries", "write_instance"]
+__all__ = ["Evaluation", "Instances", "PLInstances", "QuadraticClass", "SeparablePLClass", "WorstCaseSpec", "B_min",
+           "entry", "evaluate", "heterogeneity_G2", "make_spec", "parse_sets", "pep_available", "register_worst_case",
+           "replay", "run_worst", "worst_case", "worst_case_entries", "write_instance", "z_threshold"]

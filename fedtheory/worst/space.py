@@ -1,28 +1,40 @@
 """Parametrised federated quadratics, projected onto an assumption class.
 
-Client i's objective is f_i(w) = 1/2 (w - w_i*)' H_i (w - w_i*) with H_i = Q_i diag(lam_i) Q_i', built
-as least-squares data X_i = sqrt(S) diag(sqrt(lam_i)) Q_i' (S = d samples, so X_i' X_i / S = H_i) and
-y_i = X_i w_i*. A population of P instances is ONE :class:`~fedtheory.sim.LeastSquaresProblem` with P
-data variants (run r uses variant r), so a generation of the search is one batched ``simulate`` call.
+Client i's objective is f_i(w) = 1/2 w' H_i w - h_i' w + c_i with H_i = Q_i diag(lam_i) Q_i', built
+as least-squares data X_i = sqrt(S) diag(sqrt(lam_i - r)) Q_i' (S = d samples, so X_i' X_i / S + r I = H_i)
+and y_i = X_i w_i (w_i: client i's linear-term parameter; its optimum when f_i is convex). r is the
+problem's ridge: 0 for convex clients (client_mu >= 0: the data alone, the instances of earlier versions bit
+for bit), and r = client_mu < 0 for the non-convex class, so that client spectra reach down to client_mu >= -L
+while the data part stays positive semi-definite. A population of P instances is ONE
+:class:`~fedtheory.sim.LeastSquaresProblem` with P data variants (run r uses variant r), so a generation of
+the search is one batched ``simulate`` call.
 
 :meth:`QuadraticClass.decode` maps a parameter vector theta (any point of ``bounds``) to an instance
 that satisfies the class's constraints *by construction* (every constraint is met with a relative margin
 of 1e-9 or more, so floating-point rounding in the data cannot push it out):
 
-* every H_i has its spectrum in [client_mu, L]                      (each f_i L-smooth; client_mu-strongly convex)
-* lambda_min((1/C) sum_i H_i) >= mu                                 (f is mu-strongly convex, hence mu-PL)
+* every H_i has its spectrum in [client_mu, L]                      (each f_i L-smooth; client_mu-strongly convex,
+                                                                    or for client_mu < 0 non-convex: |client_mu|-weakly
+                                                                    convex, f_i unbounded below)
+* lambda_min((1/C) sum_i H_i) >= mu > 0                             (f is mu-strongly convex, hence mu-PL; for a
+                                                                    quadratic, PL with a minimiser means a PSD mean
+                                                                    Hessian, so strong convexity is the PL class
+                                                                    up to flat directions)
 * (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 for all w  (heterogeneity (G, B), exact G^2(B))
 * f(w^0) - f* = D exactly, or ||w^0 - w*||^2 = dist2 exactly          (the start)
 
-Projection steps (each keeps what the earlier ones established):
+Projection steps (each keeps what the earlier ones established; none assumes H_i >= 0, so they hold as they
+are for non-convex clients):
 1. eigenvalues clipped into [client_mu, L]; Q_i a Householder reflection of a parameter vector v_i;
-2. mu: if lambda_min(Hbar) = m < mu, every H_i <- H_i + s (L I - H_i), s = (mu - m)/(L - m): spectra stay in
-   [client_mu, L] and lambda_min of the mean becomes exactly mu;
+2. mu: if lambda_min(Hbar) = m < mu, every H_i <- H_i + s (L I - H_i), s = (mu - m)/(L - m): a convex
+   combination of H_i and L I, so spectra stay in [client_mu, L] (for either sign of client_mu and of m), and
+   lambda_min of the mean becomes exactly (1 - s) m + s L = mu;
 3. B: if B_min(H) > B, every H_i <- (1 - a) H_i + a Hbar with the smallest a giving B_min <= B, in closed form
-   (B_min(a)^2 = 1 + (1-a)^2 (B_min^2 - 1)): the mean (hence mu) is unchanged and spectra stay in the interval
-   (convex combinations);
-4. G: client optima scaled about 0 by sqrt(G^2 / G^2(B)) when G^2(B) exceeds G^2 (G^2(B) is invariant under a
-   common shift of the optima and homogeneous of degree 2 in them);
+   (B_min(a)^2 = 1 + (1-a)^2 (B_min^2 - 1), from M(a) = (1-a)^2 M + (1 - (1-a)^2) Hbar^2 with Hbar invertible):
+   the mean (hence mu) is unchanged and spectra stay in the interval (convex combinations);
+4. G: the linear terms h_i = (H_i - r I) w_i scaled by sqrt(G^2 / G^2(B)) (the parameters w_i scaled about 0)
+   when G^2(B) exceeds G^2: G^2(B) = sup_w (1/C) sum_i ||H_i w - h_i||^2 - B^2 ||Hbar w - hbar||^2 is
+   homogeneous of degree 2 in (h_1..h_C) (substitute w = s w'), whatever the sign of the H_i;
 5. start: w^0 = w* + r u with the parameter direction u and r set by D (or dist2).
 """
 from __future__ import annotations
@@ -90,6 +102,7 @@ class Instances:
     y: np.ndarray  # (P, C, S)
     w0: np.ndarray  # (P, d)
     theta: np.ndarray  # (P, n) the parameters they were decoded from (empty for a replayed instance)
+    ridge: float = 0.0  # the problem's ridge r: H_i = X_i'X_i/S + r I (r < 0: non-convex clients)
     H: np.ndarray = field(init=False)
     h: np.ndarray = field(init=False)
     c: np.ndarray = field(init=False)
@@ -97,8 +110,10 @@ class Instances:
     f_star: np.ndarray = field(init=False)
 
     def __post_init__(self):
-        S = self.X.shape[2]
+        S, d = self.X.shape[2], self.X.shape[3]
         self.H = np.einsum("pcsd,pcse->pcde", self.X, self.X) / S  # exactly as LeastSquaresProblem computes them
+        if self.ridge:
+            self.H = self.H + self.ridge * np.eye(d)
         self.h = np.einsum("pcsd,pcs->pcd", self.X, self.y) / S
         self.c = np.einsum("pcs,pcs->pc", self.y, self.y) / (2 * S)
         Hbar, hbar = self.H.mean(axis=1), self.h.mean(axis=1)
@@ -117,7 +132,7 @@ class Instances:
         return self.X.shape[3]
 
     def problem(self, name: str = "worst_quadratic") -> LeastSquaresProblem:
-        return LeastSquaresProblem(self.X, self.y, name=name)
+        return LeastSquaresProblem(self.X, self.y, ridge=self.ridge, name=name)
 
     def loss(self, w: np.ndarray, which: np.ndarray | None = None) -> np.ndarray:
         """f(w) of instance ``which`` (default: instance r for row r): w (R, d) -> (R,)."""
@@ -127,13 +142,17 @@ class Instances:
         return (0.5 * np.einsum("rcd,rd->rc", Hw, w) - np.einsum("rcd,rd->rc", h, w) + c).mean(axis=1)
 
     def client_optima(self) -> np.ndarray:
-        return np.linalg.solve(self.H, self.h[..., None])[..., 0]
+        try:
+            return np.linalg.solve(self.H, self.h[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a client Hessian exactly singular (client_mu = 0): the min-norm minimiser
+            return np.einsum("pcde,pce->pcd", np.linalg.pinv(self.H, hermitian=True), self.h)
 
     def constants(self, B: float | None = None) -> dict[str, np.ndarray]:
         """Exact constants per instance (arrays of length P)."""
         eig = np.linalg.eigvalsh(self.H)  # (P, C, d)
         Hbar = self.H.mean(axis=1)
         fi_star = self.c - 0.5 * np.einsum("pcd,pcd->pc", self.h, self.client_optima())  # f_i(w_i*)
+        fi_star = np.where(eig[..., 0] < 0, -np.inf, fi_star)  # a non-convex quadratic client is unbounded below
         out = {"L": eig[..., -1].max(axis=1), "client_mu": eig[..., 0].min(axis=1),
                "mu": np.linalg.eigvalsh(Hbar)[:, 0], "B_min": B_min(self.H),
                "D": self.loss(self.w0) - self.f_star, "dist2": np.sum((self.w0 - self.w_star) ** 2, axis=1),
@@ -143,10 +162,13 @@ class Instances:
         return out
 
     def take(self, i: int) -> "Instances":
-        return Instances(self.X[i:i + 1], self.y[i:i + 1], self.w0[i:i + 1], self.theta[i:i + 1])
+        return Instances(self.X[i:i + 1], self.y[i:i + 1], self.w0[i:i + 1], self.theta[i:i + 1], self.ridge)
 
     def to_json(self) -> dict[str, Any]:
-        return {"X": self.X[0].tolist(), "y": self.y[0].tolist(), "w0": self.w0[0].tolist()}
+        out = {"X": self.X[0].tolist(), "y": self.y[0].tolist(), "w0": self.w0[0].tolist()}
+        if self.ridge:
+            out["ridge"] = float(self.ridge)
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Instances":
@@ -154,11 +176,12 @@ class Instances:
             X = np.asarray(d["X"], float)[None]
             y = np.asarray(d["y"], float)[None]
             w0 = np.asarray(d["w0"], float)[None]
+            ridge = float(d.get("ridge", 0.0))
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError("instance", str(exc)[:80], "an object with arrays X (C,S,d), y (C,S), w0 (d,)") from None
         if X.ndim != 4 or y.shape != X.shape[:3] or w0.shape != (1, X.shape[3]):
             raise ParameterError("instance", (X.shape[1:], y.shape[1:], w0.shape[1:]), "X (C,S,d), y (C,S), w0 (d,)")
-        return cls(X, y, w0, np.zeros((1, 0)))
+        return cls(X, y, w0, np.zeros((1, 0)), ridge)
 
 
 # ------------------------------------------------------------------------------------ the class
@@ -169,10 +192,13 @@ class QuadraticClass:
     """Federated quadratics inside an assumption class (see the module docstring).
 
     n_clients, dim: C and d. L: every H_i <= L I. mu: lambda_min(mean H_i) >= mu (> 0). client_mu: every
-    H_i >= client_mu I (0: clients may be flat in some direction). B, G2: the heterogeneity assumption at
+    H_i >= client_mu I, in [-L, mu] (0: clients may be flat in some direction; < 0: non-convex clients, built
+    with the ridge client_mu, while the mean f stays mu-strongly convex). B, G2: the heterogeneity assumption at
     (G, B) (None: not imposed; then the optima range over [-offset_scale, offset_scale]^d). D: f(w^0) - f* = D,
     or dist2: ||w^0 - w*||^2 = dist2 (exactly one), or dist2_max: ||w^0 - w*||^2 in [0, dist2_max] (a parameter).
     """
+
+    instance_type = Instances  # what decode returns (replay reads instance files with it)
 
     n_clients: int
     dim: int
@@ -187,8 +213,9 @@ class QuadraticClass:
     offset_scale: float = 1.0
 
     def __post_init__(self):
-        if not (0 < self.mu < self.L) or not (0 <= self.client_mu <= self.mu):
-            raise ParameterError("mu", (self.client_mu, self.mu, self.L), "0 <= client_mu <= mu < L")
+        if not (0 < self.mu < self.L) or not (-self.L <= self.client_mu <= self.mu):
+            raise ParameterError("client_mu" if 0 < self.mu < self.L else "mu", (self.client_mu, self.mu, self.L),
+                                 "-L <= client_mu <= mu and 0 < mu < L")
         if (self.B is None) != (self.G2 is None):
             raise ParameterError("G2", (self.B, self.G2), "B and G2 both given or both None")
         if self.B is not None and (self.B < 1 or self.G2 < 0):
@@ -221,7 +248,8 @@ class QuadraticClass:
             raise ParameterError("theta", theta.shape, f"(P, {self.n_params}) parameter vectors")
         P, C, d = theta.shape[0], self.n_clients, self.dim
         L_t, mu_t = self.L * (1 - MARGIN), self.mu * (1 + MARGIN)
-        lo_t = min(self.client_mu * (1 + MARGIN), mu_t)
+        lo_t = min(self.client_mu * (1 + MARGIN), mu_t) if self.client_mu >= 0 else self.client_mu * (1 - MARGIN)
+        ridge = lo_t if self.client_mu < 0 else 0.0  # the data part X'X/S = H - ridge I stays PSD
         blocks = theta[:, :3 * C * d].reshape(P, C, 3, d)
         lam = np.clip(blocks[:, :, 0], lo_t, L_t)
         v = blocks[:, :, 1]
@@ -250,17 +278,18 @@ class QuadraticClass:
         lam, V = np.linalg.eigh(H)
         lam = np.clip(lam, lo_t, L_t)
         S = d
-        X = np.sqrt(S) * np.sqrt(lam)[..., :, None] * np.swapaxes(V, -1, -2)  # (P,C,d,d): rows are samples
-        Hx = np.einsum("pcsd,pcse->pcde", X, X) / S
-        # 4. client optima within G^2(B)
+        X = np.sqrt(S) * np.sqrt(lam - ridge)[..., :, None] * np.swapaxes(V, -1, -2)  # (P,C,d,d): rows are samples
+        Hx = np.einsum("pcsd,pcse->pcde", X, X) / S  # the data part; the Hessians are Hx + ridge I
+        # 4. client optima (linear terms h_i = Hx_i w_i) within G^2(B)
         wopt = blocks[:, :, 2].copy()
         if self.B is not None:
-            G2 = heterogeneity_G2(Hx, np.einsum("pcde,pce->pcd", Hx, wopt), self.B)
+            Hfull = Hx + ridge * eye if ridge else Hx
+            G2 = heterogeneity_G2(Hfull, np.einsum("pcde,pce->pcd", Hx, wopt), self.B)
             target = self.G2 * (1 - MARGIN)
             scale = np.where(G2 > target, np.sqrt(target / np.where(G2 > 0, G2, 1.0)), 1.0)
             wopt = wopt * scale[:, None, None]
         y = np.einsum("pcsd,pcd->pcs", X, wopt)
-        inst = Instances(X, y, np.zeros((P, d)), theta.copy())
+        inst = Instances(X, y, np.zeros((P, d)), theta.copy(), ridge)
         # 5. the start
         u = theta[:, 3 * C * d:3 * C * d + d]
         nu = np.linalg.norm(u, axis=1, keepdims=True)
@@ -285,7 +314,8 @@ class QuadraticClass:
                 bad.append(f"L {k['L'][p]:.17g} > {self.L}")
             if k["mu"][p] < self.mu * (1 - rtol):
                 bad.append(f"mu {k['mu'][p]:.17g} < {self.mu}")
-            if k["client_mu"][p] < self.client_mu * (1 - rtol) - 1e-14 * self.L:
+            lo = self.client_mu * (1 - rtol) if self.client_mu >= 0 else self.client_mu * (1 + rtol)
+            if k["client_mu"][p] < lo - 1e-14 * self.L:
                 bad.append(f"client_mu {k['client_mu'][p]:.17g} < {self.client_mu}")
             if self.B is not None and not k["G2"][p] <= self.G2 * (1 + rtol) + 1e-14:
                 bad.append(f"G^2({self.B}) = {k['G2'][p]:.17g} > {self.G2}")

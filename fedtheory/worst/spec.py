@@ -10,7 +10,14 @@ A spec says, for one bound record:
   instance's exact or measured constants where the statement takes them from the instance;
 * ``seeds``: one per run of an instance (one seed and an Exact oracle: deterministic, the comparison is exact);
 * ``settings``: the run's structural settings (checked against the record's ``requires``);
-* ``params``: the keyword arguments its factory was called with (stored in the instance file for replay).
+* ``params``: the keyword arguments its factory was called with (stored in the instance file for replay);
+* ``bound_per_run``: constants_from_instance returns per-run values (leading axis R = P x seeds) where the
+  statement is about each run's own measured quantity (FedMRUR's sum_t d_t): one bound per run, and the verdict
+  compares left side and bound run by run (paired);
+* ``conditions``: conditions the declaration adds to the record's own (theory ``Condition`` records evaluated at
+  the same values), e.g. where a printed statement as encoded is undefined: a failed one gives not_applicable;
+* ``starts``: parameter vectors (rows of ``space``'s parameters) the search's first population includes, e.g. the
+  instance of today's check, so that the worst case found is at least as bad as the check's.
 
 A factory ``make(record_id, **params) -> WorstCaseSpec`` is registered with :func:`register_worst_case`, optionally with
 a ``reference(seed) -> dict`` that takes the constants from today's ``fedtheory check`` result and reports its
@@ -19,6 +26,7 @@ ratio (``random_ratio``). Built-in records and plug-ins use the same call (see d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +47,21 @@ class WorstCaseSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    bound_per_run: bool = False
+    conditions: tuple = ()
+    starts: Any = None
+
+    def extra_conditions_failed(self, values: Mapping[str, Any]) -> list[str]:
+        """The declaration's own conditions that fail at ``values`` (the record's ``conditions_failed`` format)."""
+        return self._condition_probe.conditions_failed(values) if self.conditions else []
+
+    @cached_property
+    def _condition_probe(self):
+        from ..theory import Bound
+
+        rec = self.record
+        return Bound(id=rec.id + " (declared conditions)", paper=rec.paper, title=rec.title, source=rec.source,
+                     symbols=rec.symbols, expr=rec.expr, definitions=rec.definitions, conditions=tuple(self.conditions))
 
     @property
     def record(self):
