@@ -14,6 +14,7 @@ case is never below the best random instance the search started from.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -41,6 +42,7 @@ class Evaluation:
     bound_all: np.ndarray
     values: Mapping[str, Any]
     diverged: np.ndarray  # (P,)
+    bound_seeds: np.ndarray | None = None  # (P, seeds, m) when the bound is per run (spec.bound_per_run)
 
     @property
     def _ratio_all(self) -> np.ndarray:
@@ -66,8 +68,13 @@ class Evaluation:
 
     @property
     def se(self) -> np.ndarray:
-        n = self.lhs.shape[1]
-        return self.lhs.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(self.lhs))
+        """Standard error over seeds of the left side (of left side - right side where the bound is per run)."""
+        x = self.lhs
+        if self.bound_seeds is not None:
+            j = self.statement
+            x = x - self.bound_seeds[np.arange(len(j)), :, j]
+        n = x.shape[1]
+        return x.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(x))
 
     @property
     def bound(self) -> np.ndarray:
@@ -86,18 +93,37 @@ def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None
     seeds = tuple(spec.seeds if seeds is None else seeds)
     P, S = len(inst), len(seeds)
     which = np.repeat(np.arange(P), S)
-    tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
-                  w0=inst.w0[which], measures=spec.measures)
+    if spec.runner is not None:
+        tr = spec.runner(spec, inst, seeds)
+    else:
+        tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
+                      w0=inst.w0[which], measures=spec.measures)
     lhs = np.asarray(spec.measure(tr, inst, which), float)
     lhs = (lhs[:, None] if lhs.ndim == 1 else lhs.T).reshape(P, S, -1)
-    diverged = tr.diverged.reshape(P, S).any(axis=1)
+    diverged = tr.diverged.reshape(P, -1).any(axis=1)  # instance-major: every run of instance p
     lhs = np.where(np.isfinite(lhs), lhs, np.inf)  # a divergence is the largest possible left side
     vals = dict(spec.constants_from_instance(inst, tr, which))
     b = np.asarray(spec.record.evaluate(vals), float)
+    if spec.bound_per_run:  # per run: scalar, (R,) or (R, m) -> (P, S, m); an instance's bound is its mean
+        b_seeds = np.broadcast_to(b.reshape(P * S, -1) if b.ndim else b, (P * S, lhs.shape[2])).reshape(P, S, -1)
+        b_seeds = np.where(np.isnan(b_seeds), np.inf, b_seeds)  # a diverged run's NaN right side never counts
+        return Evaluation(lhs, b_seeds.mean(axis=1), _instance_values(vals, P, S), diverged, b_seeds.copy())
     if b.ndim == 1 and b.shape[0] == P and lhs.shape[2] != P:
         b = b[:, None]
     bound = np.broadcast_to(b, (P, lhs.shape[2])).copy()
     return Evaluation(lhs, bound, vals, diverged)
+
+
+def _instance_values(vals: Mapping[str, Any], P: int, S: int) -> dict[str, Any]:
+    """Per-run values (leading axis P x S) -> per-instance means over seeds ((P,) or (P, m)), for the record."""
+    out = {}
+    for k, v in vals.items():
+        a = None if isinstance(v, str) else np.asarray(v, float)
+        if a is None or a.ndim == 0 or a.shape[0] != P * S:
+            out[k] = v
+        else:
+            out[k] = a.reshape(P, S, *a.shape[1:]).mean(axis=1)
+    return out
 
 
 def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
@@ -193,7 +219,7 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
 
     # the worst instance, re-evaluated (more seeds where the runs are stochastic)
     _, best, _ = state["best"]
-    worst = Instances.from_json(best.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
+    worst = _load_instance(space, best.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
     worst.theta = best.theta
     seeds = tuple(spec.seeds)
     if spec.stochastic and final_seeds and final_seeds > len(seeds):
@@ -231,6 +257,12 @@ def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
             "instance_constants": k, "params": dict(spec.params), "instance": None, "note": spec.note}
 
 
+def _load_instance(space, data: Mapping[str, Any]) -> Instances:
+    """An instance from its JSON form: the space's own loader where it has one (e.g. coupled data sets)."""
+    load = getattr(space, "instances_from_json", None)
+    return load(data) if load is not None else Instances.from_json(data)
+
+
 def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, record) -> str:
     payload = {"format": FORMAT, "id": spec.record_id, "params": dict(spec.params), "seeds": list(seeds),
                "theta": inst.theta[0].tolist(), "instance": inst.to_json(),
@@ -255,7 +287,7 @@ def replay(path: str) -> dict[str, Any]:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ParameterError("--replay", path, f"an instance file of format {FORMAT}")
     spec = make_spec(payload["id"], payload.get("params", {}))
-    inst = Instances.from_json(payload["instance"])
+    inst = _load_instance(spec.space, payload["instance"])
     seeds = tuple(int(s) for s in payload["seeds"])
     t0 = time.perf_counter()
     ev = evaluate(spec, inst, seeds)
@@ -278,7 +310,14 @@ def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: in
     params: dict[str, Any] = {}
     random_ratio = ref_label = None
     if use_reference and e.reference is not None:
-        ref = e.reference(seed, **dict(reference_kw or {}))
+        sel = dict(reference_kw or {})
+        sig = inspect.signature(e.reference).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in sig.values()):
+            for k in sel:
+                if k not in sig:  # a selection (problem, setting, beta) this reference does not take
+                    raise ParameterError(f"--{k}", sel[k], f"absent: {record_id}'s reference takes "
+                                         + (", ".join(f"--{n}" for n in list(sig)[1:]) or "no selection"))
+        ref = e.reference(seed, **sel)
         params.update(ref["params"])
         random_ratio, ref_label = ref.get("random_ratio"), ref.get("label")
     if sets:

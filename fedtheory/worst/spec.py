@@ -10,7 +10,15 @@ A spec says, for one bound record:
   instance's exact or measured constants where the statement takes them from the instance;
 * ``seeds``: one per run of an instance (one seed and an Exact oracle: deterministic, the comparison is exact);
 * ``settings``: the run's structural settings (checked against the record's ``requires``);
-* ``params``: the keyword arguments its factory was called with (stored in the instance file for replay).
+* ``params``: the keyword arguments its factory was called with (stored in the instance file for replay);
+* ``runner`` (optional): how a population is run, ``runner(spec, instances, seeds) -> Trace``, for instance
+  families that need more than one data set per instance (coupled runs on neighbouring data sets for uniform
+  stability); default: ONE ``simulate`` call with instance p as data variant p, once per seed (instance-major);
+  ``measure`` then receives ``which`` = each logical run's instance, as usual;
+* ``bound_per_run``: the right side depends on the run's own measurements (a recursion such as FedInit's
+  Lemma 4): ``constants_from_instance`` returns per-run values (arrays with leading axis R = P x seeds), the
+  bound of an instance is its mean over seeds, and the verdict's standard error is that of the paired
+  difference left side - right side over seeds.
 
 A factory ``make(record_id, **params) -> WorstCaseSpec`` is registered with :func:`register_worst_case`, optionally with
 a ``reference(seed) -> dict`` that takes the constants from today's ``fedtheory check`` result and reports its
@@ -39,6 +47,8 @@ class WorstCaseSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    runner: Callable[[Any, Any, tuple[int, ...]], Any] | None = None
+    bound_per_run: bool = False
 
     @property
     def record(self):
