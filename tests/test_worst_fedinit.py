@@ -228,3 +228,21 @@ def test_check_worst_case_picks_up_the_stability_declarations(tmp_path, monkeypa
     assert ids == ["fedinit.thm3", "fedinit.thm3.rederived"] and code == payload["exit_code"]
     assert all(w["verdict"] == "holds" and w["random_ratio"] > 1 for w in payload["worst_case"])
     assert (tmp_path / "worst_instances" / "fedinit.thm3.rederived.json").exists()
+
+
+def test_aligned_random_draws_reach_the_slowest_decay_the_class_allows():
+    from fedtheory.worst import QuadraticClass
+
+    qc = QuadraticClass(4, 3, L=2.0, mu=0.5, client_mu=0.1, B=1.2, G2=0.16, D=1.0, aligned_fraction=0.5)
+    plain = dataclasses.replace(qc, aligned_fraction=0.0)
+    a, b = qc.random(10, np.random.default_rng(1)), plain.random(10, np.random.default_rng(1))
+    np.testing.assert_array_equal(a[5:], b[5:])  # the rest is the plain class's uniform draw, unchanged
+    assert not np.array_equal(a[:5], b[:5])
+    inst = qc.decode(a)
+    assert qc.violations(inst) == [[] for _ in range(10)]
+    np.testing.assert_allclose(inst.constants()["mu"][:5], 0.5, rtol=1e-6)  # lambda_min(mean Hessian) at mu
+    Hbar = inst.H.mean(axis=1)[:5]
+    u = inst.w0[:5] - inst.w_star[:5]
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    Hu = np.einsum("pde,pe->pd", Hbar, u)  # the start lies on an eigenvector of the mean Hessian (the soft one)
+    np.testing.assert_allclose(Hu, np.sum(Hu * u, axis=1, keepdims=True) * u, atol=1e-10)

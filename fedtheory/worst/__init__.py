@@ -4,7 +4,8 @@
 side (relative to the bound) and returns one JSON record; ``run_worst(ID)`` builds the spec from today's check
 constants; ``replay(FILE)`` re-runs a stored instance. See docs/worst-case.md.
 """
-from .search import Evaluation, evaluate, replay, run_worst, worst_case, write_instance
+from .coupled import CoupledInstances, NeighbourClass, coupled_runner, pooled_loss_gaps
+from .search import Evaluation, evaluate, load_worst, replay, run_worst, worst_case, write_instance
 from .space import Instances, QuadraticClass, B_min, heterogeneity_G2
 from .spec import WorstCaseSpec, entry, make_spec, parse_sets, register_worst_case, worst_case_entries
 
@@ -20,6 +21,7 @@ def pep_available() -> bool:
     return True
 
 
-__all__ = ["Evaluation", "Instances", "QuadraticClass", "WorstCaseSpec", "B_min", "entry", "evaluate", "heterogeneity_G2",
-           "make_spec", "parse_sets", "pep_available", "register_worst_case", "replay", "run_worst", "worst_case",
+__all__ = ["CoupledInstances", "Evaluation", "Instances", "NeighbourClass", "QuadraticClass", "WorstCaseSpec", "B_min",
+           "coupled_runner", "entry", "evaluate", "heterogeneity_G2", "load_worst", "make_spec", "parse_sets",
+           "pep_available", "pooled_loss_gaps", "register_worst_case", "replay", "run_worst", "worst_case",
            "worst_case_entries", "write_instance"]

@@ -63,14 +63,18 @@ _STABILITY = ("fedinit.thm3", "fedinit.thm3.rederived")
 
 def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: float, G: float, D: float, eta: float,
                  K: int = 5, T: int = 300, beta: float = 0.1, sigma_l: float = 0.0, C: int = 10, N: int | None = None,
-                 d: int = 10, lam: float | None = None, runs: int = 4, client_mu: float = 0.0) -> WorstCaseSpec:
+                 d: int = 10, lam: float | None = None, runs: int = 4, client_mu: float = 0.0,
+                 aligned_fraction: float = 0.5) -> WorstCaseSpec:
     """FedInit Thm 1 (``fedinit.thm1``), Thm 2 (``fedinit.thm2``), Thm 4 as printed and as re-derived
     (``fedinit.thm4``, ``fedinit.thm4.rederived``: (1/T) sum_{t<T} Delta^t), Thm 5 (``fedinit.thm5``: Delta^T) or
     Lemma 4 (``fedinit.lemma4``: Delta^{t+1} at every round) on the quadratic class at the stated constants.
 
     N: clients per round (default C; N < C runs partial participation, the sampling's randomness over seeds).
     runs: seeds per instance when the runs are stochastic (sigma_l > 0 or N < C; else one deterministic run).
-    mu: lambda_min of the mean Hessian is kept >= mu (the PL constant where the record assumes PL)."""
+    mu: lambda_min of the mean Hessian is kept >= mu (the PL constant where the record assumes PL).
+    aligned_fraction: the share of the search's random start drawn with one eigenbasis for every client and a soft
+    direction shared by all (QuadraticClass.random): where the bound decays like exp(-lambda mu eta K T), uniform
+    draws rarely come near the slowest decay the class allows."""
     from ..theory import fedinit as TF
     from ..theory import get as get_record
 
@@ -88,8 +92,9 @@ def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: flo
         lam_max = float(TF.LAMBDA_MAX_EXPR.subs({TF.eta: eta, TF.K: K, TF.L: L, TF.B: B, TF.N: N, TF.beta: beta}))
         lam = lam_max if 0 < lam_max < 1 else 1e-9
     params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T, "beta": beta,
-              "sigma_l": sigma_l, "C": C, "N": N, "d": d, "lam": lam, "runs": runs, "client_mu": client_mu}
-    space = QuadraticClass(C, d, L=L, mu=mu, client_mu=client_mu, B=B, G2=G**2, D=D)
+              "sigma_l": sigma_l, "C": C, "N": N, "d": d, "lam": lam, "runs": runs, "client_mu": client_mu,
+              "aligned_fraction": aligned_fraction}
+    space = QuadraticClass(C, d, L=L, mu=mu, client_mu=client_mu, B=B, G2=G**2, D=D, aligned_fraction=aligned_fraction)
     stochastic = sigma_l > 0 or N < C
     oracle = AdditiveNoise(sigma_l**2) if sigma_l > 0 else Exact()
     config = RunConfig(rounds=T, local_steps=K, lr=eta, clients_per_round=N if N < C else None, oracle=oracle)
