@@ -175,6 +175,10 @@ def test_stability_search_replays_and_a_weakened_bound_is_violated(tmp_path):
     rec = worst_case(spec, budget=24, popsize=8, seed=1, final_seeds=8, instance_path=path)
     assert rec["verdict"] == "holds" and rec["conditions_failed"] == [] and rec["slack"] > 1
     assert rec["statements"] == STAB["C"] * STAB["S"] + 1 and rec["instance_constants"]["samples_differing"] == 1
+    # stochastic: 4 finalists and the best random start re-evaluated on the final seeds; the worst of them reported
+    assert len(rec["finalists"]) == 5 and rec["seeds"] == list(range(8))
+    assert rec["slack"] == min(f["final_slack"] for f in rec["finalists"])
+    assert rec["slack"] <= rec["random_start"]["best_slack_final_seeds"]
     rep = replay(path)
     assert rep["replay"]["reproduced"] and rep["replay"]["constraints_broken"] == []
     assert rep["worst_measured"] == rec["worst_measured"]
