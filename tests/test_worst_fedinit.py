@@ -250,3 +250,21 @@ def test_aligned_random_draws_reach_the_slowest_decay_the_class_allows():
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     Hu = np.einsum("pde,pe->pd", Hbar, u)  # the start lies on an eigenvector of the mean Hessian (the soft one)
     np.testing.assert_allclose(Hu, np.sum(Hu * u, axis=1, keepdims=True) * u, atol=1e-10)
+
+
+def test_stability_sides_scale_as_the_docs_say():
+    """Targets, labels and start times a: the gap, U and Delta scale like a^2, L_G and sigma_l like a; the re-derived
+    bound is homogeneous of degree 2 like the left side (ratio unchanged), the printed one is not (its divergence
+    term has no L_G)."""
+    specs = {rid: make_spec(rid, STAB) for rid in ("fedinit.thm3", "fedinit.thm3.rederived")}
+    inst = specs["fedinit.thm3"].space.decode(specs["fedinit.thm3"].space.random(2, np.random.default_rng(7)))
+    a = 10.0
+    big = CoupledInstances(inst.X, a * inst.y, a * inst.w0, inst.theta, X2=inst.X2, y2=a * inst.y2, replaced=inst.replaced)
+    ev = {rid: (evaluate(s, inst), evaluate(s, big)) for rid, s in specs.items()}
+    e0, e1 = ev["fedinit.thm3.rederived"]
+    np.testing.assert_allclose(e1.lhs_all, a**2 * e0.lhs_all, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(e1.values["U"], a**2 * e0.values["U"], rtol=1e-8)
+    np.testing.assert_allclose(e1.values["L_G"], a * e0.values["L_G"], rtol=1e-8)
+    np.testing.assert_allclose(e1.ratio, e0.ratio, rtol=1e-7)
+    p0, p1 = ev["fedinit.thm3"]
+    assert np.all(p1.ratio > p0.ratio * 1.01)  # printed: tighter at the larger scale
