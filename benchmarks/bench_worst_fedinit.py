@@ -6,7 +6,10 @@ the bound: Thm 3 (``fedinit.thm3.rederived``): a pair of neighbouring data sets 
 (``fedinit.thm4.rederived``): 2 of 20 clients per round, d = 10, T = 300, 4 seeds; Lemma 4: 10 clients, T = 300,
 4 seeds, the per-round right side from every run's own measurements. Side by side, interleaved (best of n), on the
 same parameter vectors: the batched population (ONE simulate call, what each generation of the search does)
-against the same P instances one at a time. Batched and one-at-a-time values must agree bit for bit.
+against the same P instances one at a time. Batched and one-at-a-time values must agree (to rounding).
+Thm 3's evaluation is dominated (~90% in a profile) by the engine's visited-point measures (U, L_G, sigma_l: every
+sample's loss and gradient at the global and local models of every run, every round), work that is per run
+whether batched or not, so batching gains nothing there.
 
     python benchmarks/run_all.py worst_fedinit            # full (P = 32 and 64)
     python benchmarks/run_all.py --quick worst_fedinit    # smoke run (P = 16)
