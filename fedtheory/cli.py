@@ -96,6 +96,9 @@ def _worst_parser(sub, plug) -> None:
     w.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a constant of the "
                    "setting (e.g. --set T=100 --set sigma_l=0)")
     w.add_argument("--problem", help="the reference check row's problem (default: the spec's)")
+    w.add_argument("--setting", help="the reference check row's setting, a part of its text (e.g. 'admissible', "
+                   "'partial participation 5 of 10'; default: the spec's)")
+    w.add_argument("--beta", type=float, help="the reference check row's beta (default: the spec's)")
     w.add_argument("--no-reference", action="store_true", help="do not run today's check: every constant from --set")
     w.add_argument("--final-seeds", type=int, default=32, help="stochastic runs: seeds for the worst instance's "
                    "verdict (default 32)")
@@ -347,7 +350,8 @@ def _cmd_worst(args) -> int:
     code = 0
     for rid in args.ids:
         path = os.path.join(args.out_dir, f"{rid}.json")
-        kw = {"problem": args.problem} if args.problem else {}
+        kw = {k: v for k, v in (("problem", args.problem), ("setting", args.setting), ("beta", args.beta))
+              if v is not None}
         rec = W.run_worst(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
                           budget=args.budget, seconds=args.seconds, popsize=args.popsize, progress=progress,
                           final_seeds=args.final_seeds, instance_path=path)

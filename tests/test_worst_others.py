@@ -160,7 +160,7 @@ def test_eq7_weighted_left_side_and_each_runs_own_bound():
                 lhs = float(np.sum(d[:t + 1] * g2[:t + 1]) / np.sum(d[:t + 1]))
                 np.testing.assert_allclose(ev.lhs_all[p, s, t], lhs, rtol=1e-9)
                 b = float(TM.THM1.evaluate(dict(ev.values, sum_d=float(np.sum(d[:t + 1])))))
-                np.testing.assert_allclose(ev.bound_all[p, s, t], b, rtol=1e-12)
+                np.testing.assert_allclose(ev.bound_seeds[p, s, t], b, rtol=1e-12)
 
 
 def test_fedmrur_replays_and_a_loosened_bound_holds_a_weakened_one_is_violated(tmp_path):

@@ -14,6 +14,7 @@ case is never below the best random instance the search started from.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -30,27 +31,27 @@ from .space import Instances
 from .spec import WorstCaseSpec, entry, make_spec
 
 FORMAT = "fedtheory.worst/1"
+FINALISTS = 4  # stochastic specs: instances re-evaluated on the final seeds (the search's best by its own seeds)
 
 
 @dataclass
 class Evaluation:
-    """lhs (P, seeds, m) and bound (P, m), or (P, seeds, m) for a bound evaluated per run (a statement about each
-    run's own measured constants, e.g. FedMRUR's sum_t d_t): m statements per instance (m = 1, or one per round for
-    a bound stated at every T); an instance's value is its worst statement (largest mean left side / mean bound)."""
+    """lhs (P, seeds, m) and bound (P, m): m statements per instance (m = 1, or one per round for a bound stated at
+    every T); an instance's value is its worst statement (largest mean left side / mean bound). Where the bound is
+    evaluated per run (a statement about each run's own measured constants, e.g. FedMRUR's sum_t d_t or the
+    recursion of FedInit's Lemma 4), ``bound_seeds`` (P, seeds, m) holds each run's bound and ``bound_all`` their
+    mean over seeds."""
 
     lhs_all: np.ndarray
     bound_all: np.ndarray
     values: Mapping[str, Any]
     diverged: np.ndarray  # (P,)
-
-    @property
-    def _bound_mean(self) -> np.ndarray:  # (P, m)
-        return self.bound_all if self.bound_all.ndim == 2 else self.bound_all.mean(axis=1)
+    bound_seeds: np.ndarray | None = None  # (P, seeds, m) when the bound is per run (spec.bound_per_run)
 
     @property
     def _ratio_all(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = self.lhs_all.mean(axis=1) / self._bound_mean
+            r = self.lhs_all.mean(axis=1) / self.bound_all
         return np.where(np.isnan(r), -np.inf, r)
 
     @property
@@ -71,12 +72,14 @@ class Evaluation:
 
     @property
     def se(self) -> np.ndarray:
-        n = self.lhs.shape[1]
-        return self.lhs.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(self.lhs))
+        """Standard error over seeds of the left side (of left side - right side where the bound is per run)."""
+        x = self.lhs if self.bound_seeds is None else self.gap
+        n = x.shape[1]
+        return x.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(x))
 
     @property
     def bound(self) -> np.ndarray:
-        return self._pick(self._bound_mean)
+        return self._pick(self.bound_all)
 
     @property
     def gap(self) -> np.ndarray:
@@ -84,7 +87,7 @@ class Evaluation:
         itself where it is evaluated per run)."""
         j = self.statement
         i = np.arange(len(j))
-        b = self.bound_all[i, j][:, None] if self.bound_all.ndim == 2 else self.bound_all[i, :, j]
+        b = self.bound_all[i, j][:, None] if self.bound_seeds is None else self.bound_seeds[i, :, j]
         with np.errstate(invalid="ignore"):
             return self.lhs - b
 
@@ -106,25 +109,28 @@ def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None
     P, S = len(inst), len(seeds)
     R = P * S
     which = np.repeat(np.arange(P), S)
-    tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
-                  w0=inst.w0[which], measures=spec.measures)
+    if spec.runner is not None:
+        tr = spec.runner(spec, inst, seeds)
+    else:
+        tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
+                      w0=inst.w0[which], measures=spec.measures)
     lhs = np.asarray(spec.measure(tr, inst, which), float)
     lhs = (lhs[:, None] if lhs.ndim == 1 else lhs.T).reshape(P, S, -1)
     m = lhs.shape[2]
-    diverged = tr.diverged.reshape(P, S).any(axis=1)
+    diverged = tr.diverged.reshape(P, -1).any(axis=1)  # instance-major: every run of instance p
     lhs = np.where(np.isfinite(lhs), lhs, np.inf)  # a divergence is the largest possible left side
     vals = dict(spec.constants_from_instance(inst, tr, which))
     b = np.asarray(spec.record.evaluate(vals), float)
     if spec.bound_per_run:  # values with a leading axis of R = P x seeds runs: one bound per run
         if b.ndim == 1 and b.shape[0] == R and m != R:
             b = b[:, None]
-        bound = np.broadcast_to(b, (R, m)).reshape(P, S, m).copy()
-        vals = {k: _instance_mean(v, P, S) for k, v in vals.items()}  # reported per instance: the mean over its runs
-    else:
-        if b.ndim == 1 and b.shape[0] == P and m != P:
-            b = b[:, None]
-        bound = np.broadcast_to(b, (P, m)).copy()
-    return Evaluation(lhs, bound, vals, diverged)
+        b_seeds = np.broadcast_to(b, (R, m)).reshape(P, S, m).copy()
+        # reported per instance: the mean over its runs (a NaN bound of a run stays NaN: never 'holds')
+        vals = {k: _instance_mean(v, P, S) for k, v in vals.items()}
+        return Evaluation(lhs, b_seeds.mean(axis=1), vals, diverged, b_seeds)
+    if b.ndim == 1 and b.shape[0] == P and m != P:
+        b = b[:, None]
+    return Evaluation(lhs, np.broadcast_to(b, (P, m)).copy(), vals, diverged)
 
 
 def _instance_mean(v: Any, P: int, S: int) -> Any:
@@ -215,7 +221,10 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         if starts.shape[1] != len(lo) or np.any(starts[:n_start] < lo - tol) or np.any(starts[:n_start] > hi + tol):
             raise ParameterError("starts", starts.shape, f"parameter vectors inside the class's box ({len(lo)} bounds)")
         init[popsize - n_start:] = np.clip(starts[:n_start], lo, hi)
-    state = {"evals": 0, "best": None, "random": None, "gens": 0}
+    state = {"evals": 0, "best": None, "random": None, "gens": 0, "top": []}
+    # stochastic specs: the search's few seeds flatter some instances; the FINALISTS best (by the search's estimate)
+    # are re-evaluated on the final seeds and the worst of them on those seeds is reported
+    n_top = FINALISTS if spec.stochastic else 1
 
     def objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
         theta = np.atleast_2d(x.T)
@@ -228,6 +237,9 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         i = int(np.argmax(r))
         if state["best"] is None or r[i] > state["best"][0]:
             state["best"] = (float(r[i]), inst.take(i), float(ev.mean[i]))
+        for j in np.argsort(-r, kind="stable")[:n_top]:
+            state["top"].append((float(r[j]), state["evals"] - len(theta) + int(j), inst.take(int(j))))
+        state["top"] = sorted(state["top"], key=lambda c: (-c[0], c[1]))[:n_top]
         return -np.where(np.isfinite(r) | (r > 0), r, -1e300)
 
     gens = max(budget // popsize - 1, 0)
@@ -255,27 +267,44 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     search_s = time.perf_counter() - t0
 
     # the worst instance, re-evaluated (more seeds where the runs are stochastic)
-    _, best, _ = state["best"]
-    worst = type(best).from_json(best.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
-    worst.theta = best.theta
     seeds = tuple(spec.seeds)
     if spec.stochastic and final_seeds and final_seeds > len(seeds):
         seeds = seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + final_seeds - len(seeds)))
-    ev = evaluate(spec, worst, seeds)
-    verdict, failed = _verdict(spec, ev, 0)
     rev, rinst = state["random"]
     n_rand = len(rinst) - n_start
     rr = rev.ratio[:n_rand]
     rfin = np.isfinite(rr) & (rr > 0)
+    finalists = [c[2] for c in state["top"]]
+    search_ratios = [c[0] for c in state["top"]]
+    with_random = spec.stochastic and len(seeds) > len(spec.seeds)
+    if with_random:
+        finalists.append(rinst.take(int(np.argmax(rr))))  # the best random start, on the same seeds
+        search_ratios.append(float(np.max(rr)))
+    evs, insts = [], []
+    for cand in finalists:
+        inst = _load_instance(space, cand.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
+        inst.theta = cand.theta
+        insts.append(inst)
+        evs.append(evaluate(spec, inst, seeds))
+    final_ratios = [float(e.ratio[0]) for e in evs]
+    k = int(np.argmax(final_ratios))  # the random start is part of the search: never reported above it
+    worst, ev = insts[k], evs[k]
+    verdict, failed = _verdict(spec, ev, 0)
     record = _record(spec, ev, worst, verdict, failed, seeds)
+    random_start = {"instances": n_rand,
+                    "best_slack": float(1 / rr[rfin].max()) if rfin.any() else None,
+                    "median_slack": float(np.median(1 / rr[rfin])) if rfin.any() else None,
+                    "best_measured": float(rev.mean[:n_rand][int(np.argmax(rr))])}
+    if with_random:
+        # the search's seeds favour whichever instance their noise flattered: on the final seeds only, the best
+        # random start compares like with like with the worst found
+        random_start["best_slack_final_seeds"] = float(1 / final_ratios[-1]) if final_ratios[-1] > 0 else None
     record.update({
-        "random_ratio": random_ratio, "reference": reference,
-        "random_start": {"instances": n_rand,
-                         "best_slack": float(1 / rr[rfin].max()) if rfin.any() else None,
-                         "median_slack": float(np.median(1 / rr[rfin])) if rfin.any() else None,
-                         "best_measured": float(rev.mean[:n_rand][int(np.argmax(rr))])},
+        "random_ratio": random_ratio, "reference": reference, "random_start": random_start,
         "declared_starts": [{"slack": float(1 / r) if np.isfinite(r) and r > 0 else None, "measured": float(mm)}
                             for r, mm in zip(rev.ratio[n_rand:], rev.mean[n_rand:])],
+        "finalists": [{"search_slack": (1 / a if a > 0 else None), "final_slack": (1 / b if b > 0 else None)}
+                      for a, b in zip(search_ratios, final_ratios)],
         "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed},
         "evaluations": state["evals"], "generations": state["gens"],
         "elapsed_s": round(time.perf_counter() - t0, 3),
@@ -301,6 +330,11 @@ def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
             "instance_constants": k, "params": dict(spec.params), "instance": None, "note": spec.note}
 
 
+def _load_instance(space, data: Mapping[str, Any]) -> Instances:
+    """An instance from its JSON form, read by the class's ``instance_type`` (what its ``decode`` returns)."""
+    return getattr(space, "instance_type", Instances).from_json(data)
+
+
 def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, record) -> str:
     payload = {"format": FORMAT, "id": spec.record_id, "params": dict(spec.params), "seeds": list(seeds),
                "theta": inst.theta[0].tolist(), "instance": inst.to_json(),
@@ -315,8 +349,10 @@ def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, recor
     return path
 
 
-def replay(path: str) -> dict[str, Any]:
-    """Re-run a stored worst instance (its data X, y, w0 as stored; the spec rebuilt from its params)."""
+def load_worst(path: str) -> tuple[WorstCaseSpec, Instances, tuple[int, ...], dict[str, Any]]:
+    """A stored worst instance as objects: (spec rebuilt from its params, the instance (its data exactly as
+    stored), its seeds, the file's payload). ``simulate(inst.problem(), spec.algorithm, spec.config, seeds,
+    w0=inst.w0[0])`` re-runs it (a coupled pair: ``spec.runner(spec, inst, seeds)``)."""
     try:
         with open(path) as f:
             payload = json.load(f)
@@ -325,8 +361,13 @@ def replay(path: str) -> dict[str, Any]:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ParameterError("--replay", path, f"an instance file of format {FORMAT}")
     spec = make_spec(payload["id"], payload.get("params", {}))
-    inst = getattr(spec.space, "instance_type", Instances).from_json(payload["instance"])
-    seeds = tuple(int(s) for s in payload["seeds"])
+    inst = _load_instance(spec.space, payload["instance"])
+    return spec, inst, tuple(int(s) for s in payload["seeds"]), payload
+
+
+def replay(path: str) -> dict[str, Any]:
+    """Re-run a stored worst instance (its data X, y, w0 as stored; the spec rebuilt from its params)."""
+    spec, inst, seeds, payload = load_worst(path)
     t0 = time.perf_counter()
     ev = evaluate(spec, inst, seeds)
     verdict, failed = _verdict(spec, ev, 0)
@@ -348,12 +389,16 @@ def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: in
     params: dict[str, Any] = {}
     random_ratio = ref_label = None
     if use_reference and e.reference is not None:
-        import inspect
-
-        ref_kw = dict(reference_kw or {})
-        accepted = inspect.signature(e.reference).parameters
-        ref_kw.update({k: v for k, v in (sets or {}).items() if k in accepted and k not in ("seed", "problem")})
-        ref = e.reference(seed, **ref_kw)  # a reference that takes a setting (e.g. a reading) picks its check row by it
+        sel = dict(reference_kw or {})
+        sig = inspect.signature(e.reference).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in sig.values()):
+            for k in sel:
+                if k not in sig:  # a selection (problem, setting, beta) this reference does not take
+                    raise ParameterError(f"--{k}", sel[k], f"absent: {record_id}'s reference takes "
+                                         + (", ".join(f"--{n}" for n in list(sig)[1:]) or "no selection"))
+        # a reference that takes a setting (e.g. a reading) picks its check row by the --set value
+        sel.update({k: v for k, v in (sets or {}).items() if k in sig and k not in ("seed", "problem")})
+        ref = e.reference(seed, **sel)
         params.update(ref["params"])
         random_ratio, ref_label = ref.get("random_ratio"), ref.get("label")
     if sets:

@@ -196,6 +196,10 @@ class QuadraticClass:
     with the ridge client_mu, while the mean f stays mu-strongly convex). B, G2: the heterogeneity assumption at
     (G, B) (None: not imposed; then the optima range over [-offset_scale, offset_scale]^d). D: f(w^0) - f* = D,
     or dist2: ||w^0 - w*||^2 = dist2 (exactly one), or dist2_max: ||w^0 - w*||^2 in [0, dist2_max] (a parameter).
+    aligned_fraction: the share of :meth:`random`'s draws made *aligned*: every client of the instance shares one
+    Householder reflection (one eigenbasis) and has curvature in [client_mu, mu] along one shared eigenvector, the
+    start direction (a uniform draw rarely makes the mean Hessian's smallest eigenvalue approach mu, so a rate
+    exp(-mu eta K T) is never exercised). It shapes only where a search starts; decode and the class are unchanged.
     """
 
     instance_type = Instances  # what decode returns (replay reads instance files with it)
@@ -211,8 +215,11 @@ class QuadraticClass:
     dist2: float | None = None
     dist2_max: float | None = None
     offset_scale: float = 1.0
+    aligned_fraction: float = 0.0
 
     def __post_init__(self):
+        if not 0.0 <= self.aligned_fraction <= 1.0:
+            raise ParameterError("aligned_fraction", self.aligned_fraction, "a number in [0, 1]")
         if not (0 < self.mu < self.L) or not (-self.L <= self.client_mu <= self.mu):
             raise ParameterError("client_mu" if 0 < self.mu < self.L else "mu", (self.client_mu, self.mu, self.L),
                                  "-L <= client_mu <= mu and 0 < mu < L")
@@ -238,9 +245,22 @@ class QuadraticClass:
         return out
 
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """n parameter vectors drawn uniformly from the bounds (the 'random instances' of the class)."""
+        """n parameter vectors drawn uniformly from the bounds (the 'random instances' of the class); the first
+        round(aligned_fraction * n) of them then aligned (see the class docstring)."""
         lo, hi = np.array(self.bounds).T
-        return lo + (hi - lo) * rng.random((n, self.n_params))
+        theta = lo + (hi - lo) * rng.random((n, self.n_params))
+        m = int(round(self.aligned_fraction * n))
+        if m:
+            C, d = self.n_clients, self.dim
+            blocks = theta[:m, :3 * C * d].reshape(m, C, 3, d)
+            v = rng.uniform(-1.0, 1.0, (m, d))
+            j0 = rng.integers(0, d, m)
+            blocks[:, :, 1] = v[:, None, :]  # one reflection for every client
+            blocks[np.arange(m), :, 0, j0] = rng.uniform(self.client_mu, self.mu, (m, C))  # soft along e_j0
+            Q = np.eye(d) - 2 * np.einsum("pd,pe->pde", v, v) / np.sum(v**2, axis=1)[:, None, None]
+            theta[:m, :3 * C * d] = blocks.reshape(m, -1)
+            theta[:m, 3 * C * d:3 * C * d + d] = Q[np.arange(m), :, j0]  # start along the soft eigenvector
+        return theta
 
     def decode(self, theta: np.ndarray) -> Instances:
         theta = np.atleast_2d(np.asarray(theta, float))

@@ -11,9 +11,14 @@ A spec says, for one bound record:
 * ``seeds``: one per run of an instance (one seed and an Exact oracle: deterministic, the comparison is exact);
 * ``settings``: the run's structural settings (checked against the record's ``requires``);
 * ``params``: the keyword arguments its factory was called with (stored in the instance file for replay);
-* ``bound_per_run``: constants_from_instance returns per-run values (leading axis R = P x seeds) where the
-  statement is about each run's own measured quantity (FedMRUR's sum_t d_t): one bound per run, and the verdict
-  compares left side and bound run by run (paired);
+* ``runner`` (optional): how a population is run, ``runner(spec, instances, seeds) -> Trace``, for instance
+  families that need more than one data set per instance (coupled runs on neighbouring data sets for uniform
+  stability); default: ONE ``simulate`` call with instance p as data variant p, once per seed (instance-major);
+  ``measure`` then receives ``which`` = each logical run's instance, as usual;
+* ``bound_per_run``: the right side depends on the run's own measurements (FedMRUR's sum_t d_t, the recursion of
+  FedInit's Lemma 4): ``constants_from_instance`` returns per-run values (leading axis R = P x seeds), one bound
+  per run; an instance's ratio uses the mean bound over its seeds, and the verdict compares left side and bound
+  run by run (the paired gap);
 * ``conditions``: conditions the declaration adds to the record's own (theory ``Condition`` records evaluated at
   the same values), e.g. where a printed statement as encoded is undefined: a failed one gives not_applicable;
 * ``starts``: parameter vectors (rows of ``space``'s parameters) the search's first population includes, e.g. the
@@ -47,6 +52,7 @@ class WorstCaseSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    runner: Callable[[Any, Any, tuple[int, ...]], Any] | None = None
     bound_per_run: bool = False
     conditions: tuple = ()
     starts: Any = None
