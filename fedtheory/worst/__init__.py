@@ -1,25 +1,18 @@
-"""Worst case within a bound's assumptions: adversarial instance search (``fedtheory worst ID``).
+"""Worst case within a bound's assumptions: adversarial instance search and PEP (``fedtheory worst ID``).
 
 ``worst_case(spec)`` searches a :class:`WorstCaseSpec`'s problem class for the instance with the largest left
 side (relative to the bound) and returns one JSON record; ``run_worst(ID)`` builds the spec from today's check
-constants; ``replay(FILE)`` re-runs a stored instance. See docs/worst-case.md.
+constants; ``replay(FILE)`` re-runs a stored instance. ``run_pep(ID)`` / ``solve_pep(PEPSetting(...))``: the exact
+worst case by performance estimation (PEPit + cvxpy, the extra ``fedtheory[pep]``). See docs/worst-case.md.
 """
+from .pep import (PEP_EXTRA, FederatedPEP, MissingExtraError, PEPResult, PEPSetting, PEPSpec, build_pep,
+                  isotypic_bases, pep_available, pep_entries, pep_worst_case, register_pep, run_pep, solve_pep)
 from .search import Evaluation, evaluate, replay, run_worst, worst_case, write_instance
 from .space import Instances, QuadraticClass, B_min, heterogeneity_G2
 from .spec import WorstCaseSpec, entry, make_spec, parse_sets, register_worst_case, worst_case_entries
 
-PEP_EXTRA = "pep"
-
-
-def pep_available() -> bool:
-    try:
-        import PEPit  # noqa: F401
-        import cvxpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-__all__ = ["Evaluation", "Instances", "QuadraticClass", "WorstCaseSpec", "B_min", "entry", "evaluate", "heterogeneity_G2",
-           "make_spec", "parse_sets", "pep_available", "register_worst_case", "replay", "run_worst", "worst_case",
-           "worst_case_entries", "write_instance"]
+__all__ = ["Evaluation", "FederatedPEP", "Instances", "MissingExtraError", "PEPResult", "PEPSetting", "PEPSpec",
+           "PEP_EXTRA", "QuadraticClass", "WorstCaseSpec", "B_min", "build_pep", "entry", "evaluate",
+           "heterogeneity_G2", "isotypic_bases", "make_spec", "parse_sets", "pep_available", "pep_entries",
+           "pep_worst_case", "register_pep", "register_worst_case", "replay", "run_pep", "run_worst", "solve_pep",
+           "worst_case", "worst_case_entries", "write_instance"]
