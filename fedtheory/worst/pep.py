@@ -250,6 +250,13 @@ class FederatedPEP:
                 "gram": Gm, "F": F, "max_constraint": worst}
 
 
+def _same_point(a, b) -> bool:
+    """Whether two PEPit Points are the same combination of leaves (PEPit's own test for a cached oracle call)."""
+    da = {k: v for k, v in a.decomposition_dict.items() if v != 0}
+    db = {k: v for k, v in b.decomposition_dict.items() if v != 0}
+    return da == db
+
+
 def _leaf_coef(point, n: int) -> np.ndarray:
     out = np.zeros(n)
     for leaf, w in point.decomposition_dict.items():
@@ -299,7 +306,9 @@ class _Builder:
             g, v = f.oracle(point)
             if self.mode == "symmetric":
                 if not (g.get_is_leaf() and v.get_is_leaf()) or g.counter in self.labels:
-                    raise FedTheoryError(f"internal: PEP point {key} of client {owner} coincides with an earlier one")
+                    raise FedTheoryError(f"internal: the PEP point {key} of client {owner} coincides with an earlier "
+                                         "point (PEPit reuses its gradient); the symmetric reduction needs distinct "
+                                         "points")
                 self.labels[g.counter] = (key, owner, j)
                 self.vlabels[v.counter] = (key, owner, j)
             gs.append(g)
@@ -340,17 +349,20 @@ class _Builder:
         shared: dict[int, tuple] = {}
         last = [w0] * C
         for t in range(s.T + 1):
-            if t in needs_w or (t < s.T and (t == 0 or s.beta == 0)):
-                shared[t] = self.query(w, ("w", t), None)
             if t == s.T:
+                if t in needs_w:
+                    shared[t] = self.query(w, ("w", t), None)
                 break
+            # the relaxed starts w^t + beta (w^t - w_i^last); they are w^t itself in round 0, for beta = 0, and
+            # when w_i^last = w^t as expressions (one client under Algorithm 1's rule)
+            cand = [w if t == 0 or s.beta == 0 else w + s.beta * (w - last[i]) for i in range(C)]
+            own = [not _same_point(c, w) for c in cand]
+            if t in needs_w or not all(own):
+                shared[t] = self.query(w, ("w", t), None)
             starts, ends = [], []
             for i in range(C):
-                if t == 0 or s.beta == 0:
-                    start, g0 = w, shared[t][0][i]
-                else:
-                    start = w + s.beta * (w - last[i])
-                    g0 = self.query(start, ("s", t, 0), i)[0][i]
+                start = cand[i] if own[i] else w
+                g0 = self.query(start, ("s", t, 0), i)[0][i] if own[i] else shared[t][0][i]
                 x, g = start, g0
                 for k in range(s.K):
                     if k > 0:
