@@ -324,8 +324,9 @@ def _cmd_worst(args) -> int:
     from . import worst as W
 
     if args.list:
+        peps = W.pep_entries()
         for rid, e in sorted(W.worst_case_entries().items()):
-            print(f"{rid}  {e.description}")
+            print(f"{rid}  {e.description}" + ("  [--method pep]" if rid in peps else ""))
         return 0
     if args.method == "pep":
         if not W.pep_available():

@@ -330,9 +330,24 @@ def test_run_pep_takes_the_checks_constants_and_zeroes_the_noise():
     old = entry("fedinit.thm2")
     register_worst_case("fedinit.thm2", old.make, reference=lambda seed, **kw: ref, description=old.description)
     try:
-        rec = run_pep("fedinit.thm2", sets={"C": 2, "K": 2, "T": 2, "N": 2})
+        rec = run_pep("fedinit.thm2", sets={"C": 2, "K": 2, "T": 2})  # N follows C
     finally:
         register_worst_case("fedinit.thm2", old.make, reference=old.reference, description=old.description)
     assert rec["values"]["sigma_l"] == 0 and rec["values"]["lam"] != 0.5 and rec["random_ratio"] == 6.24
     assert "sigma_l" in rec["reference"] and "lam recomputed" in rec["reference"]
     assert rec["verdict"] == "holds" and math.isfinite(rec["slack"])
+    assert rec["values"]["N"] == 2 and rec["values"]["C"] == 2
+
+
+def test_run_pep_at_the_checks_sizes_names_the_size_limit():
+    from fedtheory.worst import entry, register_worst_case, run_pep
+
+    ref = {"params": dict(SMALL, K=5, T=300, C=10, N=10, record_id="fedinit.thm2"), "random_ratio": 6.24, "label": "x"}
+    old = entry("fedinit.thm2")
+    register_worst_case("fedinit.thm2", old.make, reference=lambda seed, **kw: ref, description=old.description)
+    try:
+        with pytest.raises(ParameterError) as e:
+            run_pep("fedinit.thm2")
+    finally:
+        register_worst_case("fedinit.thm2", old.make, reference=old.reference, description=old.description)
+    assert e.value.name == "C*K*T" and "--set" in str(e.value)

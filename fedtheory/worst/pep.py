@@ -25,17 +25,22 @@ the class with the assumptions as stated (any dimension). Every instance of the 
 f(w^0) - f* = D) lies in both, so search <= PEP. With C = 1 (or G = 0, B = 1: equal gradients at every queried
 point) the convex class is exactly L-smooth mu-strongly convex gradient descent with K T steps.
 
-Solving. PEPit's own ``PEP.solve`` (``solve_pep(..., method="pepit")``) hands every interpolation inequality to
-cvxpy one expression at a time: 145 s for (C, K, T) = (3, 3, 4) on the 2-core machine, a 91 x 91 Gram matrix and
-2641 constraints. The default ``method="symmetric"`` solves the same program reduced by its symmetry: the PEP is
-invariant under relabelling the clients (every client runs the same rule from the same start; the class, the
-heterogeneity constraints and the measures are symmetric), so an optimal solution invariant under S_C exists
-(average any optimal one over the group). An invariant Gram matrix is a combination of the orbit matrices of
-pairs of leaves; it is PSD iff its blocks on the isotypic components of S_C are PSD (Schur): the trivial and the
-standard representation, and (C-2, 2), (C-2, 1, 1) on the gradients of one client's function at another
-client's points. The blocks have sizes independent of C, and only the constraints of function 0 on points of
-clients 0, 1, 2 (one per orbit) are generated. After solving, the full Gram matrix is rebuilt from the orbit
-values and every generated constraint and its eigenvalues are checked on it (``gram_min_eig``, ``max_violation``).
+Solving. PEPit's own ``PEP.solve`` (``solve_pep(..., method="pepit")``, the reference) hands every
+interpolation inequality of every client to cvxpy one expression at a time; its Gram matrix has C + 1 rows per
+queried point and the SDP outgrows Clarabel beyond a few dozen points (benchmarks/bench_pep.py measures it). The
+default ``method="symmetric"`` solves the same program reduced by its symmetry: the PEP is invariant under
+relabelling the clients (every client runs the same rule from the same start; the class, the heterogeneity
+constraints and the measures are symmetric), so an optimal solution invariant under S_C exists (average any
+optimal one over the group). An invariant Gram matrix is a combination of the orbit matrices of pairs of leaves;
+it is PSD iff its blocks on the isotypic components of S_C are PSD (Schur's lemma): the trivial and the standard
+representation, and (C-2, 2), (C-2, 1, 1) on the gradients of one client's function at another client's points.
+The blocks' sizes do not grow with C, and only one representative per client orbit of each constraint is
+generated (``_Builder.canonical``): function 0's interpolation inequalities, read once from PEPit on symbols and
+evaluated on every representative pair of points at once (``PairRows``; tests/test_pep.py holds them equal to
+the rows PEPit writes one by one). Close points (small eta L) are solved over gradient differences from w^0
+(``rebased``, an exact change of variables), which Clarabel resolves ~100x more accurately. After solving, the
+full Gram matrix is rebuilt from the orbit values, and its eigenvalues and every generated constraint are checked
+on it (``gram_min_eig``, ``max_violation``).
 """
 from __future__ import annotations
 
@@ -56,8 +61,7 @@ INITIALS = ("function", "distance")
 SERVER_RULES = ("algorithm1", "code")
 SOLVERS = ("CLARABEL", "SCS")
 METHODS = ("symmetric", "pepit")
-MAX_STEPS = 64  # C * K * T; the SDP's Gram dimension grows like C (C K T + T); see docs/worst-case.md
-MAX_CLIENTS = 64
+MAX_STEPS = 64  # C K T: the reduced SDP grows like (K T)^2 orbit variables (docs/worst-case.md: timings)
 
 
 class MissingExtraError(FedTheoryError):
@@ -108,13 +112,13 @@ class PEPSetting:
 
     def __post_init__(self):
         s = object.__setattr__
-        s(self, "C", check_int("C", self.C, 1, MAX_CLIENTS))
+        s(self, "C", check_int("C", self.C, 1))
         s(self, "K", check_int("K", self.K, 1))
         s(self, "T", check_int("T", self.T, 1))
         if self.C * self.K * self.T > MAX_STEPS:
             raise ParameterError("C*K*T", self.C * self.K * self.T,
-                                 f"at most {MAX_STEPS} (C={self.C}, K={self.K}, T={self.T}; the SDP grows like "
-                                 f"C^2 K T: use --set C=.. --set K=.. --set T=..)")
+                                 f"at most {MAX_STEPS} (C={self.C}, K={self.K}, T={self.T}: the PEP is for small "
+                                 f"settings; --set C=.. --set K=.. --set T=..)")
         s(self, "L", check_float("L", self.L, 0.0, low_inclusive=False))
         s(self, "eta", check_float("eta", self.eta, 0.0, low_inclusive=False))
         check_choice("function_class", self.function_class, FUNCTION_CLASSES)
@@ -915,7 +919,7 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
         Gm = y.value[O]
         Fv = phi.value[Of]
         res.primal = float(prob.value)
-        res.dual = _dual_bound(prob, cons, A, E, c0)
+        res.dual = _dual_bound(cons, A, E, c0)
         ev = np.linalg.eigvalsh(Gm)
         res.gram_min_eig = float(ev[0] / max(ev[-1], 1e-300))
         res.max_violation = max(pep.max_constraint(Gm, Fv), 0.0)
@@ -944,7 +948,7 @@ def _accept(res: PEPResult, s: PEPSetting) -> tuple[float | None, str]:
     return (res.primal if ok else None), note
 
 
-def _dual_bound(prob, cons, A, E, c0) -> float | None:
+def _dual_bound(cons, A, E, c0) -> float | None:
     """The dual objective c0 - lambda' b - nu' e from cvxpy's multipliers (an upper bound on the maximum when the
     multipliers are dual feasible; the solver's tolerance decides how closely)."""
     try:
@@ -1121,6 +1125,9 @@ def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int 
         params.pop("lam")
         notes.append("lam recomputed (best admissible at these constants)")
     params.update(sets)
+    if "C" in sets and "N" not in sets and params.get("N") not in (None, sets["C"]):
+        params["N"] = sets["C"]  # the PEP covers full participation
+        notes.append(f"N = C = {sets['C']}")
     if changed:
         notes.append("constants changed here: " + ", ".join(changed))
     if label is not None and notes:
