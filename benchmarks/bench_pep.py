@@ -6,6 +6,7 @@ Constants: today's FedInit check (seed 0, sc_least_squares_mild, admissible, bet
 `fedtheory worst fedinit.thm2` reads them), exact gradients, and the check's own step rule at each (C, K)
 (``checks.fedinit.admissible_eta``: the largest eta meeting every condition of Thms 1-6 with lambda_max >= 1/2).
 Goals (issue 11): (3, 3, 4) in <= 5 s; every setting with C K T <= 40 in <= 60 s.
+`python benchmarks/bench_pep.py --headline` times (3, 3, 4) alone (with the load average).
 
 Grid: C in {1, 2, 3, 5, 10, 20, 40}, K in {1, 2, 3, 5, 10, 20, 40}, T in {1, 2, 4, 5, 8, 10, 20, 40} with
 20 < C K T <= 40 (the largest settings of each shape; 35 of them); --quick: a handful.
@@ -54,7 +55,7 @@ def _row(rec, C, K, T, rule, wall, cpu):
             "basis": sdp["reduced"].get("basis")}
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, headline_only: bool = False) -> dict:
     from fedtheory.worst import pep_available, pep_worst_case, solve_pep
     from fedtheory.worst.pep import PEPSetting
 
@@ -75,6 +76,11 @@ def run(quick: bool = False) -> dict:
     fns = [(lambda rid=rid, rule=rule: timed(rid, rule)) for rid, rule in VARIANTS]
     headline = [_row(rec, C, K, T, rule, best, cpu)
                 for (best, (rec, cpu)), (rid, rule) in zip(best_of_interleaved(fns, repeat=repeat), VARIANTS)]
+
+    if headline_only:  # python benchmarks/bench_pep.py --headline
+        import os
+
+        return {"name": "pep (3, 3, 4) only", "rows": headline, "load_average": os.getloadavg()}
 
     # the grid: one call each
     rows = []
@@ -112,4 +118,4 @@ if __name__ == "__main__":
     import json
     import sys
 
-    print(json.dumps(run(quick="--quick" in sys.argv), indent=2))
+    print(json.dumps(run(quick="--quick" in sys.argv, headline_only="--headline" in sys.argv), indent=2))

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping
@@ -325,8 +326,8 @@ def _templates(s: PEPSetting) -> dict[str, tuple[np.ndarray, np.ndarray, float]]
 @dataclass
 class PairRows:
     """Interpolation inequalities on P pairs of points, as numbers: pair p's row is
-    Tr(Q U_p' G U_p)... written out: sum_kl Q[k, l] U[p, k]' G U[p, l] + qf . (V[p] F) + c <= 0, with U[p] the
-    coefficient vectors (over the leaves) of x_i, g_i, x_j, g_j and V[p] those of f_i, f_j."""
+    sum_kl Q[k, l] U[p, k]' G U[p, l] + qf . (V[p] F) + c <= 0, with U[p] the coefficient vectors (over the leaves)
+    of x_i, g_i, x_j, g_j and V[p] those of f_i, f_j (``_templates``: Q, qf, c)."""
 
     group: str
     U: np.ndarray  # (P, 4, n)
@@ -894,7 +895,9 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
         opts.setdefault("max_iters", 200000)
     status, err = "solver_error", ""
     try:
-        prob.solve(solver=solver, verbose=verbose, **opts)
+        with warnings.catch_warnings():  # cvxpy warns "Solution may be inaccurate": the status says it (and _accept)
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            prob.solve(solver=solver, verbose=verbose, **opts)
         status = str(prob.status)
     except cp.error.SolverError as exc:
         err = f"{solver} failed ({str(exc)[:120]})"
