@@ -88,7 +88,9 @@ def _worst_parser(sub, plug) -> None:
     w.add_argument("ids", nargs="*", metavar="ID", help="bound records with a worst-case declaration (see --list)")
     w.add_argument("--list", action="store_true", help="list the records the search covers")
     w.add_argument("--replay", metavar="FILE", help="re-run a stored worst instance to its number")
-    w.add_argument("--method", choices=("search", "pep"), default="search")
+    w.add_argument("--method", choices=("search", "pep"), default="search",
+                   help="search: adversarial instances (a lower bound on the worst case); pep: the worst case by "
+                        "performance estimation, an SDP over the class (extra fedtheory[pep]; small C, K, T)")
     w.add_argument("--budget", type=int, default=2000, help="instance evaluations (default 2000)")
     w.add_argument("--seconds", type=float, help="also stop after this many seconds")
     w.add_argument("--popsize", type=int, default=32, help="population per generation (default 32)")
@@ -104,6 +106,12 @@ def _worst_parser(sub, plug) -> None:
                    "verdict (default 32)")
     w.add_argument("--out-dir", default="worst_instances", help="where the instance files go (default worst_instances/)")
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g = w.add_argument_group("--method pep")
+    g.add_argument("--server-rule", choices=("algorithm1", "code"), help="FedInit's server rule (default algorithm1; "
+                   "code: w^t - eta_g mean_i (w_{i,0} - w_{i,K}), eta_g from --set server_lr=..)")
+    g.add_argument("--pep-class", choices=("convex", "smooth"), help="the clients' function class (default: the "
+                   "record's: convex for fedinit.thm2, smooth (non-convex) for fedinit.thm1)")
+    g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL", help="the SDP solver (default CLARABEL)")
 
 
 def _train_parser(sub) -> None:
@@ -319,14 +327,18 @@ def _cmd_worst(args) -> int:
     from . import worst as W
 
     if args.list:
+        peps = W.pep_entries()
         for rid, e in sorted(W.worst_case_entries().items()):
-            print(f"{rid}  {e.description}")
+            print(f"{rid}  {e.description}" + ("  [--method pep]" if rid in peps else ""))
         return 0
     if args.method == "pep":
         if not W.pep_available():
             raise ParameterError("--method", "pep", "search, unless the optional extra is installed: "
                                  "pip install 'fedtheory[pep]' (PEPit + cvxpy)")
-        raise ParameterError("--method", "pep", "search: the PEP formulation is not implemented yet (issue 11)")
+        return _cmd_worst_pep(args, W)
+    pep_only = [f for f, v in (("--server-rule", args.server_rule), ("--pep-class", args.pep_class)) if v is not None]
+    if pep_only:
+        raise ParameterError(pep_only[0], getattr(args, pep_only[0][2:].replace("-", "_")), "given with --method pep only")
     if args.replay:
         if args.ids:
             raise ParameterError("ID", args.ids, "absent with --replay (the file names its record)")
@@ -359,6 +371,27 @@ def _cmd_worst(args) -> int:
         if rec["verdict"] == "violated":
             print(f"fedtheory: {rid} violated on the instance {path}; replay: fedtheory worst --replay {path}",
                   file=sys.stderr)
+            code = 1
+    return code
+
+
+def _cmd_worst_pep(args, W) -> int:
+    if args.replay:
+        raise ParameterError("--replay", args.replay, "used with --method search (a PEP has no instance file)")
+    if not args.ids:
+        raise ParameterError("ID", None, "one or more record ids with a PEP: " + ", ".join(sorted(W.pep_entries())))
+    sets = W.parse_sets(args.set)
+    for rid in args.ids:
+        if rid not in W.pep_entries():
+            raise ParameterError("ID", rid, "a record with a PEP declaration: " + ", ".join(sorted(W.pep_entries())))
+    code = 0
+    for rid in args.ids:
+        kw = {"problem": args.problem} if args.problem else {}
+        rec = W.run_pep(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
+                        server_rule=args.server_rule, function_class=args.pep_class, solver=args.solver)
+        print(json.dumps(rec, indent=2))
+        if rec["verdict"] == "violated":
+            print(f"fedtheory: {rid} violated: the PEP's worst case exceeds the bound", file=sys.stderr)
             code = 1
     return code
 

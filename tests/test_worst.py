@@ -113,13 +113,19 @@ def test_cli_bad_input_exits_2_naming_the_parameter(argv, name, capsys):
     assert f"{name}=" in err
 
 
-def test_cli_pep_without_the_extra_names_it(capsys):
-    from fedtheory.worst import pep_available
+def test_cli_pep_without_the_extra_names_it(capsys, monkeypatch):
+    """Without PEPit (simulated where the extra is installed: the import fails), --method pep is a usage error
+    naming the extra, and the Python API raises MissingExtraError naming it."""
+    import sys
 
-    if pep_available():
-        pytest.skip("the pep extra is installed")
+    from fedtheory.worst import MissingExtraError, PEPSetting, pep_available, solve_pep
+
+    monkeypatch.setitem(sys.modules, "PEPit", None)  # `import PEPit` raises ImportError
+    assert not pep_available()
     assert main(["worst", "fedinit.thm2", "--method", "pep"]) == 2
     assert "fedtheory[pep]" in capsys.readouterr().err
+    with pytest.raises(MissingExtraError, match=r"fedtheory\[pep\]"):
+        solve_pep(PEPSetting(C=1, K=1, T=1, L=1.0, eta=0.5))
 
 
 def test_cli_search_without_reference(tmp_path, capsys):

@@ -1,5 +1,6 @@
-"""Worst-case declarations of FedInit's records (the same public call a plug-in uses; the FedInit plug-in,
-``fedtheory.papers.fedinit``, imports this module).
+"""Worst-case declarations of FedInit's records (the same public calls a plug-in uses; the FedInit plug-in,
+``fedtheory.papers.fedinit``, imports this module): the instance search (``register_worst_case``) and the PEP
+(``register_pep``).
 
 Thms 1, 2, 4, 5 and Lemma 4 (:func:`fedinit_spec`): federated quadratics inside Assumptions 1 (each f_i L-smooth),
 3 (heterogeneity at the stated (G, B), exact G^2(B)) and, where the record assumes it, 5 (PL(mu): here f
@@ -22,6 +23,7 @@ import numpy as np
 from .._validation import ParameterError
 from ..sim import AdditiveNoise, Exact, Minibatch, RunConfig, fedinit
 from .coupled import NeighbourClass, coupled_runner, pooled_loss_gaps
+from .pep import PEPSetting, PEPSpec, register_pep
 from .space import QuadraticClass
 from .spec import WorstCaseSpec, register_worst_case
 
@@ -61,6 +63,15 @@ _QUADRATIC = {
 _STABILITY = ("fedinit.thm3", "fedinit.thm3.rederived")
 
 
+def best_lambda(*, eta: float, K: int, L: float, B: float, N: int, beta: float) -> float:
+    """The best admissible lambda of Thms 1-2 (App. A.2.2), as the check uses: lambda_max when it lies in (0, 1),
+    else 1e-9 (then the condition lambda_admissible fails and names the numbers)."""
+    from ..theory import fedinit as TF
+
+    lam_max = float(TF.LAMBDA_MAX_EXPR.subs({TF.eta: eta, TF.K: K, TF.L: L, TF.B: B, TF.N: N, TF.beta: beta}))
+    return lam_max if 0 < lam_max < 1 else 1e-9
+
+
 def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: float, G: float, D: float, eta: float,
                  K: int = 5, T: int = 300, beta: float = 0.1, sigma_l: float = 0.0, C: int = 10, N: int | None = None,
                  d: int = 10, lam: float | None = None, runs: int = 4, client_mu: float = 0.0,
@@ -75,7 +86,6 @@ def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: flo
     aligned_fraction: the share of the search's random start drawn with one eigenbasis for every client and a soft
     direction shared by all (QuadraticClass.random): where the bound decays like exp(-lambda mu eta K T), uniform
     draws rarely come near the slowest decay the class allows."""
-    from ..theory import fedinit as TF
     from ..theory import get as get_record
 
     if record_id not in _QUADRATIC:
@@ -88,9 +98,8 @@ def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: flo
         raise ParameterError("sigma_l", sigma_l, "a non-negative number")
     if int(runs) < 1:
         raise ParameterError("runs", runs, "an integer >= 1")
-    if lam is None:  # the best admissible lambda, as the check uses
-        lam_max = float(TF.LAMBDA_MAX_EXPR.subs({TF.eta: eta, TF.K: K, TF.L: L, TF.B: B, TF.N: N, TF.beta: beta}))
-        lam = lam_max if 0 < lam_max < 1 else 1e-9
+    if lam is None:
+        lam = best_lambda(eta=eta, K=K, L=L, B=B, N=N, beta=beta)
     params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T, "beta": beta,
               "sigma_l": sigma_l, "C": C, "N": N, "d": d, "lam": lam, "runs": runs, "client_mu": client_mu,
               "aligned_fraction": aligned_fraction}
@@ -221,6 +230,46 @@ def fedinit_reference(record_id: str):
     return reference
 
 
+def fedinit_pep(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: float, G: float, D: float, eta: float,
+                K: int, T: int, beta: float = 0.1, sigma_l: float = 0.0, C: int = 3, N: int | None = None,
+                lam: float | None = None, client_mu: float = 0.0, server_rule: str = "algorithm1",
+                server_lr: float = 1.0, function_class: str | None = None, d: int | None = None,
+                runs: int | None = None) -> PEPSpec:
+    """The PEP of FedInit Thm 2 (``fedinit.thm2``: f(w^T) - f*, class ``convex``: clients L-smooth and
+    client_mu-strongly convex, f's mu-strong convexity imposed between the queried points, f(w^0) - f* <= D) or
+    Thm 1 (``fedinit.thm1``: (1/T) sum_{t<T} ||grad f(w^t)||^2, class ``smooth``: clients L-smooth, possibly
+    non-convex, f(w^0) - f(z) <= D at every queried z), Assumption 3 at (G, B) at every queried point; full
+    participation, exact gradients. d, runs: the search's parameters, accepted and unused (the PEP is
+    dimension-free and deterministic)."""
+    if record_id not in ("fedinit.thm1", "fedinit.thm2"):
+        raise ParameterError("record_id", record_id, "fedinit.thm1 or fedinit.thm2")
+    if sigma_l != 0:
+        raise ParameterError("sigma_l", sigma_l, "0 (the PEP covers exact gradients: --set sigma_l=0)")
+    C, K, T = int(C), int(K), int(T)
+    N = C if N is None else int(N)
+    if N != C:
+        raise ParameterError("N", N, f"C = {C} (the PEP covers full participation)")
+    thm2 = record_id == "fedinit.thm2"
+    function_class = function_class or ("convex" if thm2 else "smooth")
+    if thm2 and function_class != "convex":
+        raise ParameterError("function_class", function_class, "convex for fedinit.thm2 (f* needs a minimizer)")
+    convex = function_class == "convex"
+    setting = PEPSetting(C=C, K=K, T=T, L=L, eta=eta, mu=mu if convex else 0.0, client_mu=client_mu if convex else 0.0,
+                         function_class=function_class, beta=beta, server_rule=server_rule, server_lr=server_lr,
+                         B=B, G=G, D=D, initial="function", metric="opt_error" if thm2 else "avg_grad_norm2")
+    if lam is None:
+        lam = best_lambda(eta=eta, K=K, L=L, B=B, N=N, beta=beta)
+    values = {"L": L, "mu": mu, "sigma_l": 0.0, "N": N, "C": C, "K": K, "T": T, "eta": eta, "beta": beta, "D": D,
+              "B": B, "G": G, "lam": lam}
+    params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T,
+              "beta": beta, "sigma_l": 0.0, "C": C, "N": N, "lam": lam, "client_mu": client_mu,
+              "server_rule": server_rule, "server_lr": server_lr, "function_class": function_class}
+    return PEPSpec(record_id, setting, values, settings={"full_participation": True}, params=params,
+                   note="Thm 2 assumes PL(mu) of f and L-smooth clients; this class (convex clients, f mu-strongly "
+                        "convex between the queried points) is a subclass up to the relaxations named in 'class'"
+                   if thm2 else "Thm 1's D = f(w^0) - inf f; the PEP uses f(w^0) - f(z) <= D at every queried z")
+
+
 def fedinit_stability_reference(record_id: str):
     """``reference(seed, problem=None, setting=None, beta=None)`` for Thm 3: the stability check's row (default
     beta = 0.1, c = 1/(L K)): L, c, K, T, beta, S and the check problem's shape and smallest client eigenvalue."""
@@ -242,6 +291,8 @@ for _rid in ("fedinit.thm2", "fedinit.thm1", "fedinit.thm4", "fedinit.thm4.reder
     register_worst_case(_rid, fedinit_spec, reference=fedinit_reference(_rid),
                         description=f"FedInit on federated quadratics inside the record's assumptions (exact "
                                     f"G^2(B)): {_QUADRATIC[_rid][2]}")
+for _rid in ("fedinit.thm2", "fedinit.thm1"):
+    register_pep(_rid, fedinit_pep)
 for _rid in _STABILITY:
     register_worst_case(_rid, fedinit_stability_spec, reference=fedinit_stability_reference(_rid),
                         description="FedInit uniform stability: coupled runs on neighbouring least-squares data sets")
