@@ -131,16 +131,42 @@ def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str
     return ("violated" if m > b * (1 + 1e-12) else "holds"), []
 
 
+def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray, plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
+    """A unit of work of a search on an executor: decode ``theta`` (k, n) into k instances and evaluate them (one
+    ``simulate``). The serial path with the same chunks calls this too, so both compute the same bits."""
+    if plugins:
+        from ..plugins import load_plugins
+
+        load_plugins(plugins)
+    inst = spec.space.decode(theta)
+    return evaluate(spec, inst), inst
+
+
+DEFAULT_CHUNK = 16  # instances per unit of work when a search runs on an executor (fixed: not the worker count)
+
+
 def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None = None, popsize: int = 32,
                seed: int = 0, final_seeds: int | None = None, progress: bool = False,
                instance_path: str | None = None, random_ratio: float | None = None,
-               reference: str | None = None) -> dict[str, Any]:
+               reference: str | None = None, executor: Any = None, chunk: int | None = None) -> dict[str, Any]:
     """Search ``spec``'s class for the instance that maximises left side / bound; return the JSON record.
 
     budget: instance evaluations (population x generations, the initial population included); seconds: also stop
     after this long (checked once per generation). final_seeds: re-evaluate the worst instance on this many seeds
     (stochastic specs; the search seeds come first) for the verdict's mean and standard error.
+    executor, chunk: evaluate each generation as units of ``chunk`` instances (``evaluate_chunk``) on a
+    ``fedtheory.parallel`` executor (default chunk with an executor: DEFAULT_CHUNK). Without both, a generation is one
+    batch. The same chunk gives the same bits serially and on any number of workers; a chunk that fails every
+    attempt leaves its instances unevaluated (``failed_tasks`` in the record).
     """
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1):
+        raise ParameterError("chunk", chunk, "an integer >= 1 (instances per unit of work)")
+    if executor is not None and chunk is None:
+        chunk = DEFAULT_CHUNK
+    if chunk is not None and executor is None:
+        from ..parallel import SerialExecutor
+
+        executor = SerialExecutor()
     budget = int(budget)
     if budget < popsize:
         raise ParameterError("budget", budget, f"at least the population size ({popsize}) instance evaluations")
@@ -152,24 +178,46 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     init = space.random(popsize, rng)
-    state = {"evals": 0, "best": None, "random": None, "gens": 0}
+    state = {"evals": 0, "best": None, "random": None, "gens": 0, "failed": []}
+    gens = max(budget // popsize - 1, 0)
+    bar = tasks_bar = None
+    if executor is not None:
+        from ..parallel import Progress, Task
+        from ..plugins import worker_targets
+
+        shared, plugins = executor.share(spec), tuple(worker_targets())
+        tasks_bar = Progress((gens + 1) * -(-popsize // chunk), f"worst {spec.record_id}", executor.workers, progress)
+
+    def evaluate_population(theta: np.ndarray) -> list[tuple[Evaluation | None, Instances | None, int]]:
+        """(evaluation, instances, size) per chunk; one batch without an executor."""
+        if executor is None:
+            inst = space.decode(theta)
+            return [(evaluate(spec, inst), inst, len(theta))]
+        g = state["gens"]
+        tasks = [Task(f"{spec.record_id}/gen{g}/chunk{j // chunk}", evaluate_chunk, (shared, theta[j:j + chunk], plugins))
+                 for j in range(0, len(theta), chunk)]
+        out = executor.run(tasks, progress=tasks_bar)
+        state["failed"].extend(f.to_json() for f in out.failures)
+        return [(r[0], r[1], len(t.args[1])) if r is not None else (None, None, len(t.args[1]))
+                for r, t in zip(out.results, tasks)]
 
     def objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
         theta = np.atleast_2d(x.T)
-        inst = space.decode(theta)
-        ev = evaluate(spec, inst)
-        r = ev.ratio
-        state["evals"] += len(theta)
+        parts = evaluate_population(theta)
+        r = np.concatenate([ev.ratio if ev is not None else np.full(k, np.nan) for ev, _, k in parts])  # NaN: failed
+        mean = np.concatenate([ev.mean if ev is not None else np.full(k, np.nan) for ev, _, k in parts])
+        state["evals"] += sum(k for ev, _, k in parts if ev is not None)
         if state["random"] is None:
-            state["random"] = (ev, inst)
-        i = int(np.argmax(r))
-        if state["best"] is None or r[i] > state["best"][0]:
-            state["best"] = (float(r[i]), inst.take(i), float(ev.mean[i]))
+            state["random"] = (np.where(np.isnan(r), -np.inf, r), mean, len(theta))
+        if not np.all(np.isnan(r)):
+            i = int(np.nanargmax(r))
+            offsets = np.cumsum([0] + [k for _, _, k in parts])
+            j = int(np.searchsorted(offsets, i, side="right") - 1)
+            if state["best"] is None or r[i] > state["best"][0]:
+                state["best"] = (float(r[i]), parts[j][1].take(i - int(offsets[j])), float(mean[i]))
         return -np.where(np.isfinite(r) | (r > 0), r, -1e300)
 
-    gens = max(budget // popsize - 1, 0)
-    bar = None
-    if progress:
+    if progress and executor is None:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=gens, desc=f"worst {spec.record_id}", unit="gen", leave=False)
@@ -189,7 +237,14 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
                                               seed=np.random.default_rng(seed + 1), callback=callback)
     if bar is not None:
         bar.close()
+    if tasks_bar is not None:
+        tasks_bar.close()
     search_s = time.perf_counter() - t0
+    if state["best"] is None:
+        from .spec import WorstCaseError
+
+        raise WorstCaseError(f"worst-case search of {spec.record_id}: no instance could be evaluated (every unit of "
+                             f"work failed: {state['failed'][:1]})")
 
     # the worst instance, re-evaluated (more seeds where the runs are stochastic)
     _, best, _ = state["best"]
@@ -200,20 +255,23 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         seeds = seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + final_seeds - len(seeds)))
     ev = evaluate(spec, worst, seeds)
     verdict, failed = _verdict(spec, ev, 0)
-    rev, rinst = state["random"]
-    rfin = np.isfinite(rev.ratio) & (rev.ratio > 0)
+    r_ratio, r_mean, r_n = state["random"]
+    rfin = np.isfinite(r_ratio) & (r_ratio > 0)
     record = _record(spec, ev, worst, verdict, failed, seeds)
     record.update({
         "random_ratio": random_ratio, "reference": reference,
-        "random_start": {"instances": len(rinst),
-                         "best_slack": float(1 / rev.ratio[rfin].max()) if rfin.any() else None,
-                         "median_slack": float(np.median(1 / rev.ratio[rfin])) if rfin.any() else None,
-                         "best_measured": float(rev.mean[int(np.argmax(rev.ratio))])},
-        "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed},
+        "random_start": {"instances": r_n,
+                         "best_slack": float(1 / r_ratio[rfin].max()) if rfin.any() else None,
+                         "median_slack": float(np.median(1 / r_ratio[rfin])) if rfin.any() else None,
+                         "best_measured": float(r_mean[int(np.argmax(r_ratio))])},
+        "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed,
+                   "chunk": chunk},
         "evaluations": state["evals"], "generations": state["gens"],
         "elapsed_s": round(time.perf_counter() - t0, 3),
         "evals_per_s": round(state["evals"] / search_s, 1) if search_s > 0 else None,
     })
+    if state["failed"]:
+        record["failed_tasks"] = state["failed"]
     if instance_path is not None:
         record["instance"] = write_instance(instance_path, spec, worst, seeds, record)
     return record
