@@ -42,6 +42,7 @@ __all__ = ["DASK_EXTRA", "INSTALL_DASK", "DaskExecutor", "Executor", "Outcome", 
 
 DASK_EXTRA = "dask"
 INSTALL_DASK = "pip install 'fedtheory[dask]'"
+CONNECT_TIMEOUT_S = 10.0  # how long --scheduler ADDRESS may take to answer
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                     "NUMEXPR_NUM_THREADS")
 
@@ -286,9 +287,11 @@ class DaskExecutor(Executor):
     """Tasks on a Dask ``distributed`` cluster through a ``Client``: :meth:`local` starts a ``LocalCluster``,
     :meth:`connect` joins a running scheduler. Each attempt is one Dask task with a fresh key; a failed attempt
     (an exception, or ``KilledWorker`` when its worker died) is resubmitted by this client, so every retry is
-    counted and named. On a cluster this executor started, the scheduler gives up on a task at the first worker
-    death (``allowed_failures=0``) and leaves the retry to this client; a scheduler started elsewhere keeps its
-    own ``distributed.scheduler.allowed-failures`` (default 3) before this client's retries."""
+    counted and named. At most as many tasks are in flight as the workers have task slots (threads), longest
+    first: none waits parked on a busy worker, so a worker's death fails only the task it was running. On a
+    cluster this executor started, the scheduler gives up on a task at the first worker death
+    (``allowed_failures=0``) and leaves the retry to this client; a scheduler started elsewhere keeps its own
+    ``distributed.scheduler.allowed-failures`` (default 3) before this client's retries."""
 
     kind = "dask"
 
@@ -309,13 +312,18 @@ class DaskExecutor(Executor):
 
         from distributed import Client, LocalCluster
 
+        import dask
+
         env = {v: str(threads) for v in THREAD_VARIABLES}
         kw: dict[str, Any] = {}
         if resources:
             kw["resources"] = dict(resources)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.CRITICAL, scheduler_kwargs={"allowed_failures": 0}, env=env,
-                               memory_limit=memory_limit, **kw)
+        # Dask's default MALLOC_TRIM_THRESHOLD_=65536 turns off glibc's adaptive mmap threshold: every large tensor
+        # is then a fresh mmap (page faults); it measured a training cell 2.2x slower (2.97 s vs 1.37 s)
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL, scheduler_kwargs={"allowed_failures": 0}, env=env,
+                                   memory_limit=memory_limit, **kw)
         try:
             client = Client(cluster, set_as_default=False)
         except BaseException:
@@ -324,12 +332,13 @@ class DaskExecutor(Executor):
         return cls(client, cluster, threads)
 
     @classmethod
-    def connect(cls, address: str, timeout: float = 10.0) -> "DaskExecutor":
+    def connect(cls, address: str, timeout: float | None = None) -> "DaskExecutor":
         """A running Dask scheduler at ``address`` (e.g. ``tcp://host:8786``); its workers' threads and
         resources are theirs (``dask worker --nthreads 1 --resources GPU=1``)."""
         require_dask("--scheduler", address)
         from distributed import Client
 
+        timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
         if not isinstance(address, str) or not address.strip():
             raise ParameterError("--scheduler", address, "the address of a running Dask scheduler, e.g. tcp://host:8786")
         try:
@@ -350,7 +359,10 @@ class DaskExecutor(Executor):
         return f"Dask scheduler {self.client.scheduler.address}"
 
     def resources(self) -> dict[str, float]:
-        info = self.client.scheduler_info(n_workers=-1)
+        try:
+            info = self.client.scheduler_info(n_workers=-1)  # newer distributed lists 5 workers by default
+        except TypeError:
+            info = self.client.scheduler_info()
         total: dict[str, float] = {}
         for w in info["workers"].values():
             for k, v in (w.get("resources") or {}).items():
@@ -366,6 +378,8 @@ class DaskExecutor(Executor):
 
     def run(self, tasks: Iterable[Task], *, retries: int = 1, progress: bool | Progress = False,
             desc: str = "tasks", fatal: tuple[type[BaseException], ...] = ()) -> Outcome:
+        from collections import deque
+
         from distributed import as_completed
 
         tasks = list(tasks)
@@ -383,42 +397,66 @@ class DaskExecutor(Executor):
         failures: list[TaskFailure] = []
         retried: dict[str, list[str]] = {}
         attempts = [0] * n
-        rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: (-float(tasks[i].cost), i)))}
+        queue = deque(sorted(range(n), key=lambda i: (-float(tasks[i].cost), i)))  # longest first
         run_id = uuid.uuid4().hex[:8]
         index: dict[str, int] = {}
+        live: dict[str, Any] = {}
+        pending = as_completed(loop=self.client.loop)
+        slots = {"n": 0, "at": 0.0}
 
-        def submit(i: int):
+        def capacity() -> int:  # the cluster's task slots, re-read at most once a second (workers come and go)
+            if time.perf_counter() - slots["at"] > 1.0:
+                slots["n"], slots["at"] = max(1, sum(self.client.nthreads().values())), time.perf_counter()
+            return slots["n"]
+
+        def fill() -> None:
+            # no more tasks in flight than slots: a task is never parked on a busy worker, so a worker that dies
+            # takes down exactly the task it was running (which alone counts the failed attempt)
+            while queue and len(live) < capacity():
+                i = queue.popleft()
+                t = tasks[i]
+                attempts[i] += 1
+                key = f"fedtheory-{t.name}-{run_id}-{attempts[i]}"
+                index[key] = i
+                fut = self.client.submit(t.fn, *t.args, key=key, pure=False, resources=dict(t.resources) or None,
+                                         **dict(t.kwargs))
+                live[key] = fut
+                pending.add(fut)
+
+        def failed(i: int, exc: BaseException, tb=None) -> None:
             t = tasks[i]
-            attempts[i] += 1
-            key = f"fedtheory-{t.name}-{run_id}-{attempts[i]}"
-            index[key] = i
-            return self.client.submit(t.fn, *t.args, key=key, pure=False, priority=n - rank[i],
-                                      resources=dict(t.resources) or None, **dict(t.kwargs))
+            if attempts[i] <= retries and _retryable(exc):
+                retried.setdefault(t.name, []).append(_error_text(exc))
+                bar.retried += 1
+                bar.update(0)
+                slots["at"] = 0.0  # a worker may have died: count the slots again
+                queue.appendleft(i)
+                return
+            text = "".join(traceback.format_tb(tb))[-4000:] if tb is not None else ""
+            failures.append(TaskFailure(t.name, _error_text(exc), text, attempts[i], exc))
+            bar.failed += 1
+            bar.update(1)
 
-        futures = [submit(i) for i in sorted(range(n), key=rank.get)]
-        pending = as_completed(futures, loop=self.client.loop)
-        live = set(futures)
         try:
+            fill()
             for fut in pending:
-                live.discard(fut)
+                live.pop(fut.key, None)
                 i = index[fut.key]
                 if fut.status == "finished":
                     try:
                         results[i] = fut.result()
-                    except Exception as exc:  # noqa: BLE001 - the result could not be fetched (worker gone)
-                        self._failed(i, exc, tasks, attempts, retries, retried, failures, bar, pending, live, submit)
-                        fut.release()
-                        continue
-                    bar.update(1)
+                        bar.update(1)
+                    except Exception as exc:  # noqa: BLE001 - the result could not be fetched (its worker died)
+                        failed(i, exc)
                 else:
                     exc = fut.exception()
                     if isinstance(exc, fatal):
                         raise exc
-                    self._failed(i, exc, tasks, attempts, retries, retried, failures, bar, pending, live, submit,
-                                 tb=fut.traceback())
+                    failed(i, exc, fut.traceback())
                 fut.release()
+                fill()
         except BaseException:
-            for f in live:
+            for f in live.values():
                 f.cancel()
             raise
         finally:
@@ -427,22 +465,6 @@ class DaskExecutor(Executor):
         failures.sort(key=lambda f: index_of(tasks, f.name))
         return self._record(Outcome([t.name for t in tasks], results, failures, retried, self.workers,
                                     self.description, time.perf_counter() - t0))
-
-    @staticmethod
-    def _failed(i, exc, tasks, attempts, retries, retried, failures, bar, pending, live, submit, tb=None):
-        t = tasks[i]
-        if attempts[i] <= retries and _retryable(exc):
-            retried.setdefault(t.name, []).append(_error_text(exc))
-            bar.retried += 1
-            bar.update(0)
-            nxt = submit(i)
-            live.add(nxt)
-            pending.add(nxt)
-            return
-        text = "".join(traceback.format_tb(tb))[-4000:] if tb is not None else ""
-        failures.append(TaskFailure(t.name, _error_text(exc), text, attempts[i], exc))
-        bar.failed += 1
-        bar.update(1)
 
     def close(self) -> None:
         try:

@@ -77,9 +77,9 @@ def plan_units(specs: Sequence[CheckSpec], profile: str = "quick", recorded: dic
             if key in owner:
                 union(owner[key], s.id)
             owner.setdefault(key, s.id)
-    cost_of_key: dict[str, float] = {}
-    for s in specs:
-        for k, sec in (rec.get(s.id, {}).get("computes") or {}).items():
+    cost_of_key: dict[str, float] = {}  # from every recorded check: the one computing a key may be unselected
+    for entry in rec.values():
+        for k, sec in (entry.get("computes") or {}).items():
             cost_of_key[k] = max(cost_of_key.get(k, 0.0), float(sec))
     for s in specs:
         entry = rec.get(s.id, {})
@@ -115,16 +115,19 @@ def run_check_unit(check_ids: Sequence[str], profile: str, seed: int, runs_dir: 
 
 
 def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quick", seed: int = 0,
-              runs_dir: str | None = None, progress: bool = False, retries: int = 1) -> list[CheckResult]:
+              runs_dir: str | None = None, progress: bool = False, retries: int = 1,
+              plugins: Sequence[str] | None = None) -> list[CheckResult]:
     """Run ``specs`` as units on ``executor`` (a :class:`fedtheory.parallel.Executor`); results in the order of
     ``specs``. A unit that fails every attempt gives each of its checks an 'error' row naming the unit and the
-    error (a finding: exit status 1); a ParameterError from a check is raised, as in the serial run."""
+    error (a finding: exit status 1); a ParameterError from a check is raised, as in the serial run.
+    plugins: what each task loads first (default ``fedtheory.plugins.worker_targets()``: what this process loaded
+    with --plugin or $FEDTHEORY_PLUGINS)."""
     from ..parallel import Task
     from ..plugins import worker_targets
     from ..sim.engine import versions
 
     units = plan_units(specs, profile)
-    plugins = worker_targets()
+    plugins = worker_targets() if plugins is None else list(plugins)
     tasks = [Task(u.name, run_check_unit, (u.check_ids, profile, seed, runs_dir, plugins), cost=u.cost) for u in units]
     out = executor.run(tasks, retries=retries, progress=progress, desc="checks")
     by_spec = {s.id: s for s in specs}
