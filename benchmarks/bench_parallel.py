@@ -16,8 +16,9 @@ overhead that decides how far it scales.
   measured per-task overhead, for the full profile, and the seed-000 CIFAR grid's cells (Table 3: 8 betas x 3 seeds,
   500 rounds each), written out with its arithmetic.
 
-``python benchmarks/run_all.py parallel`` (``--quick``: quick profile, 2 rounds). Timings are the best of n with the
-sides interleaved; the load average is recorded (this machine is shared).
+``python benchmarks/run_all.py parallel`` (``--quick``: quick profile, 2 rounds); one part at a time:
+``python benchmarks/bench_parallel.py check --merge benchmarks/results/parallel.json``. Timings are the best of n
+with the sides interleaved; the load average is recorded per part (this machine is shared).
 """
 from __future__ import annotations
 
@@ -32,8 +33,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from _timing import best_of_interleaved
 
 
 def _strip(results):
@@ -50,6 +49,44 @@ def _same_records(a, b) -> dict:
     differing = [x["id"] for x, y in zip(ja, jb) if x != y]
     return {"records": len(ja), "identical": len(ja) == len(jb) and not differing and json.dumps(ja) == json.dumps(jb),
             "differing": differing[:10], "verdicts_equal": [x["verdict"] for x in ja] == [y["verdict"] for y in jb]}
+
+
+def _cpu_self() -> float:
+    """CPU seconds of this process and its finished children (the serial path's symbolic side process)."""
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def _cpu_workers(ex) -> dict:
+    import resource
+
+    return ex.client.run(lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
+
+
+def sides(named, ex, repeat: int) -> dict:
+    """Each of ``named`` ({label: fn}) in turn, ``repeat`` rounds (interleaved); per side the best wall time, the
+    last value, and the least CPU time: this process's (serial sides) and the busiest worker's (Dask sides).
+
+    The CPU times give a projection for an idle machine where each worker has a core to itself: serial CPU time /
+    the busiest worker's CPU time (it overstates the ratio if the serial path gains from its second BLAS thread:
+    its CPU time / wall time is reported as ``serial_cpu_per_wall``)."""
+    out = {k: {"wall_s": math.inf, "cpu_s": math.inf, "busiest_worker_cpu_s": math.inf} for k in named}
+    for _ in range(repeat):
+        for k, fn in named.items():
+            c0, w0 = _cpu_self(), _cpu_workers(ex)
+            t = time.perf_counter()
+            val = fn()
+            wall = time.perf_counter() - t
+            c1, w1 = _cpu_self(), _cpu_workers(ex)
+            o = out[k]
+            o["value"] = val
+            if wall < o["wall_s"]:
+                o["wall_s"] = wall
+            o["cpu_s"] = min(o["cpu_s"], c1 - c0)
+            o["busiest_worker_cpu_s"] = min(o["busiest_worker_cpu_s"], max(w1[a] - w0.get(a, 0.0) for a in w1))
+    return out
 
 
 def lpt_makespan(durations, workers: int, overhead: float = 0.0) -> float:
@@ -120,11 +157,13 @@ def bench_check(ex, quick: bool) -> dict:
     from fedtheory.checks.units import plan_units
 
     profile = "quick" if quick else "full"
-    repeat = 2
-    sides = best_of_interleaved([lambda: run_checks(profile=profile, seed=0),
-                                 lambda: run_checks(profile=profile, seed=0, executor=ex)], repeat=repeat)
-    (ts, serial), (tp, par) = sides
+    got = sides({"serial": lambda: run_checks(profile=profile, seed=0),
+                 "workers": lambda: run_checks(profile=profile, seed=0, executor=ex)}, ex, repeat=2)
+    ts, serial, tp, par = got["serial"]["wall_s"], got["serial"]["value"], got["workers"]["wall_s"], got["workers"]["value"]
     same = _same_records(serial, par)
+    cpu = {"serial_cpu_s": got["serial"]["cpu_s"], "serial_cpu_per_wall": got["serial"]["cpu_s"] / ts,
+           "busiest_worker_cpu_s": got["workers"]["busiest_worker_cpu_s"],
+           "projected_idle_speedup": got["serial"]["cpu_s"] / got["workers"]["busiest_worker_cpu_s"]}
     # measured unit durations (the parallel run's per-check elapsed times, summed per unit)
     units = plan_units(select(profile=profile), profile)
     elapsed = {}
@@ -140,7 +179,7 @@ def bench_check(ex, quick: bool) -> dict:
         unit_bytes = len(cloudpickle.dumps([r for r in par if r.id in ids]))
     except ImportError:
         pass
-    return {"profile": profile, "serial_s": ts, "workers_2_s": tp, "speedup": ts / tp, "units": len(units),
+    return {"profile": profile, "serial_s": ts, "workers_2_s": tp, "speedup": ts / tp, **cpu, "units": len(units),
             "unit_seconds": sorted((round(d, 2) for d in durations), reverse=True),
             "largest_unit_result_bytes": unit_bytes, **same}
 
@@ -172,12 +211,11 @@ def bench_train(ex, quick: bool) -> dict:
         return root / f"{tag}{count['n']}"
 
     try:
-        sides = best_of_interleaved([
-            lambda: train(_train_config(rounds), fresh("batch")),
-            lambda: train_sweep(_train_config(rounds), fresh("dask"), ex),
-            lambda: train_sweep(_train_config(rounds, threads=1), fresh("cells"), SerialExecutor()),
-        ], repeat=2 if quick else 3)
-        (tb, batch), (tp, par), (tc, cells) = sides
+        got = sides({"batch": lambda: train(_train_config(rounds), fresh("batch")),
+                     "workers": lambda: train_sweep(_train_config(rounds), fresh("dask"), ex),
+                     "cells": lambda: train_sweep(_train_config(rounds, threads=1), fresh("cells"), SerialExecutor())},
+                    ex, repeat=2 if quick else 3)
+        (tb, batch), (tp, par), (tc, cells) = ((got[k]["wall_s"], got[k]["value"]) for k in ("batch", "workers", "cells"))
         assert par.outcome.ok and cells.outcome.ok
 
         def frame(m):
@@ -190,8 +228,13 @@ def bench_train(ex, quick: bool) -> dict:
             rel = np.abs(a - b) / np.maximum(np.abs(a), 1e-12)
         bits = bool(((a == b) | (np.isnan(a) & np.isnan(b))).all())
         dir_bytes, dir_s = _dir_bytes(par.run_dir / "cell-000")
+        wcpu = got["workers"]["busiest_worker_cpu_s"]
         return {"runs": 8, "rounds": rounds, "batch_serial_s": tb, "cells_workers_2_s": tp, "cells_serial_s": tc,
                 "speedup_vs_batch": tb / tp, "speedup_vs_serial_cells": tc / tp,
+                "batch_cpu_s": got["batch"]["cpu_s"], "batch_cpu_per_wall": got["batch"]["cpu_s"] / tb,
+                "cells_serial_cpu_s": got["cells"]["cpu_s"], "busiest_worker_cpu_s": wcpu,
+                "projected_idle_speedup_vs_batch": got["batch"]["cpu_s"] / wcpu,
+                "projected_idle_speedup_vs_serial_cells": got["cells"]["cpu_s"] / wcpu,
                 "cells_vs_batch_bit_identical": bits, "cells_vs_batch_max_rel_diff": float(np.nanmax(rel)),
                 "workers_vs_serial_cells_bit_identical": fp.equals(fc),
                 "cell_dir_bytes": dir_bytes, "cell_dir_tar_s": dir_s}
@@ -212,11 +255,11 @@ def bench_worst(ex, quick: bool) -> dict:
     worst_case(spec, budget=P, popsize=P, seed=0)  # warm-up (the bound's compilation)
     worst_case(spec, budget=P, popsize=P, seed=0, executor=ex)
     drop = ("elapsed_s", "evals_per_s", "budget")
-    sides = best_of_interleaved([lambda: worst_case(spec, budget=budget, popsize=P, seed=0),
-                                 lambda: worst_case(spec, budget=budget, popsize=P, seed=0, executor=ex, chunk=16),
-                                 lambda: worst_case(spec, budget=budget, popsize=P, seed=0, chunk=16)],
-                                repeat=2 if quick else 3)
-    (t1, r1), (t2, r2), (t3, r3) = sides
+    got = sides({"batch": lambda: worst_case(spec, budget=budget, popsize=P, seed=0),
+                 "workers": lambda: worst_case(spec, budget=budget, popsize=P, seed=0, executor=ex, chunk=16),
+                 "chunks": lambda: worst_case(spec, budget=budget, popsize=P, seed=0, chunk=16)},
+                ex, repeat=2 if quick else 3)
+    (t1, r1), (t2, r2), (t3, r3) = ((got[k]["wall_s"], got[k]["value"]) for k in ("batch", "workers", "chunks"))
     strip = lambda r: json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True)  # noqa: E731
     return {"population": P, "budget": budget, "chunk": 16, "serial_batch_s": t1, "workers_2_chunks_s": t2,
             "serial_chunks_s": t3, "speedup_vs_batch": t1 / t2, "speedup_vs_serial_chunks": t3 / t2,
@@ -245,26 +288,33 @@ def estimate(check: dict, overhead_s: float, cifar_cell_s: float) -> dict:
             "cifar": cifar}
 
 
-def run(quick: bool = False, only=None) -> dict:
+def run(quick: bool = False, only=None, previous: dict | None = None) -> dict:
+    """Measure ``only`` (default: every part) and summarize; ``previous``: parts measured earlier (same quick) that
+    are kept where not measured again (``--merge``)."""
     from fedtheory.parallel import make_executor
 
-    out: dict = {"name": "execution on Dask: 2 workers vs serial", "loadavg_before": os.getloadavg()}
+    out: dict = dict(previous or {})
+    out["name"] = "execution on Dask: 2 workers vs serial"
+    parts = only or ("overhead", "check", "train", "worst")
     t = time.perf_counter()
     ex = make_executor(workers=2)
-    out["cluster_start_s"] = time.perf_counter() - t
+    start = time.perf_counter() - t
     try:
-        parts = only or ("overhead", "check", "train", "worst")
-        if "overhead" in parts:
-            out["overhead"] = bench_overhead(ex, quick)
-        if "check" in parts:
-            out["check"] = bench_check(ex, quick)
-        if "train" in parts:
-            out["train"] = bench_train(ex, quick)
-        if "worst" in parts:
-            out["worst"] = bench_worst(ex, quick)
+        for part in parts:
+            load0 = os.getloadavg()[0]
+            res = {"overhead": bench_overhead, "check": bench_check, "train": bench_train, "worst": bench_worst}[part](
+                ex, quick)
+            res["loadavg_1min"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
+            if part == "overhead":
+                res["cluster_start_s"] = start
+            out[part] = res
     finally:
         ex.close()
-    out["loadavg_after"] = os.getloadavg()
+    return finish(out)
+
+
+def finish(out: dict) -> dict:
+    """The rows, the 64-worker estimate and the summary from the measured parts."""
     rows = []
     if "check" in out:
         c = out["check"]
@@ -291,28 +341,40 @@ def run(quick: bool = False, only=None) -> dict:
         o = out["overhead"]["one_task_round_trip_s"]
         # a seed-000 CIFAR cell: 500 rounds of ResNet-18-GN; at the GPU goal (<= 1 s per round, pending) ~500 s,
         # plus loading CIFAR and building the model (a few s, counted in the overhead below)
-        out["estimate_64"] = estimate(out["check"], o, 500.0)
-        e = out["estimate_64"]
-        out["estimate_64"]["arithmetic"] = (
+        e = estimate(out["check"], o, 500.0)
+        e["arithmetic"] = (
             f"full profile: T1 = sum of the {len(out['check']['unit_seconds'])} measured units = {e['t1_s']} s; "
             f"the longest unit {e['longest_unit_s']} s bounds T_P from below, so speedup <= T1 / longest = "
             f"{e['t1_s'] / e['longest_unit_s']:.1f} whatever P; at P = 64, T_64 = {e['check'][64]['makespan_s']} s "
             f"(list schedule, + {o * 1e3:.1f} ms per task), E = T1 / (64 T_64) = {e['check'][64]['efficiency']}. "
             f"CIFAR grid: {e['cifar_cells']} cells of ~{e['cifar_cell_s']:.0f} s; at P = 64 only {e['cifar_cells']} "
-            f"workers have a cell: E = {e['cifar_cells']} x {e['cifar_cell_s']:.0f} / (64 x {e['cifar'][64]['makespan_s']}) "
-            f"= {e['cifar'][64]['efficiency']}; the per-task overhead is {o / e['cifar_cell_s']:.1e} of a cell.")
+            f"workers have a cell: E = {e['cifar_cells']} x {e['cifar_cell_s']:.0f} / (64 x {e['cifar'][64]['makespan_s']})"
+            f" = {e['cifar'][64]['efficiency']}; the per-task overhead is {o / e['cifar_cell_s']:.1e} of a cell.")
+        out["estimate_64"] = e
     s = []
     for r in rows:
         s.append(f"{r['case']}: {r['serial_s']:.1f} s serial vs {r['workers_2_s']:.1f} s on 2 workers "
                  f"({r['speedup']:.2f}x; same results: {r['same_results']})")
+    if "check" in out and "projected_idle_speedup" in out["check"]:
+        c = out["check"]
+        s.append(f"check CPU time: serial {c['serial_cpu_s']:.0f} s (CPU/wall {c['serial_cpu_per_wall']:.2f}), busiest "
+                 f"worker {c['busiest_worker_cpu_s']:.0f} s: projected {c['projected_idle_speedup']:.2f}x on an idle "
+                 f"2-core machine")
+    if "train" in out and "projected_idle_speedup_vs_batch" in out["train"]:
+        c = out["train"]
+        s.append(f"train CPU time: one batch {c['batch_cpu_s']:.0f} s (CPU/wall {c['batch_cpu_per_wall']:.2f}), serial "
+                 f"cells {c['cells_serial_cpu_s']:.0f} s, busiest worker {c['busiest_worker_cpu_s']:.0f} s: projected "
+                 f"{c['projected_idle_speedup_vs_batch']:.2f}x vs one batch, "
+                 f"{c['projected_idle_speedup_vs_serial_cells']:.2f}x vs serial cells on an idle 2-core machine")
     if "overhead" in out:
-        s.append(f"cluster start {out['cluster_start_s']:.1f} s; one task's round trip "
-                 f"{out['overhead']['one_task_round_trip_s'] * 1e3:.1f} ms, "
-                 f"{out['overhead']['per_task_in_a_batch_of_200_s'] * 1e3:.1f} ms per task in a batch of 200")
+        o = out["overhead"]
+        s.append(f"cluster start {o['cluster_start_s']:.1f} s; one task's round trip {o['one_task_round_trip_s'] * 1e3:.1f} "
+                 f"ms, {o['per_task_in_a_batch_of_200_s'] * 1e3:.1f} ms per task in a batch of 200")
     if "estimate_64" in out:
         s.append(out["estimate_64"]["arithmetic"])
-    s.append(f"load average before/after: {out['loadavg_before'][0]:.1f} / {out['loadavg_after'][0]:.1f} "
-             f"(2 cores, shared)")
+    loads = {k: out[k]["loadavg_1min"] for k in ("overhead", "check", "train", "worst") if k in out}
+    s.append("1-minute load average before/after each part (2 cores, shared): " +
+             ", ".join(f"{k} {a:.1f}/{b:.1f}" for k, (a, b) in loads.items()))
     out["summary"] = "\n".join(s)
     return out
 
@@ -322,7 +384,21 @@ if __name__ == "__main__":
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--merge", metavar="JSON", help="keep the parts of this results file not measured again, write the "
+                    "merged result back to it (e.g. benchmarks/results/parallel.json)")
     ap.add_argument("parts", nargs="*", help="overhead check train worst (default: all)")
     a = ap.parse_args()
-    res = run(quick=a.quick, only=a.parts or None)
+    prev = None
+    if a.merge and os.path.exists(a.merge):
+        prev = json.loads(Path(a.merge).read_text())
+        if bool(prev.get("quick")) != a.quick:
+            raise SystemExit(f"{a.merge} holds a {'quick' if prev.get('quick') else 'full'} run; not merging")
+    res = run(quick=a.quick, only=a.parts or None, previous=prev)
+    if a.merge:
+        import platform
+
+        res["quick"] = a.quick
+        res["machine"] = {"python": platform.python_version(), "platform": platform.platform(),
+                          "processor": platform.processor(), "cpus": os.cpu_count()}
+        Path(a.merge).write_text(json.dumps(res, indent=2))
     print(json.dumps(res, indent=2, default=str))

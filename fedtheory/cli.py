@@ -464,15 +464,15 @@ def _cmd_train(args) -> int:
             stored = json.load(f).get("config", {})
         base = {**stored, **{k: v for k, v in base.items()}}
     progress = not args.no_progress and sys.stderr.isatty()
-    ex = _executor(args)
-    if ex is not None or (args.resume and is_sweep(args.out)):
-        if args.resume:
+    if args.workers is not None or args.scheduler is not None or (args.resume and is_sweep(args.out)):
+        if args.resume and is_sweep(args.out):
             with open(os.path.join(args.out, SWEEP)) as f:
                 base = {**json.load(f).get("config", {}), **base}
-        config = TrainConfig.from_dict({**base, **given})
+        config = TrainConfig.from_dict({**base, **given}).validated()  # bad settings before any worker starts
         from .parallel import SerialExecutor
 
-        with ex if ex is not None else SerialExecutor() as runner:
+        # resumed without workers: the cells' threads as the workers' (--worker-threads), so the bits continue alike
+        with _executor(args) or SerialExecutor(threads=args.worker_threads) as runner:
             try:
                 res = train_sweep(config, args.out, runner, resume=args.resume, progress=progress)
             except TrainingInterrupted as exc:

@@ -15,10 +15,10 @@ a chunk of a worst-case population) and hand them to an :class:`Executor`:
   ``workers=N`` -> :class:`DaskExecutor` on a new ``LocalCluster`` of N processes; ``scheduler=ADDRESS`` -> a
   running Dask cluster (one started by ``dask scheduler`` / ``dask worker``, dask-jobqueue, Kubernetes, ...).
 * Retries: a task that raises, or whose worker dies under it, is submitted again, ``retries`` times (default 1);
-  one that fails every attempt is reported in :attr:`Outcome.failures` and the others still finish. A
-  :class:`~fedtheory._validation.ParameterError` (bad input fails the same way every time) is not retried.
-* Results come back in task order; submission is longest first (``Task.cost``), which never changes a result:
-  a unit of work computes the same arithmetic wherever and whenever it runs.
+  one that fails every attempt is reported in :attr:`Outcome.failures` and the others still finish. A deliberate
+  ``FedTheoryError`` (bad input, an unusable run directory: it fails the same way every time) is not retried.
+* Results come back in task order; Dask gets the tasks longest first (``Task.cost``), which never changes a
+  result: a unit of work computes the same arithmetic wherever and whenever it runs.
 * Worker threads: each worker process runs one task at a time with ``threads`` BLAS/OpenMP/torch threads
   (default 1): N single-threaded workers fill N cores without oversubscription, the small matrices here gain
   little from threaded BLAS, and a thread count fixed by the command rather than by the host keeps threaded
@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ._validation import FedTheoryError, ParameterError, check_int
 
 __all__ = ["DASK_EXTRA", "INSTALL_DASK", "DaskExecutor", "Executor", "Outcome", "Progress", "SerialExecutor", "Task",
-           "TaskFailure", "dask_available", "make_executor", "require_dask"]
+           "TaskFailure", "dask_available", "make_executor", "require_dask", "visible_gpus"]
 
 DASK_EXTRA = "dask"
 INSTALL_DASK = "pip install 'fedtheory[dask]'"
@@ -193,7 +193,7 @@ class Executor:
             desc: str = "tasks", fatal: tuple[type[BaseException], ...] = ()) -> Outcome:
         """Run ``tasks``; return their results in task order with the failures and retries (:class:`Outcome`).
 
-        retries: further attempts of a failed task (not for ParameterError); progress: a bar over the tasks (or a
+        retries: further attempts of a failed task (not for a FedTheoryError); progress: a bar over the tasks (or a
         :class:`Progress` shared by several calls); fatal: exception types that stop the whole run at once
         (re-raised here after the other tasks are cancelled), e.g. a user's interruption."""
         raise NotImplementedError
@@ -239,7 +239,8 @@ class SerialExecutor(Executor):
     kind = "serial"
 
     def __init__(self, threads: int | None = None):
-        self.threads = threads  # informational: callers that can set their threads (training) use it
+        # informational: callers that can set their threads (training cells) use it
+        self.threads = None if threads is None else check_int("threads", threads, 1)
 
     @property
     def workers(self) -> int:
@@ -302,28 +303,45 @@ class DaskExecutor(Executor):
 
     @classmethod
     def local(cls, workers: int, threads: int = 1, resources: Mapping[str, float] | None = None,
-              memory_limit: str | float | None = "auto") -> "DaskExecutor":
+              memory_limit: str | float | None = "auto", gpus: Sequence[str] | None = None) -> "DaskExecutor":
         """A ``LocalCluster`` of ``workers`` processes on this machine, one task at a time each, ``threads``
-        BLAS/OpenMP/torch threads per process, each advertising ``resources`` (e.g. ``{"GPU": 1}``)."""
+        BLAS/OpenMP/torch threads per process, each advertising ``resources``.
+
+        gpus: CUDA device ids; worker i < len(gpus) sees only device gpus[i] (``CUDA_VISIBLE_DEVICES``) and
+        advertises ``GPU=1``, the others see none. Default: the devices torch sees, when this process has imported
+        torch already (``fedtheory train``), else none (``check`` and ``worst`` run on CPU workers)."""
         workers = check_int("workers", workers, 1)
         threads = check_int("threads", threads, 1)
         require_dask("--workers", workers)
         import logging
 
-        from distributed import Client, LocalCluster
-
         import dask
+        from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
 
         env = {v: str(threads) for v in THREAD_VARIABLES}
-        kw: dict[str, Any] = {}
-        if resources:
-            kw["resources"] = dict(resources)
+        gpu_ids = [str(g) for g in (visible_gpus() if gpus is None else gpus)]
+        quiet = logging.CRITICAL
+        # no dashboard; the scheduler's HTTP endpoints on a free local port; the first worker death fails the task
+        # (this client retries it, and counts it)
+        sched = {"allowed_failures": 0, "dashboard_address": "127.0.0.1:0"}
         # Dask's default MALLOC_TRIM_THRESHOLD_=65536 turns off glibc's adaptive mmap threshold: every large tensor
         # is then a fresh mmap (page faults); it measured a training cell 2.2x slower (2.97 s vs 1.37 s)
         with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.CRITICAL, scheduler_kwargs={"allowed_failures": 0}, env=env,
-                                   memory_limit=memory_limit, **kw)
+            if not gpu_ids:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=quiet, env=env, scheduler_kwargs=sched, memory_limit=memory_limit,
+                                       **({"resources": dict(resources)} if resources else {}))
+            else:
+                specs = {}
+                for i in range(workers):
+                    res = dict(resources or {})
+                    if i < len(gpu_ids):
+                        res["GPU"] = 1
+                    specs[i] = {"cls": Nanny, "options": {
+                        "nthreads": 1, "memory_limit": memory_limit, "silence_logs": quiet, "resources": res or None,
+                        "env": {**env, "CUDA_VISIBLE_DEVICES": gpu_ids[i] if i < len(gpu_ids) else ""}}}
+                cluster = SpecCluster(workers=specs, silence_logs=quiet, scheduler={
+                    "cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False, **sched}})
         try:
             client = Client(cluster, set_as_default=False)
         except BaseException:
@@ -462,7 +480,7 @@ class DaskExecutor(Executor):
         finally:
             if own:
                 bar.close()
-        failures.sort(key=lambda f: index_of(tasks, f.name))
+        failures.sort(key=lambda f: _index_of(tasks, f.name))
         return self._record(Outcome([t.name for t in tasks], results, failures, retried, self.workers,
                                     self.description, time.perf_counter() - t0))
 
@@ -474,8 +492,22 @@ class DaskExecutor(Executor):
                 self.cluster.close()
 
 
-def index_of(tasks: Sequence[Task], name: str) -> int:
+def _index_of(tasks: Sequence[Task], name: str) -> int:
     return next(i for i, t in enumerate(tasks) if t.name == name)
+
+
+def visible_gpus() -> list[str]:
+    """The CUDA devices of this process (ids as CUDA_VISIBLE_DEVICES names them), if it has imported torch already
+    and torch sees some; else [] (never imports torch: ``check`` and ``worst`` stay light)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return []
+    n = torch.cuda.device_count()
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [x.strip() for x in vis.split(",") if x.strip()] if vis else [str(i) for i in range(n)]
+    return ids[:n]
 
 
 def dask_available() -> bool:
@@ -495,9 +527,10 @@ def require_dask(parameter: str = "--workers", value: Any = None) -> None:
 
 
 def make_executor(workers: int | None = None, scheduler: str | None = None, *, threads: int = 1,
-                  resources: Mapping[str, float] | None = None) -> Executor:
+                  resources: Mapping[str, float] | None = None, gpus: Sequence[str] | None = None) -> Executor:
     """The executor a command asked for: neither -> :class:`SerialExecutor`; ``workers=N`` -> a LocalCluster of
-    N processes (``threads`` threads each, advertising ``resources``); ``scheduler=ADDRESS`` -> that cluster."""
+    N processes (``threads`` threads each, advertising ``resources``; ``gpus``: see :meth:`DaskExecutor.local`);
+    ``scheduler=ADDRESS`` -> that cluster."""
     if workers is not None and scheduler is not None:
         raise ParameterError("--scheduler", scheduler, "absent when --workers is given (one or the other)")
     if workers is not None:
@@ -505,7 +538,7 @@ def make_executor(workers: int | None = None, scheduler: str | None = None, *, t
             raise ParameterError("--workers", workers, "an integer >= 1")
         check_int("--workers", workers, 1)
         check_int("--worker-threads", threads, 1)
-        return DaskExecutor.local(int(workers), threads=int(threads), resources=resources)
+        return DaskExecutor.local(int(workers), threads=int(threads), resources=resources, gpus=gpus)
     if scheduler is not None:
         return DaskExecutor.connect(scheduler)
     return SerialExecutor()
