@@ -115,6 +115,10 @@ def bench_overhead(ex, quick: bool) -> dict:
     t = time.perf_counter()
     ex.run([Task(f"noop{i}", abs, (i,)) for i in range(n)])
     many = (time.perf_counter() - t) / n
+    # the workers run at once: 4 tasks that each sleep 2 s (no CPU) take ~4 s on 2 workers, whatever the load
+    t = time.perf_counter()
+    ex.run([Task(f"sleep{i}", time.sleep, (2.0,)) for i in range(4)])
+    sleeps = time.perf_counter() - t
 
     def size_and_time(obj, repeat=5):
         best = math.inf
@@ -135,6 +139,7 @@ def bench_overhead(ex, quick: bool) -> dict:
                                           sigma_l=0.0, C=10, d=10))
     sizes["worst-case spec (FedInit Thm 2)"] = size_and_time(spec)
     return {"one_task_round_trip_s": min(one), "one_task_round_trip_median_s": float(np.median(one)),
+            "four_2s_sleeps_on_2_workers_s": sleeps,
             "per_task_in_a_batch_of_200_s": many, "serialization": {k: {"bytes": b, "dumps_loads_s": s}
                                                                    for k, (b, s) in sizes.items()}}
 
@@ -196,8 +201,6 @@ def _train_config(rounds: int, threads=None):
 
 
 def bench_train(ex, quick: bool) -> dict:
-    import pandas as pd
-
     from fedtheory.empirical.sweep import train_sweep
     from fedtheory.empirical.trainer import train
     from fedtheory.parallel import SerialExecutor

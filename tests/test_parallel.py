@@ -9,13 +9,11 @@ import json
 import os
 import sys
 import textwrap
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from fedtheory._validation import FedTheoryError, ParameterError
+from fedtheory._validation import ParameterError
 from fedtheory.checks import CheckSpec, exit_code, run_checks, select
 from fedtheory.checks.units import CheckUnit, plan_units, run_units
 from fedtheory.cli import main
