@@ -18,6 +18,9 @@ class ParameterError(FedTheoryError, ValueError):
         self.name, self.value, self.allowed = name, value, allowed
         super().__init__(f"{name}={_shown(value)} is invalid: {name} must be {allowed}")
 
+    def __reduce__(self):  # crosses process boundaries (worker processes, Dask) intact
+        return (type(self), (self.name, self.value, self.allowed))
+
 
 def _shown(value: Any) -> str:
     """repr of a scalar; a short sequence as its list, a long one by its shape; anything else, a short repr."""

@@ -6,6 +6,7 @@ check crashed); 2 bad usage or input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
@@ -27,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="load a paper plug-in (a .py file, a package directory or a module name; repeatable). "
                            "Installed plug-ins (entry-point group fedtheory.papers) and $FEDTHEORY_PLUGINS load anyway")
 
+    execp = _exec_parser()
+
     ls = sub.add_parser("list", parents=[plug], help="list the encoded records, the checks, the measures or the plug-ins")
     ls.add_argument("--paper", help="only this paper (e.g. fedinit)")
     ls.add_argument("--kind", help="only records of this kind (bound, identity, order, claim, definition)")
@@ -42,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--run", action="store_true", help="also run its checks (quick profile) and list the simulations "
                     "each one ran: problem, algorithm, runs, rounds, local steps, clients, oracle, measures")
 
-    ck = sub.add_parser("check", parents=[plug], help="run checks and print verdicts")
+    ck = sub.add_parser("check", parents=[plug, execp], help="run checks and print verdicts")
     ck.add_argument("--paper", help="only this paper's checks")
     ck.add_argument("--only", nargs="+", metavar="ID", help="only these check ids (or id prefixes)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
@@ -74,14 +77,48 @@ def _parser() -> argparse.ArgumentParser:
                                      "`fedtheory check --plugin NAME/src/NAME` or `pip install -e NAME`.")
     npp.add_argument("name", metavar="NAME", help="the paper's short name: a Python identifier, e.g. scaffold2020")
     npp.add_argument("--dir", default=".", help="where to create NAME/ (default: the current folder)")
-    _train_parser(sub)
-    _worst_parser(sub, plug)
+    _train_parser(sub, execp)
+    _worst_parser(sub, plug, execp)
     return p
 
 
-def _worst_parser(sub, plug) -> None:
+def _exec_parser() -> argparse.ArgumentParser:
+    """--workers N | --scheduler ADDRESS (Dask, the fedtheory[dask] extra) and the worker processes' threads."""
+    ex = argparse.ArgumentParser(add_help=False)
+    g = ex.add_argument_group("execution on Dask (optional extra: pip install 'fedtheory[dask]'; docs/parallel.md)")
+    m = g.add_mutually_exclusive_group()
+    m.add_argument("--workers", type=int, metavar="N", help="run the units of work on a Dask LocalCluster of N worker "
+                   "processes on this machine (same results as without it)")
+    m.add_argument("--scheduler", metavar="ADDRESS", help="run them on the running Dask cluster at ADDRESS "
+                   "(e.g. tcp://host:8786: dask-jobqueue on SLURM/PBS, Kubernetes, `dask scheduler`)")
+    g.add_argument("--worker-threads", type=int, default=1, metavar="T", help="--workers: BLAS/OpenMP/torch threads "
+                   "per worker process (default 1: N workers fill N cores without oversubscription)")
+    return ex
+
+
+def _executor(args):
+    """The executor the flags ask for, or None for today's serial path."""
+    if getattr(args, "workers", None) is None and getattr(args, "scheduler", None) is None:
+        return None
+    from .parallel import make_executor
+
+    if args.worker_threads < 1:
+        raise ParameterError("--worker-threads", args.worker_threads, "an integer >= 1")
+    return make_executor(args.workers, args.scheduler, threads=args.worker_threads)
+
+
+def _report_execution(ex, since: int = 0) -> dict | None:
+    """Print the executor's summary of tasks, retries and failures to stderr; return it for the JSON."""
+    if ex is None or not getattr(ex, "outcomes", None):
+        return None
+    out = ex.combined(since)
+    print("fedtheory: " + out.summary(), file=sys.stderr)
+    return out.to_json()
+
+
+def _worst_parser(sub, plug, execp) -> None:
     """`fedtheory worst`: the worst case within a bound's assumptions (adversarial instance search)."""
-    w = sub.add_parser("worst", parents=[plug], help="search the bound's assumption class for its worst instance",
+    w = sub.add_parser("worst", parents=[plug, execp], help="search the bound's assumption class for its worst instance",
                        description="Search the problems that satisfy a bound's assumptions, at the constants of today's "
                                    "check, for the one with the largest left side; print one JSON record per bound "
                                    "(slack = bound / worst measured) and write the instance for --replay.")
@@ -105,6 +142,9 @@ def _worst_parser(sub, plug) -> None:
     w.add_argument("--final-seeds", type=int, default=32, help="stochastic runs: seeds for the worst instance's "
                    "verdict (default 32)")
     w.add_argument("--out-dir", default="worst_instances", help="where the instance files go (default worst_instances/)")
+    w.add_argument("--chunk", type=int, metavar="K", help="instances per unit of work (default: 16 with --workers or "
+                   "--scheduler, else the whole population in one batch); the same K gives the same bits serially "
+                   "and on any number of workers")
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = w.add_argument_group("--method pep")
     g.add_argument("--server-rule", choices=("algorithm1", "code"), help="FedInit's server rule (default algorithm1; "
@@ -114,12 +154,14 @@ def _worst_parser(sub, plug) -> None:
     g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL", help="the SDP solver (default CLARABEL)")
 
 
-def _train_parser(sub) -> None:
+def _train_parser(sub, execp) -> None:
     """`fedtheory train`: every setting defaults to None here so that --resume can tell what was given."""
     S = argparse.SUPPRESS
-    tr = sub.add_parser("train", help="train networks with the sim layer's algorithms and log Delta^t, gaps, ...",
+    tr = sub.add_parser("train", parents=[execp], help="train networks with the sim layer's algorithms and log Delta^t, gaps, ...",
                         description="Train a batch of runs (a seed sweep and/or a hyperparameter grid) and log per-round "
-                                    "measures to a run directory; `fedtheory check --runs DIR` evaluates them. Settings "
+                                    "measures to a run directory; `fedtheory check --runs DIR` evaluates them. With "
+                                    "--workers or --scheduler, each run (grid point x seed) is its own task and its "
+                                    "own run directory DIR/cell-NNN (DIR/sweep.json lists them). Settings "
                                     "not given take TrainConfig's defaults (seed 000 App. B.1 where it gives one).")
     tr.add_argument("--out", metavar="DIR", help="run directory (new, or an existing one with --resume)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint "
@@ -335,6 +377,10 @@ def _cmd_worst(args) -> int:
         if not W.pep_available():
             raise ParameterError("--method", "pep", "search, unless the optional extra is installed: "
                                  "pip install 'fedtheory[pep]' (PEPit + cvxpy)")
+        for flag, val in (("--workers", getattr(args, "workers", None)), ("--scheduler", getattr(args, "scheduler", None)),
+                          ("--chunk", args.chunk)):
+            if val is not None:
+                raise ParameterError(flag, val, "absent with --method pep (one SDP, solved in this process)")
         return _cmd_worst_pep(args, W)
     pep_only = [f for f, v in (("--server-rule", args.server_rule), ("--pep-class", args.pep_class)) if v is not None]
     if pep_only:
@@ -355,23 +401,31 @@ def _cmd_worst(args) -> int:
         raise ParameterError("--budget", args.budget, f"at least --popsize ({args.popsize}) instance evaluations")
     if args.seconds is not None and not args.seconds > 0:
         raise ParameterError("--seconds", args.seconds, "a positive number")
+    if args.chunk is not None and args.chunk < 1:
+        raise ParameterError("--chunk", args.chunk, "an integer >= 1 (instances per unit of work)")
     sets = W.parse_sets(args.set)
     for rid in args.ids:
         W.entry(rid)  # unknown ids are bad input before any search runs
     progress = not args.no_progress and sys.stderr.isatty()
     code = 0
-    for rid in args.ids:
-        path = os.path.join(args.out_dir, f"{rid}.json")
-        kw = {k: v for k, v in (("problem", args.problem), ("setting", args.setting), ("beta", args.beta))
-              if v is not None}
-        rec = W.run_worst(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
-                          budget=args.budget, seconds=args.seconds, popsize=args.popsize, progress=progress,
-                          final_seeds=args.final_seeds, instance_path=path)
-        print(json.dumps(rec, indent=2))
-        if rec["verdict"] == "violated":
-            print(f"fedtheory: {rid} violated on the instance {path}; replay: fedtheory worst --replay {path}",
-                  file=sys.stderr)
-            code = 1
+    ex = _executor(args)
+    with ex if ex is not None else contextlib.nullcontext():
+        for rid in args.ids:
+            path = os.path.join(args.out_dir, f"{rid}.json")
+            kw = {k: v for k, v in (("problem", args.problem), ("setting", args.setting), ("beta", args.beta))
+                  if v is not None}
+            since = len(getattr(ex, "outcomes", []))
+            rec = W.run_worst(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
+                              budget=args.budget, seconds=args.seconds, popsize=args.popsize, progress=progress,
+                              final_seeds=args.final_seeds, instance_path=path, executor=ex, chunk=args.chunk)
+            execution = _report_execution(ex, since)
+            if execution is not None:
+                rec["execution"] = execution
+            print(json.dumps(rec, indent=2))
+            if rec["verdict"] == "violated":
+                print(f"fedtheory: {rid} violated on the instance {path}; replay: fedtheory worst --replay {path}",
+                      file=sys.stderr)
+                code = 1
     return code
 
 
@@ -409,6 +463,7 @@ def _cmd_train(args) -> int:
     from .empirical import algorithms as A
     from .empirical.config import TrainConfig, parse_hyperparameters
     from .empirical.runs import MANIFEST
+    from .empirical.sweep import SWEEP, is_sweep, train_sweep
     from .empirical.trainer import TrainingInterrupted, train
 
     if args.list_algorithms:
@@ -442,15 +497,32 @@ def _cmd_train(args) -> int:
             raise ParameterError("--config", args.config, f"a readable JSON file of TrainConfig fields ({exc})") from None
         if not isinstance(base, dict):
             raise ParameterError("--config", args.config, "a JSON object of TrainConfig fields")
-    if args.resume:
+    if args.resume and not is_sweep(args.out):
         mpath = os.path.join(args.out, MANIFEST)
         if not os.path.isfile(mpath):
             raise ParameterError("--out", args.out, "a run directory with manifest.json to resume (none found)")
         with open(mpath) as f:
             stored = json.load(f).get("config", {})
         base = {**stored, **{k: v for k, v in base.items()}}
-    config = TrainConfig.from_dict({**base, **given})
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.workers is not None or args.scheduler is not None or (args.resume and is_sweep(args.out)):
+        if args.resume and is_sweep(args.out):
+            with open(os.path.join(args.out, SWEEP)) as f:
+                base = {**json.load(f).get("config", {}), **base}
+        config = TrainConfig.from_dict({**base, **given}).validated()  # bad settings before any worker starts
+        from .parallel import SerialExecutor
+
+        # resumed without workers: the cells' threads as the workers' (--worker-threads), so the bits continue alike
+        with _executor(args) or SerialExecutor(threads=args.worker_threads) as runner:
+            try:
+                res = train_sweep(config, args.out, runner, resume=args.resume, progress=progress)
+            except TrainingInterrupted as exc:
+                print(f"fedtheory: {exc}", file=sys.stderr)
+                return 130
+            _print_train_summary(res, args.format)
+            _report_execution(runner)
+        return 0 if res.outcome.ok else 1
+    config = TrainConfig.from_dict({**base, **given})
     try:
         res = train(config, args.out, resume=args.resume, progress=progress)
     except TrainingInterrupted as exc:
@@ -468,7 +540,9 @@ def _print_train_summary(res, fmt: str) -> None:
     m = res.metrics
     rows = []
     for r in res.manifest["runs"]:
-        f = m[m["run"] == r["run"]].sort_values("round")
+        f = m[m["run"] == r["run"]].sort_values("round") if "run" in m else m
+        if f.empty:  # a sweep cell that failed (named in the executor's summary)
+            continue
         last = lambda c: next((float(v) for v in f[c].to_numpy(dtype=float)[::-1] if np.isfinite(v)), float("nan"))
         rows.append({"run": r["run"], "seed": r["seed"], **r["hyperparameters"], "beta": r.get("beta", 0.0),
                      "rounds": int(f["round"].max()), "test_acc": last("test_acc"), "train_loss": last("train_loss"),
@@ -477,6 +551,9 @@ def _print_train_summary(res, fmt: str) -> None:
                      "diverged": bool(f["diverged"].max() > 0)})
     if fmt == "json":
         print(json.dumps({"run_dir": str(res.run_dir), "status": res.manifest.get("status"), "runs": rows}, indent=2))
+        return
+    if not rows:
+        print("no completed runs")
         return
     keys = list(rows[0])
     _print_table(keys, [[_num(r[k]) if not isinstance(r[k], (bool, str)) else str(r[k]) for k in keys] for r in rows])
@@ -500,7 +577,7 @@ def _fmt_slack(x) -> str:
     return "-" if x is None else f"{float(x):.3g}"
 
 
-def _worst_cases(args, results) -> list[dict]:
+def _worst_cases(args, results, ex=None) -> list[dict]:
     """`check --worst-case`: the worst-case search of every checked bound that declares one."""
     from . import worst as W
 
@@ -509,7 +586,8 @@ def _worst_cases(args, results) -> list[dict]:
     out = []
     for rid in ids:
         path = os.path.join("worst_instances", f"{rid}.json")
-        out.append(W.run_worst(rid, seed=args.seed, budget=args.worst_budget, instance_path=path, final_seeds=32))
+        out.append(W.run_worst(rid, seed=args.seed, budget=args.worst_budget, instance_path=path, final_seeds=32,
+                               executor=ex))
     return out
 
 
@@ -532,9 +610,12 @@ def _cmd_check(args) -> int:
                                                                 "none found"))
     t0 = time.perf_counter()
     progress = not args.no_progress and args.format == "table" and sys.stderr.isatty()
-    results = run_checks(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=progress,
-                         runs_dir=args.runs)
-    worst = _worst_cases(args, results) if args.worst_case else []
+    ex = _executor(args)
+    with ex if ex is not None else contextlib.nullcontext():
+        results = run_checks(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=progress,
+                             runs_dir=args.runs, executor=ex)
+        worst = _worst_cases(args, results, ex) if args.worst_case else []
+        execution = _report_execution(ex)
     elapsed = time.perf_counter() - t0
     code = exit_code(results)
     if any(w.get("verdict") == "violated" for w in worst):
@@ -544,6 +625,8 @@ def _cmd_check(args) -> int:
     if args.worst_case:
         payload["worst_case"] = worst
         payload["exit_code"] = code
+    if execution is not None:
+        payload["execution"] = execution
     if args.out:
         write_json(args.out, payload)
     if args.report:

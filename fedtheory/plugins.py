@@ -30,7 +30,7 @@ from typing import Iterable
 from ._validation import FedTheoryError
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "load_plugin", "load_plugins",
-           "loaded_plugins", "plugin_of"]
+           "loaded_plugins", "plugin_of", "worker_targets"]
 
 ENTRY_POINT_GROUP = "fedtheory.papers"
 ENV_VAR = "FEDTHEORY_PLUGINS"
@@ -173,6 +173,18 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
 def loaded_plugins() -> list[PluginInfo]:
     """The plug-ins loaded so far, in load order."""
     return list(_LOADED.values())
+
+
+def worker_targets() -> list[str]:
+    """What another process (a Dask worker) must pass to ``load_plugins`` to see the plug-ins loaded here beyond
+    the installed ones: the ``--plugin`` and ``$FEDTHEORY_PLUGINS`` targets, paths made absolute."""
+    out = []
+    for info in _LOADED.values():
+        if info.origin.startswith("entry point") or info.origin.startswith("built-in"):
+            continue
+        p = Path(info.target).expanduser()
+        out.append(str(p.resolve()) if p.exists() else info.target)
+    return out
 
 
 def plugin_of(item_id: str) -> PluginInfo | None:

@@ -126,6 +126,7 @@ class CheckSpec:
     problems: tuple[str, ...] = ()
     algorithms: tuple[str, ...] = ()
     seeds: str = ""
+    group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
 
     @property
     def description(self) -> str:
@@ -152,12 +153,14 @@ _CHECKS: dict[str, CheckSpec] = {}
 
 def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str = "sim",
           profiles: Sequence[str] = PROFILES, needs_runs: bool = False, *, measures: Sequence[str] = (),
-          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = ""):
+          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = "", group: str = ""):
     """Register ``fn(session) -> list[CheckResult]`` as check ``id`` of ``paper``.
 
     kind: one of KINDS; records: the record ids it tests (default: ``id``); cost 'symbolic' runs it in a
     worker process beside the simulations; profiles: where it runs ('quick', 'full'); measures, problems,
-    algorithms, seeds: what ``fedtheory explain`` tells about how the left side is measured.
+    algorithms, seeds: what ``fedtheory explain`` tells about how the left side is measured; group: checks that
+    share memoized simulations (``Session.memo``) under one name run as one unit of work when ``fedtheory check``
+    runs on workers (``--workers``; see ``fedtheory.checks.units``), so the simulations are computed once.
     """
     check_choice("kind", kind, KINDS)
     check_choice("cost", cost, ("sim", "symbolic"))
@@ -168,7 +171,7 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
         if id in _CHECKS:
             raise ValueError(f"check {id} registered twice")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
-                                tuple(measures), tuple(problems), tuple(algorithms), seeds)
+                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group)
         return fn
 
     return deco
@@ -197,12 +200,16 @@ def checks_of(record_id: str) -> list[CheckSpec]:
 
 @dataclass
 class Session:
-    """One invocation: profile, base seed, a memo of simulation results shared by the checks."""
+    """One invocation: profile, base seed, a memo of simulation results shared by the checks.
+
+    memo_log: when a list, every ``memo`` call appends {"key": repr(key), "computed": bool, "s": seconds}
+    (how ``fedtheory.checks.units`` learns which checks share which simulations)."""
 
     profile: str = "quick"
     seed: int = 0
     progress: bool = False
     runs_dir: str | None = None
+    memo_log: list[dict[str, Any]] | None = None
     _memo: dict[Any, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -237,12 +244,16 @@ class Session:
         every check that uses a shared run lists it (``CheckResult.extra['simulations']``)."""
         from ..sim.engine import record_simulations, replay_simulations
 
-        if key not in self._memo:
+        t0 = time.perf_counter()
+        computed = key not in self._memo
+        if computed:
             with record_simulations() as sims:
                 value = fn()
             self._memo[key] = (value, list(sims))
         else:
             replay_simulations(self._memo[key][1])
+        if self.memo_log is not None:
+            self.memo_log.append({"key": repr(key), "computed": computed, "s": time.perf_counter() - t0})
         return self._memo[key][0]
 
 
@@ -483,10 +494,17 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
 
 
 def run_checks(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick", seed: int = 0,
-               progress: bool = False, runs_dir: str | None = None, parallel_symbolic: bool = True) -> list[CheckResult]:
-    """Run the selected checks. Symbolic ones run in a worker process while the simulations run here."""
+               progress: bool = False, runs_dir: str | None = None, parallel_symbolic: bool = True,
+               executor: Any = None) -> list[CheckResult]:
+    """Run the selected checks, results in registration order. Without ``executor``: in this process, one
+    Session (symbolic checks in a worker process while the simulations run here). With an executor
+    (``fedtheory.parallel``): as units of work (``fedtheory.checks.units``), the same results."""
     check_choice("profile", profile, PROFILES)
     specs = select(paper, only, profile, runs=runs_dir is not None)
+    if executor is not None:
+        from .units import run_units
+
+        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress)
     session = Session(profile=profile, seed=seed, progress=progress, runs_dir=runs_dir)
     symbolic = [s for s in specs if s.cost == "symbolic"]
     numeric = [s for s in specs if s.cost != "symbolic"]

@@ -16,6 +16,7 @@ _LAZY = {
     "register_algorithm": "algorithms", "build_algorithm": "algorithms", "algorithms": "algorithms",
     "make_partition": "partitions",
     "load_run": "runs", "find_runs": "runs", "runs_table": "runs", "RunLog": "runs",
+    "train_sweep": "sweep", "SweepResult": "sweep", "cells_equal": "sweep",
 }
 
 

@@ -54,6 +54,7 @@ ROUND_COLUMNS = ("lr", "local_loss", "delta_code", "drift", "update_norm", "d_t"
                  "cos_min", "cos_max", "unbiased_gap")
 STATE_COLUMNS = ("train_loss", "train_acc", "test_loss", "test_acc", "gen_gap", "gen_gap_acc", "delta")
 FAULT_ENV = "FEDTHEORY_FAULT"  # crash-test hook: 'kill_after_round:R', 'kill_in_checkpoint:R', 'sigterm_after_round:R'
+FAULT_ONCE_ENV = "FEDTHEORY_FAULT_ONCE"  # a file path: the fault fires only in the process that creates it
 
 
 class TrainingInterrupted(FedTheoryError):
@@ -728,14 +729,21 @@ class _Consistency:
 
 def _fault(point: str, t: int) -> None:
     """Crash-test hook (FEDTHEORY_FAULT='POINT:ROUND'): SIGKILL this process at a named point, or send it
-    SIGTERM ('sigterm_after_round'), so tests can interrupt a run exactly where they mean to."""
+    SIGTERM ('sigterm_after_round'), so tests can interrupt a run exactly where they mean to; with
+    FEDTHEORY_FAULT_ONCE=PATH only the first process to get there (it creates PATH) is hit."""
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
-    if spec == f"{point}:{t}":
-        os.kill(os.getpid(), signal.SIGKILL)
-    if point == "kill_after_round" and spec == f"sigterm_after_round:{t}":
-        os.kill(os.getpid(), signal.SIGTERM)
+    fires = spec == f"{point}:{t}" or (point == "kill_after_round" and spec == f"sigterm_after_round:{t}")
+    if not fires:
+        return
+    once = os.environ.get(FAULT_ONCE_ENV)
+    if once:  # one crash among many processes (a retried task must get through)
+        try:
+            os.close(os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+    os.kill(os.getpid(), signal.SIGKILL if spec.startswith("kill") else signal.SIGTERM)
 
 
 def _install_stop_handlers(stop: dict):

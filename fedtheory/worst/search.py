@@ -192,16 +192,42 @@ def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str
     return ("violated" if float(gap.mean()) > abs(b) * 1e-12 else "holds"), []
 
 
+def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray, plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
+    """A unit of work of a search on an executor: decode ``theta`` (k, n) into k instances and evaluate them (one
+    ``simulate``). The serial path with the same chunks calls this too, so both compute the same bits."""
+    if plugins:
+        from ..plugins import load_plugins
+
+        load_plugins(plugins)
+    inst = spec.space.decode(theta)
+    return evaluate(spec, inst), inst
+
+
+DEFAULT_CHUNK = 16  # instances per unit of work when a search runs on an executor (fixed: not the worker count)
+
+
 def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None = None, popsize: int = 32,
                seed: int = 0, final_seeds: int | None = None, progress: bool = False,
                instance_path: str | None = None, random_ratio: float | None = None,
-               reference: str | None = None) -> dict[str, Any]:
+               reference: str | None = None, executor: Any = None, chunk: int | None = None) -> dict[str, Any]:
     """Search ``spec``'s class for the instance that maximises left side / bound; return the JSON record.
 
     budget: instance evaluations (population x generations, the initial population included); seconds: also stop
     after this long (checked once per generation). final_seeds: re-evaluate the worst instance on this many seeds
     (stochastic specs; the search seeds come first) for the verdict's mean and standard error.
+    executor, chunk: evaluate each generation as units of ``chunk`` instances (``evaluate_chunk``) on a
+    ``fedtheory.parallel`` executor (default chunk with an executor: DEFAULT_CHUNK). Without both, a generation is one
+    batch. The same chunk gives the same bits serially and on any number of workers; a chunk that fails every
+    attempt leaves its instances unevaluated (``failed_tasks`` in the record).
     """
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1):
+        raise ParameterError("chunk", chunk, "an integer >= 1 (instances per unit of work)")
+    if executor is not None and chunk is None:
+        chunk = DEFAULT_CHUNK
+    if chunk is not None and executor is None:
+        from ..parallel import SerialExecutor
+
+        executor = SerialExecutor()
     budget = int(budget)
     if budget < popsize:
         raise ParameterError("budget", budget, f"at least the population size ({popsize}) instance evaluations")
@@ -221,30 +247,64 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         if starts.shape[1] != len(lo) or np.any(starts[:n_start] < lo - tol) or np.any(starts[:n_start] > hi + tol):
             raise ParameterError("starts", starts.shape, f"parameter vectors inside the class's box ({len(lo)} bounds)")
         init[popsize - n_start:] = np.clip(starts[:n_start], lo, hi)
-    state = {"evals": 0, "best": None, "random": None, "gens": 0, "top": []}
+    state = {"evals": 0, "seen": 0, "best": None, "random": None, "gens": 0, "top": [], "failed": []}
     # stochastic specs: the search's few seeds flatter some instances; the FINALISTS best (by the search's estimate)
     # are re-evaluated on the final seeds and the worst of them on those seeds is reported
     n_top = FINALISTS if spec.stochastic else 1
+    gens = max(budget // popsize - 1, 0)
+    bar = tasks_bar = None
+    if executor is not None:
+        from ..parallel import Progress, Task
+        from ..plugins import worker_targets
+
+        shared, plugins = executor.share(spec), tuple(worker_targets())
+        tasks_bar = Progress((gens + 1) * -(-popsize // chunk), f"worst {spec.record_id}", executor.workers, progress)
+
+    def evaluate_population(theta: np.ndarray) -> list[tuple[Evaluation | None, Instances | None, int]]:
+        """(evaluation, instances, size) per chunk; one batch without an executor."""
+        if executor is None:
+            inst = space.decode(theta)
+            return [(evaluate(spec, inst), inst, len(theta))]
+        g = state["gens"]
+        tasks = [Task(f"{spec.record_id}/gen{g}/chunk{j // chunk}", evaluate_chunk, (shared, theta[j:j + chunk], plugins))
+                 for j in range(0, len(theta), chunk)]
+        out = executor.run(tasks, progress=tasks_bar)
+        state["failed"].extend(f.to_json() for f in out.failures)
+        return [(r[0], r[1], len(t.args[1])) if r is not None else (None, None, len(t.args[1]))
+                for r, t in zip(out.results, tasks)]
 
     def objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
         theta = np.atleast_2d(x.T)
-        inst = space.decode(theta)
-        ev = evaluate(spec, inst)
-        r = ev.ratio
-        state["evals"] += len(theta)
+        parts = evaluate_population(theta)
+        r = np.concatenate([ev.ratio if ev is not None else np.full(k, np.nan) for ev, _, k in parts])  # NaN: failed
+        mean = np.concatenate([ev.mean if ev is not None else np.full(k, np.nan) for ev, _, k in parts])
+        offsets = np.cumsum([0] + [k for _, _, k in parts])
+
+        def take(i: int) -> Instances:
+            j = int(np.searchsorted(offsets, i, side="right") - 1)
+            return parts[j][1].take(i - int(offsets[j]))
+
+        state["evals"] += sum(k for ev, _, k in parts if ev is not None)
+        first = state["seen"]
+        state["seen"] += len(theta)
+        ranked = np.where(np.isnan(r), -np.inf, r)  # a failed chunk's instances rank last
         if state["random"] is None:
-            state["random"] = (ev, inst)
-        i = int(np.argmax(r))
+            n_rand = len(theta) - n_start
+            rr = ranked[:n_rand]
+            best_random = take(int(np.argmax(rr))) if np.isfinite(rr).any() or np.any(rr > 0) else None
+            state["random"] = (ranked, mean, n_rand, best_random)
+        if np.all(np.isnan(r)):
+            return np.full(len(theta), 1e300)
+        i = int(np.argmax(ranked))
         if state["best"] is None or r[i] > state["best"][0]:
-            state["best"] = (float(r[i]), inst.take(i), float(ev.mean[i]))
-        for j in np.argsort(-r, kind="stable")[:n_top]:
-            state["top"].append((float(r[j]), state["evals"] - len(theta) + int(j), inst.take(int(j))))
+            state["best"] = (float(r[i]), take(i), float(mean[i]))
+        for j in np.argsort(-ranked, kind="stable")[:n_top]:
+            if not np.isnan(r[j]):
+                state["top"].append((float(r[j]), first + int(j), take(int(j))))
         state["top"] = sorted(state["top"], key=lambda c: (-c[0], c[1]))[:n_top]
         return -np.where(np.isfinite(r) | (r > 0), r, -1e300)
 
-    gens = max(budget // popsize - 1, 0)
-    bar = None
-    if progress:
+    if progress and executor is None:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=gens, desc=f"worst {spec.record_id}", unit="gen", leave=False)
@@ -264,21 +324,27 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
                                               seed=np.random.default_rng(seed + 1), callback=callback)
     if bar is not None:
         bar.close()
+    if tasks_bar is not None:
+        tasks_bar.close()
     search_s = time.perf_counter() - t0
+    if state["best"] is None:
+        from .spec import WorstCaseError
+
+        raise WorstCaseError(f"worst-case search of {spec.record_id}: no instance could be evaluated (every unit of "
+                             f"work failed: {state['failed'][:1]})")
 
     # the worst instance, re-evaluated (more seeds where the runs are stochastic)
     seeds = tuple(spec.seeds)
     if spec.stochastic and final_seeds and final_seeds > len(seeds):
         seeds = seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + final_seeds - len(seeds)))
-    rev, rinst = state["random"]
-    n_rand = len(rinst) - n_start
-    rr = rev.ratio[:n_rand]
+    r_ratio, r_mean, n_rand, best_random = state["random"]
+    rr = r_ratio[:n_rand]
     rfin = np.isfinite(rr) & (rr > 0)
     finalists = [c[2] for c in state["top"]]
     search_ratios = [c[0] for c in state["top"]]
-    with_random = spec.stochastic and len(seeds) > len(spec.seeds)
+    with_random = spec.stochastic and len(seeds) > len(spec.seeds) and best_random is not None
     if with_random:
-        finalists.append(rinst.take(int(np.argmax(rr))))  # the best random start, on the same seeds
+        finalists.append(best_random)  # the best random start, on the same seeds
         search_ratios.append(float(np.max(rr)))
     evs, insts = [], []
     for cand in finalists:
@@ -294,7 +360,7 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     random_start = {"instances": n_rand,
                     "best_slack": float(1 / rr[rfin].max()) if rfin.any() else None,
                     "median_slack": float(np.median(1 / rr[rfin])) if rfin.any() else None,
-                    "best_measured": float(rev.mean[:n_rand][int(np.argmax(rr))])}
+                    "best_measured": float(r_mean[:n_rand][int(np.argmax(rr))])}
     if with_random:
         # the search's seeds favour whichever instance their noise flattered: on the final seeds only, the best
         # random start compares like with like with the worst found
@@ -302,14 +368,17 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     record.update({
         "random_ratio": random_ratio, "reference": reference, "random_start": random_start,
         "declared_starts": [{"slack": float(1 / r) if np.isfinite(r) and r > 0 else None, "measured": float(mm)}
-                            for r, mm in zip(rev.ratio[n_rand:], rev.mean[n_rand:])],
+                            for r, mm in zip(r_ratio[n_rand:], r_mean[n_rand:])],
         "finalists": [{"search_slack": (1 / a if a > 0 else None), "final_slack": (1 / b if b > 0 else None)}
                       for a, b in zip(search_ratios, final_ratios)],
-        "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed},
+        "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed,
+                   "chunk": chunk},
         "evaluations": state["evals"], "generations": state["gens"],
         "elapsed_s": round(time.perf_counter() - t0, 3),
         "evals_per_s": round(state["evals"] / search_s, 1) if search_s > 0 else None,
     })
+    if state["failed"]:
+        record["failed_tasks"] = state["failed"]
     if instance_path is not None:
         record["instance"] = write_instance(instance_path, spec, worst, seeds, record)
     return record
