@@ -22,6 +22,7 @@ from torch.func import functional_call, grad_and_value, vmap
 from torch.nn import functional as F
 
 from .._validation import ParameterError
+from .stacked import NotStackable, StackedModel
 
 
 class FlatModel:
@@ -92,16 +93,31 @@ def make_loss(flat: FlatModel, terms: tuple[ObjectiveTerm, ...] = (), sizes: tup
     return loss_terms
 
 
+ENGINES = ("vmap", "stacked")
+
+
 class GradFn:
-    """(M, dim) rows + (M, B, ...) minibatches -> ((M, dim) gradients, (M,) minibatch losses)."""
+    """(M, dim) rows + (M, B, ...) minibatches -> ((M, dim) gradients, (M,) minibatch losses).
+
+    ``engine`` (batched path): 'vmap' (``vmap(grad_and_value(loss))``) or 'stacked' (one forward pass of the rows
+    folded into the channels, ``stacked.StackedModel``, and plain autograd; ``channels_last`` keeps image
+    activations channels-last). ``verify_stacked`` checks the stacked engine against the vmap one on a probe and
+    falls back to vmap when they differ; ``engine`` and ``engine_reason`` say what is used and why."""
 
     def __init__(self, flat: FlatModel, path: str = "batched", chunk: int | None = None,
-                 terms: tuple[ObjectiveTerm, ...] = (), sizes: tuple[int, ...] = ()):
+                 terms: tuple[ObjectiveTerm, ...] = (), sizes: tuple[int, ...] = (), engine: str = "vmap",
+                 channels_last: bool = False):
         if path not in ("batched", "sequential"):
             raise ParameterError("path", path, "'batched' or 'sequential'")
+        if engine not in ENGINES:
+            raise ParameterError("engine", engine, "one of " + ", ".join(ENGINES))
         self.path, self.chunk, self.flat = path, chunk, flat
-        self._single = grad_and_value(make_loss(flat, tuple(terms), tuple(sizes)))
+        self.terms, self.sizes = tuple(terms), tuple(sizes)
+        self.engine = engine if path == "batched" else "per-row"
+        self.engine_reason = "asked for" if path == "batched" else "sequential path"
+        self._single = grad_and_value(make_loss(flat, self.terms, self.sizes))
         self._batched = vmap(self._single)
+        self._stacked = StackedModel(flat, channels_last)
 
     def _split(self, W: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """(..., dim) -> the parameter tensors (..., *shape) as views of W."""
@@ -113,6 +129,67 @@ class GradFn:
         lead = W.shape[:-1]
         return torch.cat([g.reshape(*lead, -1) for g in gs], dim=-1), v
 
+    def _call_stacked(self, W, X, Y, *extra):
+        """The rows' gradients from one folded forward pass: d(sum of the rows' losses)/d(row m's parameters) is
+        row m's gradient, the rows sharing no parameter."""
+        M = W.shape[0]
+        st = self._stacked
+        with torch.enable_grad():
+            ps = tuple(p.detach().requires_grad_() for p in st.split(W))
+            if self.terms:
+                anchor, params = extra
+                logits, z = st.forward(ps, X, features=True)
+                with torch.no_grad():
+                    _, za = st.forward(st.split(anchor), X, features=True)
+            else:
+                logits = st.forward(ps, X)
+            B = logits.shape[1]
+            loss = F.cross_entropy(logits.reshape(M * B, -1), Y.reshape(M * B), reduction="none").view(M, B).mean(1)
+            off = 0
+            for term, k in zip(self.terms, self.sizes):
+                loss = loss + vmap(term)(z, za, params[:, off:off + k])
+                off += k
+            gs = torch.autograd.grad(loss.sum(), ps, allow_unused=True)
+        # each tensor's gradient copied once into its slice of the rows (a channels-last convolution's weight
+        # gradient would need a second copy through reshape + cat)
+        g = torch.empty((M, self.flat.dim), dtype=W.dtype, device=W.device)
+        off = 0
+        for gi, p in zip(gs, ps):
+            k = p[0].numel()
+            dst = g[:, off:off + k].view(p.shape)
+            dst.zero_() if gi is None else dst.copy_(gi)
+            off += k
+        return g, loss.detach()
+
+    def _rows(self, W, X, Y, *extra):
+        if self.engine == "stacked":
+            return self._call_stacked(W, X, Y, *extra)
+        return self._call(self._batched, W, X, Y, *extra)
+
+    def verify_stacked(self, W: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, *extra: torch.Tensor,
+                       rtol: float | None = None) -> bool:
+        """Use the stacked engine only if, on these probe rows, it gives the vmap engine's losses and gradients to
+        ``rtol`` of their largest magnitude (default 1e-3 in float32, 1e-9 in float64); else fall back to vmap.
+        Deterministic: the same probe gives the same choice."""
+        if self.engine != "stacked":
+            return False
+        if rtol is None:
+            rtol = 1e-9 if W.dtype == torch.float64 else 1e-3
+        try:
+            g, v = self._call_stacked(W, X, Y, *extra)
+        except NotStackable as exc:
+            self.engine, self.engine_reason = "vmap", f"stacked execution refused the model ({exc}); vmap instead"
+            return False
+        g_ref, v_ref = self._call(self._batched, W, X, Y, *extra)
+        err = max(float((g - g_ref).abs().max() / g_ref.abs().max().clamp_min(1e-30)),
+                  float((v - v_ref).abs().max() / v_ref.abs().max().clamp_min(1e-30)))
+        if not err <= rtol:
+            self.engine, self.engine_reason = "vmap", (f"stacked execution differed from vmap on the probe (relative "
+                                                       f"difference {err:.2g} > {rtol:g}); vmap instead")
+            return False
+        self.engine_reason = f"checked against vmap on a probe (relative difference {err:.2g} <= {rtol:g})"
+        return True
+
     def __call__(self, W: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, *extra: torch.Tensor):
         M = W.shape[0]
         if self.path == "sequential":
@@ -120,11 +197,10 @@ class GradFn:
             return torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs])
         step = M if not self.chunk else min(self.chunk, M)
         if step >= M:
-            return self._call(self._batched, W, X, Y, *extra)
+            return self._rows(W, X, Y, *extra)
         gs, ls = [], []
         for a in range(0, M, step):
-            g, v = self._call(self._batched, W[a:a + step], X[a:a + step], Y[a:a + step],
-                              *(e[a:a + step] for e in extra))
+            g, v = self._rows(W[a:a + step], X[a:a + step], Y[a:a + step], *(e[a:a + step] for e in extra))
             gs.append(g)
             ls.append(v)
         return torch.cat(gs), torch.cat(ls)

@@ -94,6 +94,7 @@ def versions(device: torch.device) -> dict[str, str]:
         v["gpu"] = torch.cuda.get_device_name(device)
     else:
         v["cpu_threads"] = str(torch.get_num_threads())
+        v["thp_mem_alloc"] = os.environ.get("THP_MEM_ALLOC_ENABLE", "")  # read by torch at its first allocation
     return v
 
 
@@ -120,6 +121,14 @@ def _git_commit() -> str | None:
 # one, which loses to client-by-client calls on 32x32 images (ResNet-18-GN x0.62, CNN2 x0.69) and wins on small
 # images, where the per-call overhead dominates (CNN2 on 8x8 digits), and for the linear model (one batched matmul).
 CPU_BATCHED_MAX_PIXELS = 16 * 16
+
+
+def choose_engine(device: torch.device) -> tuple[str, str]:
+    """(engine of the batched path, why): 'stacked' (rows folded into the channels, channels-last) on a CPU, where
+    it measured faster than vmap (benchmarks/bench_empirical.py), 'vmap' elsewhere (not measured against it)."""
+    if device.type == "cpu":
+        return "stacked", "stacked on a CPU (faster than vmap there: benchmarks/results/empirical.json)"
+    return "vmap", f"vmap on {device.type}"
 
 
 def choose_path(requested: str, device: torch.device, model: str, image_shape) -> tuple[str, str]:
@@ -177,8 +186,11 @@ class Trainer:
         self.alg = A.build_algorithm(cfg.algorithm, cfg.algorithm_arguments(), self.context)
         self._objective_terms()
         self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
+        engine, self.engine_rule = choose_engine(self.device)
         self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
-                              [len(a.names) for _, a in self.objectives])
+                              [len(a.names) for _, a in self.objectives], engine=engine,
+                              channels_last=self.device.type == "cpu")
+        self._engine_checked = False
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
         self._to_device_data()
         self.hp_columns = sorted({k for r in self.run_specs for k in r["hyperparameters"]})
@@ -222,6 +234,26 @@ class Trainer:
     def _prepare(self, x: torch.Tensor) -> torch.Tensor:
         return (self._scale(x) - self.mean) / self.std
 
+    def _probe(self, rows: int = 3, per_row: int = 4):
+        """A fixed probe for GradFn.verify_stacked: ``rows`` different parameter rows (a model initialised from
+        seed 0, perturbed per row) on different training images, with the objective terms' anchor and
+        parameters; independent of the runs' seeds and of torch's global random state."""
+        cfg = self.config
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            m = build_model(cfg.model, self.data.image_shape, self.data.n_classes, **cfg.model_options)
+            w = self.flat.flat(m).to(device=self.device, dtype=self.dtype)
+            noise = torch.randn((rows, w.numel()), generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+        W = w + 0.1 * w.abs().mean() * noise.to(device=self.device, dtype=self.dtype)
+        idx = torch.arange(rows * per_row, device=self.device) % len(self.y_train)
+        X = self._prepare(self.x_train[idx]).reshape(rows, per_row, *self.data.image_shape)
+        Y = self.y_train[idx].reshape(rows, per_row)
+        extra = ()
+        if self.objectives:
+            par = torch.cat([a.params(p, W) for p, a in self.objectives], dim=1)  # (R, P)
+            extra = (w.expand(rows, -1), par[torch.arange(rows) % par.shape[0]])
+        return (W, X, Y, *extra)
+
     def _init_weights(self, streams: TrainStreams) -> torch.Tensor:
         ws = []
         for s in streams.model_seeds():
@@ -241,7 +273,7 @@ class Trainer:
             norm = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
             g = g * torch.clamp(self.config.max_grad_norm / torch.clamp(norm, min=1e-30), max=1.0)
         if self.config.weight_decay:
-            g = g + self.config.weight_decay * W
+            g.add_(W * self.config.weight_decay)  # g is the oracle's own: = g + wd W, one temporary fewer
         return g, loss.reshape(R, N)
 
     def _round(self, t: int, state: State, streams: TrainStreams, alive: np.ndarray) -> tuple[dict, RoundState]:
@@ -337,6 +369,9 @@ class Trainer:
         state.clients["last_local"] = w0[:, None, :].expand(R, C, d).clone()
         for p in self.alg.plugins():
             p.setup(state, R, C, d)
+        if self.grad_fn.engine == "stacked" and not self._engine_checked:  # needs the plug-ins' parameters
+            self.grad_fn.verify_stacked(*self._probe())
+            self._engine_checked = True
         # plug-in measures; a name the trainer logs itself is prefixed with the plug-in's name
         own = set(ROUND_COLUMNS) | set(STATE_COLUMNS) | {"round", "run", "seed", "beta", "diverged", "time_s"}
         self.plugin_measures = {}
@@ -477,7 +512,9 @@ class Trainer:
             "measures": {**MEASURES, **{k: v[1] for k, v in self.plugin_measures.items()}},
             "objective_terms": [{"plugin": p.name, "parameters": list(a.names)} for p, a in self.objectives],
             "columns": self.columns, "versions": versions(self.device),
-            "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason},
+            "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason,
+                          "engine": self.grad_fn.engine, "engine_reason": f"{self.engine_rule}; {self.grad_fn.engine_reason}"
+                          if self.path == "batched" else self.grad_fn.engine_reason},
             "started_at": _now(), "resumes": [],
         }
 
