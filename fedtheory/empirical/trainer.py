@@ -42,7 +42,7 @@ from . import algorithms as A
 from .augment import crop_flip
 from .config import EXTENSIBLE_FIELDS, TrainConfig
 from .data import ImageDataset, load_dataset
-from .functional import FlatModel, GradFn, per_sample_eval
+from .functional import FlatModel, GradFn, Workers, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
@@ -121,6 +121,10 @@ def _git_commit() -> str | None:
 # one, which loses to client-by-client calls on 32x32 images (ResNet-18-GN x0.62, CNN2 x0.69) and wins on small
 # images, where the per-call overhead dominates (CNN2 on 8x8 digits), and for the linear model (one batched matmul).
 CPU_BATCHED_MAX_PIXELS = 16 * 16
+# On a CPU the stacked engine trains the rows in two blocks and evaluates the runs on two worker threads (one per
+# core of the 2-core development machine), whatever --threads is (so the numbers do not depend on it); with
+# --threads >= 2 the blocks run in parallel, each worker with --threads // 2 torch threads.
+CPU_WORKERS = 2
 
 
 def choose_engine(device: torch.device) -> tuple[str, str]:
@@ -187,9 +191,13 @@ class Trainer:
         self._objective_terms()
         self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
         engine, self.engine_rule = choose_engine(self.device)
+        cpu = self.device.type == "cpu"
+        n_threads = cfg.threads if cfg.threads is not None else torch.get_num_threads()
+        self.workers = Workers(self.flat, CPU_WORKERS, max(1, n_threads // CPU_WORKERS)) \
+            if cpu and n_threads >= CPU_WORKERS else None
         self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
-                              [len(a.names) for _, a in self.objectives], engine=engine,
-                              channels_last=self.device.type == "cpu")
+                              [len(a.names) for _, a in self.objectives], engine=engine, channels_last=cpu,
+                              parts=CPU_WORKERS if cpu else 1, workers=self.workers)
         self._engine_checked = False
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
         self._to_device_data()
@@ -334,13 +342,16 @@ class Trainer:
         for c in ("train_loss", "train_acc", "test_loss", "test_acc"):
             out[c] = nan.copy()
         if evaluate:
-            for r in range(R):
-                if not alive[r]:
-                    continue
-                l_tr, a_tr = per_sample_eval(self.flat, w[r], self.x_used, self.y_used, self._prepare,
-                                             self.config.eval_batch_size)
-                l_te, a_te = per_sample_eval(self.flat, w[r], self.x_test, self.y_test, self._prepare,
-                                             self.config.eval_batch_size)
+            bs = self.config.eval_batch_size
+
+            def evaluate_run(r):
+                flat = self.workers.flat() if self.workers is not None else self.flat
+                return (per_sample_eval(flat, w[r], self.x_used, self.y_used, self._prepare, bs),
+                        per_sample_eval(flat, w[r], self.x_test, self.y_test, self._prepare, bs))
+
+            runs = [r for r in range(R) if alive[r]]
+            results = self.workers.map(evaluate_run, runs) if self.workers is not None else map(evaluate_run, runs)
+            for r, ((l_tr, a_tr), (l_te, a_te)) in zip(runs, results):
                 out["train_loss"][r] = self._client_average(l_tr)
                 out["train_acc"][r] = self._client_average(a_tr)
                 out["test_loss"][r] = float(l_te.mean())
