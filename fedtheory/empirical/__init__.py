@@ -16,6 +16,8 @@ _LAZY = {
     "register_algorithm": "algorithms", "build_algorithm": "algorithms", "algorithms": "algorithms",
     "make_partition": "partitions",
     "load_run": "runs", "find_runs": "runs", "runs_table": "runs", "RunLog": "runs",
+    "FlatModel": "functional", "GradFn": "functional", "Workers": "functional",
+    "StackedModel": "stacked", "NotStackable": "stacked",
 }
 
 

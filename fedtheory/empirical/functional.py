@@ -6,11 +6,14 @@ turned back into the module's named tensors by views (no copy) and evaluated wit
 ``torch.func.functional_call``.
 
 Two paths compute the (run, client) gradients of a local step:
-* ``batched``: ``vmap(grad_and_value(loss))`` over all M = runs x clients rows at once (optionally
-  in chunks of ``chunk`` rows to bound memory): a few large kernels per step;
+* ``batched``: all M = runs x clients rows at once (optionally in chunks of ``chunk`` rows to bound
+  memory): a few large kernels per step. Two engines: ``vmap(grad_and_value(loss))``, and the
+  stacked engine (``stacked.StackedModel``: one forward pass with the rows folded into the channels,
+  then plain autograd), which on a CPU keeps activations channels-last and can spread row blocks over
+  worker threads (``Workers``);
 * ``sequential``: the same per-row function called row by row, as a per-client FL simulator
   does; the reference the batched path is tested against (and timed against).
-Both return exactly what the other does up to floating-point summation order.
+All return what the others do up to floating-point summation order.
 """
 from __future__ import annotations
 
@@ -139,11 +142,14 @@ class GradFn:
 
     ``parts`` (stacked engine, no objective terms, no ``chunk``): the rows go in that many contiguous blocks, one
     pass each, spread over ``workers`` (a ``Workers`` pool) when given, else one after the other; the blocks do
-    not depend on the workers, so neither do the numbers."""
+    not depend on the workers, so neither do the numbers. ``weight_decay``: the gradient returned is that of the
+    loss + (weight_decay/2) ||w||^2 (the stacked engine adds it while it assembles the rows: one pass fewer over
+    the (M, dim) gradient, the same bits as adding it afterwards)."""
 
     def __init__(self, flat: FlatModel, path: str = "batched", chunk: int | None = None,
                  terms: tuple[ObjectiveTerm, ...] = (), sizes: tuple[int, ...] = (), engine: str = "vmap",
-                 channels_last: bool = False, parts: int = 1, workers: Workers | None = None):
+                 channels_last: bool = False, parts: int = 1, workers: Workers | None = None,
+                 weight_decay: float = 0.0):
         if path not in ("batched", "sequential"):
             raise ParameterError("path", path, "'batched' or 'sequential'")
         if engine not in ENGINES:
@@ -157,6 +163,7 @@ class GradFn:
         self._stacked = StackedModel(flat, channels_last)
         self.channels_last = channels_last
         self.parts, self.workers = max(1, int(parts)), workers
+        self.weight_decay = float(weight_decay)
         self._local = threading.local()
 
     def _split(self, W: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -169,9 +176,14 @@ class GradFn:
         lead = W.shape[:-1]
         return torch.cat([g.reshape(*lead, -1) for g in gs], dim=-1), v
 
-    def _call_stacked(self, W, X, Y, *extra):
+    def _decay(self, g: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+        if self.weight_decay:
+            g.add_(W * self.weight_decay)
+        return g
+
+    def _call_stacked(self, W, X, Y, *extra, out: torch.Tensor | None = None, decay: float = 0.0):
         """The rows' gradients from one folded forward pass: d(sum of the rows' losses)/d(row m's parameters) is
-        row m's gradient, the rows sharing no parameter."""
+        row m's gradient, the rows sharing no parameter. Written into ``out`` (M, dim) when given; plus decay * W."""
         M = W.shape[0]
         st = self._thread_stacked()
         with torch.enable_grad():
@@ -190,14 +202,19 @@ class GradFn:
                 loss = loss + vmap(term)(z, za, params[:, off:off + k])
                 off += k
             gs = torch.autograd.grad(loss.sum(), ps, allow_unused=True)
-        # each tensor's gradient copied once into its slice of the rows (a channels-last convolution's weight
-        # gradient would need a second copy through reshape + cat)
-        g = torch.empty((M, self.flat.dim), dtype=W.dtype, device=W.device)
+        # each tensor's gradient goes once into its slice of the rows, with the decay term (a channels-last
+        # convolution's weight gradient would need a second copy through reshape + cat)
+        g = torch.empty((M, self.flat.dim), dtype=W.dtype, device=W.device) if out is None else out
         off = 0
-        for gi, p in zip(gs, ps):
+        for gi, p, w in zip(gs, ps, st.split(W)):
             k = p[0].numel()
             dst = g[:, off:off + k].view(p.shape)
-            dst.zero_() if gi is None else dst.copy_(gi)
+            if gi is None:
+                dst.copy_(w * decay) if decay else dst.zero_()
+            elif decay:
+                torch.add(gi, w * decay, out=dst)
+            else:
+                dst.copy_(gi)
             off += k
         return g, loss.detach()
 
@@ -211,16 +228,21 @@ class GradFn:
 
     def _rows(self, W, X, Y, *extra):
         if self.engine != "stacked":
-            return self._call(self._batched, W, X, Y, *extra)
+            g, v = self._call(self._batched, W, X, Y, *extra)
+            return self._decay(g, W), v
         M = W.shape[0]
         P = min(self.parts, M) if not self.terms else 1
         if P == 1:
-            return self._call_stacked(W, X, Y, *extra)
+            return self._call_stacked(W, X, Y, *extra, decay=self.weight_decay)
         cuts = [M * i // P for i in range(P + 1)]
-        blocks = list(zip(cuts[:-1], cuts[1:]))
-        run = lambda ab: self._call_stacked(W[ab[0]:ab[1]], X[ab[0]:ab[1]], Y[ab[0]:ab[1]])  # noqa: E731
-        outs = self.workers.map(run, blocks) if self.workers is not None else [run(ab) for ab in blocks]
-        return torch.cat([o[0] for o in outs]), torch.cat([o[1] for o in outs])
+        g = torch.empty((M, self.flat.dim), dtype=W.dtype, device=W.device)
+
+        def block(i):  # rows cuts[i]:cuts[i+1], written in place
+            a, b = cuts[i], cuts[i + 1]
+            return self._call_stacked(W[a:b], X[a:b], Y[a:b], out=g[a:b], decay=self.weight_decay)[1]
+
+        losses = self.workers.map(block, range(P)) if self.workers is not None else [block(i) for i in range(P)]
+        return g, torch.cat(losses)
 
     def verify_stacked(self, W: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, *extra: torch.Tensor,
                        rtol: float | None = None) -> bool:
@@ -250,7 +272,7 @@ class GradFn:
         M = W.shape[0]
         if self.path == "sequential":
             outs = [self._call(self._single, W[m], X[m], Y[m], *(e[m] for e in extra)) for m in range(M)]
-            return torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs])
+            return self._decay(torch.stack([o[0] for o in outs]), W), torch.stack([o[1] for o in outs])
         step = M if not self.chunk else min(self.chunk, M)
         if step >= M:
             return self._rows(W, X, Y, *extra)

@@ -87,10 +87,11 @@ class _Folded(TorchFunctionMode):
                 or x.shape[1] != M * inp:
             raise NotStackable(f"linear on an input of shape {tuple(x.shape)}")
         B = x.shape[0]
-        xr = x.reshape(B, M, inp).transpose(0, 1)  # (M, B, in)
-        wt = w.transpose(1, 2)
-        y = torch.bmm(xr, wt) if b is None else torch.baddbmm(b.unsqueeze(1), xr, wt)
-        return y.transpose(0, 1).reshape(B, M * out)
+        # y^T = w x^T per row: the weight's gradient then comes out in w's own layout (x w^T would give it
+        # transposed, and copying it into the flat gradient would cost a transposing pass)
+        xt = x.reshape(B, M, inp).permute(1, 2, 0)  # (M, in, B)
+        yt = torch.bmm(w, xt) if b is None else torch.baddbmm(b.unsqueeze(2), w, xt)  # (M, out, B)
+        return yt.permute(2, 0, 1).reshape(B, M * out)
 
     def _group_norm(self, x, num_groups, weight=None, bias=None, eps=1e-5):
         for p in (weight, bias):

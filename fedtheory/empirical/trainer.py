@@ -11,7 +11,8 @@ steps, is state shaped (R, C, dim) / (R, N, dim): one row per (run, client) netw
 The local objective of client i is mean cross-entropy on its minibatch + (weight_decay/2)||w||^2
 (gradient clipping, when asked, applies to the cross-entropy gradient before the decay term, as
 torch's clip_grad_norm_ followed by SGD(weight_decay) does). Per-(run, client) gradients come
-from ``functional.GradFn`` (batched: vmap; sequential: the per-client reference).
+from ``functional.GradFn`` (batched: the stacked engine on a CPU, checked against vmap on a probe, vmap
+elsewhere; sequential: the per-client reference).
 
 Checkpoints every ``checkpoint_every`` rounds (atomic; the one before is kept as checkpoint.prev.pt);
 ``resume`` continues from the last one (from the one before when the last cannot be read, saying so),
@@ -197,7 +198,8 @@ class Trainer:
             if cpu and n_threads >= CPU_WORKERS else None
         self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
                               [len(a.names) for _, a in self.objectives], engine=engine, channels_last=cpu,
-                              parts=CPU_WORKERS if cpu else 1, workers=self.workers)
+                              parts=CPU_WORKERS if cpu else 1, workers=self.workers,
+                              weight_decay=cfg.weight_decay if cfg.max_grad_norm is None else 0.0)
         self._engine_checked = False
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
         self._to_device_data()
@@ -280,7 +282,7 @@ class Trainer:
         if self.config.max_grad_norm is not None:
             norm = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
             g = g * torch.clamp(self.config.max_grad_norm / torch.clamp(norm, min=1e-30), max=1.0)
-        if self.config.weight_decay:
+        if self.config.weight_decay and self.config.max_grad_norm is not None:  # else grad_fn added it
             g.add_(W * self.config.weight_decay)  # g is the oracle's own: = g + wd W, one temporary fewer
         return g, loss.reshape(R, N)
 
