@@ -54,7 +54,8 @@ def _trainer(cfg: TrainConfig, data, engine: str | None) -> Trainer:
     return tr
 
 
-def _time_round(cfg: TrainConfig, data, repeats: int, full_warmup: bool, engine=None) -> tuple[float, torch.Tensor]:
+def _time_round(cfg: TrainConfig, data, repeats: int, full_warmup: bool, engine=None):
+    """(median wall seconds of a round, final rows, median CPU seconds of a round, all threads of this process)."""
     tr = _trainer(cfg, data, engine)
     state, streams, _ = tr.initial_state()
     sync = (lambda: torch.cuda.synchronize(tr.device)) if tr.device.type == "cuda" else (lambda: None)
@@ -67,13 +68,14 @@ def _time_round(cfg: TrainConfig, data, repeats: int, full_warmup: bool, engine=
         x = tr._prepare(tr.x_train[:2 * M]).reshape(M, 2, *data.image_shape)
         tr.grad_fn(state.w.repeat_interleave(tr.N, 0), x, tr.y_train[:2 * M].reshape(M, 2))
     sync()
-    times = []
+    times, cpu = [], []
     for t in range(t, t + repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         tr.advance(t, state, streams)
         sync()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times)), state.w
+        cpu.append(time.process_time() - c0)
+    return float(np.median(times)), state.w, float(np.median(cpu))
 
 
 def _case(label, model, model_options, steps, data, device, repeats, dtype="float32"):
@@ -82,14 +84,17 @@ def _case(label, model, model_options, steps, data, device, repeats, dtype="floa
                partition="iid", rounds=2 + repeats, local_steps=steps, batch_size=50, lr=0.05, lr_decay=1.0,
                weight_decay=1e-3, augment=True, device=str(device), dtype=dtype, seeds=(0,))
     gpu = device.type == "cuda"
-    ts, ws = _time_round(TrainConfig(path="sequential", **cfg), data, repeats, gpu)
-    tb, wb = _time_round(TrainConfig(path="batched", **cfg), data, repeats, gpu, engine="vmap")
+    la0 = os.getloadavg()[0]
+    ts, ws, cs = _time_round(TrainConfig(path="sequential", **cfg), data, repeats, gpu)
+    tb, wb, cb = _time_round(TrainConfig(path="batched", **cfg), data, repeats, gpu, engine="vmap")
     row.update(sequential_s=ts, batched_vmap_s=tb, speedup_vmap=ts / tb,
                max_rel_diff_vmap=float((wb - ws).abs().max() / ws.abs().max()))
     if not gpu:
-        tk, wk = _time_round(TrainConfig(path="batched", **cfg), data, repeats, gpu, engine="stacked")
+        tk, wk, ck = _time_round(TrainConfig(path="batched", **cfg), data, repeats, gpu, engine="stacked")
         row.update(batched_stacked_s=tk, speedup_stacked=ts / tk,
-                   max_rel_diff_stacked=float((wk - ws).abs().max() / ws.abs().max()))
+                   max_rel_diff_stacked=float((wk - ws).abs().max() / ws.abs().max()),
+                   cpu_s={"sequential": cs, "batched_vmap": cb, "batched_stacked": ck},
+                   load_avg_1min=[round(la0, 2), round(os.getloadavg()[0], 2)])
     return row
 
 

@@ -82,10 +82,10 @@ def test_rows_are_independent(perm_seed, parts):
 class _Concat(nn.Module):
     """Two convolutions joined along the channels: not foldable (a concatenation interleaves the rows)."""
 
-    def __init__(self):
+    def __init__(self, size=8):
         super().__init__()
         self.a, self.b = nn.Conv2d(3, 2, 3, padding=1), nn.Conv2d(3, 2, 3, padding=1)
-        self.head = nn.Linear(4 * 8 * 8, 4)
+        self.head = nn.Linear(4 * size * size, 4)
 
     def forward(self, x, return_features=False):
         z = torch.cat([self.a(x), self.b(x)], dim=1).flatten(1)
@@ -134,13 +134,18 @@ def test_trainer_records_the_engine_and_falls_back(tmp_path, monkeypatch):
     train(TrainConfig(**base), tmp_path / "a", dataset=data)
     ex = json.loads((tmp_path / "a" / MANIFEST).read_text())["execution"]
     assert ex["engine"] == "stacked" and "checked against vmap on a probe" in ex["engine_reason"]
-    monkeypatch.setitem(M.MODELS, "concat", lambda shape, n_classes: _Concat())
+    monkeypatch.setitem(M.MODELS, "concat", lambda shape, n_classes: _Concat(shape[-1]))
     cfg = dict(base, model="concat", model_options={})
     res = train(TrainConfig(**cfg), tmp_path / "b", dataset=data)
     ex = json.loads((tmp_path / "b" / MANIFEST).read_text())["execution"]
     assert ex["engine"] == "vmap" and "refused the model" in ex["engine_reason"] and "cat" in ex["engine_reason"]
+    assert ex["path"] == "batched" and "with vmap" in ex["path_reason"]  # 8x8: vmap beat client-by-client calls
     seq = train(TrainConfig(path="sequential", **cfg), dataset=data)
     assert float((res.final_w - seq.final_w).abs().max()) <= 1e-11 * float(seq.final_w.abs().max())
+    big = synthetic_images(24, 8, shape=(3, 32, 32), n_classes=4, random_state=0)
+    train(TrainConfig(**dict(cfg, local_steps=1)), tmp_path / "c", dataset=big)
+    ex = json.loads((tmp_path / "c" / MANIFEST).read_text())["execution"]
+    assert ex["path"] == "sequential" and "cannot take the model" in ex["path_reason"]
 
 
 def test_workers_give_the_same_bits():

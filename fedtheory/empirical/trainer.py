@@ -117,10 +117,12 @@ def _git_commit() -> str | None:
 
 # --path auto is a rule, not a timed probe: the two paths agree only to float rounding, so a choice that followed
 # a timing could differ between two launches of the same settings (same seed, same bits needs a deterministic
-# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json, measured after the gradient was
-# taken in the parameter tensors): on a GPU the batched path wins; on a CPU vmap makes every convolution a grouped
-# one, which loses to client-by-client calls on 32x32 images (ResNet-18-GN x0.62, CNN2 x0.69) and wins on small
-# images, where the per-call overhead dominates (CNN2 on 8x8 digits), and for the linear model (one batched matmul).
+# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json): on a GPU the batched path (vmap)
+# wins; on a CPU the batched path with the stacked engine beat client-by-client calls on every measured model (CNN2
+# on 8x8 digits and on 32x32 images, ResNet-18-GN at width 32 on 32x32 images), while the vmap engine lost to them
+# on 32x32 images (each convolution a grouped one in NCHW, copies around every layer) and won only on small images,
+# where the per-call overhead dominates, and for the linear model (one batched matmul). So on a CPU: batched, and
+# when the stacked engine cannot take the model (it then trains with vmap), the vmap rule below.
 CPU_BATCHED_MAX_PIXELS = 16 * 16
 # On a CPU the stacked engine trains the rows in two blocks and evaluates the runs on two worker threads (one per
 # core of the 2-core development machine), whatever --threads is (so the numbers do not depend on it); with
@@ -136,18 +138,23 @@ def choose_engine(device: torch.device) -> tuple[str, str]:
     return "vmap", f"vmap on {device.type}"
 
 
-def choose_path(requested: str, device: torch.device, model: str, image_shape) -> tuple[str, str]:
-    """(path, why): ``requested`` itself unless it is 'auto'."""
+def choose_path(requested: str, device: torch.device, model: str, image_shape, stacked: bool = True) -> tuple[str, str]:
+    """(path, why): ``requested`` itself unless it is 'auto'. ``stacked``: whether the batched path would use the
+    stacked engine (False once it has refused the model)."""
     if requested != "auto":
         return requested, "asked for"
     if device.type != "cpu":
         return "batched", f"auto: batched on {device.type} (vmap over the clients; benchmarks/bench_empirical.py)"
     h, w = image_shape[-2:]
+    if stacked:
+        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU (the stacked engine beat client-by-"
+                           f"client calls on every measured model: benchmarks/results/empirical.json)")
     if model == "linear" or h * w <= CPU_BATCHED_MAX_PIXELS:
-        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU (per-call overhead dominates; "
-                           f"vmap over the clients is faster there: benchmarks/results/empirical.json)")
-    return "sequential", (f"auto: sequential for {model} on {h}x{w} images on a CPU (vmap makes each convolution a "
-                          f"grouped one, slower there than client by client: benchmarks/results/empirical.json)")
+        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU with vmap (per-call overhead "
+                           f"dominates; vmap over the clients is faster there: benchmarks/results/empirical.json)")
+    return "sequential", (f"auto: sequential for {model} on {h}x{w} images on a CPU (the stacked engine cannot take "
+                          f"the model, and vmap makes each convolution a grouped one, slower there than client by "
+                          f"client: benchmarks/results/empirical.json)")
 
 
 class Trainer:
@@ -243,6 +250,18 @@ class Trainer:
 
     def _prepare(self, x: torch.Tensor) -> torch.Tensor:
         return (self._scale(x) - self.mean) / self.std
+
+    def _path_without_stacked(self):
+        """--path auto's choice once the stacked engine has refused the model (batched with vmap, or sequential)."""
+        cfg = self.config
+        path, why = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape, stacked=False)
+        if path != self.path:
+            self.path, self.path_reason = path, why
+            self.grad_fn = GradFn(self.flat, path, cfg.client_chunk, [a.term for _, a in self.objectives],
+                                  [len(a.names) for _, a in self.objectives],
+                                  weight_decay=cfg.weight_decay if cfg.max_grad_norm is None else 0.0)
+        elif cfg.path == "auto":
+            self.path_reason = why
 
     def _probe(self, rows: int = 3, per_row: int = 4):
         """A fixed probe for GradFn.verify_stacked: ``rows`` different parameter rows (a model initialised from
@@ -383,7 +402,8 @@ class Trainer:
         for p in self.alg.plugins():
             p.setup(state, R, C, d)
         if self.grad_fn.engine == "stacked" and not self._engine_checked:  # needs the plug-ins' parameters
-            self.grad_fn.verify_stacked(*self._probe())
+            if not self.grad_fn.verify_stacked(*self._probe()):
+                self._path_without_stacked()
             self._engine_checked = True
         # plug-in measures; a name the trainer logs itself is prefixed with the plug-in's name
         own = set(ROUND_COLUMNS) | set(STATE_COLUMNS) | {"round", "run", "seed", "beta", "diverged", "time_s"}
