@@ -15,7 +15,9 @@ training; evaluation of every run on the train and test sets plus Delta), wall c
 Part 3: the same sweep end to end, ``fedtheory train`` as in README with ``--rounds R``, at the revision before this
 work (BASE, ``git archive``) and at the working tree, alternately in subprocesses (wall clock, the child's CPU time,
 the load average before and after each), and the largest difference per metrics.csv column between the two (and,
-for scale, between the old revision's two paths, batched and sequential, which differ by float rounding only).
+for scale, between the old revision's two paths, batched and sequential, which differ by float rounding only: in
+float32 training amplifies rounding round after round), and the same comparison in float64 over 3 rounds (where the
+arithmetic shows: equal up to a few ulps).
 
 Run: ``python benchmarks/run_all.py empirical`` (``--quick`` for a smoke run). Environment knobs:
 FEDTHEORY_BENCH_DEVICE (default auto), FEDTHEORY_BENCH_REPEATS (default 3 on GPU, 1 on CPU),
@@ -207,6 +209,11 @@ def _end_to_end(rounds: int, repeats: int, base: str, reference: bool) -> dict:
             res["old_sequential_run"] = runs_ref
             res["difference_old_sequential_vs_old_batched"] = metrics_difference(frame(tmp / "old0"),
                                                                                   frame(tmp / "oldseq"))
+            # the same arithmetic? in float64 rounding cannot grow into training noise within a few rounds
+            for side, tree in (("old", old), ("new", ROOT)):
+                res[f"float64_{side}_run"] = _train_subprocess(tree, tmp / f"{side}64", 3, ("--dtype", "float64"))
+            res["float64_rounds"] = 3
+            res["difference_new_vs_old_float64"] = metrics_difference(frame(tmp / "old64"), frame(tmp / "new64"))
         return res
 
 
