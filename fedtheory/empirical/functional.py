@@ -77,6 +77,9 @@ class Workers:
 
     def __init__(self, flat: "FlatModel", n: int, intra_op: int = 1):
         self.n, self.intra_op = int(n), int(intra_op)
+        # torch's thread count is per thread, but a thread's first parallel call initialises it from the last
+        # value set anywhere: initialise this thread's now, before the workers set theirs
+        torch.get_num_threads()
         self._flat = flat
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(self.n, thread_name_prefix="fedtheory-worker", initializer=self._init)
