@@ -18,6 +18,9 @@ sys.path.insert(0, str(HERE))  # the bench modules share benchmarks/_timing.py
 
 
 def main(argv=None):
+    import os
+
+    os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")  # as `fedtheory train` does; torch reads it once
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes (for a smoke run)")
     ap.add_argument("names", nargs="*", help="only these bench_<name>.py")

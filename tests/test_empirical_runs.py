@@ -225,9 +225,13 @@ def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
 
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
     small, cifar = (1, 8, 8), (3, 32, 32)
-    assert choose_path("auto", cpu, "cnn2", small)[0] == "batched" and choose_path("auto", cpu, "linear", cifar)[0] == "batched"
-    assert choose_path("auto", cpu, "resnet18gn", cifar)[0] == "sequential"
-    assert choose_path("auto", cpu, "cnn2", cifar)[0] == "sequential"
+    for model, shape in (("cnn2", small), ("linear", cifar), ("resnet18gn", cifar), ("cnn2", cifar)):
+        assert choose_path("auto", cpu, model, shape)[0] == "batched"  # with the stacked engine
+    # a model the stacked engine refuses: vmap where it beat client-by-client calls, else sequential
+    assert choose_path("auto", cpu, "cnn2", small, stacked=False)[0] == "batched"
+    assert choose_path("auto", cpu, "linear", cifar, stacked=False)[0] == "batched"
+    assert choose_path("auto", cpu, "resnet18gn", cifar, stacked=False)[0] == "sequential"
+    assert choose_path("auto", cpu, "cnn2", cifar, stacked=False)[0] == "sequential"
     assert choose_path("auto", gpu, "resnet18gn", cifar)[0] == "batched"
     assert choose_path("sequential", cpu, "cnn2", small) == ("sequential", "asked for")
     assert TrainConfig().path == "auto"

@@ -12,6 +12,7 @@ import os
 import sys
 import textwrap
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -256,7 +257,9 @@ def _frame(m):
 def test_cells_equal_the_runs_of_one_batch(tmp_path, serial_cells, path):
     """A cell draws what its run draws inside the batch (per-run streams): same numbers. The sequential path computes
     every (run, client) alone, so the bits agree; the batched (vmap) path may sum across the batch in another order,
-    so it is held to float32 rounding (on this CPU it measured bit-identical too)."""
+    so it is held to float32 rounding: 1e-5 relative, and a difference of two losses (a generalization gap) to 1e-5 of
+    the losses it subtracts (the stacked CPU engine picks its kernels by the batch's shape; measured: 3e-7 absolute
+    on a gap of 8e-3 between losses near 2.3)."""
     from fedtheory.empirical.sweep import train_sweep
     from fedtheory.empirical.trainer import train
 
@@ -267,7 +270,12 @@ def test_cells_equal_the_runs_of_one_batch(tmp_path, serial_cells, path):
     if path == "sequential":
         pd.testing.assert_frame_equal(batch, cells, check_exact=True)
     else:
-        pd.testing.assert_frame_equal(batch, cells, check_exact=False, rtol=1e-5, atol=1e-7)
+        losses = [c for c in batch.columns if "loss" in c]
+        scale = float(np.nanmax(batch[losses].abs().to_numpy(float)))
+        for c in batch.columns:
+            gap = "gap" in c
+            np.testing.assert_allclose(cells[c].to_numpy(float), batch[c].to_numpy(float), rtol=1e-5,
+                                       atol=1e-5 * scale if gap else 1e-7, err_msg=c)
 
 
 def test_cell_tasks_ask_for_a_gpu_where_one_is_advertised(tmp_path):

@@ -17,6 +17,8 @@ _LAZY = {
     "make_partition": "partitions",
     "load_run": "runs", "find_runs": "runs", "runs_table": "runs", "RunLog": "runs",
     "train_sweep": "sweep", "SweepResult": "sweep", "cells_equal": "sweep",
+    "FlatModel": "functional", "GradFn": "functional", "Workers": "functional",
+    "StackedModel": "stacked", "NotStackable": "stacked",
 }
 
 

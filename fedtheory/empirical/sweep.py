@@ -14,10 +14,10 @@ run, recorded in the cell's manifest under ``resumes``); a new one starts. So a 
 unfinished rounds, and the cells' final files equal an uninterrupted run's (see :func:`cells_equal`).
 
 Cells vs one batch: run r of a batch and the cell of run r draw the same random numbers (per-run streams,
-``TrainStreams``), so they compute the same thing; on the sequential path bit for bit, on the batched (vmap) path up
-to the order its kernels sum across the batch (``tests/test_parallel.py`` holds it to 1e-5 relative in float32; on
-this project's CPU every comparison so far was bit-identical). Cells trained serially or on any number of workers
-with the same threads per worker give the same bits.
+``TrainStreams``), so they compute the same thing; on the sequential path bit for bit, on the batched path up to the
+order its kernels sum (they are picked by the batch's shape: ``tests/test_parallel.py`` holds the metrics to 1e-5
+relative in float32, a generalization gap to 1e-5 of the losses it subtracts). Cells trained serially or on any
+number of workers with the same threads per worker give the same bits.
 
 ``fedtheory check --runs DIR`` reads the cells like any run directories (runs from different directories that
 share every setting but beta and the seed form one sweep).

@@ -11,7 +11,8 @@ steps, is state shaped (R, C, dim) / (R, N, dim): one row per (run, client) netw
 The local objective of client i is mean cross-entropy on its minibatch + (weight_decay/2)||w||^2
 (gradient clipping, when asked, applies to the cross-entropy gradient before the decay term, as
 torch's clip_grad_norm_ followed by SGD(weight_decay) does). Per-(run, client) gradients come
-from ``functional.GradFn`` (batched: vmap; sequential: the per-client reference).
+from ``functional.GradFn`` (batched: the stacked engine on a CPU, checked against vmap on a probe, vmap
+elsewhere; sequential: the per-client reference).
 
 Checkpoints every ``checkpoint_every`` rounds (atomic; the one before is kept as checkpoint.prev.pt);
 ``resume`` continues from the last one (from the one before when the last cannot be read, saying so),
@@ -42,7 +43,7 @@ from . import algorithms as A
 from .augment import crop_flip
 from .config import EXTENSIBLE_FIELDS, TrainConfig
 from .data import ImageDataset, load_dataset
-from .functional import FlatModel, GradFn, per_sample_eval
+from .functional import FlatModel, GradFn, Workers, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
@@ -95,6 +96,7 @@ def versions(device: torch.device) -> dict[str, str]:
         v["gpu"] = torch.cuda.get_device_name(device)
     else:
         v["cpu_threads"] = str(torch.get_num_threads())
+        v["thp_mem_alloc"] = os.environ.get("THP_MEM_ALLOC_ENABLE", "")  # read by torch at its first allocation
     return v
 
 
@@ -116,25 +118,44 @@ def _git_commit() -> str | None:
 
 # --path auto is a rule, not a timed probe: the two paths agree only to float rounding, so a choice that followed
 # a timing could differ between two launches of the same settings (same seed, same bits needs a deterministic
-# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json, measured after the gradient was
-# taken in the parameter tensors): on a GPU the batched path wins; on a CPU vmap makes every convolution a grouped
-# one, which loses to client-by-client calls on 32x32 images (ResNet-18-GN x0.62, CNN2 x0.69) and wins on small
-# images, where the per-call overhead dominates (CNN2 on 8x8 digits), and for the linear model (one batched matmul).
+# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json): on a GPU the batched path (vmap)
+# wins; on a CPU the batched path with the stacked engine beat client-by-client calls on every measured model (CNN2
+# on 8x8 digits and on 32x32 images, ResNet-18-GN at width 32 on 32x32 images), while the vmap engine lost to them
+# on 32x32 images (each convolution a grouped one in NCHW, copies around every layer) and won only on small images,
+# where the per-call overhead dominates, and for the linear model (one batched matmul). So on a CPU: batched, and
+# when the stacked engine cannot take the model (it then trains with vmap), the vmap rule below.
 CPU_BATCHED_MAX_PIXELS = 16 * 16
+# On a CPU the stacked engine trains the rows in two blocks and evaluates the runs on two worker threads (one per
+# core of the 2-core development machine), whatever --threads is (so the numbers do not depend on it); with
+# --threads >= 2 the blocks run in parallel, each worker with --threads // 2 torch threads.
+CPU_WORKERS = 2
 
 
-def choose_path(requested: str, device: torch.device, model: str, image_shape) -> tuple[str, str]:
-    """(path, why): ``requested`` itself unless it is 'auto'."""
+def choose_engine(device: torch.device) -> tuple[str, str]:
+    """(engine of the batched path, why): 'stacked' (rows folded into the channels, channels-last) on a CPU, where
+    it measured faster than vmap (benchmarks/bench_empirical.py), 'vmap' elsewhere (not measured against it)."""
+    if device.type == "cpu":
+        return "stacked", "stacked on a CPU (faster than vmap there: benchmarks/results/empirical.json)"
+    return "vmap", f"vmap on {device.type}"
+
+
+def choose_path(requested: str, device: torch.device, model: str, image_shape, stacked: bool = True) -> tuple[str, str]:
+    """(path, why): ``requested`` itself unless it is 'auto'. ``stacked``: whether the batched path would use the
+    stacked engine (False once it has refused the model)."""
     if requested != "auto":
         return requested, "asked for"
     if device.type != "cpu":
         return "batched", f"auto: batched on {device.type} (vmap over the clients; benchmarks/bench_empirical.py)"
     h, w = image_shape[-2:]
+    if stacked:
+        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU (the stacked engine beat client-by-"
+                           f"client calls on every measured model: benchmarks/results/empirical.json)")
     if model == "linear" or h * w <= CPU_BATCHED_MAX_PIXELS:
-        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU (per-call overhead dominates; "
-                           f"vmap over the clients is faster there: benchmarks/results/empirical.json)")
-    return "sequential", (f"auto: sequential for {model} on {h}x{w} images on a CPU (vmap makes each convolution a "
-                          f"grouped one, slower there than client by client: benchmarks/results/empirical.json)")
+        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU with vmap (per-call overhead "
+                           f"dominates; vmap over the clients is faster there: benchmarks/results/empirical.json)")
+    return "sequential", (f"auto: sequential for {model} on {h}x{w} images on a CPU (the stacked engine cannot take "
+                          f"the model, and vmap makes each convolution a grouped one, slower there than client by "
+                          f"client: benchmarks/results/empirical.json)")
 
 
 class Trainer:
@@ -178,8 +199,16 @@ class Trainer:
         self.alg = A.build_algorithm(cfg.algorithm, cfg.algorithm_arguments(), self.context)
         self._objective_terms()
         self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
+        engine, self.engine_rule = choose_engine(self.device)
+        cpu = self.device.type == "cpu"
+        n_threads = cfg.threads if cfg.threads is not None else torch.get_num_threads()
+        self.workers = Workers(self.flat, CPU_WORKERS, max(1, n_threads // CPU_WORKERS)) \
+            if cpu and n_threads >= CPU_WORKERS else None
         self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
-                              [len(a.names) for _, a in self.objectives])
+                              [len(a.names) for _, a in self.objectives], engine=engine, channels_last=cpu,
+                              parts=CPU_WORKERS if cpu else 1, workers=self.workers,
+                              weight_decay=cfg.weight_decay if cfg.max_grad_norm is None else 0.0)
+        self._engine_checked = False
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
         self._to_device_data()
         self.hp_columns = sorted({k for r in self.run_specs for k in r["hyperparameters"]})
@@ -223,6 +252,38 @@ class Trainer:
     def _prepare(self, x: torch.Tensor) -> torch.Tensor:
         return (self._scale(x) - self.mean) / self.std
 
+    def _path_without_stacked(self):
+        """--path auto's choice once the stacked engine has refused the model (batched with vmap, or sequential)."""
+        cfg = self.config
+        path, why = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape, stacked=False)
+        if path != self.path:
+            self.path, self.path_reason = path, why
+            self.grad_fn = GradFn(self.flat, path, cfg.client_chunk, [a.term for _, a in self.objectives],
+                                  [len(a.names) for _, a in self.objectives],
+                                  weight_decay=cfg.weight_decay if cfg.max_grad_norm is None else 0.0)
+        elif cfg.path == "auto":
+            self.path_reason = why
+
+    def _probe(self, rows: int = 3, per_row: int = 4):
+        """A fixed probe for GradFn.verify_stacked: ``rows`` different parameter rows (a model initialised from
+        seed 0, perturbed per row) on different training images, with the objective terms' anchor and
+        parameters; independent of the runs' seeds and of torch's global random state."""
+        cfg = self.config
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            m = build_model(cfg.model, self.data.image_shape, self.data.n_classes, **cfg.model_options)
+            w = self.flat.flat(m).to(device=self.device, dtype=self.dtype)
+            noise = torch.randn((rows, w.numel()), generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+        W = w + 0.1 * w.abs().mean() * noise.to(device=self.device, dtype=self.dtype)
+        idx = torch.arange(rows * per_row, device=self.device) % len(self.y_train)
+        X = self._prepare(self.x_train[idx]).reshape(rows, per_row, *self.data.image_shape)
+        Y = self.y_train[idx].reshape(rows, per_row)
+        extra = ()
+        if self.objectives:
+            par = torch.cat([a.params(p, W) for p, a in self.objectives], dim=1)  # (R, P)
+            extra = (w.expand(rows, -1), par[torch.arange(rows) % par.shape[0]])
+        return (W, X, Y, *extra)
+
     def _init_weights(self, streams: TrainStreams) -> torch.Tensor:
         ws = []
         for s in streams.model_seeds():
@@ -241,8 +302,8 @@ class Trainer:
         if self.config.max_grad_norm is not None:
             norm = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
             g = g * torch.clamp(self.config.max_grad_norm / torch.clamp(norm, min=1e-30), max=1.0)
-        if self.config.weight_decay:
-            g = g + self.config.weight_decay * W
+        if self.config.weight_decay and self.config.max_grad_norm is not None:  # else grad_fn added it
+            g.add_(W * self.config.weight_decay)  # g is the oracle's own: = g + wd W, one temporary fewer
         return g, loss.reshape(R, N)
 
     def _round(self, t: int, state: State, streams: TrainStreams, alive: np.ndarray) -> tuple[dict, RoundState]:
@@ -303,13 +364,16 @@ class Trainer:
         for c in ("train_loss", "train_acc", "test_loss", "test_acc"):
             out[c] = nan.copy()
         if evaluate:
-            for r in range(R):
-                if not alive[r]:
-                    continue
-                l_tr, a_tr = per_sample_eval(self.flat, w[r], self.x_used, self.y_used, self._prepare,
-                                             self.config.eval_batch_size)
-                l_te, a_te = per_sample_eval(self.flat, w[r], self.x_test, self.y_test, self._prepare,
-                                             self.config.eval_batch_size)
+            bs = self.config.eval_batch_size
+
+            def evaluate_run(r):
+                flat = self.workers.flat() if self.workers is not None else self.flat
+                return (per_sample_eval(flat, w[r], self.x_used, self.y_used, self._prepare, bs),
+                        per_sample_eval(flat, w[r], self.x_test, self.y_test, self._prepare, bs))
+
+            runs = [r for r in range(R) if alive[r]]
+            results = self.workers.map(evaluate_run, runs) if self.workers is not None else map(evaluate_run, runs)
+            for r, ((l_tr, a_tr), (l_te, a_te)) in zip(runs, results):
                 out["train_loss"][r] = self._client_average(l_tr)
                 out["train_acc"][r] = self._client_average(a_tr)
                 out["test_loss"][r] = float(l_te.mean())
@@ -338,6 +402,10 @@ class Trainer:
         state.clients["last_local"] = w0[:, None, :].expand(R, C, d).clone()
         for p in self.alg.plugins():
             p.setup(state, R, C, d)
+        if self.grad_fn.engine == "stacked" and not self._engine_checked:  # needs the plug-ins' parameters
+            if not self.grad_fn.verify_stacked(*self._probe()):
+                self._path_without_stacked()
+            self._engine_checked = True
         # plug-in measures; a name the trainer logs itself is prefixed with the plug-in's name
         own = set(ROUND_COLUMNS) | set(STATE_COLUMNS) | {"round", "run", "seed", "beta", "diverged", "time_s"}
         self.plugin_measures = {}
@@ -478,7 +546,9 @@ class Trainer:
             "measures": {**MEASURES, **{k: v[1] for k, v in self.plugin_measures.items()}},
             "objective_terms": [{"plugin": p.name, "parameters": list(a.names)} for p, a in self.objectives],
             "columns": self.columns, "versions": versions(self.device),
-            "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason},
+            "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason,
+                          "engine": self.grad_fn.engine, "engine_reason": f"{self.engine_rule}; {self.grad_fn.engine_reason}"
+                          if self.path == "batched" else self.grad_fn.engine_reason},
             "started_at": _now(), "resumes": [],
         }
 

@@ -74,6 +74,11 @@ class NumpyOps:
         return np.array(x, copy=True)
 
     @staticmethod
+    def sgd_step(w, lr, g):
+        """w - lr g (a new array)."""
+        return w - lr * g
+
+    @staticmethod
     def is_array(x) -> bool:
         return isinstance(x, np.ndarray)
 
@@ -149,6 +154,13 @@ class TorchOps:
 
     def copy(self, x):
         return x.clone()
+
+    def sgd_step(self, w, lr, g):
+        """w - lr g (a new tensor; the same bits as the expression, one temporary fewer)."""
+        t = lr * g
+        if t.shape != w.shape or t.dtype != w.dtype:
+            return w - t
+        return self.t.sub(w, t, out=t)
 
     def is_array(self, x) -> bool:
         return isinstance(x, self.t.Tensor)

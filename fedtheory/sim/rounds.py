@@ -100,6 +100,7 @@ def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_client
     rs.w0 = algorithm.init.init(rs)
     wk = rs.w0
     local = algorithm.local
+    xp = ops(wk)
     dsum = ops(wk).zeros(tuple(wk.shape), like=wk) if any(p.needs_direction_sum for p in algorithm.plugins()) else None
     for k in range(local_steps):
         if step_lr is not None:
@@ -113,7 +114,7 @@ def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_client
                 g = tr.direction(rs, g, wk, grad_at)
         if dsum is not None:
             dsum += g
-        wk = wk - rs.lr * g
+        wk = xp.sgd_step(wk, rs.lr, g)
     rs.wK = wk
     if dsum is not None:
         rs.extra["direction_sum"] = dsum
