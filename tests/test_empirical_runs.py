@@ -225,8 +225,10 @@ def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
 
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
     small, cifar = (1, 8, 8), (3, 32, 32)
-    for model, shape in (("cnn2", small), ("linear", cifar), ("resnet18gn", cifar), ("cnn2", cifar)):
+    for model, shape in (("cnn2", small), ("linear", cifar), ("resnet18gn", cifar)):
         assert choose_path("auto", cpu, model, shape)[0] == "batched"  # with the stacked engine
+    for model in ("cnn2", "vgg11"):  # client by client measured faster for CNN2 at 32x32; VGG-11 not measured
+        assert choose_path("auto", cpu, model, cifar)[0] == "sequential"
     # a model the stacked engine refuses: vmap where it beat client-by-client calls, else sequential
     assert choose_path("auto", cpu, "cnn2", small, stacked=False)[0] == "batched"
     assert choose_path("auto", cpu, "linear", cifar, stacked=False)[0] == "batched"

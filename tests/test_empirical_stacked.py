@@ -12,6 +12,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from fedtheory.empirical import models as M
+from fedtheory.empirical import trainer as T
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import synthetic_images
 from fedtheory.empirical.functional import FlatModel, GradFn, Workers, make_loss
@@ -145,7 +146,12 @@ def test_trainer_records_the_engine_and_falls_back(tmp_path, monkeypatch):
     big = synthetic_images(24, 8, shape=(3, 32, 32), n_classes=4, random_state=0)
     train(TrainConfig(**dict(cfg, local_steps=1)), tmp_path / "c", dataset=big)
     ex = json.loads((tmp_path / "c" / MANIFEST).read_text())["execution"]
-    assert ex["path"] == "sequential" and "cannot take the model" in ex["path_reason"]
+    assert ex["path"] == "sequential" and "client by client measured faster" in ex["path_reason"]
+    # a model batched on 32x32 images with the stacked engine only (as ResNet-18-GN): refused, it trains sequentially
+    monkeypatch.setattr(T, "CPU_STACKED_MODELS", ("concat",))
+    train(TrainConfig(**dict(cfg, local_steps=1)), tmp_path / "d", dataset=big)
+    ex = json.loads((tmp_path / "d" / MANIFEST).read_text())["execution"]
+    assert ex["engine"] == "per-row" and ex["path"] == "sequential" and "cannot take the model" in ex["path_reason"]
 
 
 def test_workers_give_the_same_bits():
