@@ -230,6 +230,12 @@ def bench_train(ex, quick: bool) -> dict:
         with np.errstate(invalid="ignore", divide="ignore"):
             rel = np.abs(a - b) / np.maximum(np.abs(a), 1e-12)
         bits = bool(((a == b) | (np.isnan(a) & np.isnan(b))).all())
+        # float32 rounding that training amplifies round by round: the train loss's largest relative gap per round
+        by_round = {int(t): float(np.nanmax(np.abs(fb.train_loss[fb["round"] == t].to_numpy()
+                                                   - fp.train_loss[fp["round"] == t].to_numpy())
+                                            / np.abs(fb.train_loss[fb["round"] == t].to_numpy())))
+                    for t in sorted(fb["round"].unique()) if fb.train_loss[fb["round"] == t].notna().any()}
+        worst_col = num[int(np.nanargmax(np.nanmax(rel, axis=0)))]
         dir_bytes, dir_s = _dir_bytes(par.run_dir / "cell-000")
         wcpu = got["workers"]["busiest_worker_cpu_s"]
         return {"runs": 8, "rounds": rounds, "batch_serial_s": tb, "cells_workers_2_s": tp, "cells_serial_s": tc,
@@ -239,6 +245,8 @@ def bench_train(ex, quick: bool) -> dict:
                 "projected_idle_speedup_vs_batch": got["batch"]["cpu_s"] / wcpu,
                 "projected_idle_speedup_vs_serial_cells": got["cells"]["cpu_s"] / wcpu,
                 "cells_vs_batch_bit_identical": bits, "cells_vs_batch_max_rel_diff": float(np.nanmax(rel)),
+                "cells_vs_batch_max_rel_diff_column": worst_col,
+                "cells_vs_batch_train_loss_rel_diff_by_round": by_round,
                 "workers_vs_serial_cells_bit_identical": fp.equals(fc),
                 "cell_dir_bytes": dir_bytes, "cell_dir_tar_s": dir_s}
     finally:
