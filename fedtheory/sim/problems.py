@@ -570,6 +570,16 @@ def _pl_coordinate_minimisers(h: np.ndarray) -> np.ndarray:
     return best_x
 
 
+def linear_shift_G2(h: np.ndarray, B: float) -> Constant:
+    """Assumption 3's G^2 at ``B`` for clients f_i = g + h_i.w with sum_i h_i = 0 (h: (C, d)): for every w,
+    (1/C) sum_i ||grad f_i||^2 = ||grad f||^2 + (1/C) sum_i ||h_i||^2, so G^2 = (1/C) sum_i ||h_i||^2 for any B >= 1."""
+    B = check_float("B", B, 0.0, low_inclusive=False)
+    if B < 1.0:
+        return Constant(np.inf, "exact", "B < 1 is never valid (Jensen)")
+    return Constant(float(np.mean(np.sum(h ** 2, axis=1))), "exact",
+                    "(1/C) sum_i ||grad g + h_i||^2 = ||grad g||^2 + (1/C) sum_i ||h_i||^2 exactly")
+
+
 class _PLView(ClientView):
     def __init__(self, p: "PLNonconvexProblem", clients, variant):
         self.p, self.clients, self.variant = p, clients, variant
@@ -661,11 +671,7 @@ class PLNonconvexProblem(Problem):
                         "max_i (1/S) sum_j ||z_ij - h_i||^2, independent of w")
 
     def heterogeneity_G2(self, B: float) -> Constant:
-        B = check_float("B", B, 0.0, low_inclusive=False)
-        if B < 1.0:
-            return Constant(np.inf, "exact", "B < 1 is never valid (Jensen)")
-        return Constant(float(np.mean(np.sum(self.h[0] ** 2, axis=1))), "exact",
-                        "(1/C) sum_i ||grad g + h_i||^2 = ||grad g||^2 + (1/C) sum_i ||h_i||^2 exactly")
+        return linear_shift_G2(self.h[0], B)
 
     def neighbours(self, replacements, random_state=0):
         rng = check_random_state(random_state)
@@ -807,11 +813,7 @@ class SeparablePLProblem(Problem):
         return Constant(0.0, "exact", "one sample per client")
 
     def heterogeneity_G2(self, B: float) -> Constant:
-        B = check_float("B", B, 0.0, low_inclusive=False)
-        if B < 1.0:
-            return Constant(np.inf, "exact", "B < 1 is never valid (Jensen)")
-        return Constant(float(np.mean(np.sum(self.h[0] ** 2, axis=1))), "exact",
-                        "(1/C) sum_i ||grad g + h_i||^2 = ||grad g||^2 + (1/C) sum_i ||h_i||^2 exactly")
+        return linear_shift_G2(self.h[0], B)
 
 
 # --------------------------------------------------------------------------------------------
