@@ -23,7 +23,8 @@ from ._validation import ParameterError, check_float, check_int
 from .sim.problems import (GaussianClientModel, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
                            heterogeneous_least_squares, pl_nonconvex, synthetic_logistic)
 
-__all__ = ["CONTRACT", "assert_bound_holds", "check_algorithm", "least_squares_problems", "logistic_problems", "pl_problems"]
+__all__ = ["CONTRACT", "assert_bound_holds", "check_algorithm", "least_squares_problems", "logistic_problems", "pl_problems",
+           "scaled_bound"]
 
 def _hypothesis():
     """(hypothesis.strategies, hypothesis.assume); a clear ImportError where hypothesis is missing."""
@@ -374,3 +375,15 @@ def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: in
                                      f"{np.nanmax(np.abs(th - batch.iterates)):.3g}")
             out["torch_backend"] = "ok"
     return out
+
+
+def scaled_bound(spec: Any, factor: float) -> Any:
+    """The same worst-case spec (``fedtheory.worst.WorstCaseSpec`` or ``PEPSpec``) with its record's right side
+    multiplied by ``factor``; the record's id gets ``.x<factor>``. Checks the checker: a search or a PEP must find a
+    bound weakened below the worst case (factor < its slack) violated, and a loosened one holding."""
+    import dataclasses
+
+    factor = check_float("factor", factor, 0.0, low_inclusive=False)
+    rec = spec.record
+    scaled = dataclasses.replace(rec, id=f"{rec.id}.x{factor:g}", expr=rec.expr * factor)
+    return dataclasses.replace(spec, record_override=scaled)

@@ -2,7 +2,6 @@
 reduction against PEPit's own solve, search <= PEP, verdicts, solver failures and bad input."""
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
@@ -20,6 +19,7 @@ from fedtheory.sim import Exact, RunConfig, fedinit, simulate  # noqa: E402
 from fedtheory.worst import (PEPSetting, QuadraticClass, build_pep, isotypic_bases, make_spec, pep_worst_case,  # noqa: E402
                              solve_pep, worst_case)
 from fedtheory.worst.fedinit import fedinit_pep  # noqa: E402
+from fedtheory.testing import scaled_bound
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # cvxpy: "Solution may be inaccurate" (status kept)
 
@@ -221,28 +221,16 @@ def test_every_instance_of_the_search_class_is_below_the_pep(pep_small, seed, d)
 # ------------------------------------------------------------------------------------ verdicts and failures
 
 
-def _scaled(spec, factor):
-    rec = spec.record
-    scaled = dataclasses.replace(rec, id=rec.id + ".scaled", expr=rec.expr * factor)
-
-    class Scaled(type(spec)):
-        @property
-        def record(self):
-            return scaled
-
-    return Scaled(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
-
-
 def test_a_bound_below_an_exact_pep_is_violated_and_below_a_relaxed_one_inconclusive():
     exact = fedinit_pep("fedinit.thm2", **dict(SMALL, C=1, beta=0.0, eta=0.001, client_mu=SMALL["mu"]))
     assert exact.setting.exact
     full = pep_worst_case(exact)
     assert full["verdict"] == "holds" and full["slack"] > 1
-    low = pep_worst_case(_scaled(exact, 0.5 / full["slack"]))
+    low = pep_worst_case(scaled_bound(exact, 0.5 / full["slack"]))
     assert low["verdict"] == "violated" and low["worst_measured"] > low["bound"]
     relaxed = fedinit_pep("fedinit.thm2", **SMALL)
     rfull = pep_worst_case(relaxed)
-    rlow = pep_worst_case(_scaled(relaxed, 0.5 / rfull["slack"]))
+    rlow = pep_worst_case(scaled_bound(relaxed, 0.5 / rfull["slack"]))
     assert not relaxed.setting.exact and rlow["verdict"] == "inconclusive" and "relaxes" in rlow["detail"]
 
 

@@ -8,6 +8,7 @@ import sympy as sp
 from hypothesis import given, settings
 
 from fedtheory.sim import RunConfig, fedavg, simulate
+from fedtheory._validation import ParameterError
 from fedtheory.testing import assert_bound_holds, least_squares_problems, logistic_problems, pl_problems
 from fedtheory.theory import Bound, Condition, SymbolSet
 
@@ -122,3 +123,19 @@ def test_strategy_ranges_are_validated():
         least_squares_problems(L=(1, 2), mu=(3, 4))
     with pytest.raises(ParameterError, match="n_clients"):
         pl_problems(n_clients=(5, 2))
+
+
+def test_scaled_bound_scales_the_right_side_only():
+    from fedtheory.testing import scaled_bound
+    from fedtheory.worst import evaluate, make_spec
+
+    spec = make_spec("fedinit.thm2", dict(L=2.0, mu=0.5, B=1.2, G=0.4, D=1.5, eta=0.005, K=2, T=20, beta=0.05,
+                                          sigma_l=0.0, C=3, d=3))
+    weak = scaled_bound(spec, 0.25)
+    assert weak.record.id == "fedinit.thm2.x0.25" and spec.record.id == "fedinit.thm2"
+    inst = spec.space.decode(spec.space.random(4, np.random.default_rng(0)))
+    a, b = evaluate(spec, inst), evaluate(weak, inst)
+    np.testing.assert_array_equal(a.mean, b.mean)
+    np.testing.assert_allclose(b.bound, 0.25 * a.bound, rtol=1e-12)
+    with pytest.raises(ParameterError, match="factor"):
+        scaled_bound(spec, 0.0)

@@ -1,7 +1,6 @@
 """Worst-case search (fedtheory.worst): projection inside the class, monotone search, replay, a halved bound, CLI."""
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -11,6 +10,7 @@ from fedtheory.cli import main
 from fedtheory.sim import LeastSquaresProblem
 from fedtheory.worst import QuadraticClass, evaluate, make_spec, replay, worst_case
 from fedtheory.worst.space import B_min, heterogeneity_G2
+from fedtheory.testing import scaled_bound
 
 # small and fast: C = 3 clients, d = 3, K = 2, T = 20, exact gradients (deterministic)
 SMALL = dict(L=2.0, mu=0.5, B=1.2, G=0.4, D=1.5, eta=0.005,  # eta: every condition of Thm 2 holds
@@ -67,17 +67,7 @@ def test_search_never_reports_less_than_its_random_start_and_replays(tmp_path):
 
 def test_halved_bound_is_found_violated(tmp_path):
     spec = make_spec("fedinit.thm2", SMALL)
-    from fedtheory.theory import fedinit as T
-
-    halved = dataclasses.replace(T.THM2, id="fedinit.thm2.halved", expr=T.THM2.expr / 2)
-    from fedtheory.theory import get  # noqa: F401 - the spec reads its record through .record
-
-    class Halved(type(spec)):
-        @property
-        def record(self):
-            return halved
-
-    hspec = Halved(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
+    hspec = scaled_bound(spec, 0.5)
     full = worst_case(spec, budget=64, popsize=16, seed=0)
     rec = worst_case(hspec, budget=64, popsize=16, seed=0, instance_path=str(tmp_path / "h.json"))
     assert full["verdict"] == "holds"

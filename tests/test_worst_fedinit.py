@@ -17,24 +17,13 @@ from fedtheory.sim import AdditiveNoise, LeastSquaresProblem, Minibatch, RunConf
 from fedtheory.theory import get
 from fedtheory.worst import evaluate, make_spec, replay, worst_case, worst_case_entries
 from fedtheory.worst.coupled import CoupledInstances, NeighbourClass
+from fedtheory.testing import scaled_bound
 
 # small and fast: every condition of Thms 4, 5 and Lemma 4 holds (checked below through the records)
 SMALL = dict(L=2.0, mu=0.5, B=1.2, G=0.4, D=1.5, eta=0.005, K=2, T=20, beta=0.05, sigma_l=0.0, C=3, d=3)
 PARTIAL = dict(SMALL, C=4, N=2, T=30, sigma_l=0.2, runs=3)  # partial participation: 2 of 4 clients
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "li2020_fedavg" / "src" / "li2020_fedavg"
 STAB = dict(L=2.0, c=0.25, client_mu=0.2, K=2, T=8, beta=0.1, S=4, C=2, d=2, runs=4)
-
-
-def _weakened(spec, factor):
-    """The same spec against the record's bound divided by ``factor`` (a test-only record)."""
-    rec = dataclasses.replace(spec.record, id=spec.record_id + ".weakened", expr=spec.record.expr / factor)
-
-    class Weakened(type(spec)):
-        @property
-        def record(self):
-            return rec
-
-    return Weakened(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
 
 
 def test_every_fedinit_bound_with_a_worst_case_declaration_is_listed():
@@ -182,7 +171,7 @@ def test_stability_search_replays_and_a_weakened_bound_is_violated(tmp_path):
     rep = replay(path)
     assert rep["replay"]["reproduced"] and rep["replay"]["constraints_broken"] == []
     assert rep["worst_measured"] == rec["worst_measured"]
-    weak = worst_case(_weakened(spec, 1e4), budget=24, popsize=8, seed=1, final_seeds=8)
+    weak = worst_case(scaled_bound(spec, 1e-4), budget=24, popsize=8, seed=1, final_seeds=8)
     assert weak["verdict"] == "violated" and weak["worst_measured"] - 3 * weak["worst_measured_se"] > weak["bound"]
 
 
@@ -190,7 +179,7 @@ def test_weakened_divergence_bounds_are_violated_and_the_stated_ones_hold(tmp_pa
     for rid, params, factor in (("fedinit.thm4", PARTIAL, 1e5), ("fedinit.lemma4", SMALL, 1e5)):
         spec = make_spec(rid, params)
         full = worst_case(spec, budget=16, popsize=8, seed=0, final_seeds=6)
-        weak = worst_case(_weakened(spec, factor), budget=16, popsize=8, seed=0, final_seeds=6,
+        weak = worst_case(scaled_bound(spec, 1 / factor), budget=16, popsize=8, seed=0, final_seeds=6,
                           instance_path=str(tmp_path / f"{rid}.json"))
         assert full["verdict"] == "holds", rid
         assert full["slack"] < factor, f"{rid}: the factor must beat the stated bound's slack for the test to bite"

@@ -23,22 +23,11 @@ from fedtheory.theory import fedshift as TS
 from fedtheory.worst import SeparablePLClass, evaluate, make_spec, replay, worst_case, z_threshold
 from fedtheory.worst.fedmrur import check_start
 from fedtheory.worst.fedshift import inferior_mask
+from fedtheory.testing import scaled_bound
 
 SHIFT = dict(L=2.0, mu=0.25, Delta1_max=2.0, E=2, T=15, sigma2=0.05, C=4, d=3, alpha=0.5, runs=3)
 _G, _L = admissible_steps(8.0, 0.0, 0.1, 2, 4, 2)
 MRUR = dict(D=1.5, sigma_g=0.8, eta_l=_L, eta_g=_G, K=2, S=2, N=4, T=15, d=3, runs=3)
-
-
-def _with_record(spec, factor):
-    """The same spec with its record's bound multiplied by ``factor`` (a weakened or loosened bound)."""
-    rec = dataclasses.replace(spec.record, id=spec.record.id + f".x{factor:g}", expr=spec.record.expr * factor)
-
-    class Scaled(type(spec)):
-        @property
-        def record(self):
-            return rec
-
-    return Scaled(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
 
 
 # ------------------------------------------------------------------------------------ the separable PL class
@@ -171,8 +160,8 @@ def test_fedmrur_replays_and_a_loosened_bound_holds_a_weakened_one_is_violated(t
     assert rep["replay"]["reproduced"] and rep["worst_measured"] == rec["worst_measured"]
     assert rep["replay"]["constraints_broken"] == [] and rec["conditions_failed"] == []
     slack = rec["slack"]
-    loose = worst_case(_with_record(spec, 1e3 / slack), budget=16, popsize=8, seed=0, final_seeds=6)
-    tight = worst_case(_with_record(spec, 1e-2 / slack), budget=16, popsize=8, seed=0, final_seeds=6)
+    loose = worst_case(scaled_bound(spec, 1e3 / slack), budget=16, popsize=8, seed=0, final_seeds=6)
+    tight = worst_case(scaled_bound(spec, 1e-2 / slack), budget=16, popsize=8, seed=0, final_seeds=6)
     assert loose["verdict"] == "holds" and tight["verdict"] == "violated"
     assert rec["z_threshold"] == z_threshold(MRUR["T"], 6) > 3
 
@@ -238,7 +227,7 @@ def test_fedshift_replays_and_a_weakened_bound_is_found_violated(tmp_path):
     assert rec["verdict"] == "holds" and rec["slack"] > 1
     rep = replay(path)
     assert rep["replay"]["reproduced"] and rep["worst_measured"] == rec["worst_measured"]
-    weak = worst_case(_with_record(spec, 0.1 / rec["slack"]), budget=16, popsize=8, seed=0, final_seeds=6)
+    weak = worst_case(scaled_bound(spec, 0.1 / rec["slack"]), budget=16, popsize=8, seed=0, final_seeds=6)
     assert weak["verdict"] == "violated" and weak["conditions_failed"] == []
 
 

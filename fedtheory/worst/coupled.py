@@ -32,7 +32,7 @@ import numpy as np
 
 from .._validation import ParameterError
 from ..sim import LeastSquaresProblem, simulate
-from .space import MARGIN, Instances
+from .space import MARGIN, Instances, check_theta, uniform_in_box
 
 
 @dataclass
@@ -151,13 +151,10 @@ class NeighbourClass:
                 + [(0.0, 1.0)] * 2 + [(-1.0, 1.0)] * d + [(0.0, 1.0), (-1.0, 1.0)] + [(-1.0, 1.0)] * d + [(0.0, 1.0)])
 
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        lo, hi = np.array(self.bounds).T
-        return lo + (hi - lo) * rng.random((n, self.n_params))
+        return uniform_in_box(self.bounds, n, rng)
 
     def decode(self, theta: np.ndarray) -> CoupledInstances:
-        theta = np.atleast_2d(np.asarray(theta, float))
-        if theta.shape[1] != self.n_params:
-            raise ParameterError("theta", theta.shape, f"(P, {self.n_params}) parameter vectors")
+        theta = check_theta(theta, self.n_params)
         P, C, S, d = theta.shape[0], self.n_clients, self.samples, self.dim
         L_t, lo_t = self.L * (1 - MARGIN), self.client_mu * (1 + MARGIN)
         pos = 0

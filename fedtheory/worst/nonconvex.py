@@ -32,6 +32,7 @@ import numpy as np
 from .._validation import ParameterError
 from ..sim import SeparablePLProblem, pl_ratio_infimum
 from ..sim.problems import AMPLITUDE_MAX
+from .space import check_theta, uniform_in_box
 
 MARGIN = 1e-9
 
@@ -150,13 +151,10 @@ class SeparablePLClass:
                 + [(self.a_min, self.a_max)] * d + [(-1.0, 1.0)] * d)
 
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        lo, hi = np.array(self.bounds).T
-        return lo + (hi - lo) * rng.random((n, self.n_params))
+        return uniform_in_box(self.bounds, n, rng)
 
     def decode(self, theta: np.ndarray) -> PLInstances:
-        theta = np.atleast_2d(np.asarray(theta, float))
-        if theta.shape[1] != self.n_params:
-            raise ParameterError("theta", theta.shape, f"(P, {self.n_params}) parameter vectors")
+        theta = check_theta(theta, self.n_params)
         P, C, d = theta.shape[0], self.n_clients, self.dim
         h = theta[:, :C * d].reshape(P, C, d)
         h = h - h.mean(axis=1, keepdims=True)

@@ -1013,9 +1013,13 @@ class PEPSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    record_override: Any = None  # a Bound used in place of the registered record (fedtheory.testing.scaled_bound)
 
     @property
     def record(self):
+        """The bound record: ``record_override`` if given, else the registered ``record_id``."""
+        if self.record_override is not None:
+            return self.record_override
         from ..theory import get
 
         return get(self.record_id)

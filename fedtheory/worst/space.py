@@ -50,6 +50,21 @@ from ..sim import LeastSquaresProblem
 MARGIN = 1e-9  # relative margin inside every constraint
 
 
+def uniform_in_box(bounds, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n parameter vectors drawn uniformly from ``bounds`` (a list of (low, high) per parameter): the random
+    instances of a class, and the search's first population."""
+    lo, hi = np.array(bounds, float).T
+    return lo + (hi - lo) * rng.random((n, len(lo)))
+
+
+def check_theta(theta: Any, n_params: int) -> np.ndarray:
+    """``theta`` as a (P, n_params) float array (one row per instance); a ParameterError naming it otherwise."""
+    theta = np.atleast_2d(np.asarray(theta, float))
+    if theta.ndim != 2 or theta.shape[1] != n_params:
+        raise ParameterError("theta", theta.shape, f"(P, {n_params}) parameter vectors")
+    return theta
+
+
 # ------------------------------------------------------------------------------------ exact constants, batched
 
 
@@ -247,8 +262,7 @@ class QuadraticClass:
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n parameter vectors drawn uniformly from the bounds (the 'random instances' of the class); the first
         round(aligned_fraction * n) of them then aligned (see the class docstring)."""
-        lo, hi = np.array(self.bounds).T
-        theta = lo + (hi - lo) * rng.random((n, self.n_params))
+        theta = uniform_in_box(self.bounds, n, rng)
         m = int(round(self.aligned_fraction * n))
         if m:
             C, d = self.n_clients, self.dim
@@ -263,9 +277,7 @@ class QuadraticClass:
         return theta
 
     def decode(self, theta: np.ndarray) -> Instances:
-        theta = np.atleast_2d(np.asarray(theta, float))
-        if theta.shape[1] != self.n_params:
-            raise ParameterError("theta", theta.shape, f"(P, {self.n_params}) parameter vectors")
+        theta = check_theta(theta, self.n_params)
         P, C, d = theta.shape[0], self.n_clients, self.dim
         L_t, mu_t = self.L * (1 - MARGIN), self.mu * (1 + MARGIN)
         lo_t = min(self.client_mu * (1 + MARGIN), mu_t) if self.client_mu >= 0 else self.client_mu * (1 - MARGIN)

@@ -56,6 +56,8 @@ class WorstCaseSpec:
     bound_per_run: bool = False
     conditions: tuple = ()
     starts: Any = None
+    # a Bound used in place of the registered record (e.g. fedtheory.testing.scaled_bound's weakened bound)
+    record_override: Any = None
 
     def extra_conditions_failed(self, values: Mapping[str, Any]) -> list[str]:
         """The declaration's own conditions that fail at ``values`` (the record's ``conditions_failed`` format)."""
@@ -71,6 +73,9 @@ class WorstCaseSpec:
 
     @property
     def record(self):
+        """The bound record: ``record_override`` if given, else the registered ``record_id``."""
+        if self.record_override is not None:
+            return self.record_override
         from ..theory import get
 
         return get(self.record_id)
