@@ -5,10 +5,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import textwrap
 from typing import Any, Sequence, TextIO
 
+from .. import _files
 from .._validation import ParameterError
 from .base import FINDINGS, CheckResult, exit_code, group_findings
 
@@ -170,24 +170,15 @@ def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, An
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder (never a half-written file).
-    An unwritable place is a ParameterError naming the path."""
+    """Write ``text`` to ``path`` whole, with the user's file mode (``fedtheory._files.write_atomic``); folders are
+    made. An unwritable place is a ParameterError naming the path."""
     d = os.path.dirname(os.path.abspath(path)) or "."
     try:
         os.makedirs(d, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".fedtheory-", suffix=".tmp")
+        _files.write_atomic(path, text)
     except OSError as exc:
-        raise ParameterError("--out", path, f"a file in a writable folder ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise ParameterError("--out", path, f"a writable file path ({exc.strerror or exc})") from None
+        allowed = "a file in a writable folder" if not os.access(d, os.W_OK) else "a writable file path"
+        raise ParameterError("--out", path, f"{allowed} ({exc.strerror or exc})") from None
 
 
 def write_json(path: str, payload: Any) -> None:

@@ -17,15 +17,14 @@ import io
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
+from .._files import write_atomic
 from .._jsonutil import jsonable
-
 from .._validation import FedTheoryError
 
 SCHEMA = "fedtheory.empirical.run/1"
@@ -69,45 +68,6 @@ class RunDirError(FedTheoryError):
 
 
 # ------------------------------------------------------------------------------------ writing
-
-
-def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
-    """Write to a temp file in the same directory, fsync, then rename over ``path``."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._files import write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
 from .config import EXTENSIBLE_FIELDS, TrainConfig
-from .runs import CHECKPOINT, MANIFEST, METRICS, PREV_CHECKPOINT, NON_REPRODUCIBLE, write_atomic
+from .runs import CHECKPOINT, MANIFEST, METRICS, PREV_CHECKPOINT, NON_REPRODUCIBLE
 
 __all__ = ["SWEEP", "SWEEP_SCHEMA", "SweepResult", "cell_configs", "cell_name", "cells_equal", "is_sweep",
            "train_cell", "train_sweep"]

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._files import fsync_dir
 from .._validation import FedTheoryError, ParameterError
 from ..sim.plugins import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
@@ -48,7 +49,7 @@ from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
 from .runs import (CHECKPOINT, MANIFEST, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, SCHEMA, MetricsWriter,
-                   RunDirError, _fsync_dir, truncate_metrics, write_manifest)
+                   RunDirError, truncate_metrics, write_manifest)
 from .sampling import TrainStreams, draw_augmentation, draw_minibatches, local_steps_for
 
 ROUND_COLUMNS = ("lr", "local_loss", "delta_code", "drift", "update_norm", "d_t", "cos_mean", "cos_abs_mean",
@@ -633,7 +634,7 @@ class Trainer:
             os.replace(path, self.out_dir / PREV_CHECKPOINT)
         _fault("kill_in_checkpoint_rotation", t)
         os.replace(tmp, path)
-        _fsync_dir(self.out_dir)
+        fsync_dir(self.out_dir)
 
     def _checkpoint_identity(self) -> dict[str, Any]:
         return {k: v for k, v in self.config.identity().items() if k not in EXTENSIBLE_FIELDS}
