@@ -2,6 +2,8 @@
 (fedtheory.testing.check_algorithm), instead of lists kept by hand: a newly registered algorithm is tested
 by being registered."""
 import inspect
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -76,3 +78,13 @@ def test_contract_says_when_the_reference_does_not_know_a_plugin():
     out = check_algorithm(dataclasses.replace(fedavg(), local=(Scaled(),)), checks=("reference", "torch_backend"))
     assert out["reference"].startswith("not applicable") and "Scaled" in out["reference"]
     assert out["torch_backend"] == "ok"
+
+
+def test_the_registry_is_whole_whichever_module_is_imported_first():
+    """The paper modules register their algorithms; fedtheory.sim's face imports them all, so importing the
+    registry's own module is enough (in the order `fedtheory train --list-algorithms` shows)."""
+    code = "from fedtheory.sim.algorithms import algorithms; print(' '.join(algorithms()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["FedAvg", "FedInit", "SCAFFOLD", "FedCM", "FedProx", "FedSAM", "MoFedSAM", "FedMRUR",
+                                  "DFedAvg", "DFedAvgM", "DFedSAM", "D-PSGD", "OledFL-SGD", "OledFL-SAM", "FedShift"]

@@ -1,6 +1,11 @@
-"""Simulation layer: problems with exact constants, algorithm plug-ins, the vectorized engine."""
+"""Simulation layer: problems with exact constants, algorithm plug-ins, the vectorized engine.
+
+The paper modules register their algorithms into ``algorithms``' registry when imported; this face imports them
+all (in the order ``fedtheory train --list-algorithms`` shows), so the registry is complete once any part of
+``fedtheory.sim`` is imported."""
 from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fedprox, fedsam,
                          register_algorithm, scaffold)
+from . import fedmrur, gossip, fedshift  # noqa: F401 - register MoFedSAM and FedMRUR, the gossip ones, FedShift
 from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, ProblemOracle, RunConfig, Trace,
                      simulate)
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round

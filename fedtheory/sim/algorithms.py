@@ -7,7 +7,8 @@ shared by the two layers. A factory's keyword arguments are its hyperparameters 
 beta=0.1``); numeric ones accept one value per run (a sweep trains as one batch). Any registered name takes a
 '+RI' suffix (seed 000 Table 2): the same algorithm with FedInit's relaxed initialisation, hyperparameter ``beta``.
 
-Adding an algorithm whose plug-ins exist is one line::
+Adding an algorithm whose plug-ins exist is one line, where its factory is written (registration flows one way:
+a paper module registers into this registry; ``fedtheory/sim/__init__.py`` imports the paper modules)::
 
     register_algorithm("FedMRUR", fedmrur, source="seed 003 Alg. 1")
 
@@ -28,9 +29,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .._validation import ParameterError, check_choice, check_float, per_run
+from .._validation import ParameterError, check_choice, check_float
 from .plugins import (Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, LocalTransform,
                       MeanModels, MeanUpdates, PlainInit, Plugin, Prox, RelaxedInit, SAM, Server)
+from .topology import TOPOLOGIES, topology_by_name  # noqa: F401 - re-exported (they lived here)
 
 CONTEXT = ("n_clients", "layer_sizes", "client_groups")
 
@@ -93,12 +95,7 @@ def _server_rule(rule: str, server_lr) -> Aggregator:
     return MeanModels() if rule == "algorithm1" else MeanUpdates(server_lr)
 
 
-# ------------------------------------------------------------------------------------ run config
-
-
 # ------------------------------------------------------------------------------------ the name registry
-
-
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
@@ -140,13 +137,11 @@ def unregister_algorithm(name: str) -> None:
 
 def algorithms() -> dict[str, AlgorithmSpec]:
     """Every registered algorithm by name."""
-    _register_paper_algorithms()
     return {s.name: s for s in _REGISTRY.values()}
 
 
 def resolve(name: str) -> tuple[AlgorithmSpec, bool]:
     """(spec, relaxed) for a name such as 'FedCM' or 'SCAFFOLD+RI'."""
-    _register_paper_algorithms()
     key = str(name).lower().replace(" ", "")
     relaxed = key.endswith("+ri")
     base = key[:-3] if relaxed else key
@@ -207,125 +202,14 @@ def relaxed_beta(alg: Algorithm, runs: int) -> np.ndarray:
     return np.zeros(runs)
 
 
-# ------------------------------------------------------------------------------------ compositions
-
-
-# ------------------------------------------------------------------------------------ decentralized (gossip)
-
-TOPOLOGIES = ("ring", "grid", "exponential", "fully_connected", "random_k[:K]")
-
-
-def topology_by_name(name: str, n_clients: int):
-    """A seed-002 topology over ``n_clients`` from its name: ring | grid | exponential | fully_connected |
-    random_k (K = max(1, round(n/10)) neighbours, the paper's ratio) | random_k:K (time-varying)."""
-    from . import topology as topo
-
-    text = str(name).strip().lower()
-    base, _, arg = text.partition(":")
-    makers = {"ring": topo.ring, "grid": topo.grid, "exponential": topo.exponential,
-              "fully_connected": topo.fully_connected}
-    if base in makers and not arg:
-        return makers[base](n_clients)
-    if base == "random_k":
-        if arg:
-            try:
-                k = int(arg)
-            except ValueError:
-                raise ParameterError("topology", name, "random_k:K with an integer K") from None
-        else:
-            k = max(1, round(n_clients / 10))
-        return topo.random_k_neighbour(n_clients, k)
-    raise ParameterError("topology", name, "one of " + ", ".join(TOPOLOGIES))
-
-
-def _gossip_factories():
-    from . import gossip as G
-
-    def dfedavg(topology: str = "ring", *, n_clients):
-        return G.dfedavg(topology_by_name(topology, n_clients))
-
-    def dfedavgm(topology: str = "ring", theta=0.9, *, n_clients):
-        return G.dfedavgm(topology_by_name(topology, n_clients), theta)
-
-    def dfedsam(topology: str = "ring", rho=0.05, *, n_clients):
-        return G.dfedsam(topology_by_name(topology, n_clients), rho)
-
-    def d_psgd(topology: str = "ring", *, n_clients):
-        return G.d_psgd(topology_by_name(topology, n_clients))
-
-    def oledfl_sgd(beta, topology: str = "ring", *, n_clients):
-        return G.oledfl_sgd(topology_by_name(topology, n_clients), beta)
-
-    def oledfl_sam(beta, topology: str = "ring", rho=0.05, *, n_clients):
-        return G.oledfl_sam(topology_by_name(topology, n_clients), beta, rho)
-
-    return dfedavg, dfedavgm, dfedsam, d_psgd, oledfl_sgd, oledfl_sam
-
-
-# ------------------------------------------------------------------------------------ FedShift (mixed precision)
-
-INFERIOR = ("partition", "odd", "even", "all", "none")
-
-
-def fedshift(base: str = "FedAvg", bits=8, quantizer: str = "kmeans", shift=1.0, layers: str = "tensor",
-             inferior: str = "partition", error_feedback: bool = False, target: str = "weights", *, n_clients,
-             layer_sizes, client_groups=None) -> Algorithm:
-    """FedShift (seed 004 Alg. 2) on a registered base algorithm: inferior clients send DeQ(Q(w)) at ``bits``
-    ('kmeans': Algorithm 1, or 'uniform': eqs. 5-6; quantizer 'none': full precision for all), the server shifts
-    each layer by its weight mean (eq. 10). shift: 1 (FedShift) or 0 (the mixed-precision baseline; sweep 1,0 to
-    train both on the same seeds). layers: 'tensor' (each parameter tensor is a layer: the paper's layer-wise
-    quantization) or 'model' (one block). inferior: 'partition' (the label-parity split's odd-label group when the
-    partition is label-parity, else the odd-indexed clients, as that split marks them), 'odd', 'even', 'all', 'none'."""
-    from .fedshift import mixed_precision
-
-    if str(base).lower().endswith("+ri") or resolve(base)[0].name == "FedShift":
-        raise ParameterError("base", base, "a registered server algorithm without '+RI' (e.g. FedAvg, FedProx, SCAFFOLD)")
-    if layers not in ("tensor", "model"):
-        raise ParameterError("layers", layers, "'tensor' or 'model'")
-    if inferior not in INFERIOR:
-        raise ParameterError("inferior", inferior, "one of " + ", ".join(INFERIOR))
-    ids = np.arange(n_clients)
-    mask = {"partition": client_groups if client_groups is not None else ids % 2 == 1, "odd": ids % 2 == 1,
-            "even": ids % 2 == 0, "all": np.ones(n_clients, bool), "none": np.zeros(n_clients, bool)}[inferior]
-    q = None if str(quantizer).lower() == "none" else quantizer
-    shift_arr = np.asarray(shift, dtype=float)
-    return mixed_precision(build_algorithm(base), np.asarray(mask, bool), bits=bits, quantizer=q,
-                           layers=list(layer_sizes) if layers == "tensor" else None,
-                           shift=shift_arr.astype(bool) if shift_arr.ndim else bool(shift_arr),
-                           error_feedback=bool(error_feedback), target=target)
-
-
 register_algorithm("FedAvg", fedavg, source="McMahan et al. 2017; seed 000 Alg. 1 with beta = 0")
 register_algorithm("FedInit", fedinit, source="seed 000 Alg. 1 / seed 001")
 register_algorithm("SCAFFOLD", scaffold, source="Karimireddy et al. 2020 (option II); seed 000 Table 2")
 register_algorithm("FedCM", fedcm, source="Xu et al. 2021; seed 000 Table 2")
 register_algorithm("FedProx", fedprox, source="Li et al. 2020")
 register_algorithm("FedSAM", fedsam, source="Qu et al. 2022; seed 000 Table 2")
-
-
-_PAPERS_REGISTERED = False
-
-
-def _register_paper_algorithms() -> None:
-    """The algorithms whose plug-ins live in the paper modules (registered on first use: those modules import
-    the engine, which imports this one)."""
-    global _PAPERS_REGISTERED
-    if _PAPERS_REGISTERED:
-        return
-    _PAPERS_REGISTERED = True
-    from . import fedmrur as _fedmrur
-
-    register_algorithm("MoFedSAM", _fedmrur.mofedsam, source="Qu et al. 2022; seed 003 Sec. 5 baseline (sim.fedmrur)")
-    register_algorithm("FedMRUR", _fedmrur.fedmrur, source="seed 003 Alg. 1 (ablations: --hp normalized=false / "
-                       "hyperbolic=false)")
-    dfedavg, dfedavgm, dfedsam, d_psgd, oledfl_sgd, oledfl_sam = _gossip_factories()
-    register_algorithm("DFedAvg", dfedavg, source="Sun, Li, Wang 2022; seed 002 baseline (gossip)")
-    register_algorithm("DFedAvgM", dfedavgm, source="Sun, Li, Wang 2022; seed 002 baseline (gossip)")
-    register_algorithm("DFedSAM", dfedsam, source="Shi et al. 2023; seed 002 baseline (gossip)")
-    register_algorithm("D-PSGD", d_psgd, source="Lian et al. 2017; seed 002 baseline (gossip, combine then adapt)")
-    register_algorithm("OledFL-SGD", oledfl_sgd, source="seed 002 eq. (3) (Ole on DFedAvg)")
-    register_algorithm("OledFL-SAM", oledfl_sam, source="seed 002 Alg. 1 (Ole on DFedSAM)")
-    register_algorithm("FedShift", fedshift, source="seed 004 Alg. 2 (mixed-precision uplink + weight shift)")
+# The paper modules register their own (sim.fedmrur, sim.gossip, sim.fedshift); fedtheory.sim imports them all,
+# so the registry is complete once any part of fedtheory.sim is imported.
 
 
 def describe(alg: Algorithm) -> dict[str, Any]:
@@ -338,6 +222,6 @@ def describe(alg: Algorithm) -> dict[str, Any]:
 
 
 __all__ = ["Algorithm", "AlgorithmSpec", "CONTEXT", "algorithms", "build_algorithm", "describe", "fedavg", "fedcm",
-           "fedinit", "fedprox", "fedsam", "fedshift", "hyperparameter_names", "register_algorithm", "relaxed_beta",
+           "fedinit", "fedprox", "fedsam", "hyperparameter_names", "register_algorithm", "relaxed_beta",
            "resolve", "ri_name", "scaffold", "topology_by_name", "unregister_algorithm"]
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_finite, check_float, check_int, per_run
 from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
-from .plugins import Exact, Oracle, RoundState, State
+from .plugins import Exact, LocalTransform, Oracle, RoundState, State
 from .problems import Problem
 from .rng import RunStreams
 from .rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
@@ -97,6 +97,34 @@ VISITED_MEASURES = {  # one row: running maxima over the visited points (the glo
                             "(one-sample gradient variance; a minibatch of b divides it by b)",
 }
 DEFAULT_MEASURES = ("opt_error", "grad_norm2", "delta", "delta_code", "drift", "unbiased_gap")
+
+
+class TrackGradients(LocalTransform):
+    """Leaves the direction unchanged; records the measure ``visited_client_grad2``: per round, the max over
+    the local iterates (and the round's start and end points) and the selected clients of ||grad f_k(w_{k,j})||^2
+    (exact local gradients). It is the visited-region part of a bounded-gradient assumption such as seed 004's
+    Assumption 4 (E||g||^2 <= G^2 = this + sigma^2 for additive noise of variance sigma^2).
+
+    Add it to any algorithm: ``dataclasses.replace(alg, local=(*alg.local, TrackGradients()))``.
+    """
+
+    name = "track_gradients"
+
+    def round_start(self, rs: RoundState) -> None:
+        rs.extra["visited_client_grad2"] = np.zeros(rs.sel.shape[0])
+
+    def direction(self, rs: RoundState, g, w, grad_at):
+        gn = np.sum(rs.view.grad(w) ** 2, axis=-1).max(axis=1)
+        rs.extra["visited_client_grad2"] = np.maximum(rs.extra["visited_client_grad2"], gn)
+        return g
+
+    def measures(self) -> dict[str, str]:
+        return {"visited_client_grad2": "max over this round's local iterates and clients of ||grad f_k(w)||^2"}
+
+    def measure(self, rs: RoundState) -> dict[str, Any]:
+        g0 = np.sum(rs.view.grad(rs.w0) ** 2, axis=-1).max(axis=1)
+        gK = np.sum(rs.view.grad(rs.wK) ** 2, axis=-1).max(axis=1)
+        return {"visited_client_grad2": np.maximum(rs.extra["visited_client_grad2"], np.maximum(g0, gK))}
 
 
 @dataclass

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_float, per_run
 from .backend import ops
-from .algorithms import Algorithm
+from .algorithms import Algorithm, register_algorithm
 from .plugins import SAM, Aggregator, ClientMomentum, LocalTransform, MeanUpdates
 
 # ------------------------------------------------------------------------------------ the Lorentz model
@@ -303,6 +303,10 @@ def fedmrur(alpha=0.1, rho=0.5, gamma=0.005, sigma=1e4, beta=1.0, server_lr=1.0,
 def mofedsam(alpha=0.1, rho=0.5, server_lr=1.0, *, units: str = "gradient") -> Algorithm:
     """MoFedSAM (Qu et al. 2022) as FedMRUR builds on it: SAM + client momentum + plain mean of the updates."""
     return fedmrur(alpha, rho, server_lr=server_lr, normalized=False, hyperbolic=False, units=units)
+
+
+register_algorithm("MoFedSAM", mofedsam, source="Qu et al. 2022; seed 003 Sec. 5 baseline (sim.fedmrur)")
+register_algorithm("FedMRUR", fedmrur, source="seed 003 Alg. 1 (ablations: --hp normalized=false / hyperbolic=false)")
 
 
 def fedmrur_n(**kw) -> Algorithm:

@@ -21,10 +21,9 @@ import numpy as np
 
 from .._validation import ParameterError, check_int, per_run
 from .backend import ops
-from .algorithms import Algorithm
-from .engine import RunConfig
+from .algorithms import Algorithm, build_algorithm, register_algorithm, resolve
+from .engine import RunConfig, TrackGradients  # noqa: F401 - TrackGradients is still importable from here
 from .plugins import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
-from .measures import TrackGradients  # moved to sim.measures; still importable from here
 from .reference import NaiveClients, naive_grad
 from .problems import LogisticProblem, Problem
 from .quantize import Blocks, ErrorFeedback, Quantize, client_mask, quantize_dequantize
@@ -169,6 +168,38 @@ def fedshift(base: Algorithm, inferior, *, bits=8, quantizer: str | None = "kmea
     """FedShift added to ``base`` (Algorithm 2): ``fedshift(fedprox(0.01), inferior, bits=4)``."""
     return mixed_precision(base, inferior, bits=bits, quantizer=quantizer, layers=layers, shift=True,
                            error_feedback=error_feedback, target=target)
+
+
+INFERIOR = ("partition", "odd", "even", "all", "none")
+
+
+def fedshift_by_name(base: str = "FedAvg", bits=8, quantizer: str = "kmeans", shift=1.0, layers: str = "tensor",
+                     inferior: str = "partition", error_feedback: bool = False, target: str = "weights", *, n_clients,
+                     layer_sizes, client_groups=None) -> Algorithm:
+    """FedShift (seed 004 Alg. 2) on a registered base algorithm: inferior clients send DeQ(Q(w)) at ``bits``
+    ('kmeans': Algorithm 1, or 'uniform': eqs. 5-6; quantizer 'none': full precision for all), the server shifts
+    each layer by its weight mean (eq. 10). shift: 1 (FedShift) or 0 (the mixed-precision baseline; sweep 1,0 to
+    train both on the same seeds). layers: 'tensor' (each parameter tensor is a layer: the paper's layer-wise
+    quantization) or 'model' (one block). inferior: 'partition' (the label-parity split's odd-label group when the
+    partition is label-parity, else the odd-indexed clients, as that split marks them), 'odd', 'even', 'all', 'none'."""
+    if str(base).lower().endswith("+ri") or resolve(base)[0].name == "FedShift":
+        raise ParameterError("base", base, "a registered server algorithm without '+RI' (e.g. FedAvg, FedProx, SCAFFOLD)")
+    if layers not in ("tensor", "model"):
+        raise ParameterError("layers", layers, "'tensor' or 'model'")
+    if inferior not in INFERIOR:
+        raise ParameterError("inferior", inferior, "one of " + ", ".join(INFERIOR))
+    ids = np.arange(n_clients)
+    mask = {"partition": client_groups if client_groups is not None else ids % 2 == 1, "odd": ids % 2 == 1,
+            "even": ids % 2 == 0, "all": np.ones(n_clients, bool), "none": np.zeros(n_clients, bool)}[inferior]
+    q = None if str(quantizer).lower() == "none" else quantizer
+    shift_arr = np.asarray(shift, dtype=float)
+    return mixed_precision(build_algorithm(base), np.asarray(mask, bool), bits=bits, quantizer=q,
+                           layers=list(layer_sizes) if layers == "tensor" else None,
+                           shift=shift_arr.astype(bool) if shift_arr.ndim else bool(shift_arr),
+                           error_feedback=bool(error_feedback), target=target)
+
+
+register_algorithm("FedShift", fedshift_by_name, source="seed 004 Alg. 2 (mixed-precision uplink + weight shift)")
 
 
 # ------------------------------------------------------------------------------------ problem

@@ -23,21 +23,22 @@ consensus distance (1/m) sum_i ||x_i - x_bar||^2.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+import inspect
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sps
 
 from .._validation import ParameterError, check_choice, check_float, per_run
 from .backend import ops
-from .algorithms import Algorithm
+from .algorithms import Algorithm, register_algorithm
 from .engine import RunConfig
 from .plugins import (SAM, Communication, LocalTransform, MeanModels,
                       RelaxedInit, RoundState)
 from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
 from .rng import RunStreams
-from .topology import Topology, canonical_edges, metropolis_matrix
+from .topology import Topology, canonical_edges, metropolis_matrix, topology_by_name
 
 # ------------------------------------------------------------------------------------ gossip
 
@@ -240,6 +241,37 @@ def with_ole(algorithm: Algorithm, beta) -> Algorithm:
     if not isinstance(algorithm.comm, Gossip):
         raise ParameterError("algorithm.comm", repr(algorithm.comm), "a Gossip communication (Ole is OledFL's DFL plug-in)")
     return dataclasses.replace(algorithm, name=algorithm.name + "+Ole", init=RelaxedInit(beta))
+
+
+def by_topology_name(factory: Callable[..., Algorithm]) -> Callable[..., Algorithm]:
+    """``factory(topology, ...)`` as the registry takes it: the topology by name (``topology_by_name``, default
+    'ring') over the trainer's ``n_clients``, after the factory's required parameters and before its others."""
+    P = inspect.Parameter
+    rest = list(inspect.signature(factory).parameters.values())[1:]
+    signature = inspect.Signature([*[p for p in rest if p.default is P.empty],
+                                   P("topology", P.POSITIONAL_OR_KEYWORD, default="ring", annotation=str),
+                                   *[p for p in rest if p.default is not P.empty],
+                                   P("n_clients", P.KEYWORD_ONLY, annotation=int)])
+
+    def make(*args, **kwargs) -> Algorithm:
+        values = signature.bind(*args, **kwargs)
+        values.apply_defaults()
+        kw = dict(values.arguments)
+        return factory(topology_by_name(kw.pop("topology"), kw.pop("n_clients")), **kw)
+
+    make.__signature__ = signature
+    make.__name__ = make.__qualname__ = factory.__name__
+    make.__doc__ = factory.__doc__
+    return make
+
+
+register_algorithm("DFedAvg", by_topology_name(dfedavg), source="Sun, Li, Wang 2022; seed 002 baseline (gossip)")
+register_algorithm("DFedAvgM", by_topology_name(dfedavgm), source="Sun, Li, Wang 2022; seed 002 baseline (gossip)")
+register_algorithm("DFedSAM", by_topology_name(dfedsam), source="Shi et al. 2023; seed 002 baseline (gossip)")
+register_algorithm("D-PSGD", by_topology_name(d_psgd),
+                   source="Lian et al. 2017; seed 002 baseline (gossip, combine then adapt)")
+register_algorithm("OledFL-SGD", by_topology_name(oledfl_sgd), source="seed 002 eq. (3) (Ole on DFedAvg)")
+register_algorithm("OledFL-SAM", by_topology_name(oledfl_sam), source="seed 002 Alg. 1 (Ole on DFedSAM)")
 
 
 # ------------------------------------------------------------------------------------ naive reference

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .algorithms import Algorithm
-from .engine import RunConfig
-from .measures import TrackGradients
+from .engine import RunConfig, TrackGradients
+from .fedmrur import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
 from .plugins import (AdditiveNoise, ClientMomentum, ControlVariates, Exact, MeanModels, MeanUpdates, Minibatch,
                       PlainInit, Prox, RelaxedInit, SAM)
 from .problems import Problem
@@ -122,8 +122,6 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
     MoFedSAM / FedMRUR family: client momentum in both modes and units, the hyperbolic regulariser from eqs.
     (3)-(4) as printed, sample by sample, normalized aggregation). Returns (final models (R, d), per-round
     global models (T+1, R, d))."""
-    from .fedmrur import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad  # sim.fedmrur imports this module
-
     streams = RunStreams(seeds)
     R, C, d = streams.runs, problem.n_clients, problem.dim
     K, T = config.local_steps, config.rounds

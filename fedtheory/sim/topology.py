@@ -404,3 +404,26 @@ def paper_topologies(n_clients: int, k: int | None = None, laziness: float = 0.0
     k = max(1, round(n_clients / 10)) if k is None else k
     return [Ring(n_clients, laziness), Grid2D(n_clients, laziness=laziness), Exponential(n_clients, laziness),
             FullyConnected(n_clients, laziness), RandomKNeighbour(n_clients, k, laziness)]
+
+
+TOPOLOGIES = ("ring", "grid", "exponential", "fully_connected", "random_k[:K]")
+
+
+def topology_by_name(name: str, n_clients: int) -> Topology:
+    """A seed-002 topology over ``n_clients`` from its name: ring | grid | exponential | fully_connected |
+    random_k (K = max(1, round(n/10)) neighbours, the paper's ratio) | random_k:K (time-varying)."""
+    text = str(name).strip().lower()
+    base, _, arg = text.partition(":")
+    makers = {"ring": ring, "grid": grid, "exponential": exponential, "fully_connected": fully_connected}
+    if base in makers and not arg:
+        return makers[base](n_clients)
+    if base == "random_k":
+        if arg:
+            try:
+                k = int(arg)
+            except ValueError:
+                raise ParameterError("topology", name, "random_k:K with an integer K") from None
+        else:
+            k = max(1, round(n_clients / 10))
+        return random_k_neighbour(n_clients, k)
+    raise ParameterError("topology", name, "one of " + ", ".join(TOPOLOGIES))
