@@ -297,9 +297,9 @@ def _cmd_list(args) -> int:
         else:
             _print_table(["id", "paper", "kind", "records"], [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
         return 0
-    from .theory import registry
+    from .plugins import records
 
-    reg = registry()
+    reg = records()
     _validate_paper(args.paper, {r.paper for r in reg.values()})
     kinds = sorted({r.kind for r in reg.values()})
     if args.kind is not None and args.kind not in kinds:
@@ -320,10 +320,9 @@ def _validate_paper(paper, papers) -> None:
 
 def _cmd_explain(args) -> int:
     from .checks import checks_of
-    from .plugins import plugin_of
-    from .theory import get
+    from .plugins import plugin_of, record
 
-    rec = get(args.id)
+    rec = record(args.id)
     print(rec.explain())
     plug = plugin_of(rec.id)
     if plug is not None:

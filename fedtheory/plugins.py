@@ -13,6 +13,10 @@ found in three places, in this order:
 
 A plug-in that fails to import raises :class:`PluginError` (the CLI exits with status 2), naming the
 plug-in, where it came from and the exception: never a silent skip.
+
+This module stands right above the theory layer: the records' lookups that load the plug-ins first
+(:func:`records`, :func:`record`, :func:`papers`) are here, since ``fedtheory.theory`` imports nothing that finds
+plug-ins. The layers above (``checks``, ``worst``, the CLI) call :func:`load_plugins` before their own lookups.
 """
 from __future__ import annotations
 
@@ -25,12 +29,14 @@ import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ._validation import FedTheoryError
+from .theory.core import Definition, Record, get, registered_ids, registry
 
-__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "load_plugin", "load_plugins",
-           "loaded_plugins", "plugin_of", "worker_targets"]
+__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "count_registered",
+           "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "record", "records",
+           "worker_targets"]
 
 ENTRY_POINT_GROUP = "fedtheory.papers"
 ENV_VAR = "FEDTHEORY_PLUGINS"
@@ -68,13 +74,19 @@ class PluginInfo:
 
 _LOADED: dict[str, PluginInfo] = {}  # key: module name or resolved file path
 _AUTO_DONE = False
+# What load_plugin counts of each plug-in: kind -> the ids of that kind registered so far. The records are the theory
+# layer's, below this module; a registry above it joins with count_registered when it is imported.
+_COUNTED: dict[str, Callable[[], Iterable[str]]] = {"records": registered_ids}
 
 
-def _snapshot() -> tuple[set[str], set[str]]:
-    from .checks.base import registered_check_ids
-    from .theory.core import registered_ids
+def count_registered(kind: str, ids: Callable[[], Iterable[str]]) -> None:
+    """Have every later :func:`load_plugin` tell which ``kind`` the plug-in registered; ``ids()`` lists the ids of
+    that kind registered so far (the checks' registry calls this with ``"checks"``)."""
+    _COUNTED[kind] = ids
 
-    return set(registered_ids()), set(registered_check_ids())
+
+def _snapshot() -> dict[str, set[str]]:
+    return {kind: set(ids()) for kind, ids in _COUNTED.items()}
 
 
 def _import_target(target: str) -> tuple[str, str]:
@@ -130,8 +142,8 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
         raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: "
                           f"{type(exc).__name__}: {exc}{last}") from exc
     after = _snapshot()
-    info = PluginInfo(name or Path(modname).name, target, origin, modname, sorted(after[0] - before[0]),
-                      sorted(after[1] - before[1]))
+    new = {kind: sorted(ids - before.get(kind, set())) for kind, ids in after.items()}
+    info = PluginInfo(name or Path(modname).name, target, origin, modname, new["records"], new.get("checks", []))
     _LOADED[key] = info
     return info
 
@@ -193,3 +205,23 @@ def plugin_of(item_id: str) -> PluginInfo | None:
         if item_id in info.records or item_id in info.checks:
             return info
     return None
+
+
+# ------------------------------------------------------------------------------------ the records, plug-ins loaded
+
+
+def records() -> dict[str, Record | Definition]:
+    """Every registered record, after loading the paper plug-ins (``fedtheory.theory.registry`` without loading)."""
+    load_plugins()
+    return registry()
+
+
+def record(record_id: str) -> Record | Definition:
+    """The record with this id after loading the paper plug-ins, or a ParameterError that suggests close ids."""
+    load_plugins()
+    return get(record_id)
+
+
+def papers() -> list[str]:
+    """The papers with registered records, after loading the paper plug-ins."""
+    return sorted({r.paper for r in records().values()})

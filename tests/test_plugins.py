@@ -148,6 +148,20 @@ def test_same_plugin_twice_is_loaded_once(skeleton):
     assert [r["name"] for r in json.loads(out.stdout)].count("mypaper") == 1
 
 
+def test_the_theory_layer_loads_no_plugins():
+    """fedtheory.theory holds what has been imported (it finds no plug-ins); fedtheory.plugins.records() and the
+    checks' lookups load them first."""
+    code = ("import sys; from fedtheory.theory import registry; before = len(registry()); "
+            "assert 'fedtheory.plugins' not in sys.modules; "
+            "from fedtheory.plugins import loaded_plugins, papers, record, records; "
+            "assert not loaded_plugins(); n = len(records()); "
+            "print(before, n > 50, papers(), record('fedinit.thm1').id)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(" ", 2)[:2] == ["0", "True"]
+    assert "'fedinit', 'fedmrur', 'fedshift', 'oledfl'" in out.stdout and out.stdout.strip().endswith("fedinit.thm1")
+
+
 def test_in_process_loading_is_idempotent():
     from fedtheory.checks import all_checks
 

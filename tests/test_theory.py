@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.theory import Bound, StatedOrder, SymbolSet, get, registry
+from fedtheory.plugins import records
+from fedtheory.theory import Bound, StatedOrder, SymbolSet, get
 from fedtheory.theory import fedinit as F
 from fedtheory.theory.rates import check_order
 
@@ -31,7 +32,7 @@ def _random_values(bound: Bound, rng):
     return vals
 
 
-BOUNDS = [r for r in registry().values() if isinstance(r, Bound)]
+BOUNDS = [r for r in records().values() if isinstance(r, Bound)]
 
 
 @pytest.mark.parametrize("bound", BOUNDS, ids=[b.id for b in BOUNDS])
@@ -113,7 +114,7 @@ def test_fedinit_rate_verdicts():
 
 
 def test_every_record_explains_and_cites_a_seed():
-    for rid, rec in registry().items():
+    for rid, rec in records().items():
         text = rec.explain()
         assert rid in text
         assert ".txt" in rec.source, rid
@@ -151,12 +152,10 @@ def test_fedinit_claim_predicates():
 def test_every_claim_quotes_its_sentence_with_file_and_line():
     import re
 
-    from fedtheory.theory import Claim, registry
-    from fedtheory.plugins import load_plugins
-    load_plugins()
+    from fedtheory.theory import Claim
     seeds = {"000_278c463b157eab5b.txt", "001_1290d3e8dce7394d.txt", "002_750e045df608fece.txt",
              "003_7cb41999359df859.txt", "004_319ac838b1cb3f8f.txt"}
-    for rid, rec in registry().items():
+    for rid, rec in records().items():
         if isinstance(rec, Claim):
             m = re.match(r"(\d{3}_[0-9a-f]+\.txt):\d+", rec.quote)
             assert m and m.group(1) in seeds, rid

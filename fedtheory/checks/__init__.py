@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from .base import (FINDINGS, KINDS, PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Session, all_checks, check,
                    checks_of, compare_mean, compare_rounds, exit_code, group_findings, holm_reject,
-                   registered_check_ids, run_checks, select)
+                   registered_check_ids, select)
 from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, summarize,
                      summarize_findings, write_json)
+from .run import run_checks
 from .verdicts import (assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict, scalar_params)
 
 __all__ = ["CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
+from ..plugins import count_registered, load_plugins
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
             "claim_refuted", "inconclusive", "error")
@@ -182,10 +183,11 @@ def registered_check_ids() -> list[str]:
     return list(_CHECKS)
 
 
+count_registered("checks", registered_check_ids)  # `fedtheory list --plugins` counts each plug-in's checks
+
+
 def all_checks() -> dict[str, CheckSpec]:
     """Every registered check, after loading the paper plug-ins (see ``fedtheory.plugins``)."""
-    from ..plugins import load_plugins
-
     load_plugins()
     return dict(_CHECKS)
 
@@ -439,13 +441,9 @@ def summarize_simulations(sims: Sequence[dict[str, Any]], limit: int = 12) -> li
     return list(merged.values())[:limit]
 
 
-def _run_spec_in_worker(spec_id: str, profile: str, seed: int) -> list[dict]:
-    spec = all_checks()[spec_id]
-    res = _run_spec(spec, Session(profile=profile, seed=seed))
-    return [r.to_json() for r in res]
-
-
-def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
+def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
+    """One check's results in ``session``, each with the versions, the simulations it ran and its seconds; a check
+    that crashes gives one 'error' row (a ParameterError is raised: bad input, not a finding)."""
     from ..sim.engine import versions
 
     from ..sim.engine import record_simulations
@@ -491,61 +489,6 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
             raise ParameterError("--only", unknown[0], "a check id or id prefix from `fedtheory list --checks`")
         chosen = [s for s in chosen if any(s.id == o or s.id.startswith(o + ".") for o in only)]
     return chosen
-
-
-def run_checks(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick", seed: int = 0,
-               progress: bool = False, runs_dir: str | None = None, parallel_symbolic: bool = True,
-               executor: Any = None) -> list[CheckResult]:
-    """Run the selected checks, results in registration order. Without ``executor``: in this process, one
-    Session (symbolic checks in a worker process while the simulations run here). With an executor
-    (``fedtheory.parallel``): as units of work (``fedtheory.checks.units``), the same results."""
-    check_choice("profile", profile, PROFILES)
-    specs = select(paper, only, profile, runs=runs_dir is not None)
-    if executor is not None:
-        from .units import run_units
-
-        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress)
-    session = Session(profile=profile, seed=seed, progress=progress, runs_dir=runs_dir)
-    symbolic = [s for s in specs if s.cost == "symbolic"]
-    numeric = [s for s in specs if s.cost != "symbolic"]
-    results: dict[str, list[CheckResult]] = {}
-    futures = {}
-    pool = None
-    if parallel_symbolic and symbolic and (os.cpu_count() or 1) > 1:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context(method))
-        futures = {s.id: pool.submit(_run_spec_in_worker, s.id, profile, seed) for s in symbolic}
-    else:
-        numeric = symbolic + numeric
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(specs), desc="checks", unit="check")
-    try:
-        for s in numeric:
-            if bar is not None:
-                bar.set_postfix_str(s.id)
-            results[s.id] = _run_spec(s, session)
-            if bar is not None:
-                bar.update(1)
-        for sid, fut in futures.items():
-            spec = all_checks()[sid]
-            try:
-                results[sid] = [CheckResult(**d) for d in fut.result()]
-            except Exception:  # noqa: BLE001 - the worker died (e.g. no fork): run it here instead
-                results[sid] = _run_spec(spec, session)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-    return [r for s in specs for r in results[s.id]]
 
 
 def group_findings(results: Sequence[CheckResult], *, counted: bool = True) -> dict[str, list[CheckResult]]:

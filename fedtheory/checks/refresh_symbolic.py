@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 
-from ..theory import Bound, OrderStatement, registry
+from ..plugins import records
+from ..theory import Bound, OrderStatement
 from ..theory.rates import check_order
 from .verdicts import rate_inputs, rate_key
 from .base import SHIPPED_SYMBOLIC, symbolic_key
 
 
 def records_with_orders():
-    return [r for r in registry().values()
+    return [r for r in records().values()
             if (isinstance(r, Bound) and r.order is not None) or (isinstance(r, OrderStatement) and r.explicit is not None)]
 
 

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._validation import ParameterError, check_choice
-from .base import PROFILES, CheckResult, CheckSpec, Session, _run_spec, all_checks, select
+from ..plugins import load_plugins, worker_targets
+from .base import PROFILES, CheckResult, CheckSpec, Session, all_checks, run_spec, select
 
 __all__ = ["BIND_S", "CheckUnit", "UNITS_FILE", "plan_units", "record_profile", "run_check_unit", "run_units"]
 
@@ -106,12 +107,10 @@ def run_check_unit(check_ids: Sequence[str], profile: str, seed: int, runs_dir: 
                    plugins: Sequence[str] = ()) -> list[list[CheckResult]]:
     """The task of one unit: its checks in one Session, in order (loads ``plugins`` first: a worker process
     knows only the installed plug-ins and ``$FEDTHEORY_PLUGINS``)."""
-    from ..plugins import load_plugins
-
     load_plugins(plugins)
     specs = all_checks()
     session = Session(profile=profile, seed=seed, runs_dir=runs_dir)
-    return [_run_spec(specs[c], session) for c in check_ids]
+    return [run_spec(specs[c], session) for c in check_ids]
 
 
 def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quick", seed: int = 0,
@@ -123,7 +122,6 @@ def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quic
     plugins: what each task loads first (default ``fedtheory.plugins.worker_targets()``: what this process loaded
     with --plugin or $FEDTHEORY_PLUGINS)."""
     from ..parallel import Task
-    from ..plugins import worker_targets
     from ..sim.engine import versions
 
     units = plan_units(specs, profile)
@@ -161,7 +159,7 @@ def record_profile(profile: str, seed: int = 0, only: Sequence[str] | None = Non
     for s in specs:
         session.memo_log = []
         t = time.perf_counter()
-        _run_spec(s, session)
+        run_spec(s, session)
         log = session.memo_log
         checks[s.id] = {"s": round(time.perf_counter() - t, 3),
                         "computes": {e["key"]: round(e["s"], 3) for e in log if e["computed"]},

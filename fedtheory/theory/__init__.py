@@ -15,7 +15,7 @@ from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
 
 def papers() -> list[str]:
-    """The papers with registered records (after loading plug-ins)."""
+    """The papers with records registered so far (``fedtheory.plugins.papers`` loads the plug-ins first)."""
     return sorted({r.paper for r in registry().values()})
 
 

@@ -154,7 +154,7 @@ class StatedOrder:
     track: tuple[sp.Symbol, ...] = ()  # symbols whose exponents must also be covered (N, K, S, ...)
 
 
-class _Evaluator:
+class Evaluator:
     """Lambdified evaluation with named arguments, validated against the symbol domains."""
 
     def __init__(self, expr: sp.Expr, symbols: SymbolSet, what: str):
@@ -215,8 +215,8 @@ class Bound(Record):
     quote: str = ""  # the sentence or display tested, with seed file and line ('000_...txt:1268: ...')
 
     def __post_init__(self):
-        self._eval: _Evaluator | None = None
-        self._cond_eval: dict[str, _Evaluator] = {}
+        self._eval: Evaluator | None = None
+        self._cond_eval: dict[str, Evaluator] = {}
 
     def expanded(self, expr: sp.Expr | None = None) -> sp.Expr:
         """The expression with every definition substituted (innermost last)."""
@@ -236,18 +236,18 @@ class Bound(Record):
 
     def evaluate(self, values: Mapping[str, Any]) -> np.ndarray:
         if self._eval is None:
-            self._eval = _Evaluator(self.expanded(), self.symbols, self.id)
+            self._eval = Evaluator(self.expanded(), self.symbols, self.id)
         return self._eval(values)
 
     def evaluate_expr(self, expr: sp.Expr, values: Mapping[str, Any]) -> np.ndarray:
         """Evaluate a part of this bound (e.g. one of its terms) with the same definitions and domains."""
-        return _Evaluator(self.expanded(expr), self.symbols, f"{self.id} (part)")(values)
+        return Evaluator(self.expanded(expr), self.symbols, f"{self.id} (part)")(values)
 
     def definition_values(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         out = {}
         for d in self.definitions:
             if d.expr is not None:
-                out[d.symbol.name] = _Evaluator(self.expanded(d.expr), self.symbols, d.id)(values)
+                out[d.symbol.name] = Evaluator(self.expanded(d.expr), self.symbols, d.id)(values)
         return out
 
     def conditions_failed(self, values: Mapping[str, Any]) -> list[str]:
@@ -263,9 +263,9 @@ class Bound(Record):
             diff = rel.rhs - rel.lhs
             ev = self._cond_eval.get(c.name)
             if ev is None:
-                ev = self._cond_eval[c.name] = _Evaluator(diff, self.symbols, f"{self.id} condition {c.name}")
-                ev.lhs = _Evaluator(rel.lhs, self.symbols, c.name) if rel.lhs.free_symbols else None
-                ev.rhs = _Evaluator(rel.rhs, self.symbols, c.name) if rel.rhs.free_symbols else None
+                ev = self._cond_eval[c.name] = Evaluator(diff, self.symbols, f"{self.id} condition {c.name}")
+                ev.lhs = Evaluator(rel.lhs, self.symbols, c.name) if rel.lhs.free_symbols else None
+                ev.rhs = Evaluator(rel.rhs, self.symbols, c.name) if rel.rhs.free_symbols else None
             margin = ev(values)
             if isinstance(rel, sp.Equality):  # both ways, relative to the sides' size
                 lhs_v = ev.lhs(values) if ev.lhs else float(rel.lhs)
@@ -438,20 +438,19 @@ def register(*records):
 
 
 def registered_ids() -> list[str]:
-    """The ids registered so far, without loading plug-ins."""
+    """The ids registered so far."""
     return list(_REGISTRY)
 
 
 def registry() -> dict[str, Record | Definition]:
-    """Every registered record, after loading the paper plug-ins (see ``fedtheory.plugins``)."""
-    from ..plugins import load_plugins
-
-    load_plugins()
+    """Every record registered so far: the papers imported in this process. ``fedtheory.plugins.records()`` loads
+    the paper plug-ins first (the theory layer imports nothing that finds them)."""
     return dict(_REGISTRY)
 
 
 def get(record_id: str):
-    """The record with this id, or a ParameterError that suggests close ids."""
+    """The registered record with this id, or a ParameterError that suggests close ids (``fedtheory.plugins.record``
+    loads the paper plug-ins first)."""
     reg = registry()
     if record_id not in reg:
         close = [k for k in reg if record_id.split(".")[0] in k][:8]

@@ -57,7 +57,7 @@ import numpy as np
 import sympy as sp
 
 from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder, SymbolSet,
-                   _Evaluator, register)
+                   Evaluator, register)
 
 PAPER = "fedshift"
 SEED = "004_319ac838b1cb3f8f.txt"
@@ -103,7 +103,7 @@ class ExactIdentity(Identity):
     def evaluate(self, values: Mapping[str, Any]) -> np.ndarray:
         ev = self.__dict__.get("_ev")
         if ev is None:
-            ev = self.__dict__["_ev"] = _Evaluator(self.expr, self.symbols, self.id)
+            ev = self.__dict__["_ev"] = Evaluator(self.expr, self.symbols, self.id)
         return ev(values)
 
     def explain(self) -> str:
@@ -169,7 +169,7 @@ _cond31_ev = None
 def _COND31(mt, mt1, Ii, Kk):
     global _cond31_ev
     if _cond31_ev is None:
-        _cond31_ev = _Evaluator(COND31_MARGIN, S_, "fedshift.cond31_32")
+        _cond31_ev = Evaluator(COND31_MARGIN, S_, "fedshift.cond31_32")
     return _cond31_ev({"m_t": mt, "m_t1": mt1, "K": Kk, "S": Kk - Ii})
 
 

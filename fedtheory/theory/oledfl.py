@@ -39,8 +39,8 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Record, SymbolSet,
-                   register)
+from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, OrderStatement, Record,
+                   SymbolSet, register)
 
 PAPER = "oledfl"
 SEED = "002_750e045df608fece.txt"
@@ -186,10 +186,8 @@ register(RHO_BETA, BETA_MAX, BETA_CONS, LAZY_EQUIV)
 
 def evaluate_definition(defn: Definition, values: Mapping[str, Any]) -> np.ndarray:
     """Numeric value of one of this module's derived definitions (lambdified once)."""
-    from .core import _Evaluator
-
     if defn.id not in _DEF_EVAL:
-        _DEF_EVAL[defn.id] = _Evaluator(defn.expr, S_, defn.id)
+        _DEF_EVAL[defn.id] = Evaluator(defn.expr, S_, defn.id)
     return _DEF_EVAL[defn.id](values)
 
 

@@ -76,9 +76,9 @@ class WorstCaseSpec:
         """The bound record: ``record_override`` if given, else the registered ``record_id``."""
         if self.record_override is not None:
             return self.record_override
-        from ..theory import get
+        from ..plugins import record
 
-        return get(self.record_id)
+        return record(self.record_id)
 
     @property
     def stochastic(self) -> bool:
