@@ -1,0 +1,244 @@
+"""The layer contracts of docs/architecture.md, read from the source of the installed package: every ``import``
+statement (at module level, inside a function or under ``if TYPE_CHECKING``) and every ``importlib.import_module``
+/ ``__import__`` call. Importing ``a.b.c`` also runs the package faces ``a.b`` and ``a`` (their ``__init__.py``), so
+an import from outside a package counts as an import of that package's face too: a circle through a face is a
+circle that Python runs into.
+
+Point it at another tree by putting that tree first on the path (``PYTHONPATH=/other/checkout pytest
+tests/test_layers.py``): it reads the ``fedtheory`` that Python imports.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import fedtheory
+
+PACKAGE = Path(fedtheory.__file__).resolve().parent
+
+# The floors of docs/architecture.md, ground first. A module imports the ground, its own layer, and layers on
+# lower floors; never a layer on its own floor or above.
+GROUND = ("fedtheory", "_validation", "_jsonutil", "_files")
+FLOORS = (
+    ("theory", "sim", "parallel", "scaffold"),
+    ("plugins", "empirical", "testing"),
+    ("checks",),
+    ("worst", "report"),
+    ("papers",),
+    ("cli",),
+)
+# Modules that import by a name computed at run time, and what they load: the reader cannot follow these, so each
+# is declared here and no other module may do it.
+DYNAMIC = {
+    "fedtheory.plugins": "the plug-ins a user names (entry points, $FEDTHEORY_PLUGINS, --plugin)",
+    "fedtheory.empirical": "its own submodules, on first use of a name (the package face's _LAZY table)",
+    "fedtheory.empirical.data": "numpy's and _codecs' classes for the safe unpickler of the CIFAR files",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the imported module (a package face for an implied import)
+    line: int
+    implied: bool = False  # the face a submodule import runs, not written
+
+    def __str__(self) -> str:
+        how = " (its package face)" if self.implied else ""
+        return f"{self.source}:{self.line} -> {self.target}{how}"
+
+
+def read_modules(root: Path) -> dict[str, tuple[Path, bool]]:
+    """module name -> (file, is a package face)."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        face = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if face else parts)] = (path, face)
+    return out
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def read_imports(root: Path) -> tuple[list[Import], list[tuple[str, int]]]:
+    """Every import of one module of the package by another, and the (module, line) of each import by a name
+    computed at run time."""
+    modules = read_modules(root)
+    top = root.name
+    imports, dynamic = [], []
+    for name, (path, face) in modules.items():
+        package = name.split(".") if face else name.split(".")[:-1]
+        written: list[tuple[str, int]] = []
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                written += [(a.name, node.lineno) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).strip(".") \
+                    if node.level else node.module or ""
+                for a in node.names:
+                    written.append((f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base, node.lineno))
+            elif isinstance(node, ast.Call):
+                fn = node.func
+                called = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+                if called in ("import_module", "__import__") and node.args:
+                    arg = node.args[0]
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        written.append((arg.value, node.lineno))
+                    else:
+                        dynamic.append((name, node.lineno))
+        for target, line in written:
+            if target.split(".")[0] != top:
+                continue
+            while target not in modules:  # 'pkg.mod.name' of an unknown name: the module it names
+                target = target.rpartition(".")[0]
+            mine = set(_ancestors(name)) | {name}
+            if target not in mine:
+                imports.append(Import(name, target, line))
+            imports += [Import(name, face, line, implied=True) for face in _ancestors(target)
+                        if face not in mine and face != target]
+    return imports, dynamic
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[0] if len(parts) == 1 else parts[1]
+
+
+def floor_of(layer: str) -> int:
+    if layer in GROUND:
+        return 0
+    for i, floor in enumerate(FLOORS, 1):
+        if layer in floor:
+            return i
+    raise AssertionError(f"{layer} stands on no floor: add it to docs/architecture.md's layers and to FLOORS here")
+
+
+def circles(imports: list[Import]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        graph.setdefault(imp.source, set()).add(imp.target)
+        graph.setdefault(imp.target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _describe(component: list[str], imports: list[Import]) -> str:
+    inside = set(component)
+    ties = sorted({str(i) for i in imports if i.source in inside and i.target in inside})
+    return "circle of " + ", ".join(component) + ":\n    " + "\n    ".join(ties)
+
+
+IMPORTS, DYNAMIC_FOUND = read_imports(PACKAGE)
+
+
+def _offending(source_layers: tuple[str, ...], allowed) -> list[str]:
+    return sorted(str(i) for i in IMPORTS
+                  if layer_of(i.source) in source_layers and not allowed(layer_of(i.target)))
+
+
+# ------------------------------------------------------------------------------------ the contracts
+
+
+def test_theory_imports_nothing_of_the_package_but_the_ground():
+    """What papers state is pure sympy: no plug-in discovery, no simulator, no verdicts."""
+    assert _offending(("theory",), lambda t: t in ("theory", "fedtheory", "_validation", "_jsonutil")) == []
+
+
+def test_sim_never_imports_theory_or_checks():
+    assert _offending(("sim",), lambda t: t not in ("theory", "checks")) == []
+
+
+def test_empirical_never_imports_checks():
+    assert _offending(("empirical",), lambda t: t != "checks") == []
+
+
+def test_no_import_circle():
+    found = circles(IMPORTS)
+    assert not found, "\n".join(_describe(c, IMPORTS) for c in found)
+
+
+def test_every_import_goes_down_the_floors():
+    """A module imports the ground, its own layer, and the layers on lower floors (docs/architecture.md)."""
+    bad = sorted(str(i) for i in IMPORTS if layer_of(i.source) != layer_of(i.target)
+                 and floor_of(layer_of(i.target)) >= floor_of(layer_of(i.source)))
+    assert bad == []
+
+
+def test_imports_by_computed_name_are_declared():
+    """An import the reader cannot follow hides an arrow: only the modules in DYNAMIC may make one."""
+    assert sorted({m for m, _ in DYNAMIC_FOUND}) == sorted(DYNAMIC), DYNAMIC_FOUND
+
+
+# ------------------------------------------------------------------------------------ the reader itself
+
+
+def test_the_reader_sees_imports_inside_functions_and_through_faces(tmp_path):
+    """A circle closed by an import inside a function, and one closed through a package face, are both found."""
+    pkg = tmp_path / "fedtheory"
+    (pkg / "low").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low" / "__init__.py").write_text("from .base import thing\n")
+    (pkg / "low" / "base.py").write_text("thing = 1\n\ndef f():\n    from ..high import other\n    return other\n")
+    (pkg / "high.py").write_text("from .low.base import thing\nother = thing\n")
+    (pkg / "face.py").write_text("import importlib\n\ndef g(n):\n    return importlib.import_module(n)\n")
+    imports, dynamic = read_imports(pkg)
+    assert [sorted(c) for c in circles(imports)] == [["fedtheory.high", "fedtheory.low", "fedtheory.low.base"]]
+    assert Import("fedtheory.low.base", "fedtheory.high", 4) in imports
+    assert Import("fedtheory.high", "fedtheory.low", 1, implied=True) in imports
+    assert dynamic == [("fedtheory.face", 4)]
+
+
+# ------------------------------------------------------------------------------------ what running imports
+
+
+@pytest.mark.parametrize("module", ["fedtheory.theory", "fedtheory.sim", "fedtheory.plugins", "fedtheory.empirical.trainer",
+                                    "fedtheory.checks", "fedtheory.worst"])
+def test_importing_a_layer_runs_no_layer_above_it(module):
+    """The same rule at run time, in a fresh interpreter: what importing a layer loads, importlib included."""
+    code = f"import sys, {module}; print(' '.join(m for m in sys.modules if m.startswith('fedtheory')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE.parent),
+                                                                           os.environ.get("PYTHONPATH", "")])})
+    assert out.returncode == 0, out.stderr
+    own = floor_of(layer_of(module))
+    above = sorted(m for m in out.stdout.split() if layer_of(m) != layer_of(module) and floor_of(layer_of(m)) >= own)
+    assert above == []
