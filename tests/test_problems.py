@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from fedtheory._validation import ParameterError
 from fedtheory.sim import (AdditiveNoise, digits_logistic, heterogeneous_least_squares,
                            pl_nonconvex, synthetic_logistic)
-from fedtheory.sim.problems import _pl_ratio
+from fedtheory.sim.problems import pl_ratio
 
 
 def _all_client_grads(p, W):
@@ -71,7 +71,7 @@ def test_pl_nonconvex_constants():
     p = pl_nonconvex(6, 4, 20, random_state=0)
     c = p.constants
     xs = np.linspace(1e-4, 30, 400_001)
-    assert _pl_ratio(xs).min() >= c["mu"].value - 1e-12  # no point beats the computed infimum
+    assert pl_ratio(xs).min() >= c["mu"].value - 1e-12  # no point beats the computed infimum
     assert c["mu"].value > 1 / 32  # Karimi et al.'s constant is valid but not tight
     # L = 8 exactly: |g''| <= 8 and equals 8 at 0
     rng = np.random.default_rng(0)

@@ -1,0 +1,249 @@
+"""What every problem is: :class:`Problem` (client objectives f_i on a leading variant axis, their oracles and
+constants), :class:`ClientView` (the selected clients' data for one round), :class:`Constant` (a value and how it is
+known) and :class:`Constants`; the indexing helpers the problem families share."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..._validation import check_int, check_random_state
+
+__all__ = ["CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "Problem", "gather", "sample_rows", "shared_index"]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A problem constant: ``value`` and how it is known (``kind``: exact | bound | computed | measured;
+    ``note``: the method, e.g. the solver and its final gradient norm)."""
+
+    value: Any
+    kind: str  # exact | bound | computed | measured
+    note: str = ""
+
+
+CLIENT_CONSTANTS = ("L_clients", "mu_clients", "w_star_clients", "f_star_clients", "Gamma")
+
+
+class Constants(Mapping):
+    """A problem's constants by name (a read-only mapping); the lazy ones are computed on first access."""
+
+    def __init__(self, eager: Mapping[str, Constant], lazy: Mapping[str, Callable[[], Constant]]):
+        self._values = dict(eager)
+        self._lazy = {k: f for k, f in lazy.items() if k not in self._values}
+        self._order = list(self._values) + list(self._lazy)
+
+    def __getitem__(self, key: str) -> Constant:
+        if key not in self._values:
+            if key not in self._lazy:
+                raise KeyError(key)
+            self._values[key] = self._lazy[key]()
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __repr__(self) -> str:
+        return f"Constants({', '.join(self._order)})"
+
+
+
+
+class ClientView:
+    """The data of the clients selected for one round, gathered once: clients (R, N)."""
+
+    def grad(self, w: np.ndarray) -> np.ndarray:  # exact local gradient, (R,N,d) -> (R,N,d)
+        raise NotImplementedError
+
+    def grad_batch(self, w: np.ndarray, idx: np.ndarray) -> np.ndarray:  # minibatch, idx (R,N,b)
+        raise NotImplementedError
+
+    def loss(self, w: np.ndarray) -> np.ndarray:  # (R,N,d) -> (R,N)
+        raise NotImplementedError
+
+    # Representations of the clients' samples under a model (seed 003's hyperbolic regularizer compares them
+    # under the local and the global model). Only problems with a natural representation provide them.
+    def representation(self, w: np.ndarray) -> np.ndarray:
+        """z_j(w) for every sample of every selected client: (R,N,d) -> (R,N,S,m); padded samples give 0."""
+        raise NotImplementedError(f"{type(self).__name__} has no sample representation")
+
+    def representation_grad(self, w: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """Pull back G (R,N,S,m), a gradient with respect to the representations, to w: sum_j J_j(w)' G_j, (R,N,d)."""
+        raise NotImplementedError(f"{type(self).__name__} has no sample representation")
+
+    def sample_weights(self) -> np.ndarray:
+        """(R,N,S): 1/S_i for client i's samples, 0 for padding (a client's mean over samples is a weighted sum)."""
+        raise NotImplementedError(f"{type(self).__name__} has no sample representation")
+
+    def representation_inputs(self) -> np.ndarray:
+        """For a representation linear in w, z_j = W' x_j: the inputs x_j, (R,N,S,f) (used to bound curvature)."""
+        raise NotImplementedError(f"{type(self).__name__} has no linear sample representation")
+
+
+class Problem:
+    """Base class. Shapes: w (R, d); clients (R, N); variant (R,) ints into the variant axis."""
+
+    name: str = "problem"
+    dim: int
+    n_clients: int
+    n_variants: int = 1
+    client_sizes: np.ndarray  # (C,) samples per client
+    nonnegative_losses: bool = True  # per-sample losses >= 0 (Lemma 5 of seed 000 needs it)
+
+    # ---- oracles
+    def view(self, clients: np.ndarray, variant: np.ndarray) -> ClientView:
+        raise NotImplementedError
+
+    def client_losses(self, w: np.ndarray, variant: np.ndarray) -> np.ndarray:
+        """f_i(w) for every client: (R, C)."""
+        C = self.n_clients
+        R = w.shape[0]
+        clients = np.broadcast_to(np.arange(C), (R, C))
+        return self.view(clients, variant).loss(np.broadcast_to(w[:, None, :], (R, C, self.dim)))
+
+    def client_grads(self, w: np.ndarray, variant: np.ndarray) -> np.ndarray:
+        """grad f_i(w) for every client: (R, C, d)."""
+        C = self.n_clients
+        R = w.shape[0]
+        clients = np.broadcast_to(np.arange(C), (R, C))
+        return self.view(clients, variant).grad(np.broadcast_to(w[:, None, :], (R, C, self.dim)))
+
+    def loss(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        return self.client_losses(w, self._variant(w, variant)).mean(axis=1)
+
+    def grad(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        return self.client_grads(w, self._variant(w, variant)).mean(axis=1)
+
+    def sample_losses(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        """Per-sample losses f(w; z_ij) of every client: (R, C, S_max), NaN where no sample."""
+        raise NotImplementedError
+
+    def sample_grad_stats(self, w: np.ndarray, variant: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per run: (max_ij ||grad f(w; z_ij)||, max_i (1/S_i) sum_j ||grad f(w;z_ij) - grad f_i(w)||^2)."""
+        raise NotImplementedError
+
+    def population_loss(self, w: np.ndarray) -> np.ndarray:
+        """F(w) = (1/C) sum_i E_{z ~ D_i} f(w; z) where the distribution is known."""
+        raise NotImplementedError(f"{self.name} has no known population risk")
+
+    # ---- constants
+    @property
+    def _constants(self) -> dict[str, Constant]:  # the global constants; subclasses compute them once
+        raise NotImplementedError
+
+    @cached_property
+    def _all_constants(self) -> Constants:
+        lazy = {"L_clients": lambda: self._client_curvature["L_clients"],
+                "mu_clients": lambda: self._client_curvature["mu_clients"],
+                "w_star_clients": lambda: self._client_minima["w_star_clients"],
+                "f_star_clients": lambda: self._client_minima["f_star_clients"],
+                "Gamma": self._gamma}
+        return Constants(self._constants, lazy)
+
+    @property
+    def constants(self) -> Constants:
+        """Every constant by name (see the module docstring); per-client ones are computed on first access."""
+        return self._all_constants
+
+    @property
+    def client_weights(self) -> np.ndarray:
+        """p_i of the global objective f = sum_i p_i f_i: 1/C for every client (seed 000 eq. (2))."""
+        return np.full(self.n_clients, 1.0 / self.n_clients)
+
+    @cached_property
+    def _client_curvature(self) -> dict[str, Constant]:  # L_clients, mu_clients
+        raise NotImplementedError(f"{self.name} states no per-client curvature")
+
+    @cached_property
+    def _client_minima(self) -> dict[str, Constant]:  # w_star_clients, f_star_clients
+        raise NotImplementedError(f"{self.name} states no per-client minima")
+
+    def _client_losses_at(self, W: np.ndarray) -> np.ndarray:
+        """f_i(W_i) for every client i at its own point, variant 0: W (C, d) -> (C,)."""
+        clients = np.arange(self.n_clients)[None]
+        return self.view(clients, np.zeros(1, dtype=np.int64)).loss(np.asarray(W, dtype=np.float64)[None])[0]
+
+    def _gamma(self) -> Constant:
+        f_star, fi = self.constants["f_star"], self.constants["f_star_clients"]
+        gamma = float(f_star.value - self.client_weights @ np.asarray(fi.value))
+        kind = "exact" if f_star.kind == fi.kind == "exact" else "computed"
+        return Constant(gamma, kind, "f* - sum_i p_i f_i* (Li et al. 2020), from f_star and f_star_clients")
+
+    def sample_gradient_variance(self) -> Constant:
+        """sup_w max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2: the variance of a one-sample gradient
+        (variant 0); the value at given points is ``sample_grad_stats(w)[1]``."""
+        raise NotImplementedError(f"{self.name} states no one-sample gradient variance")
+
+    def heterogeneity_G2(self, B: float) -> Constant:
+        """Smallest G^2 with (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 for all w."""
+        raise NotImplementedError
+
+    def neighbour(self, client: int, index: int, random_state=0) -> "Problem":
+        """This problem with a second variant: sample ``index`` of ``client`` replaced by a fresh one."""
+        return self.neighbours([(client, index)], random_state)
+
+    def neighbours(self, replacements, random_state=0) -> "Problem":
+        """Variant 0 = this data; variant j+1 = this data with replacement j = (client, index) done."""
+        raise NotImplementedError
+
+    def random_replacements(self, n: int, random_state=0) -> list[tuple[int, int]]:
+        """n (client, index) pairs drawn uniformly over all samples."""
+        rng = check_random_state(random_state)
+        sizes = self.client_sizes
+        flat = rng.integers(0, int(sizes.sum()), size=n)
+        edges = np.cumsum(sizes)
+        clients = np.searchsorted(edges, flat, side="right")
+        starts = np.concatenate([[0], edges[:-1]])
+        return [(int(c), int(f - starts[c])) for c, f in zip(clients, flat)]
+
+    def _check_replacement(self, client, index):
+        client = check_int("client", client, 0, self.n_clients - 1)
+        index = check_int("index", index, 0, int(self.client_sizes[client]) - 1)
+        return client, index
+
+    def initial_point(self, random_state=0, scale: float = 1.0) -> np.ndarray:
+        rng = check_random_state(random_state)
+        w_star = np.asarray(self.constants["w_star"].value)
+        return w_star + scale * rng.standard_normal(self.dim) / np.sqrt(self.dim)
+
+    def describe(self) -> dict[str, Any]:
+        out = {"name": self.name, "dim": self.dim, "n_clients": self.n_clients}
+        for k, c in self.constants.items():
+            if np.ndim(c.value) == 0:
+                out[k] = {"value": float(c.value), "kind": c.kind}
+        return out
+
+    def _variant(self, w: np.ndarray, variant) -> np.ndarray:
+        if variant is None:
+            return np.zeros(w.shape[0], dtype=np.int64)
+        return np.asarray(variant, dtype=np.int64)
+
+
+def gather(arr: np.ndarray, variant: np.ndarray, clients: np.ndarray) -> np.ndarray:
+    """arr (V, C, ...) -> (R, N, ...) for variant (R,), clients (R, N)."""
+    return arr[variant[:, None], clients]
+
+
+def sample_rows(arr: np.ndarray, variant: np.ndarray, clients: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Flat row numbers into arr (V, C, S, ...) of samples idx (R, N, b) of clients (R, N), variant (R,)."""
+    _, C, S = arr.shape[:3]
+    return (variant[:, None, None] * C + clients[..., None]) * S + idx
+
+
+def shared_index(variant: np.ndarray, clients: np.ndarray, n_clients: int):
+    """When every run uses the same variant and the same client list: the index that maps an array
+    (V, C, ...) to the (N, ...) block all runs share (a basic index, so a view, when the list is all
+    clients in order); else None."""
+    v0 = int(variant[0])
+    if not ((variant == v0).all() and (clients == clients[0]).all()):
+        return None
+    row = clients[0]
+    if row.size == n_clients and (row == np.arange(n_clients)).all():
+        return v0
+    return (v0, row)

@@ -1,0 +1,261 @@
+"""Heterogeneous least squares, f(w; (x, y)) = (x.w - y)^2 / 2 (+ ridge/2 ||w||^2): every constant exact (the
+eigenvalues of the exact Hessians, the normal equations, G^2(B) in closed form); the population risk of the known
+Gaussian client distributions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
+from .base import ClientView, Constant, Problem, gather, sample_rows, shared_index
+
+__all__ = ["GaussianClientModel", "LeastSquaresProblem", "heterogeneous_least_squares"]
+
+
+class _LSView(ClientView):
+    def __init__(self, p: "LeastSquaresProblem", clients, variant):
+        self.p, self.clients, self.variant = p, clients, variant
+        index = shared_index(variant, clients, p.H.shape[1])
+        self.shared = index is not None
+        if self.shared:  # every run: the same clients and data; one (N, d, d) stack serves all runs
+            self.H, self.h, self.c = p.H[index], p.h[index], p.c[index]
+        else:
+            self.H = gather(p.H, variant, clients)  # (R,N,d,d)
+            self.h = gather(p.h, variant, clients)  # (R,N,d)
+            self.c = gather(p.c, variant, clients)  # (R,N)
+
+    def _Hw(self, w):
+        if self.shared:  # (N,d,d) @ (N,d,R): one batched matmul with R columns per client
+            return np.matmul(self.H, w.transpose(1, 2, 0)).transpose(2, 0, 1)
+        return np.matmul(self.H, w[..., None])[..., 0]
+
+    def grad(self, w):
+        return self._Hw(w) - self.h
+
+    def loss(self, w):
+        return 0.5 * np.sum(w * self._Hw(w), axis=-1) - np.sum(self.h * w, axis=-1) + self.c
+
+    def grad_batch(self, w, idx):
+        rows = sample_rows(self.p.X, self.variant, self.clients, idx)
+        Xb = np.take(self.p.X.reshape(-1, self.p.dim), rows, axis=0)  # (R,N,b,d): only the batch rows
+        yb = np.take(self.p.y.reshape(-1), rows)
+        r = np.einsum("rnbd,rnd->rnb", Xb, w) - yb
+        g = np.einsum("rnbd,rnb->rnd", Xb, r) / idx.shape[-1]
+        return g + self.p.ridge * w if self.p.ridge else g
+
+
+@dataclass
+class GaussianClientModel:
+    """Client i's data distribution: x = mean + A g (g standard normal), y = x.w_true + noise_std * e."""
+
+    mean: np.ndarray  # (C, d)
+    factor: np.ndarray  # (C, d, r)
+    w_true: np.ndarray  # (C, d)
+    noise_std: float
+
+    def draw(self, rng: np.random.Generator, client: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        g = rng.standard_normal((n, self.factor.shape[2]))
+        x = self.mean[client] + g @ self.factor[client].T
+        y = x @ self.w_true[client] + self.noise_std * rng.standard_normal(n)
+        return x, y
+
+
+class LeastSquaresProblem(Problem):
+    """Heterogeneous least squares. Exact: L, mu (strong convexity or PL), w*, f*, G^2(B), F."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, *, ridge: float = 0.0, model: GaussianClientModel | None = None,
+                 name: str = "least_squares"):
+        X = check_finite("X", X)
+        y = check_finite("y", y)
+        if X.ndim == 3:
+            X, y = X[None], y[None]
+        if X.ndim != 4 or y.shape != X.shape[:3]:
+            raise ParameterError("X", X.shape, "an array (clients, samples, dim) or (variants, clients, samples, dim)")
+        self.X, self.y = X, y
+        # a negative ridge gives non-convex clients (X'X/S + ridge I may be indefinite): the worst-case search's
+        # non-convex quadratic class uses it; the per-sample losses are then no longer non-negative
+        self.ridge = check_float("ridge", ridge)
+        self.nonnegative_losses = self.ridge >= 0
+        self.model = model
+        self.name = name
+        self.n_variants, self.n_clients, S, self.dim = X.shape
+        self.client_sizes = np.full(self.n_clients, S)
+        d = self.dim
+        self.H = np.einsum("vcsd,vcse->vcde", X, X) / S + self.ridge * np.eye(d)
+        self.h = np.einsum("vcsd,vcs->vcd", X, y) / S
+        self.c = np.einsum("vcs,vcs->vc", y, y) / (2 * S)
+
+    def view(self, clients, variant):
+        return _LSView(self, clients, variant)
+
+    def sample_losses(self, w, variant=None):
+        v = self._variant(w, variant)
+        r = np.einsum("rcsd,rd->rcs", self.X[v], w) - self.y[v]
+        return 0.5 * r**2 + 0.5 * self.ridge * np.sum(w**2, axis=1)[:, None, None]
+
+    def sample_grad_stats(self, w, variant=None):
+        v = self._variant(w, variant)
+        X = self.X[v]
+        r = np.einsum("rcsd,rd->rcs", X, w) - self.y[v]
+        g = X * r[..., None] + self.ridge * w[:, None, None, :]  # (R,C,S,d)
+        norms = np.linalg.norm(g, axis=-1)
+        var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)  # (R,C)
+        return norms.max(axis=(1, 2)), var.max(axis=1)
+
+    def population_loss(self, w):
+        if self.model is None:
+            raise NotImplementedError(f"{self.name} was built from data without a known distribution")
+        m = self.model
+        diff = w[:, None, :] - m.w_true[None]  # (R,C,d)
+        # E (x.w - y)^2 = (w - w_i)' (A A' + mu mu') (w - w_i) + noise^2
+        cov_term = np.einsum("rcd,cdk->rck", diff, m.factor)
+        mean_term = np.einsum("rcd,cd->rc", diff, m.mean)
+        val = 0.5 * (np.sum(cov_term**2, axis=-1) + mean_term**2 + m.noise_std**2)
+        return val.mean(axis=1) + 0.5 * self.ridge * np.sum(w**2, axis=1)
+
+    @cached_property
+    def _constants(self) -> dict[str, Constant]:
+        Hbar = self.H[0].mean(axis=0)
+        hbar = self.h[0].mean(axis=0)
+        eig = np.linalg.eigvalsh(Hbar)
+        L = float(np.max(np.linalg.eigvalsh(self.H)))  # over all variants: both coupled runs are L-smooth
+        tol = 1e-10 * max(eig.max(), 1e-300)
+        if eig.min() > tol:
+            mu = Constant(float(eig.min()), "exact", "strong convexity of f: smallest eigenvalue of the mean Hessian")
+            strongly_convex = True
+        else:
+            pos = eig[eig > tol]
+            mu = Constant(float(pos.min()), "exact", "PL constant of f (not strongly convex): smallest non-zero eigenvalue")
+            strongly_convex = False
+        w_star = np.linalg.lstsq(Hbar, hbar, rcond=None)[0]
+        f_star = float(self.loss(w_star[None])[0])
+        return {
+            "L": Constant(L, "exact", "max over clients of the largest Hessian eigenvalue (Assumption 1: each f_i L-smooth)"),
+            "mu": mu,
+            "strongly_convex": Constant(strongly_convex, "exact"),
+            "w_star": Constant(w_star, "exact", "normal equations (min-norm solution when f is only PL)"),
+            "f_star": Constant(f_star, "exact"),
+            "B_min": Constant(self._B_min(), "exact", "smallest B for which some finite G satisfies Assumption 3"),
+        }
+
+    @cached_property
+    def _client_curvature(self):
+        eig = np.linalg.eigvalsh(self.H)  # (V, C, d)
+        L = eig[..., -1].max(axis=0)
+        lo = eig[..., 0].min(axis=0)
+        tol = 1e-10 * max(float(np.abs(eig).max()), 1e-300)
+        mu = np.where(lo > tol, lo, np.where(lo < -tol, lo, 0.0))
+        return {
+            "L_clients": Constant(L, "exact", "largest eigenvalue of each client Hessian H_i (max over variants)"),
+            "mu_clients": Constant(mu, "exact", "smallest eigenvalue of each client Hessian H_i (min over variants); "
+                                                "0: f_i is not strongly convex; < 0: f_i is non-convex (a negative "
+                                                "ridge), -mu_i-weakly convex"),
+        }
+
+    @cached_property
+    def _client_minima(self):
+        lam, U = np.linalg.eigh(self.H[0])  # (C, d), (C, d, d)
+        keep = lam > 1e-10 * np.maximum(lam[:, -1:], 1e-300)
+        inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+        w = np.einsum("cde,ce->cd", U, inv * np.einsum("cde,cd->ce", U, self.h[0]))  # H_i^+ h_i
+        return {
+            "w_star_clients": Constant(w, "exact", "H_i w = h_i per client (min-norm solution where H_i is singular)"),
+            "f_star_clients": Constant(self._client_losses_at(w), "exact", "f_i(w_i*)"),
+        }
+
+    def sample_gradient_variance(self) -> Constant:
+        X = self.X[0]
+        D = np.einsum("csd,cse->csde", X, X) - (self.H[0] - self.ridge * np.eye(self.dim))[:, None]
+        if np.max(np.abs(D)) > 1e-12 * max(float(np.max(np.abs(self.H[0]))), 1e-300):
+            return Constant(np.inf, "exact", "unbounded over w: the deviation (x x' - H_i) w is linear in w; along a run "
+                                             "measure 'visited_max_grad_var'")
+        r = X * self.y[0][..., None] - self.h[0][:, None, :]  # every x_j x_j' equal: the variance does not depend on w
+        return Constant(float(np.max(np.mean(np.sum(r**2, axis=-1), axis=1))), "exact", "independent of w")
+
+    def _moments(self, variant: int = 0):
+        H, h = self.H[variant], self.h[variant]
+        Hbar, hbar = H.mean(axis=0), h.mean(axis=0)
+        M = np.einsum("cde,cef->df", H, H) / self.n_clients
+        m = np.einsum("cde,ce->d", H, h) / self.n_clients
+        s = float(np.mean(np.sum(h**2, axis=1)))
+        return Hbar, hbar, M, m, s
+
+    def _B_min(self) -> float:
+        Hbar, _, M, _, _ = self._moments()
+        P = np.linalg.pinv(Hbar, rcond=1e-10, hermitian=True)
+        return float(np.sqrt(max(np.max(np.linalg.eigvalsh(P @ M @ P)), 0.0)))
+
+    def heterogeneity_G2(self, B: float) -> Constant:
+        """Exact: sup_w of a quadratic, G^2(B) = c0 + b' A^+ b with A = B^2 Hbar^2 - M (inf if A is not PSD)."""
+        B = check_float("B", B, 0.0, low_inclusive=False)
+        Hbar, hbar, M, m, s = self._moments()
+        A = B**2 * Hbar @ Hbar - M
+        b = m - B**2 * Hbar @ hbar
+        c0 = s - B**2 * float(hbar @ hbar)
+        lam, U = np.linalg.eigh(A)
+        scale = max(np.abs(lam).max(), 1e-300)
+        if lam.min() < -1e-10 * scale:
+            return Constant(np.inf, "exact", f"no finite G for B={B} (B < B_min)")
+        proj = U.T @ b
+        null = lam <= 1e-10 * scale
+        if np.any(np.abs(proj[null]) > 1e-8 * max(np.linalg.norm(b), 1e-300)):
+            return Constant(np.inf, "exact", f"no finite G for B={B}")
+        G2 = c0 + float(np.sum(proj[~null] ** 2 / lam[~null]))
+        return Constant(max(G2, 0.0), "exact", "sup over w of a concave quadratic, in closed form")
+
+    def neighbours(self, replacements, random_state=0) -> "LeastSquaresProblem":
+        if self.model is None:
+            raise ParameterError("problem", self.name, "a problem with a known data distribution to draw the replacement from")
+        rng = check_random_state(random_state)
+        Xs, ys = [self.X[0]], [self.y[0]]
+        for client, index in replacements:
+            client, index = self._check_replacement(client, index)
+            X2, y2 = self.X[0].copy(), self.y[0].copy()
+            x, yy = self.model.draw(rng, client, 1)
+            X2[client, index], y2[client, index] = x[0], yy[0]
+            Xs.append(X2)
+            ys.append(y2)
+        return LeastSquaresProblem(np.stack(Xs), np.stack(ys), ridge=self.ridge, model=self.model, name=self.name)
+
+
+def heterogeneous_least_squares(
+    n_clients: int = 10,
+    dim: int = 10,
+    samples_per_client: int = 50,
+    *,
+    heterogeneity: float = 1.0,
+    condition: float = 10.0,
+    rank: int | None = None,
+    noise_std: float = 0.5,
+    ridge: float = 0.0,
+    random_state=0,
+) -> LeastSquaresProblem:
+    """Client i: x ~ N(m_i, Sigma_i), y = x.w_i + noise. ``heterogeneity`` scales the spread of
+    m_i and w_i across clients. ``rank`` < dim confines every client's features to one shared
+    rank-r subspace: f is then PL but not strongly convex."""
+    n_clients = check_int("n_clients", n_clients, 1)
+    dim = check_int("dim", dim, 1)
+    S = check_int("samples_per_client", samples_per_client, 2)
+    heterogeneity = check_float("heterogeneity", heterogeneity, 0.0)
+    condition = check_float("condition", condition, 1.0)
+    noise_std = check_float("noise_std", noise_std, 0.0)
+    r = dim if rank is None else check_int("rank", rank, 1, dim)
+    rng = check_random_state(random_state)
+    basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0][:, :r]  # shared subspace
+    factors = np.empty((n_clients, dim, r))
+    for i in range(n_clients):
+        Q = np.linalg.qr(rng.standard_normal((r, r)))[0]
+        spectrum = np.geomspace(1.0, 1.0 / condition, r) * np.exp(0.3 * rng.standard_normal(r))
+        factors[i] = basis @ Q @ np.diag(np.sqrt(spectrum))
+    means = heterogeneity * 0.5 * rng.standard_normal((n_clients, r)) @ basis.T
+    w_common = rng.standard_normal(dim) / np.sqrt(dim)
+    w_true = w_common + heterogeneity * rng.standard_normal((n_clients, dim)) / np.sqrt(dim)
+    model = GaussianClientModel(means, factors, w_true, noise_std)
+    X = np.empty((n_clients, S, dim))
+    y = np.empty((n_clients, S))
+    for i in range(n_clients):
+        X[i], y[i] = model.draw(rng, i, S)
+    kind = "pl_least_squares" if r < dim else "sc_least_squares"
+    return LeastSquaresProblem(X, y, ridge=ridge, model=model, name=kind)
