@@ -137,20 +137,20 @@ def test_symmetric_reduction_equals_pepits_own_solve(kw, basis):
 
 def test_vectorized_pair_rows_are_pepits():
     """The interpolation inequalities evaluated on all pairs at once are the rows PEPit writes one by one."""
-    from fedtheory.worst.pep import _reduce
+    from fedtheory.worst.pep.reduction import reduce_pep
 
     for kw in (dict(C=3, K=2, T=2, mu=0.5, client_mu=0.1, beta=0.2),
                dict(C=4, K=2, T=1, function_class="smooth", beta=0.2, metric="avg_grad_norm2")):
         s = PEPSetting(**{**dict(L=2.0, eta=0.1, B=1.3, G=0.3, D=1.5), **kw})
-        rows = [_reduce(build_pep(s, pair_rows=how))[4].toarray() for how in ("vectorized", "pepit")]
+        rows = [reduce_pep(build_pep(s, pair_rows=how))[4].toarray() for how in ("vectorized", "pepit")]
         a, b = (np.array(sorted(map(tuple, np.round(r, 9)))) for r in rows)
         assert a.shape == b.shape and np.array_equal(a, b)
 
 
 def _all_perms_matrix(labels, C):
-    from fedtheory.worst.pep import _client_perm
+    from fedtheory.worst.pep.reduction import client_permutation
 
-    return [_client_perm(labels, C, np.array(p)) for p in itertools.permutations(range(C))]
+    return [client_permutation(labels, C, np.array(p)) for p in itertools.permutations(range(C))]
 
 
 @pytest.mark.parametrize("C", [2, 3, 4, 5])

@@ -1,0 +1,167 @@
+"""A bound's PEP: :class:`PEPSpec` (the setting and the values the record's bound is evaluated at), the registry of
+records with a PEP declaration, and the verdict of the PEP's value against the bound (:func:`pep_worst_case`,
+:func:`run_pep` at the constants of today's check)."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..._validation import ParameterError
+from .setting import PEPSetting, require_pep
+from .solve import solve_pep
+
+__all__ = ["PEPSpec", "RTOL", "pep_entries", "pep_worst_case", "register_pep", "run_pep"]
+
+
+@dataclass(frozen=True)
+class PEPSpec:
+    """What the PEP of one bound record needs: the setting (algorithm, class, measure), the values the record's
+    bound is evaluated at, the run's structural settings (checked against ``record.requires``), the parameters
+    the factory was called with, and a note."""
+
+    record_id: str
+    setting: PEPSetting
+    values: Mapping[str, Any]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+    record_override: Any = None  # a Bound used in place of the registered record (fedtheory.testing.scaled_bound)
+
+    @property
+    def record(self):
+        """The bound record: ``record_override`` if given, else the registered ``record_id``."""
+        if self.record_override is not None:
+            return self.record_override
+        from ...plugins import record
+
+        return record(self.record_id)
+
+
+_PEP_REGISTRY: dict[str, Callable[..., PEPSpec]] = {}
+RTOL = 1e-4  # the verdict's relative tolerance: the accepted solutions' accuracy (ACCEPT_GAP)
+
+
+def register_pep(record_id: str, make: Callable[..., PEPSpec]) -> None:
+    """Declare that ``record_id`` has a PEP: ``make(record_id, **params) -> PEPSpec`` (params as for the record's
+    worst-case search, plus ``server_rule`` and ``function_class``)."""
+    _PEP_REGISTRY[record_id] = make
+
+
+def pep_entries() -> dict[str, Callable[..., PEPSpec]]:
+    """Every record with a PEP declaration (the paper plug-ins are loaded first)."""
+    from ..spec import worst_case_entries
+
+    worst_case_entries()
+    return dict(_PEP_REGISTRY)
+
+
+def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "symmetric",
+                   random_ratio: float | None = None, reference: str | None = None) -> dict[str, Any]:
+    """Solve ``spec``'s PEP and compare it with the record's bound; return the JSON record (see docs/worst-case.md).
+
+    verdict: ``holds`` (the SDP's value, an upper bound over the PEP's class, is <= the bound: the bound holds on
+    the whole class, up to the relative tolerance RTOL), ``violated`` (only when the PEP is exact for a class inside
+    the record's assumptions and its value exceeds the bound), ``inconclusive`` (the value of a relaxed PEP
+    exceeds the bound, or the solver did not return 'optimal': the status is named, no number is used),
+    ``not_applicable`` (a condition of the record fails: named)."""
+    t0 = time.perf_counter()
+    s = spec.setting
+    res = solve_pep(s, solver=solver, method=method)
+    rec = spec.record
+    vals = dict(spec.values)
+    failed = [f"requires {k}={v} (run has {spec.settings.get(k)!r})" for k, v in rec.requires.items()
+              if spec.settings.get(k) != v] + rec.conditions_failed(vals)
+    bound = float(np.asarray(rec.evaluate(vals), float))
+    value = res.value
+    detail = ""
+    if failed:
+        verdict = "not_applicable"
+    elif value is None:
+        verdict, detail = "inconclusive", f"solver status {res.status}" + (f": {res.detail}" if res.detail else "")
+    elif not math.isfinite(bound):
+        verdict, detail = "inconclusive", f"the bound evaluates to {bound}"
+    else:
+        upper = max(value, res.dual if res.dual is not None else value)
+        if upper <= bound * (1 + RTOL):
+            verdict = "holds"
+        elif s.exact and value > bound * (1 + RTOL):
+            verdict = "violated"
+        else:
+            verdict, detail = "inconclusive", ("the PEP's value exceeds the bound, but its class relaxes the "
+                                               "record's assumptions (an upper bound, not an instance)")
+    slack = None
+    if value is not None and math.isfinite(bound):
+        slack = bound / value if value > 0 else math.inf
+    return {
+        "id": spec.record_id, "method": "pep", "worst_measured": value, "bound": bound, "slack": slack,
+        "verdict": verdict, "detail": detail, "conditions_failed": failed,
+        "exact": s.exact,
+        "relation": ("the worst case of the class as stated" if s.exact else
+                     "an upper bound on the worst case of the class as stated (the exact worst case of the relaxed "
+                     "class); the search's instances lie in both, so search <= PEP"),
+        "class": s.describe(), "algorithm": s.algorithm(), "measure": s.metric,
+        "solver": {"name": res.solver, "method": res.method, "status": res.status, "primal": res.primal,
+                   "dual": res.dual, "gram_min_eig": res.gram_min_eig, "max_violation": res.max_violation,
+                   "times": res.times, "detail": res.detail},
+        "sdp": {"gram_dim": res.gram_dim, "points": res.points, "constraints_full": res.constraints_full,
+                "reduced": res.reduced},
+        "values": {k: v for k, v in vals.items() if isinstance(v, (int, float))}, "params": dict(spec.params),
+        "random_ratio": random_ratio, "reference": reference,
+        "budget": {"solver": solver, "method": method, "rtol": RTOL},
+        "elapsed_s": round(time.perf_counter() - t0, 3), "note": spec.note,
+    }
+
+
+_LAMBDA_INPUTS = ("eta", "K", "L", "B", "N", "C", "beta")
+
+
+def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+            reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
+            function_class: str | None = None, solver: str = "CLARABEL", method: str = "symmetric") -> dict[str, Any]:
+    """The PEP of ``record_id`` at the constants of today's check (where its worst-case declaration has a
+    reference), overridden by ``sets``. The PEP is of exact gradients: a reference's sigma_l is set to 0 (and said
+    so); the check's lambda is recomputed when a constant it depends on changes."""
+    require_pep()
+    entries = pep_entries()
+    if record_id not in entries:
+        raise ParameterError("ID", record_id, "a record with a PEP declaration: " + ", ".join(sorted(entries)))
+    from ..spec import worst_case_entries
+
+    w = worst_case_entries().get(record_id)
+    params: dict[str, Any] = {}
+    random_ratio = label = None
+    if use_reference and w is not None and w.reference is not None:
+        ref = w.reference(seed, **dict(reference_kw or {}))
+        params.update(ref["params"])
+        random_ratio, label = ref.get("random_ratio"), ref.get("label")
+    sets = dict(sets or {})
+    notes = []
+    if params.get("sigma_l", 0) and "sigma_l" not in sets:
+        notes.append(f"sigma_l {params['sigma_l']:.4g} -> 0 (the PEP is of exact gradients)")
+        params["sigma_l"] = 0.0
+    changed = [k for k in sets if params.get(k) != sets[k]]
+    if "lam" in params and "lam" not in sets and any(k in _LAMBDA_INPUTS for k in changed):
+        params.pop("lam")
+        notes.append("lam recomputed (best admissible at these constants)")
+    params.update(sets)
+    if "C" in sets and "N" not in sets and params.get("N") not in (None, sets["C"]):
+        params["N"] = sets["C"]  # the PEP covers full participation
+        notes.append(f"N = C = {sets['C']}")
+    if changed:
+        notes.append("constants changed here: " + ", ".join(changed))
+    if label is not None and notes:
+        label = f"{label}; {'; '.join(notes)} (random_ratio is the check's, at its own constants)"
+    elif notes:
+        label = "; ".join(notes)
+    for k, v in (("server_rule", server_rule), ("function_class", function_class)):
+        if v is not None:
+            params[k] = v
+    try:
+        spec = entries[record_id](record_id, **{k: v for k, v in params.items() if k != "record_id"})
+    except TypeError as exc:
+        raise ParameterError("--set", sorted(params), f"names the PEP of {record_id} accepts ({exc})") from None
+    return pep_worst_case(spec, solver=solver, method=method, random_ratio=random_ratio, reference=label)

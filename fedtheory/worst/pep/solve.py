@@ -1,0 +1,210 @@
+"""Solving the PEP: the symmetry-reduced SDP with cvxpy (:func:`solve_pep`, the default) or PEPit's own solve (the
+reference), the checks an inaccurate solution must pass before its value is used, and :class:`PEPResult`."""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..._validation import check_choice
+from .build import FederatedPEP, PEPBuilder, build_pep
+from .reduction import rebased, reduce_pep
+from .setting import PEPSetting, require_pep
+
+__all__ = ["ACCEPT_GAP", "ACCEPT_MIN_EIG", "ACCEPT_VIOLATION", "BASES", "DIFFERENCES_BELOW", "METHODS", "PEPResult",
+           "SOLVERS", "solve_pep"]
+
+SOLVERS = ("CLARABEL", "SCS")
+METHODS = ("symmetric", "pepit")
+
+
+@dataclass
+class PEPResult:
+    """The solved PEP. ``value``: the worst case (the solver's optimal objective), None unless status is
+    'optimal'; ``status``: cvxpy's status ('optimal', 'optimal_inaccurate', 'infeasible', 'unbounded',
+    'solver_error', ...)."""
+
+    value: float | None
+    status: str
+    solver: str
+    method: str
+    setting: PEPSetting
+    primal: float | None = None
+    dual: float | None = None
+    gram_dim: int = 0
+    points: int = 0
+    constraints_full: int = 0
+    reduced: dict[str, Any] = field(default_factory=dict)
+    gram_min_eig: float | None = None
+    max_violation: float | None = None
+    times: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "status": self.status, "solver": self.solver, "method": self.method,
+                "primal": self.primal, "dual": self.dual, "gram_dim": self.gram_dim, "points": self.points,
+                "constraints_full": self.constraints_full, "reduced": self.reduced, "gram_min_eig": self.gram_min_eig,
+                "max_violation": self.max_violation, "times": self.times, "detail": self.detail,
+                "exact": self.setting.exact, "class": self.setting.describe(), "algorithm": self.setting.algorithm()}
+
+
+BASES = ("auto", "differences", "gradients")
+DIFFERENCES_BELOW = 0.25  # basis 'auto': gradient differences when eta L <= this (close points), else gradients
+
+
+def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", method: str = "symmetric",
+              basis: str = "auto", verbose: bool = False, **solver_options) -> PEPResult:
+    """Solve the PEP of ``setting`` (or of an already built ``FederatedPEP``). method 'symmetric' (default: the
+    symmetry-reduced SDP, cvxpy + ``solver``) or 'pepit' (PEPit's own ``PEP.solve`` through its cvxpy wrapper:
+    the reference, slow beyond a few dozen points). A status other than 'optimal' leaves ``value`` None, except an
+    'optimal_inaccurate' solution that passes the checks of ``_accept``.
+
+    basis (method 'symmetric'): the leaves the Gram matrix is written over, an exact change of variables chosen for
+    accuracy: 'gradients' (as built), 'differences' (``rebased``: each client's gradient and value minus its value
+    at w^0; 100x more accurate when the points are close), 'auto' = 'differences' when eta L <= 0.25 (measured:
+    tests/test_pep.py, docs/worst-case.md)."""
+    require_pep()
+    check_choice("solver", solver, SOLVERS)
+    check_choice("method", method, METHODS)
+    check_choice("basis", basis, BASES)
+    if method == "pepit":
+        s = setting.setting if isinstance(setting, FederatedPEP) else setting
+        return _solve_with_pepit(s, solver, verbose, **solver_options)
+    import cvxpy as cp
+
+    pep = setting if isinstance(setting, FederatedPEP) else build_pep(setting)
+    s = pep.setting
+    t0 = time.perf_counter()
+    if basis == "auto":
+        basis = "differences" if s.eta * s.L <= DIFFERENCES_BELOW else "gradients"
+    if basis == "differences":
+        pep = rebased(pep)
+    O, Of, ny, nf, A, E, obj, blocks = reduce_pep(pep)
+    t1 = time.perf_counter()
+    y = cp.Variable(ny)
+    phi = cp.Variable(nf)
+    cons = []
+    if A.shape[0]:
+        cons.append(A[:, :ny] @ y + A[:, ny:ny + nf] @ phi + A[:, -1].toarray()[:, 0] <= 0)
+    if E.shape[0]:
+        cons.append(E[:, :ny] @ y + E[:, ny:ny + nf] @ phi + E[:, -1].toarray()[:, 0] == 0)
+    for name, (size, K) in blocks.items():
+        M = cp.reshape(K @ y, (size, size), order="C")  # Phi' G Phi: symmetric by construction (G is)
+        cons.append((M + M.T) / 2 >> 0)
+    ry, rf, c0 = obj
+    prob = cp.Problem(cp.Maximize(ry @ y + rf @ phi + c0), cons)
+    opts = dict(solver_options)
+    if solver == "SCS":
+        opts.setdefault("eps_abs", 1e-9)
+        opts.setdefault("eps_rel", 1e-9)
+        opts.setdefault("max_iters", 200000)
+    status, err = "solver_error", ""
+    try:
+        with warnings.catch_warnings():  # cvxpy warns "Solution may be inaccurate": the status says it (and _accept)
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            prob.solve(solver=solver, verbose=verbose, **opts)
+        status = str(prob.status)
+    except cp.error.SolverError as exc:
+        err = f"{solver} failed ({str(exc)[:120]})"
+        if solver != "SCS":  # Clarabel stops without a certificate on unbounded PEPs; SCS names them
+            try:
+                prob.solve(solver="SCS", verbose=verbose, max_iters=20000)
+                status, solver = str(prob.status), "SCS"
+                err += f"; SCS (diagnosis, 20000 iterations): {status}"
+                if status == "optimal":  # at SCS's default tolerance: held to the checks of an inaccurate solution
+                    status = "optimal_inaccurate"
+            except cp.error.SolverError as exc2:
+                err += f"; SCS failed too ({str(exc2)[:80]})"
+    t2 = time.perf_counter()
+    res = PEPResult(value=None, status=status, solver=solver, method=method, setting=s, gram_dim=pep.n,
+                    points=pep.n_points, constraints_full=pep.full_constraints,
+                    reduced={"basis": basis, "variables": ny + nf, "inequalities": int(A.shape[0]),
+                             "equalities": int(E.shape[0]),
+                             "blocks": {k: v[0] for k, v in blocks.items()}},
+                    times={"build_s": round(pep.build_s, 4), "reduce_s": round(t1 - t0, 4),
+                           "solve_s": round(t2 - t1, 4)}, detail=err)
+    if status in ("optimal", "optimal_inaccurate") and y.value is not None:
+        Gm = y.value[O]
+        Fv = phi.value[Of]
+        res.primal = float(prob.value)
+        res.dual = _dual_bound(cons, A, E, c0)
+        ev = np.linalg.eigvalsh(Gm)
+        res.gram_min_eig = float(ev[0] / max(ev[-1], 1e-300))
+        res.max_violation = max(pep.max_constraint(Gm, Fv), 0.0)
+        res.value, res.detail = _accept(res, s)
+    return res
+
+
+ACCEPT_GAP = 1e-4  # relative primal-dual gap an 'optimal_inaccurate' solution must meet to be used
+ACCEPT_VIOLATION = 1e-6  # largest constraint violation of the rebuilt Gram matrix, relative to max(1, D, value)
+# smallest eigenvalue of the rebuilt Gram matrix, relative to its largest: at the solvers' stalling level (~1e-7), not
+# below it (Clarabel 0.11 ends (3, 2, 3) at beta = 0.3 at -1.1e-8, its value 3.5e-8 from the closed form (1 - eta mu)^(2KT) D)
+ACCEPT_MIN_EIG = -1e-7
+
+
+def _accept(res: PEPResult, s: PEPSetting) -> tuple[float | None, str]:
+    """The value to use, or None. 'optimal' is used as is; 'optimal_inaccurate' (Clarabel's AlmostSolved: these
+    PEPs are degenerate, and interior-point solvers stall near 1e-7 relative) only when the rebuilt Gram matrix is
+    PSD to ACCEPT_MIN_EIG, meets every generated constraint to ACCEPT_VIOLATION and the duality gap is below ACCEPT_GAP."""
+    if res.status == "optimal":
+        return res.primal, res.detail
+    if res.status != "optimal_inaccurate" or res.primal is None:
+        return None, res.detail
+    scale = max(1.0, s.D, abs(res.primal))
+    gap = abs((res.dual if res.dual is not None else math.inf) - res.primal) / max(1.0, abs(res.primal))
+    ok = (res.gram_min_eig is not None and res.gram_min_eig >= ACCEPT_MIN_EIG and res.max_violation is not None
+          and res.max_violation <= ACCEPT_VIOLATION * scale and gap <= ACCEPT_GAP)
+    note = (f"solver status optimal_inaccurate: {'accepted' if ok else 'rejected'} (duality gap {gap:.2g}, largest "
+            f"violation {res.max_violation:.2g}, Gram matrix min eigenvalue {res.gram_min_eig:.2g} relative)")
+    return (res.primal if ok else None), note
+
+
+def _dual_bound(cons, A, E, c0) -> float | None:
+    """The dual objective c0 - lambda' b - nu' e from cvxpy's multipliers (an upper bound on the maximum when the
+    multipliers are dual feasible; the solver's tolerance decides how closely)."""
+    try:
+        val = c0
+        k = 0
+        if A.shape[0]:
+            val -= float(np.asarray(cons[k].dual_value) @ A[:, -1].toarray()[:, 0])
+            k += 1
+        if E.shape[0]:
+            val -= float(np.asarray(cons[k].dual_value) @ E[:, -1].toarray()[:, 0])
+        return float(val)
+    except (TypeError, ValueError):
+        return None
+
+
+def _solve_with_pepit(s: PEPSetting, solver: str, verbose: bool, **opts) -> PEPResult:
+    import io
+    from contextlib import redirect_stdout
+
+    t0 = time.perf_counter()
+    b = PEPBuilder(s, "pepit")
+    b.build()
+    b.pb.set_performance_metric(b.metric)
+    from PEPit import Point
+
+    t1 = time.perf_counter()
+    status, value, err = "solver_error", None, ""
+    buf = io.StringIO()
+    try:
+        with redirect_stdout(buf):
+            value = b.pb.solve(wrapper="cvxpy", solver=solver, verbose=2 if verbose else 0, **opts)
+        status = str(b.pb.wrapper.prob.status)
+    except Exception as exc:  # noqa: BLE001 - any solver failure is reported by name, never as a number
+        err = f"{type(exc).__name__}: {str(exc)[:200]}"
+    t2 = time.perf_counter()
+    res = PEPResult(value=None, status=status, solver=solver, method="pepit", setting=s, gram_dim=Point.counter,
+                    points=len(b.queries), times={"build_s": round(t1 - t0, 4), "solve_s": round(t2 - t1, 4)},
+                    detail=err)
+    if value is not None and status in ("optimal", "optimal_inaccurate"):
+        res.dual = float(value)
+        res.primal = float(b.pb.wrapper.objective.value)
+        if status == "optimal":
+            res.value = res.primal
+    return res
