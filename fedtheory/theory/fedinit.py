@@ -24,6 +24,8 @@ Reading decisions that apply to several records:
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import sympy as sp
 
@@ -165,11 +167,10 @@ THM3 = Bound(
          "coefficient; the main-text OCR loses it). At beta = 0 the printed coefficient is undefined; its limit "
          "exp(1/(cL)) is used. The appendix derivation gives a different constant: see fedinit.thm3.rederived. "
          "Lemma 5 needs a non-negative loss bounded by U; U and L_G are measured over the visited region.")
-THM3_REDERIVED = Bound(
-    id="fedinit.thm3.rederived", paper=PAPER, title="Theorem 3 as the appendix derivation gives it",
+THM3_REDERIVED = replace(  # the same statement with the constants the appendix derives
+    THM3, id="fedinit.thm3.rederived", title="Theorem 3 as the appendix derivation gives it",
     source=f"{SEED}, App. A.3.1-A.3.3 (Lemmas 5-7, the t0 choice, Thm 11)",
-    symbols=S_, assumptions=THM3.assumptions, lhs="stability", lhs_description=THM3.lhs_description,
-    expr=STAB_TERM_REDERIVED + DIV_TERM_REDERIVED, conditions=THM3_CONDITIONS, requires=_thm3_requires,
+    expr=STAB_TERM_REDERIVED + DIV_TERM_REDERIVED,
     note="Re-derived from the appendix steps: U t0/S + L_G [2(L_G/S + sigma_l) S/((S-1)L) (TK/t0)^{cL} + (1+beta) "
          "(T/t*)^{cL} sum_t sqrt(Delta^t)] with t0^{1+cL} = 2(L_G^2+S L_G sigma_l)(TK)^{cL}/(U L). The first part is "
          "(1/S + 1/(S-1)) [...]^{1/(1+cL)}, up to 2x the printed 1/(S-1); the divergence part carries L_G (1+beta), "
@@ -205,11 +206,10 @@ THM4 = Bound(
          "read from the OCR and re-derived: 72+24=96, 195+72=267, 51+18=69; 534 = 2*267, 801 = 3*267). The main "
          "text omits the weight 1/(1-96 beta^2). The proof drops (Delta^0 - Delta^T)/((1-96 beta^2) T) <= 0 "
          "(Delta^0 = 0). Its 'beta > 0' is read as beta >= 0: the proof holds at beta = 0.")
-THM4_REDERIVED = Bound(
-    id="fedinit.thm4.rederived", paper=PAPER, title="Theorem 4 as the appendix derivation gives it (gradient term kept)",
+THM4_REDERIVED = replace(  # the same statement with the gradient term the appendix drops; no stated order
+    THM4, id="fedinit.thm4.rederived", title="Theorem 4 as the appendix derivation gives it (gradient term kept)",
     source=f"{SEED}, App. A.2.5 (lines 1226-1314), Lemma 2 (eq. 24), Lemma 4 (eq. 26), Thm 1 (eq. 9)",
-    symbols=S_, assumptions=THM4.assumptions, lhs="avg_delta", lhs_description=THM4.lhs_description,
-    expr=THM4_REDERIVED_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM45_CONDITIONS,
+    expr=THM4_REDERIVED_EXPR, order=None,
     quote=f"{SEED}:1268: '< 2C^2 K L^2 V_1^t + 2C^2 K^2 E||grad f(w^t)||^2' (OCR '< 2C?°K LV}} 4 2C*K2E||V f(w\")||2'); "
           "l. 1273-1287 carry only the V_1 part ('24 C eta^2 K^2 L^2/N', '< 96 beta^2 Delta^t + 267 eta^2 K^2 B^2 "
           "E||grad f(w^t)||^2 + 69 eta^2 K sigma_l^2 + 267 eta^2 K^2 G^2')",
@@ -267,13 +267,11 @@ THM6_COMPOSED = Bound(
          "the composed bound is checked on the constant-step run for the Thm 2 part, and its stability part uses "
          "the measured divergence of that same run, as the paper's combination does.")
 
-THM6_COMPOSED_REDERIVED = Bound(
-    id="fedinit.thm6.composed.rederived", paper=PAPER,
+THM6_COMPOSED_REDERIVED = replace(
+    THM6_COMPOSED, id="fedinit.thm6.composed.rederived",
     title="Excess risk bound composed from eq. (3), Thm 2 and Thm 3 as the appendix derivation gives it",
     source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and fedinit.thm3.rederived (App. A.3.1-A.3.3)",
-    symbols=S_, assumptions=THM6_COMPOSED.assumptions, lhs="excess_risk", lhs_description=THM6_COMPOSED.lhs_description,
-    expr=THM2_EXPR + STAB_TERM_REDERIVED + DIV_TERM_REDERIVED, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX),
-    conditions=THM6_COMPOSED.conditions,
+    expr=THM2_EXPR + STAB_TERM_REDERIVED + DIV_TERM_REDERIVED,
     note="As fedinit.thm6.composed, with Thm 3's two terms as re-derived (see fedinit.thm3.rederived's note).")
 
 THM6 = OrderStatement(

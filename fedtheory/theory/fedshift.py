@@ -50,7 +50,7 @@ Reading decisions:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -232,11 +232,10 @@ THM1_CONDITIONS = (
               f"{SEED}, App. A-D, step (3) and the definition of upsilon (derived)",
               "(1+1/eps) beta mu - (tau+gamma)/eps - 1 > 0; with beta = 2/mu: eps > tau + gamma - 2"),
 )
-THM1_REDERIVED = Bound(
-    id="fedshift.thm1.rederived", paper=PAPER, title="Theorem 1 as the appendix proof supports it",
-    source=f"{SEED}, App. A-B to A-D (Lemma 1, the induction, eq. (20)); {LI2020}", symbols=S_,
-    assumptions=THM1.assumptions, lhs="opt_error_tau", lhs_description=THM1.lhs_description,
-    expr=THM1_EXPR, definitions=(B1_NEEDED, B2_DEF), conditions=THM1_CONDITIONS, requires=_thm1_requires,
+THM1_REDERIVED = replace(  # the same statement with the B_1 and the condition the proof needs
+    THM1, id="fedshift.thm1.rederived", title="Theorem 1 as the appendix proof supports it",
+    source=f"{SEED}, App. A-B to A-D (Lemma 1, the induction, eq. (20)); {LI2020}",
+    expr=THM1_EXPR, definitions=(B1_NEEDED, B2_DEF), conditions=THM1_CONDITIONS,
     note="Eq. (20) for any beta, gamma the proof allows, with the B_1 the proof needs and the condition that keeps "
          "the denominator positive at the horizon tau (so at every earlier step). Read as a fixed-horizon statement: "
          "upsilon at tau dominates the upsilon every earlier induction step needs.")
@@ -269,6 +268,11 @@ def _decide(mean, se, z, floor):
     if abs(mean) <= floor:
         return 0
     return 1 if mean > z * se else -1 if mean < -z * se else 0
+
+
+def _outcome(refuted: bool, supported: bool, text: str, measured) -> ClaimOutcome:
+    """Refuted when ``refuted`` (whatever else holds), else supported when ``supported``, else inconclusive."""
+    return ClaimOutcome(False if refuted else True if supported else None, text, measured)
 
 
 def _reduces(key):
@@ -319,11 +323,7 @@ def _mean_to_zero(m, z=3.0, near_zero=0.1, rel_tol=1e-6):
     text = (f"(a) |m| {np.nanmean(m['abs_mean_shift']):.3g} with shift vs {np.nanmean(m['abs_mean_base']):.3g} without "
             f"(paired difference {dm:.3g} +- {sm:.2g}; |m|/RMS = {ratio:.3g}, tolerance {near_zero:g}); (b) loss "
             f"oscillation {np.nanmean(m['osc_shift']):.3g} vs {np.nanmean(m['osc_base']):.3g} (paired {do:.3g} +- {so:.2g})")
-    if ratio > near_zero or a < 0 or b < 0:
-        return ClaimOutcome(False, text, ratio)
-    if a > 0:
-        return ClaimOutcome(True, text, ratio)
-    return ClaimOutcome(None, text, ratio)
+    return _outcome(ratio > near_zero or a < 0 or b < 0, a > 0, text, ratio)
 
 
 CLAIM_MEAN = Claim(
@@ -351,11 +351,7 @@ def _every_bit_width(m, z=2.0, rel_tol=1e-6):
         verdicts.append(_decide(mean, se, z, rel_tol * abs(float(np.nanmean(base)))))
         parts.append(f"{b}b {sgn * mean:+.3g}+-{se:.2g}")
     text = "shift - no shift: " + ", ".join(parts)
-    if any(v < 0 for v in verdicts):
-        return ClaimOutcome(False, text, verdicts)
-    if all(v > 0 for v in verdicts):
-        return ClaimOutcome(True, text, verdicts)
-    return ClaimOutcome(None, text, verdicts)
+    return _outcome(any(v < 0 for v in verdicts), all(v > 0 for v in verdicts), text, verdicts)
 
 
 CLAIM_ACCURACY = Claim(
