@@ -31,12 +31,16 @@ class NumpyOps:
         return np.mean(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
-    def where(c, a, b):
-        return np.where(c, a, b)
-
-    @staticmethod
     def max(x, axis=None):
         return np.max(x, axis=axis)
+
+    # numpy's own functions where the signature is numpy's
+    where = staticmethod(np.where)
+    sqrt = staticmethod(np.sqrt)
+    maximum = staticmethod(np.maximum)
+    exp = staticmethod(np.exp)
+    matmul = staticmethod(np.matmul)
+    broadcast_to = staticmethod(np.broadcast_to)
 
     @staticmethod
     def zeros(shape, like=None):
@@ -54,22 +58,6 @@ class NumpyOps:
         np.put_along_axis(arr, idx, values, axis=1)
 
     @staticmethod
-    def sqrt(x):
-        return np.sqrt(x)
-
-    @staticmethod
-    def maximum(a, b):
-        return np.maximum(a, b)
-
-    @staticmethod
-    def exp(x):
-        return np.exp(x)
-
-    @staticmethod
-    def matmul(a, b):
-        return np.matmul(a, b)
-
-    @staticmethod
     def copy(x):
         return np.array(x, copy=True)
 
@@ -81,10 +69,6 @@ class NumpyOps:
     @staticmethod
     def is_array(x) -> bool:
         return isinstance(x, np.ndarray)
-
-    @staticmethod
-    def broadcast_to(x, shape):
-        return np.broadcast_to(x, shape)
 
     @staticmethod
     def run_mask(mask, like=None):

@@ -207,6 +207,19 @@ class Problem:
         index = check_int("index", index, 0, int(self.client_sizes[client]) - 1)
         return client, index
 
+    def _replaced(self, arrays, replacements, draw, random_state) -> list[np.ndarray]:
+        """The variant axis ``neighbours`` builds: each of ``arrays`` (variant 0's data, clients first), then one copy
+        per replacement (client, index) with that sample's entries set to ``draw(rng, client)`` (one per array)."""
+        rng = check_random_state(random_state)
+        stacks = [[a] for a in arrays]
+        for client, index in replacements:
+            client, index = self._check_replacement(client, index)
+            for stack, a, value in zip(stacks, arrays, draw(rng, client)):
+                b = a.copy()
+                b[client, index] = value
+                stack.append(b)
+        return [np.stack(s) for s in stacks]
+
     def initial_point(self, random_state=0, scale: float = 1.0) -> np.ndarray:
         rng = check_random_state(random_state)
         w_star = np.asarray(self.constants["w_star"].value)

@@ -208,16 +208,12 @@ class LeastSquaresProblem(Problem):
     def neighbours(self, replacements, random_state=0) -> "LeastSquaresProblem":
         if self.model is None:
             raise ParameterError("problem", self.name, "a problem with a known data distribution to draw the replacement from")
-        rng = check_random_state(random_state)
-        Xs, ys = [self.X[0]], [self.y[0]]
-        for client, index in replacements:
-            client, index = self._check_replacement(client, index)
-            X2, y2 = self.X[0].copy(), self.y[0].copy()
-            x, yy = self.model.draw(rng, client, 1)
-            X2[client, index], y2[client, index] = x[0], yy[0]
-            Xs.append(X2)
-            ys.append(y2)
-        return LeastSquaresProblem(np.stack(Xs), np.stack(ys), ridge=self.ridge, model=self.model, name=self.name)
+        def draw(rng, client):
+            x, y = self.model.draw(rng, client, 1)
+            return x[0], y[0]
+
+        X, y = self._replaced((self.X[0], self.y[0]), replacements, draw, random_state)
+        return LeastSquaresProblem(X, y, ridge=self.ridge, model=self.model, name=self.name)
 
 
 def heterogeneous_least_squares(

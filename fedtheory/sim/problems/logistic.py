@@ -16,13 +16,14 @@ __all__ = ["LogisticProblem", "digits_logistic", "digits_split", "synthetic_logi
 
 
 
-def _softmax(z):
+def _shifted_exp(z):
+    """The steps softmax and logsumexp share, over the last axis: m = max z, e = exp(z - m), s = sum e. With few
+    classes numpy's reductions over a short last axis are slow; the class slices are folded instead."""
     k = z.shape[-1]
     if k > 16:
-        z = z - z.max(axis=-1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=-1, keepdims=True)
-    # few classes: numpy's reductions over a short last axis are slow; fold the class slices instead
+        m = z.max(axis=-1)
+        e = np.exp(z - m[..., None])
+        return m, e, e.sum(axis=-1)
     m = z[..., 0].copy()
     for c in range(1, k):
         np.maximum(m, z[..., c], out=m)
@@ -30,7 +31,17 @@ def _softmax(z):
     s = e[..., 0].copy()
     for c in range(1, k):
         s += e[..., c]
+    return m, e, s
+
+
+def _softmax(z):
+    _, e, s = _shifted_exp(z)
     return e / s[..., None]
+
+
+def _logsumexp(z):
+    m, _, s = _shifted_exp(z)
+    return m + np.log(s)
 
 
 class _LogView(ClientView):
@@ -78,21 +89,6 @@ class _LogView(ClientView):
         P = _softmax(np.matmul(Xb, W))
         G = np.matmul(np.swapaxes(Xb, -1, -2), P - Yb) / idx.shape[-1]
         return G.reshape(w.shape) + self.p.reg * w
-
-
-def _logsumexp(Z):
-    k = Z.shape[-1]
-    if k > 16:
-        m = Z.max(axis=-1, keepdims=True)
-        return (m + np.log(np.sum(np.exp(Z - m), axis=-1, keepdims=True)))[..., 0]
-    m = Z[..., 0].copy()  # few classes: fold the class slices (see _softmax)
-    for c in range(1, k):
-        np.maximum(m, Z[..., c], out=m)
-    e = np.exp(Z - m[..., None])
-    s = e[..., 0].copy()
-    for c in range(1, k):
-        s += e[..., c]
-    return m + np.log(s)
 
 
 class LogisticProblem(Problem):
@@ -244,17 +240,13 @@ class LogisticProblem(Problem):
     def neighbours(self, replacements, random_state=0):
         if self.test is None:
             raise ParameterError("problem", self.name, "a problem with a held-out pool to draw the replacement from")
-        rng = check_random_state(random_state)
-        Xs, Ys = [self.X[0]], [self.Y[0]]
-        for client, index in replacements:
-            client, index = self._check_replacement(client, index)
+        def draw(rng, client):  # a held-out sample
             j = rng.integers(len(self.test[1]))
-            X2, Y2 = self.X[0].copy(), self.Y[0].copy()
-            X2[client, index], Y2[client, index] = self.test[0][j], self.test[1][j]
-            Xs.append(X2)
-            Ys.append(Y2)
+            return self.test[0][j], self.test[1][j]
+
+        X, Y = self._replaced((self.X[0], self.Y[0]), replacements, draw, random_state)
         return LogisticProblem(*self._clients_raw, self.n_classes, reg=self.reg, test=self.test, name=self.name,
-                               _variants=(np.stack(Xs), np.stack(Ys)))
+                               _variants=(X, Y))
 
 
 def digits_split(test_fraction: float, random_state=0):

@@ -174,14 +174,11 @@ class PLNonconvexProblem(Problem):
         return linear_shift_G2(self.h[0], B)
 
     def neighbours(self, replacements, random_state=0):
-        rng = check_random_state(random_state)
-        Zs = [self.Z[0]]
-        for client, index in replacements:
-            client, index = self._check_replacement(client, index)
-            Z2 = self.Z[0].copy()
-            Z2[client, index] = self.h[0, client] + rng.standard_normal(self.dim) * np.std(self.Z[0, client])
-            Zs.append(Z2)
-        return PLNonconvexProblem(np.stack(Zs), name=self.name)
+        def draw(rng, client):
+            return (self.h[0, client] + rng.standard_normal(self.dim) * np.std(self.Z[0, client]),)
+
+        (Z,) = self._replaced((self.Z[0],), replacements, draw, random_state)
+        return PLNonconvexProblem(Z, name=self.name)
 
 
 def pl_nonconvex(n_clients: int = 10, dim: int = 10, samples_per_client: int = 50, *, heterogeneity: float = 1.0,
