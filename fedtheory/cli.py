@@ -234,20 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .plugins import load_plugins
 
             load_plugins(args.plugin)
-        if args.command == "list":
-            return _cmd_list(args)
-        if args.command == "explain":
-            return _cmd_explain(args)
-        if args.command == "check":
-            return _cmd_check(args)
-        if args.command == "report":
-            return _cmd_report(args)
-        if args.command == "train":
-            return _cmd_train(args)
-        if args.command == "new-paper":
-            return _cmd_new_paper(args)
-        if args.command == "worst":
-            return _cmd_worst(args)
+        command = {"list": _cmd_list, "explain": _cmd_explain, "check": _cmd_check, "report": _cmd_report,
+                   "train": _cmd_train, "new-paper": _cmd_new_paper, "worst": _cmd_worst}.get(args.command)
+        if command is not None:
+            return command(args)
     except (ParameterError, FedTheoryError) as exc:
         print(f"fedtheory: error: {exc}", file=sys.stderr)
         return 2

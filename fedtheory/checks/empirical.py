@@ -170,6 +170,15 @@ def _per_beta(runs, key):
     return betas, np.array(mean), np.array(se), np.array(div)
 
 
+def _beta_sweeps(logs):
+    """(group, its complete runs, their betas sorted) for every group of ``_sweeps`` with two betas or more."""
+    for g in _sweeps(logs):
+        runs = [r for r in g["runs"] if r["complete"]]
+        betas = sorted({r["beta"] for r in runs})
+        if len(betas) >= 2:
+            yield g, runs, betas
+
+
 # ------------------------------------------------------------------------------------ FedInit
 
 
@@ -177,11 +186,7 @@ def _per_beta(runs, key):
            records=("fedinit.exp.gen_tracks_divergence", "fedinit.thm3.rederived"))
 def gen_vs_divergence(session, logs):
     out = []
-    for g in _sweeps(logs):
-        runs = [r for r in g["runs"] if r["complete"]]
-        betas = sorted({r["beta"] for r in runs})
-        if len(betas) < 2:
-            continue
+    for g, runs, betas in _beta_sweeps(logs):
         gap = [r["gen_gap"] for r in runs]
         beta = [r["beta"] for r in runs]
         vs_beta = experiment_records.GEN_TRACKS_DIVERGENCE.evaluate({"gen_gap": gap, "divergence_term": beta, "beta": beta})
@@ -202,10 +207,8 @@ def gen_vs_divergence(session, logs):
            records=("fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold"))
 def table3(session, logs):
     out = []
-    for g in _sweeps(logs):
-        runs = [r for r in g["runs"] if r["complete"]]
-        betas = sorted({r["beta"] for r in runs})
-        if len(betas) < 2 or 0.0 not in betas:
+    for g, runs, betas in _beta_sweeps(logs):
+        if 0.0 not in betas:
             continue
         problem = _problem(g["cfg"])
         b, acc, se, div = _per_beta(runs, "acc")
