@@ -1,7 +1,7 @@
 """``fedtheory`` command line: list | explain | check | report | train | new-paper.
 
-Exit codes: 0 every check ran and nothing was violated, refuted or inconsistent; 1 findings (or a
-check crashed); 2 bad usage or input.
+Exit codes: 0 every check ran and nothing was violated, refuted or inconsistent; 1 findings about the papers;
+2 bad usage or input; 3 a check (or the tool itself) failed with an error: never counted as a finding.
 """
 from __future__ import annotations
 
@@ -258,6 +258,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:  # noqa: BLE001 - a bug of the tool: its own exit status, never 1 (findings)
+        import traceback
+
+        if os.environ.get("FEDTHEORY_TRACEBACK"):
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"fedtheory: internal error: {type(exc).__name__}: {exc} (at {os.path.basename(where.filename)}:"
+              f"{where.lineno}; FEDTHEORY_TRACEBACK=1 prints the traceback)", file=sys.stderr)
+        return 3
     return 2
 
 

@@ -17,10 +17,16 @@ from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
-            "claim_refuted", "inconclusive", "error")
-FINDINGS = {"violated", "rate_inconsistent", "claim_refuted", "error"}
+            "claim_refuted", "inconclusive", "ambiguous", "proof_step_loose", "error")
+# Verdicts against the paper. 'error' is not one: a check that raised says nothing about the paper (exit status 3).
+# 'ambiguous' (the readings of the text disagree) and 'proof_step_loose' (the stated rate follows from the exact form
+# of the bound but not from a loosened step of the proof) are listed apart, never counted.
+FINDINGS = {"violated", "rate_inconsistent", "claim_refuted"}
 KINDS = ("bound", "rate", "claim", "identity", "symbolic")
 PROFILES = ("quick", "full")
+# Exit statuses of `fedtheory check`: no counted finding; findings about the papers; bad usage or input; a check
+# (or the tool) failed, whatever else was found.
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 # Where a verdict stands relative to what the paper states. Only 'inside' findings count in the exit code.
 #   inside: tested inside the statement's assumptions and conditions, as the paper states it;
 #   outside_conditions: a setting where the statement's conditions fail (an observation, not a test of it);
@@ -33,6 +39,14 @@ PROFILES = ("quick", "full")
 #   ambiguous: the text admits readings that disagree on the verdict (each reading reported).
 SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "regime_boundary", "not_reproduced",
           "fragile", "by_construction", "ambiguous")
+# What kind of finding a counted row is (its severity class; the summary, the JSON and the report group by it):
+#   erratum: a printed formula that differs from its own derivation, a table that contradicts its own columns;
+#   inconsistent_rate: a stated order that does not follow from the exact bound;
+#   false_as_stated: a counterexample inside the stated assumptions;
+#   claim_refuted: a qualitative claim refuted by measurement under the statistics policy.
+FINDING_CLASSES = ("erratum", "inconsistent_rate", "false_as_stated", "claim_refuted")
+DEFAULT_CLASS = {"violated": "false_as_stated", "rate_inconsistent": "inconsistent_rate",
+                 "claim_refuted": "claim_refuted"}
 
 
 @dataclass
@@ -49,6 +63,8 @@ class CheckResult:
     family_size: how many comparisons the verdict's multiple-testing correction covers (e.g. horizons);
     seeds: how many independent runs (seeds) the verdict rests on.
     quote: the sentence the row tests, with its seed file and line.
+    finding_class: one of FINDING_CLASSES for a row with a FINDINGS verdict (default by verdict: DEFAULT_CLASS;
+    a check sets 'erratum' where a printed form contradicts its own derivation or columns); '' otherwise.
     """
 
     id: str
@@ -75,10 +91,17 @@ class CheckResult:
     family_size: int | None = None
     seeds: int | None = None
     quote: str = ""
+    finding_class: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
+        if self.verdict in FINDINGS:
+            self.finding_class = self.finding_class or DEFAULT_CLASS[self.verdict]
+            if self.finding_class not in FINDING_CLASSES:
+                raise ValueError(f"unknown finding class {self.finding_class!r}")
+        else:
+            self.finding_class = ""
         if self.kind not in KINDS:
             raise ValueError(f"unknown kind {self.kind!r}")
         if self.scope not in SCOPES:
@@ -445,20 +468,54 @@ def _run_spec_in_worker(spec_id: str, profile: str, seed: int) -> list[dict]:
     return [r.to_json() for r in res]
 
 
-def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
-    from ..sim.engine import versions
+def _error_row(spec: CheckSpec, detail: str, tb: str = "") -> CheckResult:
+    """The row of a check that failed: verdict 'error', never a finding (``exit_code`` gives EXIT_ERROR)."""
+    return CheckResult(spec.id, spec.paper, spec.kind, "error", detail=detail,
+                       extra={"traceback": tb[-4000:]} if tb else {})
 
-    from ..sim.engine import record_simulations
+
+def _nan_field(r: CheckResult) -> str | None:
+    """The first of measured / bound / ratio that is a NaN float, on a row that does not record a divergence."""
+    if r.verdict == "error" or "diverged_runs" in r.extra:
+        return None
+    for name in ("measured", "bound", "ratio"):
+        v = getattr(r, name)
+        if isinstance(v, (float, np.floating)) and math.isnan(v):
+            return name
+    return None
+
+
+def checked_rows(spec: CheckSpec, out: Any) -> list[CheckResult]:
+    """What a check returned, as rows: a list (or tuple) of CheckResult. Anything else, or a row whose number is
+    NaN without a recorded divergence (a NaN is a divergence, reported with where, or an error: never a number), is
+    one 'error' row naming the check and what it returned."""
+    if isinstance(out, CheckResult):
+        out = [out]
+    if not isinstance(out, (list, tuple)) or not all(isinstance(r, CheckResult) for r in out):
+        what = type(out).__name__ if not isinstance(out, (list, tuple)) else \
+            "a list holding " + ", ".join(sorted({type(r).__name__ for r in out if not isinstance(r, CheckResult)}))
+        return [_error_row(spec, f"check {spec.id} returned {what}, not a list of CheckResult")]
+    rows = list(out)
+    for i, r in enumerate(rows):
+        bad = _nan_field(r)
+        if bad is not None:
+            rows[i] = _error_row(spec, f"check {spec.id}: row {i} ({r.verdict}) has {bad} = NaN and records no "
+                                       "divergence (extra['diverged_runs']); a NaN is never a measurement")
+    return rows
+
+
+def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
+    from ..sim.engine import record_simulations, versions
 
     t0 = time.perf_counter()
     try:
         with record_simulations() as sims:
-            out = spec.fn(session)
+            out = checked_rows(spec, spec.fn(session))
     except ParameterError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a crashing check is reported, not hidden
-        out = [CheckResult(spec.id, spec.paper, spec.kind, "error", detail=f"{type(exc).__name__}: {exc}",
-                           extra={"traceback": traceback.format_exc()[-4000:]})]
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed check is reported, not hidden; never a finding
+        last = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0]
+        out = [_error_row(spec, last, traceback.format_exc())]
     dt = time.perf_counter() - t0
     v = versions()
     ran = summarize_simulations(sims)
@@ -562,7 +619,15 @@ def group_findings(results: Sequence[CheckResult], *, counted: bool = True) -> d
     return out
 
 
+def errors(results: Sequence[CheckResult]) -> list[CheckResult]:
+    """The rows of checks that failed (verdict 'error'): never findings about a paper."""
+    return [r for r in results if r.verdict == "error"]
+
+
 def exit_code(results: Sequence[CheckResult]) -> int:
-    """1 when some distinct in-scope finding (``group_findings``) exists, else 0. Out-of-scope rows (scope other
-    than 'inside') and implementation self-checks never set it; an 'error' row does (it is in scope)."""
-    return 1 if group_findings(results) else 0
+    """EXIT_ERROR (3) when some check failed ('error' rows), whatever else was found; else EXIT_FINDINGS (1) when
+    some distinct in-scope finding (``group_findings``) exists; else EXIT_OK (0). Out-of-scope rows (scope other than
+    'inside'), implementation self-checks, 'ambiguous' and 'proof_step_loose' rows never set it."""
+    if errors(results):
+        return EXIT_ERROR
+    return EXIT_FINDINGS if group_findings(results) else EXIT_OK
