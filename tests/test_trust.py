@@ -22,7 +22,7 @@ def _cli(*args, cwd=None):
 PLUGIN = textwrap.dedent("""
     import math
     import sys
-    from fedtheory.checks import CheckResult, check
+    from fedtheory.checks import CheckResult, Control, check
 
     @check("errplug.boom", "errplug", "bound")
     def boom(s):
@@ -44,9 +44,13 @@ PLUGIN = textwrap.dedent("""
     def fine(s):
         return [CheckResult("errplug.fine", "errplug", "bound", "holds", measured=0.5, bound=1.0, ratio=2.0)]
 
-    @check("errplug.found", "errplug", "claim")
+    @check("errplug.found", "errplug", "claim", control=Control("the same refutation", lambda s: found(s)))
     def found(s):
         return [CheckResult("errplug.found", "errplug", "claim", "claim_refuted")]
+
+    @check("errplug.uncontrolled", "errplug", "claim")
+    def uncontrolled(s):
+        return [CheckResult("errplug.uncontrolled", "errplug", "claim", "claim_refuted")]
 """)
 
 
@@ -82,6 +86,8 @@ def test_every_other_result_survives_bad_checks(errplug, tmp_path):
     assert rows["errplug.nan"]["verdict"] == "error" and "NaN" in rows["errplug.nan"]["detail"]
     assert rows["errplug.exits"]["verdict"] == "error" and "SystemExit" in rows["errplug.exits"]["detail"]
     assert json.loads(out.read_text())["findings"]["findings"] == {"errplug.found": ["errplug.found claim_refuted"]}
+    # a claim check with no negative control cannot show it can fail: a self-check by rule, never a finding
+    assert rows["errplug.uncontrolled"]["self_check"] and "by rule" in rows["errplug.uncontrolled"]["detail"]
 
 
 def _spec():

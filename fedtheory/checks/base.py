@@ -128,6 +128,22 @@ class CheckResult:
 # ------------------------------------------------------------------------------------ registry
 
 
+# Kinds of rows that must show they can fail through a negative control; without one, a check's rows of these kinds
+# are implementation self-checks by rule. Bounds show it through their trivial bound (vacuity; checks.verdicts).
+CONTROLLED_KINDS = ("identity", "claim", "symbolic", "rate")
+
+
+@dataclass(frozen=True)
+class Control:
+    """A negative control of a check: ``fn(session)`` runs the check's own logic under a mutation (a mutated
+    simulator, record or setting) and returns its rows, at least one of which must be a finding verdict
+    (violated / rate_inconsistent / claim_refuted): the check can fail. ``description`` says what is mutated.
+    ``fedtheory check --controls`` runs them; the test suite runs every built-in one."""
+
+    description: str
+    fn: Callable[["Session"], list["CheckResult"]]
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """A registered check: ``fn(session) -> list[CheckResult]`` and what it measures.
@@ -150,6 +166,7 @@ class CheckSpec:
     algorithms: tuple[str, ...] = ()
     seeds: str = ""
     group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
+    control: "Control | None" = None  # the negative control that must make this check fail (see Control)
 
     @property
     def description(self) -> str:
@@ -168,6 +185,10 @@ class CheckSpec:
             lines.append(f"  runs: {self.seeds}")
         if self.cost == "symbolic":
             lines.append("  symbolic (sympy), no simulation")
+        if self.control is not None:
+            lines.append(f"  negative control: {self.control.description}")
+        elif self.kind in CONTROLLED_KINDS:
+            lines.append("  no negative control: its rows are implementation self-checks by rule")
         return "\n".join(lines)
 
 
@@ -176,7 +197,8 @@ _CHECKS: dict[str, CheckSpec] = {}
 
 def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str = "sim",
           profiles: Sequence[str] = PROFILES, needs_runs: bool = False, *, measures: Sequence[str] = (),
-          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = "", group: str = ""):
+          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = "", group: str = "",
+          control: Control | None = None):
     """Register ``fn(session) -> list[CheckResult]`` as check ``id`` of ``paper``.
 
     kind: one of KINDS; records: the record ids it tests (default: ``id``); cost 'symbolic' runs it in a
@@ -184,6 +206,8 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     algorithms, seeds: what ``fedtheory explain`` tells about how the left side is measured; group: checks that
     share memoized simulations (``Session.memo``) under one name run as one unit of work when ``fedtheory check``
     runs on workers (``--workers``; see ``fedtheory.checks.units``), so the simulations are computed once.
+    control: a :class:`Control` under which the check must report a finding; a check of a kind in CONTROLLED_KINDS
+    without one gives implementation self-checks (never findings), by rule.
     """
     check_choice("kind", kind, KINDS)
     check_choice("cost", cost, ("sim", "symbolic"))
@@ -193,8 +217,10 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     def deco(fn):
         if id in _CHECKS:
             raise ValueError(f"check {id} registered twice")
+        if control is not None and not isinstance(control, Control):
+            raise ParameterError("control", control, "a fedtheory.checks.Control(description, fn)")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
-                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group)
+                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group, control)
         return fn
 
     return deco
@@ -286,17 +312,25 @@ class Session:
 def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 3.0) -> tuple[str, dict]:
     """Decide ``E[lhs] <= E[rhs]`` from per-run samples (both estimated by their mean over runs).
 
-    holds: mean(rhs - lhs) >= 0; violated: mean(rhs - lhs) + z se < 0 (significant);
-    inconclusive: a negative mean within z standard errors.
+    holds: mean(rhs - lhs) >= 0; violated: significantly negative, i.e. below minus the one-sided Student-t
+    critical value (n - 1 degrees of freedom) at the level of a z-SE normal test (z = 3: 1.35e-3) times the
+    standard error; exact (se = 0, e.g. one deterministic run): any negative mean; inconclusive otherwise.
+    A non-finite measurement where the bound is finite is a divergence: 'violated', with which runs, and no
+    number (measured and ratio None).
     """
+    from scipy import stats
+
     lhs = np.asarray(lhs_runs, float)
     rhs = np.broadcast_to(np.asarray(rhs_runs, float), lhs.shape)
     diverged = ~np.isfinite(lhs) & np.isfinite(rhs)
     if diverged.any():  # a diverged run contradicts a finite bound: never dropped, never 'holds'
-        return "violated", {"measured": math.inf, "bound": float(np.mean(rhs[np.isfinite(rhs)])), "ratio": 0.0,
-                            "runs": lhs.size, "diverged_runs": int(diverged.sum()),
-                            "detail": f"the measurement is non-finite (diverged) in {int(diverged.sum())} of {lhs.size} "
-                                      "runs where the bound is finite"}
+        runs = np.flatnonzero(diverged.ravel())
+        nan = int(np.isnan(lhs.ravel()[runs]).sum())
+        return "violated", {"measured": None, "bound": float(np.mean(rhs[np.isfinite(rhs)])), "ratio": None,
+                            "runs": lhs.size, "diverged_runs": int(runs.size), "diverged_run_index": runs.tolist()[:20],
+                            "detail": f"the measurement is non-finite (diverged: {nan} NaN, {runs.size - nan} infinite) "
+                                      f"in {runs.size} of {lhs.size} runs (runs {', '.join(map(str, runs[:8]))}"
+                                      f"{' ...' if runs.size > 8 else ''}) where the bound is finite"}
     if not np.all(np.isfinite(rhs)):
         return "inconclusive", {"runs": lhs.size, "detail": "the bound is not finite (undefined) at these values"}
     gap = rhs - lhs
@@ -304,11 +338,13 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     mean = float(np.mean(gap))
     se = float(np.std(gap, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
     m_l, m_r = float(np.mean(lhs)), float(np.mean(rhs))
+    crit = float(stats.t.isf(0.5 * math.erfc(z / math.sqrt(2.0)), n - 1)) if n > 1 else z
     info = {"measured": m_l, "measured_se": float(np.std(lhs, ddof=1) / np.sqrt(n)) if n > 1 else 0.0,
-            "bound": m_r, "ratio": (m_r / m_l) if m_l > 0 else (math.inf if m_r > 0 else None), "runs": n}
+            "bound": m_r, "ratio": (m_r / m_l) if m_l > 0 else (math.inf if m_r > 0 else None), "runs": n,
+            "t_critical": crit}
     if mean >= 0:
         return "holds", info
-    if mean + z * se < 0:
+    if mean + crit * se < 0:
         return "violated", info
     return "inconclusive", info
 
@@ -351,7 +387,7 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     diverged = ~np.isfinite(lhs) & np.isfinite(rhs)
     if diverged.any():  # non-finite measurements where the bound is finite: a divergence, reported, never dropped
         rounds_d, runs_d = np.nonzero(diverged)
-        return "violated", {"measured": math.inf, "bound": float(rhs[rounds_d[0], runs_d[0]]), "ratio": 0.0,
+        return "violated", {"measured": None, "bound": float(rhs[rounds_d[0], runs_d[0]]), "ratio": None,
                             "rounds": int(lhs.shape[0]), "runs": int(lhs.shape[1]),
                             "diverged_runs": int(np.unique(runs_d).size), "first_diverged_round": int(rounds_d.min()),
                             "detail": f"the measurement is non-finite (diverged) from round {int(rounds_d.min())} in "
@@ -504,6 +540,21 @@ def checked_rows(spec: CheckSpec, out: Any) -> list[CheckResult]:
     return rows
 
 
+SELF_CHECK_BY_RULE = "implementation self-check by rule: the check declares no negative control that can make it fail"
+
+
+def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
+    """Rows of a kind in CONTROLLED_KINDS from a check without a negative control are implementation self-checks
+    (never findings): nothing has shown that the check can fail."""
+    if spec.control is not None:
+        return
+    for r in rows:
+        if r.kind in CONTROLLED_KINDS and r.verdict not in ("error", "not_applicable") and not r.self_check:
+            r.self_check = True
+            r.extra["self_check_reason"] = SELF_CHECK_BY_RULE
+            r.detail = SELF_CHECK_BY_RULE + (f". {r.detail}" if r.detail else "")
+
+
 def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     from ..sim.engine import record_simulations, versions
 
@@ -519,6 +570,7 @@ def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     dt = time.perf_counter() - t0
     v = versions()
     ran = summarize_simulations(sims)
+    uncontrolled_rule(spec, out)
     for r in out:
         r.versions = v
         if ran and "simulations" not in r.extra:
@@ -603,6 +655,53 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     return [r for s in specs for r in results[s.id]]
+
+
+@dataclass
+class ControlOutcome:
+    """What a check's negative control gave: 'fails_as_required' (some row is a finding verdict), 'did_not_fail'
+    (the check could not fail under the mutation: a defect of the check) or 'error' (the control raised)."""
+
+    check: str
+    paper: str
+    description: str
+    status: str
+    rows: list[CheckResult]
+    elapsed_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "paper": self.paper, "description": self.description, "status": self.status,
+                "verdicts": [r.verdict for r in self.rows], "elapsed_s": round(self.elapsed_s, 3),
+                "rows": [r.to_json() for r in self.rows]}
+
+
+def run_control(spec: CheckSpec, session: Session) -> ControlOutcome:
+    """Run one check's negative control (``spec.control``) and judge it."""
+    if spec.control is None:
+        raise ParameterError("check", spec.id, "a check that declares a negative control")
+    t0 = time.perf_counter()
+    try:
+        rows = checked_rows(spec, spec.control.fn(session))
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failing control is reported
+        rows = [_error_row(spec, (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0], traceback.format_exc())]
+    if any(r.verdict == "error" for r in rows):
+        status = "error"
+    elif any(r.verdict in FINDINGS for r in rows):
+        status = "fails_as_required"
+    else:
+        status = "did_not_fail"
+    return ControlOutcome(spec.id, spec.paper, spec.control.description, status, rows, time.perf_counter() - t0)
+
+
+def run_controls(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
+                 seed: int = 0) -> tuple[list[ControlOutcome], list[CheckSpec]]:
+    """The negative controls of the selected checks, in one Session: (their outcomes, the selected checks of a
+    kind in CONTROLLED_KINDS that declare none: implementation self-checks by rule)."""
+    specs = select(paper, only, profile, runs=False)
+    session = Session(profile=profile, seed=seed)
+    outcomes = [run_control(s, session) for s in specs if s.control is not None]
+    missing = [s for s in specs if s.control is None and s.kind in CONTROLLED_KINDS]
+    return outcomes, missing
 
 
 def group_findings(results: Sequence[CheckResult], *, counted: bool = True) -> dict[str, list[CheckResult]]:
