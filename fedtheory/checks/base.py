@@ -167,6 +167,7 @@ class CheckSpec:
     seeds: str = ""
     group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
     control: "Control | None" = None  # the negative control that must make this check fail (see Control)
+    self_check: str = ""  # why the check is an implementation self-check by design (no mutation could make it fail)
 
     @property
     def description(self) -> str:
@@ -187,6 +188,8 @@ class CheckSpec:
             lines.append("  symbolic (sympy), no simulation")
         if self.control is not None:
             lines.append(f"  negative control: {self.control.description}")
+        elif self.self_check:
+            lines.append(f"  implementation self-check: {self.self_check}")
         elif self.kind in CONTROLLED_KINDS:
             lines.append("  no negative control: its rows are implementation self-checks by rule")
         return "\n".join(lines)
@@ -198,7 +201,7 @@ _CHECKS: dict[str, CheckSpec] = {}
 def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str = "sim",
           profiles: Sequence[str] = PROFILES, needs_runs: bool = False, *, measures: Sequence[str] = (),
           problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = "", group: str = "",
-          control: Control | None = None):
+          control: Control | None = None, self_check: str = ""):
     """Register ``fn(session) -> list[CheckResult]`` as check ``id`` of ``paper``.
 
     kind: one of KINDS; records: the record ids it tests (default: ``id``); cost 'symbolic' runs it in a
@@ -207,7 +210,9 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     share memoized simulations (``Session.memo``) under one name run as one unit of work when ``fedtheory check``
     runs on workers (``--workers``; see ``fedtheory.checks.units``), so the simulations are computed once.
     control: a :class:`Control` under which the check must report a finding; a check of a kind in CONTROLLED_KINDS
-    without one gives implementation self-checks (never findings), by rule.
+    without one gives implementation self-checks (never findings), by rule. self_check: why the check is an
+    implementation self-check by design (e.g. an identity of the simulator's own construction); its rows are
+    self-checks with that reason (give a control or this, not both).
     """
     check_choice("kind", kind, KINDS)
     check_choice("cost", cost, ("sim", "symbolic"))
@@ -219,8 +224,10 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
             raise ValueError(f"check {id} registered twice")
         if control is not None and not isinstance(control, Control):
             raise ParameterError("control", control, "a fedtheory.checks.Control(description, fn)")
+        if control is not None and self_check:
+            raise ParameterError("self_check", self_check, f"'' for check {id}, which declares a negative control")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
-                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group, control)
+                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group, control, self_check)
         return fn
 
     return deco
@@ -548,11 +555,12 @@ def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
     (never findings): nothing has shown that the check can fail."""
     if spec.control is not None:
         return
+    reason = f"implementation self-check: {spec.self_check}" if spec.self_check else SELF_CHECK_BY_RULE
     for r in rows:
         if r.kind in CONTROLLED_KINDS and r.verdict not in ("error", "not_applicable") and not r.self_check:
             r.self_check = True
-            r.extra["self_check_reason"] = SELF_CHECK_BY_RULE
-            r.detail = SELF_CHECK_BY_RULE + (f". {r.detail}" if r.detail else "")
+            r.extra["self_check_reason"] = reason
+            r.detail = reason + (f". {r.detail}" if r.detail else "")
 
 
 def _run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
