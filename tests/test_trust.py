@@ -344,3 +344,17 @@ def test_run_control_judges_the_mutation():
     assert run_control(ok, s).status == "fails_as_required"
     assert run_control(weak, s).status == "did_not_fail"
     assert run_control(boom, s).status == "error"
+
+
+def test_the_report_lists_errors_classes_and_rows_apart():
+    from fedtheory.report import render_report
+
+    rows = [CheckResult("p.a", "p", "identity", "violated", finding="typo", finding_class="erratum"),
+            CheckResult("p.b", "p", "bound", "error", detail="KeyError: 'boom'"),
+            CheckResult("p.c", "p", "claim", "ambiguous", detail="reading A: claim_refuted; reading B: claim_supported"),
+            CheckResult("p.d", "p", "symbolic", "proof_step_loose")]
+    html = render_report(results_payload(rows, command=["fedtheory", "check"]))
+    assert "Checks that failed with an error (not findings)" in html and "KeyError: &#39;boom&#39;" in html
+    assert ">erratum</span> <code>typo</code>" in html
+    assert "Ambiguous (the readings of the text disagree; not counted)" in html and "p.c ambiguous" in html
+    assert "Loose proof steps" in html and "p.d proof_step_loose" in html
