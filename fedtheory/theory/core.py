@@ -303,7 +303,8 @@ class Bound(Record):
         lines = [f"{self.id}  [{self.kind}]  {self.title}", f"source: {self.source}",
                  "assumptions:" + (" -" if not self.assumptions else "")]
         lines += [f"  {a}: {describe(a)}" for a in self.assumptions]
-        lines += [f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"]
+        lines += [f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"
+                  + (f"  [lhs_kind {self.lhs_kind}]" if self.lhs_kind else "")]
         for d in self.definitions:
             rhs = sp.sstr(d.expr) if d.expr is not None else "(in words; see its record)"
             lines.append(f"  {d.symbol} = {rhs}   [{d.id}; {d.source}]")
@@ -322,9 +323,17 @@ class Bound(Record):
             if n in self.symbols.info:
                 i = self.symbols.info[n]
                 lines.append(f"  {n} in {i.domain}: {i.description}")
+        if self.exact is not None:
+            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {sp.sstr(self.exact)}")
+        lines += _readings_lines(self.readings)
         if self.note:
             lines.append("transcription note: " + self.note)
         return "\n".join(lines)
+
+
+def _readings_lines(readings: Mapping[str, str]) -> list[str]:
+    return (["readings (a finding counts only when every reading gives it):"]
+            + [f"  {k}: {v}" for k, v in readings.items()]) if readings else []
 
 
 @dataclass
@@ -417,6 +426,9 @@ class Claim(Record):
                  f"measured: {', '.join(self.measurements)}"]
         if self.parameters:
             lines.append("decision rule parameters: " + ", ".join(f"{k}={v}" for k, v in self.parameters.items()))
+        lines.append("minimum effect a refutation needs: " + (f"{self.min_effect:g} (relative)" if self.min_effect is not None
+                                                              else "none declared (no refutation from seeds)"))
+        lines += _readings_lines(self.readings)
         if self.predicate is not None and self.predicate.__doc__:
             lines.append("decision rule: " + " ".join(self.predicate.__doc__.split()))
         if self.quote:
