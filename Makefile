@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The main job: every encoded paper's checks on the built-in problems. Exit 1 means findings
-# (a violated bound, a refuted claim, an inconsistent rate), not a crash: see README.
+# (a violated bound, a refuted claim, an inconsistent rate), never a crash; 2 bad usage, 3 a check failed: see README.
 check: $(STAMP)
 	@mkdir -p results
 	$(BIN)/fedtheory check --profile quick --out results/check-quick.json; status=$$?; \

@@ -1,7 +1,7 @@
 """``fedtheory`` command line: list | explain | check | report | train | new-paper.
 
-Exit codes: 0 every check ran and nothing was violated, refuted or inconsistent; 1 findings (or a
-check crashed); 2 bad usage or input.
+Exit codes: 0 every check ran and nothing was violated, refuted or inconsistent; 1 findings about the papers;
+2 bad usage or input; 3 a check (or the tool itself) failed with an error: never counted as a finding.
 """
 from __future__ import annotations
 
@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="instance evaluations per worst-case search (default 256; `fedtheory worst` for more)")
     ck.add_argument("--report", metavar="FILE", help="also write the self-contained HTML report to FILE "
                     "(see `fedtheory report`)")
+    ck.add_argument("--controls", action="store_true", help="run the negative controls of the selected checks instead "
+                    "of the checks: each must make its check report a finding (exit 0 when all do, 3 when one does "
+                    "not); also lists the checks without a control (implementation self-checks by rule)")
 
     rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file",
                         description="Draw one static, self-contained HTML page from a results file of `fedtheory check "
@@ -248,6 +251,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:  # noqa: BLE001 - a bug of the tool: its own exit status, never 1 (findings)
+        import traceback
+
+        if os.environ.get("FEDTHEORY_TRACEBACK"):
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"fedtheory: internal error: {type(exc).__name__}: {exc} (at {os.path.basename(where.filename)}:"
+              f"{where.lineno}; FEDTHEORY_TRACEBACK=1 prints the traceback)", file=sys.stderr)
+        return 3
     return 2
 
 
@@ -588,11 +600,43 @@ def _worst_cases(args, results, ex=None) -> list[dict]:
     return out
 
 
+def _cmd_controls(args) -> int:
+    """`check --controls`: every selected check's negative control must make it report a finding."""
+    from .checks import run_controls, write_json
+
+    if args.runs or args.worst_case or args.report:
+        raise ParameterError("--controls", True, "without --runs, --worst-case and --report")
+    t0 = time.perf_counter()
+    outcomes, missing = run_controls(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed)
+    bad = [o for o in outcomes if o.status != "fails_as_required"]
+    payload = {"command": ["fedtheory", "check"] + sys.argv[2:], "profile": args.profile, "seed": args.seed,
+               "controls": [o.to_json() for o in outcomes], "without_control": [s.id for s in missing],
+               "exit_code": 3 if bad else 0, "elapsed_s": round(time.perf_counter() - t0, 2)}
+    if args.out:
+        write_json(args.out, payload)
+    if args.format == "json":
+        print(json.dumps(payload, indent=2))
+    else:
+        _print_table(["check", "control (mutation)", "status", "verdicts under the control"],
+                     [[o.check, o.description, o.status, ", ".join(sorted(set(r.verdict for r in o.rows)))]
+                      for o in outcomes], wrap_last=False)
+        print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} control(s) fail as required in "
+              f"{time.perf_counter() - t0:.1f} s" + (": " + ", ".join(o.check + " " + o.status for o in bad) if bad else ""))
+        if missing:
+            print(f"{len(missing)} check(s) without a negative control (their rows are implementation self-checks by "
+                  "rule): " + ", ".join(s.id for s in missing))
+        if args.out:
+            print(f"JSON written to {args.out}")
+    return 3 if bad else 0
+
+
 def _cmd_check(args) -> int:
     from .checks import exit_code, print_results, results_payload, run_checks, write_json
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
+    if args.controls:
+        return _cmd_controls(args)
     if args.worst_budget < 1:
         raise ParameterError("--worst-budget", args.worst_budget, "a positive integer")
     unusable: list[str] = []

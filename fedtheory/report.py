@@ -39,7 +39,8 @@ __all__ = ["write_report", "render_report", "VERDICT_COLORS"]
 
 VERDICT_COLORS = {"holds": "#2e7d32", "claim_supported": "#2e7d32", "rate_consistent": "#2e7d32",
                   "violated": "#c62828", "claim_refuted": "#c62828", "rate_inconsistent": "#c62828",
-                  "error": "#6a1b9a", "inconclusive": "#ef8f00", "not_applicable": "#757575"}
+                  "error": "#6a1b9a", "inconclusive": "#ef8f00", "not_applicable": "#757575",
+                  "ambiguous": "#8d6e63", "proof_step_loose": "#5c6bc0"}
 _SWEEP_KEYS = ("beta", "eta", "E", "K", "T", "rho", "alpha", "bits", "c", "gamma", "lam", "tau")
 _COND_RE = re.compile(r"^(?:(?P<name>[\w.]+):\s*)?(?P<rel>.*?)\s*\((?P<a>[-+]?[\d.]+(?:e[-+]?\d+)?|[-+]?inf|nan) vs "
                       r"(?P<b>[-+]?[\d.]+(?:e[-+]?\d+)?|[-+]?inf|nan)\)\s*$", re.I)
@@ -550,12 +551,18 @@ def render_report(payload: Mapping[str, Any]) -> str:
         for _, r in rows:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         labels_of_paper = lambda labels: [x for x in labels if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]  # noqa: E731
-        heads = [{"key": k, "rows": v} for k, v in (findings.get("findings") or {}).items()
+        cls_of = {k: c for c, ks in (findings.get("classes") or {}).items() for k in ks}
+        heads = [{"key": k, "rows": v, "cls": cls_of.get(k, "")} for k, v in (findings.get("findings") or {}).items()
                  if any(str(x).startswith(paper + ".") or str(x).startswith(paper + " ") for x in v)]
+        mine = lambda labels: [x for x in labels if str(x).startswith(paper + ".")]  # noqa: E731
         nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])} for k, v in (findings.get("not_counted") or {}).items()
               if any(str(x).startswith(paper + ".") for x in v.get("rows", []))]
         paper_blocks.append({"paper": paper, "n": len(rows), "counts": dict(sorted(counts.items())),
                              "findings": heads, "not_counted": nc,
+                             "errors": [e for e in (findings.get("errors") or []) if isinstance(e, dict)
+                                        and str(e.get("row", "")).startswith(paper + ".")],
+                             "ambiguous": mine(findings.get("ambiguous") or []),
+                             "proof_step_loose": mine(findings.get("proof_step_loose") or []),
                              "vacuous": labels_of_paper(findings.get("vacuous") or []),
                              "loose": labels_of_paper(findings.get("loose") or []),
                              "tightness": _fig_tightness(F, rows, paper),

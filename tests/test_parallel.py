@@ -221,7 +221,7 @@ def test_check_worker_killed_mid_unit(cluster, crash_plugin, mode):
         (f,) = out.failures
         assert f.name == "crashtest.check" and f.attempts == 2 and "KilledWorker" in f.error
         assert res[0].verdict == "error" and "unit of work crashtest.check failed on every attempt (2)" in res[0].detail
-        assert exit_code(res) == 1
+        assert exit_code(res) == 3  # a failed unit is an error, never a finding
     (d / "mode").write_text("")
 
 

@@ -1,23 +1,33 @@
 """The join: theorem x measurement -> verdict. The public API a paper plug-in's checks use.
 
 * registering: :func:`check` (the decorator), :class:`Session` (profile, seed, memo), :class:`CheckResult`;
+* showing a check can fail: :class:`Control` (a negative control, ``@check(..., control=...)``),
+  :func:`run_controls`; bounds: ``TRIVIAL_BOUNDS`` by the record's ``lhs_kind`` (vacuity);
+* the statistics policy of claims: :class:`StatsPolicy` (handed to a predicate as ``stats``);
+  readings of an ambiguous text: :func:`combine_readings`;
 * deciding: :func:`assess_bound` (a Bound over candidate values vs per-run measurements),
   :func:`compare_mean`, :func:`compare_rounds`, :func:`claim_result`, :func:`identity_result`,
   :func:`rate_check` (symbolic), :func:`fit_rate` and :func:`rate_verdict` (measured);
-* running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code`, :func:`format_table`,
+* running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code` (0 / 1 findings / 2 usage / 3 errors), :func:`errors`, :func:`format_table`,
   :func:`print_results`, :func:`results_payload`, :func:`write_json`.
 """
 from __future__ import annotations
 
-from .base import (FINDINGS, KINDS, PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Session, all_checks, check,
-                   checks_of, compare_mean, compare_rounds, exit_code, group_findings, holm_reject,
-                   registered_check_ids, select)
+from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
+                   PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Control, ControlOutcome, Session, all_checks,
+                   check, checked_rows, checks_of, compare_mean, compare_rounds, errors, exit_code, group_findings,
+                   holm_reject, registered_check_ids, run_control, run_controls, select)
 from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, summarize,
                      summarize_findings, write_json)
 from .run import run_checks
-from .verdicts import (assess_bound, claim_result, fit_rate, identity_result, rate_check, rate_verdict, scalar_params)
+from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
+                       combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
+                       scalar_params, trivial_bound_of)
 
-__all__ = ["CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",
+__all__ = ["CONTROLLED_KINDS", "Control", "ControlOutcome", "run_control", "run_controls", "TRIVIAL_BOUNDS",
+           "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",
+           "trivial_bound_of", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "checked_rows", "errors",
+           "CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",
            "VERDICTS", "all_checks", "group_findings", "holm_reject", "row_marks", "summarize_findings",
            "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
            "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",

@@ -18,10 +18,16 @@ from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
-            "claim_refuted", "inconclusive", "error")
-FINDINGS = {"violated", "rate_inconsistent", "claim_refuted", "error"}
+            "claim_refuted", "inconclusive", "ambiguous", "proof_step_loose", "error")
+# Verdicts against the paper. 'error' is not one: a check that raised says nothing about the paper (exit status 3).
+# 'ambiguous' (the readings of the text disagree) and 'proof_step_loose' (the stated rate follows from the exact form
+# of the bound but not from a loosened step of the proof) are listed apart, never counted.
+FINDINGS = {"violated", "rate_inconsistent", "claim_refuted"}
 KINDS = ("bound", "rate", "claim", "identity", "symbolic")
 PROFILES = ("quick", "full")
+# Exit statuses of `fedtheory check`: no counted finding; findings about the papers; bad usage or input; a check
+# (or the tool) failed, whatever else was found.
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 # Where a verdict stands relative to what the paper states. Only 'inside' findings count in the exit code.
 #   inside: tested inside the statement's assumptions and conditions, as the paper states it;
 #   outside_conditions: a setting where the statement's conditions fail (an observation, not a test of it);
@@ -34,6 +40,14 @@ PROFILES = ("quick", "full")
 #   ambiguous: the text admits readings that disagree on the verdict (each reading reported).
 SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "regime_boundary", "not_reproduced",
           "fragile", "by_construction", "ambiguous")
+# What kind of finding a counted row is (its severity class; the summary, the JSON and the report group by it):
+#   erratum: a printed formula that differs from its own derivation, a table that contradicts its own columns;
+#   inconsistent_rate: a stated order that does not follow from the exact bound;
+#   false_as_stated: a counterexample inside the stated assumptions;
+#   claim_refuted: a qualitative claim refuted by measurement under the statistics policy.
+FINDING_CLASSES = ("erratum", "inconsistent_rate", "false_as_stated", "claim_refuted")
+DEFAULT_CLASS = {"violated": "false_as_stated", "rate_inconsistent": "inconsistent_rate",
+                 "claim_refuted": "claim_refuted"}
 
 
 @dataclass
@@ -50,6 +64,8 @@ class CheckResult:
     family_size: how many comparisons the verdict's multiple-testing correction covers (e.g. horizons);
     seeds: how many independent runs (seeds) the verdict rests on.
     quote: the sentence the row tests, with its seed file and line.
+    finding_class: one of FINDING_CLASSES for a row with a FINDINGS verdict (default by verdict: DEFAULT_CLASS;
+    a check sets 'erratum' where a printed form contradicts its own derivation or columns); '' otherwise.
     """
 
     id: str
@@ -76,10 +92,17 @@ class CheckResult:
     family_size: int | None = None
     seeds: int | None = None
     quote: str = ""
+    finding_class: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
+        if self.verdict in FINDINGS:
+            self.finding_class = self.finding_class or DEFAULT_CLASS[self.verdict]
+            if self.finding_class not in FINDING_CLASSES:
+                raise ValueError(f"unknown finding class {self.finding_class!r}")
+        else:
+            self.finding_class = ""
         if self.kind not in KINDS:
             raise ValueError(f"unknown kind {self.kind!r}")
         if self.scope not in SCOPES:
@@ -106,6 +129,22 @@ class CheckResult:
 # ------------------------------------------------------------------------------------ registry
 
 
+# Kinds of rows that must show they can fail through a negative control; without one, a check's rows of these kinds
+# are implementation self-checks by rule. Bounds show it through their trivial bound (vacuity; checks.verdicts).
+CONTROLLED_KINDS = ("identity", "claim", "symbolic", "rate")
+
+
+@dataclass(frozen=True)
+class Control:
+    """A negative control of a check: ``fn(session)`` runs the check's own logic under a mutation (a mutated
+    simulator, record or setting) and returns its rows, at least one of which must be a finding verdict
+    (violated / rate_inconsistent / claim_refuted): the check can fail. ``description`` says what is mutated.
+    ``fedtheory check --controls`` runs them; the test suite runs every built-in one."""
+
+    description: str
+    fn: Callable[["Session"], list["CheckResult"]]
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """A registered check: ``fn(session) -> list[CheckResult]`` and what it measures.
@@ -128,6 +167,8 @@ class CheckSpec:
     algorithms: tuple[str, ...] = ()
     seeds: str = ""
     group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
+    control: "Control | None" = None  # the negative control that must make this check fail (see Control)
+    self_check: str = ""  # why the check is an implementation self-check by design (no mutation could make it fail)
 
     @property
     def description(self) -> str:
@@ -146,6 +187,12 @@ class CheckSpec:
             lines.append(f"  runs: {self.seeds}")
         if self.cost == "symbolic":
             lines.append("  symbolic (sympy), no simulation")
+        if self.control is not None:
+            lines.append(f"  negative control: {self.control.description}")
+        elif self.self_check:
+            lines.append(f"  implementation self-check: {self.self_check}")
+        elif self.kind in CONTROLLED_KINDS:
+            lines.append("  no negative control: its rows are implementation self-checks by rule")
         return "\n".join(lines)
 
 
@@ -154,7 +201,8 @@ _CHECKS: dict[str, CheckSpec] = {}
 
 def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str = "sim",
           profiles: Sequence[str] = PROFILES, needs_runs: bool = False, *, measures: Sequence[str] = (),
-          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = "", group: str = ""):
+          problems: Sequence[str] = (), algorithms: Sequence[str] = (), seeds: str = "", group: str = "",
+          control: Control | None = None, self_check: str = ""):
     """Register ``fn(session) -> list[CheckResult]`` as check ``id`` of ``paper``.
 
     kind: one of KINDS; records: the record ids it tests (default: ``id``); cost 'symbolic' runs it in a
@@ -162,6 +210,10 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     algorithms, seeds: what ``fedtheory explain`` tells about how the left side is measured; group: checks that
     share memoized simulations (``Session.memo``) under one name run as one unit of work when ``fedtheory check``
     runs on workers (``--workers``; see ``fedtheory.checks.units``), so the simulations are computed once.
+    control: a :class:`Control` under which the check must report a finding; a check of a kind in CONTROLLED_KINDS
+    without one gives implementation self-checks (never findings), by rule. self_check: why the check is an
+    implementation self-check by design (e.g. an identity of the simulator's own construction); its rows are
+    self-checks with that reason (give a control or this, not both).
     """
     check_choice("kind", kind, KINDS)
     check_choice("cost", cost, ("sim", "symbolic"))
@@ -171,8 +223,12 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     def deco(fn):
         if id in _CHECKS:
             raise ValueError(f"check {id} registered twice")
+        if control is not None and not isinstance(control, Control):
+            raise ParameterError("control", control, "a fedtheory.checks.Control(description, fn)")
+        if control is not None and self_check:
+            raise ParameterError("self_check", self_check, f"'' for check {id}, which declares a negative control")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
-                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group)
+                                tuple(measures), tuple(problems), tuple(algorithms), seeds, group, control, self_check)
         return fn
 
     return deco
@@ -265,17 +321,25 @@ class Session:
 def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 3.0) -> tuple[str, dict]:
     """Decide ``E[lhs] <= E[rhs]`` from per-run samples (both estimated by their mean over runs).
 
-    holds: mean(rhs - lhs) >= 0; violated: mean(rhs - lhs) + z se < 0 (significant);
-    inconclusive: a negative mean within z standard errors.
+    holds: mean(rhs - lhs) >= 0; violated: significantly negative, i.e. below minus the one-sided Student-t
+    critical value (n - 1 degrees of freedom) at the level of a z-SE normal test (z = 3: 1.35e-3) times the
+    standard error; exact (se = 0, e.g. one deterministic run): any negative mean; inconclusive otherwise.
+    A non-finite measurement where the bound is finite is a divergence: 'violated', with which runs, and no
+    number (measured and ratio None).
     """
+    from scipy import stats
+
     lhs = np.asarray(lhs_runs, float)
     rhs = np.broadcast_to(np.asarray(rhs_runs, float), lhs.shape)
     diverged = ~np.isfinite(lhs) & np.isfinite(rhs)
     if diverged.any():  # a diverged run contradicts a finite bound: never dropped, never 'holds'
-        return "violated", {"measured": math.inf, "bound": float(np.mean(rhs[np.isfinite(rhs)])), "ratio": 0.0,
-                            "runs": lhs.size, "diverged_runs": int(diverged.sum()),
-                            "detail": f"the measurement is non-finite (diverged) in {int(diverged.sum())} of {lhs.size} "
-                                      "runs where the bound is finite"}
+        runs = np.flatnonzero(diverged.ravel())
+        nan = int(np.isnan(lhs.ravel()[runs]).sum())
+        return "violated", {"measured": None, "bound": float(np.mean(rhs[np.isfinite(rhs)])), "ratio": None,
+                            "runs": lhs.size, "diverged_runs": int(runs.size), "diverged_run_index": runs.tolist()[:20],
+                            "detail": f"the measurement is non-finite (diverged: {nan} NaN, {runs.size - nan} infinite) "
+                                      f"in {runs.size} of {lhs.size} runs (runs {', '.join(map(str, runs[:8]))}"
+                                      f"{' ...' if runs.size > 8 else ''}) where the bound is finite"}
     if not np.all(np.isfinite(rhs)):
         return "inconclusive", {"runs": lhs.size, "detail": "the bound is not finite (undefined) at these values"}
     gap = rhs - lhs
@@ -283,11 +347,13 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     mean = float(np.mean(gap))
     se = float(np.std(gap, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
     m_l, m_r = float(np.mean(lhs)), float(np.mean(rhs))
+    crit = float(stats.t.isf(0.5 * math.erfc(z / math.sqrt(2.0)), n - 1)) if n > 1 else z
     info = {"measured": m_l, "measured_se": float(np.std(lhs, ddof=1) / np.sqrt(n)) if n > 1 else 0.0,
-            "bound": m_r, "ratio": (m_r / m_l) if m_l > 0 else (math.inf if m_r > 0 else None), "runs": n}
+            "bound": m_r, "ratio": (m_r / m_l) if m_l > 0 else (math.inf if m_r > 0 else None), "runs": n,
+            "t_critical": crit}
     if mean >= 0:
         return "holds", info
-    if mean + z * se < 0:
+    if mean + crit * se < 0:
         return "violated", info
     return "inconclusive", info
 
@@ -330,7 +396,7 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     diverged = ~np.isfinite(lhs) & np.isfinite(rhs)
     if diverged.any():  # non-finite measurements where the bound is finite: a divergence, reported, never dropped
         rounds_d, runs_d = np.nonzero(diverged)
-        return "violated", {"measured": math.inf, "bound": float(rhs[rounds_d[0], runs_d[0]]), "ratio": 0.0,
+        return "violated", {"measured": None, "bound": float(rhs[rounds_d[0], runs_d[0]]), "ratio": None,
                             "rounds": int(lhs.shape[0]), "runs": int(lhs.shape[1]),
                             "diverged_runs": int(np.unique(runs_d).size), "first_diverged_round": int(rounds_d.min()),
                             "detail": f"the measurement is non-finite (diverged) from round {int(rounds_d.min())} in "
@@ -441,25 +507,76 @@ def summarize_simulations(sims: Sequence[dict[str, Any]], limit: int = 12) -> li
     return list(merged.values())[:limit]
 
 
+def _error_row(spec: CheckSpec, detail: str, tb: str = "") -> CheckResult:
+    """The row of a check that failed: verdict 'error', never a finding (``exit_code`` gives EXIT_ERROR)."""
+    return CheckResult(spec.id, spec.paper, spec.kind, "error", detail=detail,
+                       extra={"traceback": tb[-4000:]} if tb else {})
+
+
+def _nan_field(r: CheckResult) -> str | None:
+    """The first of measured / bound / ratio that is a NaN float, on a row that does not record a divergence."""
+    if r.verdict == "error" or "diverged_runs" in r.extra:
+        return None
+    for name in ("measured", "bound", "ratio"):
+        v = getattr(r, name)
+        if isinstance(v, (float, np.floating)) and math.isnan(v):
+            return name
+    return None
+
+
+def checked_rows(spec: CheckSpec, out: Any) -> list[CheckResult]:
+    """What a check returned, as rows: a list (or tuple) of CheckResult. Anything else, or a row whose number is
+    NaN without a recorded divergence (a NaN is a divergence, reported with where, or an error: never a number), is
+    one 'error' row naming the check and what it returned."""
+    if isinstance(out, CheckResult):
+        out = [out]
+    if not isinstance(out, (list, tuple)) or not all(isinstance(r, CheckResult) for r in out):
+        what = type(out).__name__ if not isinstance(out, (list, tuple)) else \
+            "a list holding " + ", ".join(sorted({type(r).__name__ for r in out if not isinstance(r, CheckResult)}))
+        return [_error_row(spec, f"check {spec.id} returned {what}, not a list of CheckResult")]
+    rows = list(out)
+    for i, r in enumerate(rows):
+        bad = _nan_field(r)
+        if bad is not None:
+            rows[i] = _error_row(spec, f"check {spec.id}: row {i} ({r.verdict}) has {bad} = NaN and records no "
+                                       "divergence (extra['diverged_runs']); a NaN is never a measurement")
+    return rows
+
+
+SELF_CHECK_BY_RULE = "implementation self-check by rule: the check declares no negative control that can make it fail"
+
+
+def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
+    """Rows of a kind in CONTROLLED_KINDS from a check without a negative control are implementation self-checks
+    (never findings): nothing has shown that the check can fail."""
+    if spec.control is not None:
+        return
+    reason = f"implementation self-check: {spec.self_check}" if spec.self_check else SELF_CHECK_BY_RULE
+    for r in rows:
+        if r.kind in CONTROLLED_KINDS and r.verdict not in ("error", "not_applicable") and not r.self_check:
+            r.self_check = True
+            r.extra["self_check_reason"] = reason
+            r.detail = reason + (f". {r.detail}" if r.detail else "")
+
+
 def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     """One check's results in ``session``, each with the versions, the simulations it ran and its seconds; a check
-    that crashes gives one 'error' row (a ParameterError is raised: bad input, not a finding)."""
-    from ..sim.engine import versions
-
-    from ..sim.engine import record_simulations
+    that fails gives one 'error' row (never a finding); a ParameterError is raised: bad input, not a finding."""
+    from ..sim.engine import record_simulations, versions
 
     t0 = time.perf_counter()
     try:
         with record_simulations() as sims:
-            out = spec.fn(session)
+            out = checked_rows(spec, spec.fn(session))
     except ParameterError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a crashing check is reported, not hidden
-        out = [CheckResult(spec.id, spec.paper, spec.kind, "error", detail=f"{type(exc).__name__}: {exc}",
-                           extra={"traceback": traceback.format_exc()[-4000:]})]
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed check is reported, not hidden; never a finding
+        last = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0]
+        out = [_error_row(spec, last, traceback.format_exc())]
     dt = time.perf_counter() - t0
     v = versions()
     ran = summarize_simulations(sims)
+    uncontrolled_rule(spec, out)
     for r in out:
         r.versions = v
         if ran and "simulations" not in r.extra:
@@ -491,6 +608,53 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
     return chosen
 
 
+@dataclass
+class ControlOutcome:
+    """What a check's negative control gave: 'fails_as_required' (some row is a finding verdict), 'did_not_fail'
+    (the check could not fail under the mutation: a defect of the check) or 'error' (the control raised)."""
+
+    check: str
+    paper: str
+    description: str
+    status: str
+    rows: list[CheckResult]
+    elapsed_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "paper": self.paper, "description": self.description, "status": self.status,
+                "verdicts": [r.verdict for r in self.rows], "elapsed_s": round(self.elapsed_s, 3),
+                "rows": [r.to_json() for r in self.rows]}
+
+
+def run_control(spec: CheckSpec, session: Session) -> ControlOutcome:
+    """Run one check's negative control (``spec.control``) and judge it."""
+    if spec.control is None:
+        raise ParameterError("check", spec.id, "a check that declares a negative control")
+    t0 = time.perf_counter()
+    try:
+        rows = checked_rows(spec, spec.control.fn(session))
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failing control is reported
+        rows = [_error_row(spec, (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0], traceback.format_exc())]
+    if any(r.verdict == "error" for r in rows):
+        status = "error"
+    elif any(r.verdict in FINDINGS for r in rows):
+        status = "fails_as_required"
+    else:
+        status = "did_not_fail"
+    return ControlOutcome(spec.id, spec.paper, spec.control.description, status, rows, time.perf_counter() - t0)
+
+
+def run_controls(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
+                 seed: int = 0) -> tuple[list[ControlOutcome], list[CheckSpec]]:
+    """The negative controls of the selected checks, in one Session: (their outcomes, the selected checks of a
+    kind in CONTROLLED_KINDS that declare none: implementation self-checks by rule)."""
+    specs = select(paper, only, profile, runs=False)
+    session = Session(profile=profile, seed=seed)
+    outcomes = [run_control(s, session) for s in specs if s.control is not None]
+    missing = [s for s in specs if s.control is None and s.kind in CONTROLLED_KINDS]
+    return outcomes, missing
+
+
 def group_findings(results: Sequence[CheckResult], *, counted: bool = True) -> dict[str, list[CheckResult]]:
     """Rows grouped by cause (``CheckResult.finding_key``), in first-seen order. counted=True: only the rows
     that count as findings (``is_finding``); False: the FINDINGS-verdict rows that do not count (out of scope,
@@ -505,7 +669,15 @@ def group_findings(results: Sequence[CheckResult], *, counted: bool = True) -> d
     return out
 
 
+def errors(results: Sequence[CheckResult]) -> list[CheckResult]:
+    """The rows of checks that failed (verdict 'error'): never findings about a paper."""
+    return [r for r in results if r.verdict == "error"]
+
+
 def exit_code(results: Sequence[CheckResult]) -> int:
-    """1 when some distinct in-scope finding (``group_findings``) exists, else 0. Out-of-scope rows (scope other
-    than 'inside') and implementation self-checks never set it; an 'error' row does (it is in scope)."""
-    return 1 if group_findings(results) else 0
+    """EXIT_ERROR (3) when some check failed ('error' rows), whatever else was found; else EXIT_FINDINGS (1) when
+    some distinct in-scope finding (``group_findings``) exists; else EXIT_OK (0). Out-of-scope rows (scope other than
+    'inside'), implementation self-checks, 'ambiguous' and 'proof_step_loose' rows never set it."""
+    if errors(results):
+        return EXIT_ERROR
+    return EXIT_FINDINGS if group_findings(results) else EXIT_OK

@@ -10,7 +10,7 @@ from typing import Any, Sequence, TextIO
 
 from .. import _files
 from .._validation import ParameterError
-from .base import FINDINGS, CheckResult, exit_code, group_findings
+from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
 
 __all__ = ["format_table", "print_results", "results_payload", "summarize", "summarize_findings", "write_json",
            "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
@@ -18,7 +18,7 @@ __all__ = ["format_table", "print_results", "results_payload", "summarize", "sum
 LOOSE_FACTOR = 1e6  # a bound looser than this factor (bound / measured) is reported as such in the summary
 
 _SHOW_NOTE = {"violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported", "claim_refuted",
-              "inconclusive", "error"}
+              "inconclusive", "ambiguous", "proof_step_loose", "error"}
 _SETTING_KEYS = ("beta", "eta", "rho", "alpha", "bits", "topology")
 
 
@@ -83,7 +83,9 @@ def format_table(results: Sequence[CheckResult], width: int | None = None, verbo
         lines.append(fmt(row))
         if r.verdict in _SHOW_NOTE or verbose:
             note = "; ".join(r.conditions_failed) if r.conditions_failed else r.detail
-            if r.finding and r.verdict in FINDINGS:
+            if r.is_finding:
+                note = f"{r.finding_class}" + (f" '{r.finding}'" if r.finding else "") + f": {note}"
+            elif r.finding and r.verdict in FINDINGS:
                 note = f"finding '{r.finding}': {note}"
             if note:
                 lines += ["    " + ln for ln in textwrap.wrap(note, width=max(60, width - 6))[:6]]
@@ -106,12 +108,22 @@ def _row_label(r: CheckResult) -> str:
 def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     """Distinct findings (rows grouped by cause), what is not counted and why, and the vacuous / loose bounds.
 
-    Returns {'findings': {key: [row labels]}, 'not_counted': {key: {'scope': ..., 'rows': [...]}},
+    Returns {'findings': {key: [row labels]}, 'classes': {class: [keys]}, 'errors': [{'row', 'error'}],
+    'ambiguous': [...], 'proof_step_loose': [...], 'not_counted': {key: {'scope': ..., 'rows': [...]}},
     'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...]}:
-    'findings' are the in-scope causes the exit code counts; 'loose' are bounds with bound/measured above
+    'findings' are the in-scope causes the exit code counts, 'classes' the same keys by severity class
+    (FINDING_CLASSES: a cause's class is its first row's); 'errors' the checks that failed (never findings);
+    'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that follow only from the
+    exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with bound/measured above
     LOOSE_FACTOR.
     """
-    found = {k: [_row_label(r) for r in rows] for k, rows in group_findings(results).items()}
+    groups = group_findings(results)
+    found = {k: [_row_label(r) for r in rows] for k, rows in groups.items()}
+    classes = {c: [k for k, rows in groups.items() if rows[0].finding_class == c] for c in FINDING_CLASSES}
+    errs = [{"row": _row_label(r), "error": (r.detail or "").splitlines()[0] if r.detail else ""}
+            for r in errors(results)]
+    amb = [_row_label(r) for r in results if r.verdict == "ambiguous"]
+    psl = [_row_label(r) for r in results if r.verdict == "proof_step_loose"]
     nc = {}
     for k, rows in group_findings(results, counted=False).items():
         rows = [r for r in rows if not r.self_check]
@@ -122,16 +134,31 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     loose = [_row_label(r) + f" (bound/measured {r.ratio:.3g})" for r in results
              if r.kind == "bound" and isinstance(r.ratio, (int, float)) and r.ratio is not None
              and r.ratio == r.ratio and r.ratio > LOOSE_FACTOR]
-    return {"findings": found, "not_counted": nc, "self_checks": selfc, "vacuous": vac, "loose": loose}
+    return {"findings": found, "classes": {c: ks for c, ks in classes.items() if ks}, "errors": errs,
+            "ambiguous": amb, "proof_step_loose": psl, "not_counted": nc, "self_checks": selfc, "vacuous": vac,
+            "loose": loose}
 
 
 def _findings_text(results: Sequence[CheckResult]) -> str:
     s = summarize_findings(results)
-    lines = [f"{len(s['findings'])} distinct finding(s) counted in the exit code"
-             + (":" if s["findings"] else ".")]
-    for k, rows in s["findings"].items():
-        lines.append(f"  * {k}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
-        lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
+    lines = []
+    if s["errors"]:
+        lines.append(f"{len(s['errors'])} check(s) FAILED with an error (not findings; exit status 3):")
+        lines += [f"  * {e['row']}: {e['error']}" for e in s["errors"]]
+    lines.append(f"{len(s['findings'])} distinct finding(s) counted in the exit code"
+                 + (":" if s["findings"] else "."))
+    for cls, keys in s["classes"].items():
+        lines.append(f"  {cls} ({len(keys)}):")
+        for k in keys:
+            rows = s["findings"][k]
+            lines.append(f"  * {k}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
+            lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
+    if s["ambiguous"]:
+        lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's verdict "
+                     "is in the row's note): " + "; ".join(s["ambiguous"][:6]) + (" ..." if len(s["ambiguous"]) > 6 else ""))
+    if s["proof_step_loose"]:
+        lines.append(f"{len(s['proof_step_loose'])} proof-step-loose row(s) (the stated rate follows from the exact "
+                     "form, not from the loosened step; not counted): " + "; ".join(s["proof_step_loose"]))
     if s["not_counted"]:
         lines.append(f"{len(s['not_counted'])} not counted (outside the statement's scope):")
         for k, v in s["not_counted"].items():
@@ -155,8 +182,9 @@ def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None
     print(format_table(results, verbose=verbose), file=file)
     took = f" in {elapsed_s:.1f} s" if elapsed_s is not None else ""
     n_find = len(group_findings(results))
+    n_err = len(errors(results))
     print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items())
-          + f"; {n_find} distinct finding(s)", file=file)
+          + f"; {n_find} distinct finding(s)" + (f"; {n_err} check error(s)" if n_err else ""), file=file)
     print(_findings_text(results), file=file)
 
 

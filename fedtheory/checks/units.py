@@ -118,7 +118,7 @@ def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quic
               plugins: Sequence[str] | None = None) -> list[CheckResult]:
     """Run ``specs`` as units on ``executor`` (a :class:`fedtheory.parallel.Executor`); results in the order of
     ``specs``. A unit that fails every attempt gives each of its checks an 'error' row naming the unit and the
-    error (a finding: exit status 1); a ParameterError from a check is raised, as in the serial run.
+    error (never a finding: exit status 3); a ParameterError from a check is raised, as in the serial run.
     plugins: what each task loads first (default ``fedtheory.plugins.worker_targets()``: what this process loaded
     with --plugin or $FEDTHEORY_PLUGINS)."""
     from ..parallel import Task

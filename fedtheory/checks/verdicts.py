@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
 
 from .._validation import ParameterError
-from ..theory.core import Bound, Claim, Identity, OrderStatement
+from ..theory.core import Bound, Claim, Identity, OrderStatement, StatedOrder
 from ..theory.rates import check_order
 from .base import CheckResult, cached_symbolic, compare_mean, compare_rounds
 
@@ -83,6 +84,69 @@ def _tightest_ratio(lhs: np.ndarray, rhs: np.ndarray) -> float:
     return float(np.min(r)) if r.size else math.inf
 
 
+# ------------------------------------------------------------------------------------ trivial bounds
+
+
+@dataclass(frozen=True)
+class TrivialBound:
+    """A bound of a left side that needs no theorem, valid for the run it is computed from (stochastic runs
+    included): ``formula`` in words, ``needs`` the run quantities a check supplies, ``value(quantities)``."""
+
+    kind: str
+    formula: str
+    needs: tuple[str, ...]
+    value: Callable[[Mapping[str, Any]], Any]
+
+
+def _r2(q):
+    return np.asarray(q["visited_max_dist2"], float)
+
+
+# Keyed by ``Bound.lhs_kind``. R^2 = visited_max_dist2, the largest ||w - w*||^2 over every point the run visited
+# (global models, every local iterate, local end points). With L-smoothness and grad f(w*) = 0:
+# f(w) - f* <= (L/2)||w - w*||^2 and ||grad f(w)|| <= L ||w - w*||; two visited points are at most 2R apart.
+TRIVIAL_BOUNDS: dict[str, TrivialBound] = {t.kind: t for t in (
+    TrivialBound("opt_error", "(L/2) R^2: f(w) - f* <= (L/2)||w - w*||^2 at every visited point", ("L", "visited_max_dist2"),
+                 lambda q: 0.5 * np.asarray(q["L"], float) * _r2(q)),
+    TrivialBound("grad_norm2", "L^2 R^2: ||grad f(w)||^2 <= L^2 ||w - w*||^2 at every visited point",
+                 ("L", "visited_max_dist2"), lambda q: np.asarray(q["L"], float) ** 2 * _r2(q)),
+    TrivialBound("dist2", "R^2: the largest ||w - w*||^2 the run visited", ("visited_max_dist2",), _r2),
+    TrivialBound("divergence", "4 R^2: a mean of ||a - b||^2 over visited points a, b (Delta^t, drift, "
+                 "||w^{t+1} - w^t||^2)", ("visited_max_dist2",), lambda q: 4.0 * _r2(q)),
+    TrivialBound("local_path", "4 K R^2: a sum over the K local steps of ||w_{i,k} - w^t||^2", ("K", "visited_max_dist2"),
+                 lambda q: 4.0 * np.asarray(q["K"], float) * _r2(q)),
+    TrivialBound("loss_range", "U: a loss in [0, U] (stability gaps, excess risk)", ("U",),
+                 lambda q: np.asarray(q["U"], float)),
+    TrivialBound("contraction", "1: ||W - 11^T/m||_op <= 1 for doubly stochastic mixing matrices and their products",
+                 (), lambda q: np.asarray(1.0)),
+    TrivialBound("initial_value", "the measure's value at t = 0, for a measure that cannot increase", ("initial",),
+                 lambda q: np.asarray(q["initial"], float)),
+)}
+
+
+def trivial_bound_of(bound: Bound, quantities: Mapping[str, Any] | None) -> tuple[float | None, str]:
+    """The trivial bound of ``bound``'s left side from the run's ``quantities`` (mean over runs when per run), and
+    its formula; (None, why) when the record declares no ``lhs_kind`` ('none': no trivial bound exists), the kind is
+    unknown, or a needed quantity is missing or not finite."""
+    kind = getattr(bound, "lhs_kind", "")
+    if kind == "none":
+        return None, "the left side has no trivial bound (lhs_kind 'none')"
+    if not kind:
+        return None, "vacuity unknown: the record declares no lhs_kind (fedtheory.checks.TRIVIAL_BOUNDS)"
+    tb = TRIVIAL_BOUNDS.get(kind)
+    if tb is None:
+        return None, f"vacuity unknown: lhs_kind {kind!r} is not in fedtheory.checks.TRIVIAL_BOUNDS"
+    missing = [n for n in tb.needs if quantities is None or n not in quantities]
+    if missing:
+        return None, f"vacuity unknown: the check supplies no {', '.join(missing)} for the trivial bound {tb.formula}"
+    with np.errstate(all="ignore"):
+        v = np.asarray(tb.value(quantities or {}), float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None, f"vacuity unknown: the trivial bound {tb.formula} is not finite on these runs"
+    return float(np.mean(v)), tb.formula
+
+
 def assess_bound(
     bound: Bound,
     candidates: Sequence[Mapping[str, Any]],
@@ -95,6 +159,7 @@ def assess_bound(
     per_round: bool = False,
     settings: Mapping[str, Any] | None = None,
     trivial_bound: float | None = None,
+    trivial: Mapping[str, Any] | None = None,
     self_check: bool = False,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
@@ -109,9 +174,11 @@ def assess_bound(
     statement contains); the bound is then compared run by run and its mean is reported.
     settings: structural settings of the run, checked against ``bound.requires``; required when the bound
     has ``requires`` (a statement's structural premises are never skipped silently).
-    trivial_bound: a bound of the left side that needs no theorem (the loss range U for a stability gap,
-    f(w^0) - f* for an optimization error, the measure's value at t = 0 for a monotone one); the result is
-    flagged ``vacuous`` when the bound exceeds it (for per-round bounds: at every round).
+    trivial: the run quantities (``TrivialBound.needs`` of the record's ``lhs_kind``, e.g. L and
+    visited_max_dist2, per run or scalar) from which the left side's trivial bound is computed by rule
+    (``TRIVIAL_BOUNDS``); the result is flagged ``vacuous`` when the bound exceeds it (per-round bounds: at every
+    round). trivial_bound: a number the check computed itself instead (it must be valid for the run). With neither,
+    the row says that its vacuity is unknown (``extra['vacuity']``).
     self_check: the comparison is a tautology of the encoding (e.g. Remark 2: eq. (7) minus MoFedSAM's bound is a
     sum of non-negative terms), an implementation self-check rather than a test of the paper.
     """
@@ -146,6 +213,10 @@ def assess_bound(
                                   (f". {detail}" if detail else ""), extra=_bound_labels(bound))
     _, vals, payload = best
     vacuous = False
+    formula = "(given by the check)"
+    if trivial_bound is None:
+        trivial_bound, formula = trivial_bound_of(bound, trivial)
+    vacuity = formula if trivial_bound is None else ""
     if per_round:
         lhs, rhs = payload
         verdict, info = compare_rounds(lhs, rhs)
@@ -163,12 +234,14 @@ def assess_bound(
         detail = info["detail"] + (f". {detail}" if detail else "")
     if vacuous:
         detail = (detail + ". " if detail else "") + (f"vacuous: the bound exceeds the trivial bound "
-                                                       f"{trivial_bound:.4g} of its left side")
+                                                       f"{trivial_bound:.4g} of its left side, {formula}")
+    extra = {**{k: v for k, v in info.items() if k not in ("measured", "bound", "ratio")}, **_bound_labels(bound)}
+    extra["vacuity"] = vacuity or ("vacuous" if vacuous else "informative")
+    if trivial_bound is not None:
+        extra["trivial_bound_formula"] = formula
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
-                       source=bound.source, detail=detail, extra={**{k: v for k, v in info.items()
-                                                                      if k not in ("measured", "bound", "ratio")},
-                                                                   **_bound_labels(bound)},
+                       source=bound.source, detail=detail, extra=extra,
                        vacuous=vacuous, trivial_bound=trivial_bound, self_check=self_check,
                        family_size=info.get("family_size"),
                        seeds=info.get("runs"), quote=bound.quote)
@@ -189,35 +262,101 @@ def rate_inputs(record):
     return (bound.expanded(), record.order, [_replace(c, relation=bound.expanded(c.relation)) for c in bound.conditions])
 
 
-def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None) -> CheckResult:
-    """Symbolic: substitute the stated choice into the explicit bound and compare term by term."""
-    explicit, order, conditions = rate_inputs(record)
-
+def _rate_report(explicit, order, conditions) -> dict:
     def compute():
-        rep = check_order(explicit, order, conditions=conditions)
-        return rep.as_dict()
+        return check_order(explicit, order, conditions=conditions).as_dict()
 
-    rep = cached_symbolic(rate_key(explicit, order, conditions), compute)
-    missed = rep["missed"]
+    return cached_symbolic(rate_key(explicit, order, conditions), compute)
+
+
+def _missed_lines(rep: dict) -> list[str]:
+    lines = []
+    for t in rep["bound_terms"]:
+        if t["covered_by"] is None:
+            ex = ", ".join(f"{k}^{v}" for k, v in t["exponents"].items())
+            lines.append(f"{t['term']}  [T^{t['T_power']} log^{t['log_power']}" + (f"; {ex}" if ex else "") + "]")
+    return lines
+
+
+def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, order: StatedOrder | None = None
+               ) -> CheckResult:
+    """Symbolic: substitute the stated choice into the explicit bound and compare term by term.
+
+    When the explicit bound misses the stated order but the record keeps the bound before a loosening step of its
+    proof (``Bound.exact``) and that exact form is covered, the verdict is ``proof_step_loose`` (listed apart,
+    never counted): the loose step, not the stated rate, is at fault. order: another stated order than the
+    record's (a negative control states a faster one)."""
+    explicit, rec_order, conditions = rate_inputs(record)
+    order = order or rec_order
+    rep = _rate_report(explicit, order, conditions)
+    bound = record.explicit if isinstance(record, OrderStatement) else record
+    exact = getattr(bound, "exact", None) if bound is not None else None
+    verdict = rep["verdict"]
     choice = ", ".join(f"{k} = {sp.sstr(v)}" for k, v in order.choice.items()) or "as stated"
+    missed = rep["missed"]
+    exact_rep = None
+    if verdict == "rate_inconsistent" and exact is not None:
+        exact_rep = _rate_report(bound.expanded(exact), order, conditions)
+        if exact_rep["verdict"] == "rate_consistent":
+            verdict = "proof_step_loose"
     if rep["verdict"] == "rate_consistent":
         detail = f"every term of the explicit bound is covered by O({sp.sstr(order.expr)}) under {choice}"
     elif rep["verdict"] == "rate_inconsistent":
-        lines = []
-        for t in rep["bound_terms"]:
-            if t["covered_by"] is None:
-                ex = ", ".join(f"{k}^{v}" for k, v in t["exponents"].items())
-                lines.append(f"{t['term']}  [T^{t['T_power']} log^{t['log_power']}" + (f"; {ex}" if ex else "") + "]")
-        detail = (f"{len(missed)} term(s) not covered by O({sp.sstr(order.expr)}) under {choice}: " + " | ".join(lines))
+        detail = (f"{len(missed)} term(s) not covered by O({sp.sstr(order.expr)}) under {choice}: "
+                  + " | ".join(_missed_lines(rep)))
+        if verdict == "proof_step_loose":
+            detail = ("proof step loose, not a wrong rate: the bound before the loosening step (" + (bound.exact_note or
+                      "Bound.exact") + f") is covered by O({sp.sstr(order.expr)}) term by term; the loosened form "
+                      "misses it: " + detail)
+        elif exact_rep is not None:
+            detail += ". The exact form before the loosening step misses it too: " + " | ".join(_missed_lines(exact_rep))
     else:
         detail = rep["detail"]
     fails = [f"{k}: {v}" for k, v in rep["conditions"].items() if v == "eventually fails"]
     if fails:
         detail += ". Under the stated choice these conditions fail for large T: " + "; ".join(fails)
-    return CheckResult(check_id or record.id + ".rate", record.paper, "symbolic", rep["verdict"], source=order.source or record.source,
-                       detail=detail, extra={"leading": rep["leading"], "terms": rep["bound_terms"],
-                                             "stated_terms": rep["stated_terms"], "conditions": rep["conditions"]},
+    extra = {"leading": rep["leading"], "terms": rep["bound_terms"], "stated_terms": rep["stated_terms"],
+             "conditions": rep["conditions"]}
+    if exact_rep is not None:
+        extra["exact_terms"] = exact_rep["bound_terms"]
+    return CheckResult(check_id or record.id + ".rate", record.paper, "symbolic", verdict,
+                       source=order.source or record.source, detail=detail, extra=extra,
                        params={"choice": choice, "up_to_log": order.up_to_log})
+
+
+def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) -> StatedOrder:
+    """A negative control of a rate check: the record's stated order times ``factor`` (default 1/T, i.e. claimed
+    one power of T faster); the explicit bound must then be inconsistent with it."""
+    from dataclasses import replace as _replace
+
+    order = record.order
+    return _replace(order, expr=sp.expand(order.expr * (factor if factor is not None else 1 / order.variable)),
+                    up_to_log=False)
+
+
+def combine_readings(rows: Mapping[str, CheckResult]) -> CheckResult:
+    """One row from a check decided under each reading of the text (``Record.readings``): when every reading gives
+    the same verdict and scope, that verdict (a finding counts only then); otherwise 'ambiguous', listed apart with
+    each reading's verdict. The first reading's row supplies id, problem, setting and source; every reading's
+    verdict, numbers and note are kept in ``extra['readings']``."""
+    if not rows:
+        raise ParameterError("rows", {}, "at least one reading's row")
+    names = list(rows)
+    first = rows[names[0]]
+    per = {k: {"verdict": r.verdict, "scope": r.scope, "measured": r.measured, "bound": r.bound, "ratio": r.ratio,
+               "detail": r.detail, "finding_class": r.finding_class} for k, r in rows.items()}
+    summary = "; ".join(f"reading {k}: {r.verdict}" + (f" [{r.scope}]" if r.scope != "inside" else "")
+                        + (f" ({r.detail})" if r.detail else "") for k, r in rows.items())
+    if len({(r.verdict, r.scope) for r in rows.values()}) == 1:
+        from dataclasses import replace as _replace
+
+        out = _replace(first, extra={**first.extra, "readings": per},
+                       detail=f"every reading ({', '.join(names)}) gives {first.verdict}. " + summary)
+        return out
+    return CheckResult(first.id, first.paper, first.kind, "ambiguous", problem=first.problem, params=dict(first.params),
+                       source=first.source, quote=first.quote, seeds=first.seeds, family_size=first.family_size,
+                       detail="the readings disagree: " + summary, finding=first.finding,
+                       extra={"readings": per, **{k: v for k, v in first.extra.items() if k in ("title", "lhs")}})
 
 
 def identity_result(identity: Identity, residual: float, *, check_id: str | None = None, problem: Any = None,
@@ -293,16 +432,218 @@ def compact_measurements(measurements: Mapping[str, Any], max_points: int = SERI
     return out
 
 
+# ------------------------------------------------------------------------------------ the statistics policy
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison of two sets of per-seed values under a :class:`StatsPolicy`: ``diff`` = mean(B) - mean(A)
+    (from the paired differences when paired), its standard error ``se`` over ``n`` seeds, the Student-t critical
+    value ``crit`` (n - 1 degrees of freedom, at the family-wise level split over ``family`` comparisons), the scale
+    ``max(|mean A|, |mean B|)`` the relative effect is measured against, and the policy's verdict parts."""
+
+    diff: float
+    se: float
+    n: int
+    crit: float
+    family: int
+    scale: float
+    min_effect: float | None
+    min_seeds: int
+
+    @property
+    def above(self) -> bool:
+        """B is significantly above A at the family-wise level."""
+        return bool(self.n > 1 and self.se >= 0 and self.diff - self.crit * self.se > 0)
+
+    @property
+    def below(self) -> bool:
+        """B is significantly below A at the family-wise level."""
+        return bool(self.n > 1 and self.se >= 0 and self.diff + self.crit * self.se < 0)
+
+    @property
+    def effect(self) -> float:
+        """|diff| relative to the scale of the compared means."""
+        return abs(self.diff) / self.scale if self.scale > 0 else (math.inf if self.diff else 0.0)
+
+    @property
+    def large(self) -> bool:
+        """The effect reaches the record's declared minimum effect size (never without one)."""
+        return self.min_effect is not None and self.effect >= self.min_effect
+
+    @property
+    def enough_seeds(self) -> bool:
+        return self.n >= self.min_seeds
+
+    def refutes(self, direction: str) -> bool:
+        """Evidence strong enough to refute 'B is not {direction} A': significant in ``direction`` ('above' or
+        'below') at the family-wise level, an effect of at least the declared minimum, and at least ``min_seeds``
+        seeds. Significant without the effect size or the seeds: :meth:`why_not` says what is missing."""
+        sig = self.above if direction == "above" else self.below
+        return sig and self.large and self.enough_seeds
+
+    def why_not(self, direction: str) -> str:
+        """Why a significant comparison in ``direction`` does not refute ('' when it does or is not significant)."""
+        sig = self.above if direction == "above" else self.below
+        if not sig or self.refutes(direction):
+            return ""
+        why = []
+        if not self.large:
+            why.append("no minimum effect size declared on the record" if self.min_effect is None else
+                       f"effect {self.effect:.3g} below the declared minimum {self.min_effect:g}")
+        if not self.enough_seeds:
+            why.append(f"{self.n} seeds < {self.min_seeds}")
+        return "significant but not a refutation: " + ", ".join(why)
+
+    def text(self) -> str:
+        return (f"{self.diff:+.3g} +- {self.se:.2g} (n = {self.n}, t crit {self.crit:.2f} over a family of "
+                f"{self.family})")
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Whether per-seed values lie within ``tol`` (an equivalence test): ``within`` when the family-wise t interval
+    of the mean lies inside [-tol, tol] (or below tol, one-sided); ``outside`` when it lies wholly beyond tol;
+    ``refutes`` additionally needs ``min_seeds`` seeds (the tolerance is the effect size)."""
+
+    mean: float
+    se: float
+    n: int
+    crit: float
+    tol: float
+    family: int
+    min_seeds: int
+    absolute: bool = True
+
+    @property
+    def within(self) -> bool:
+        v = abs(self.mean) if self.absolute else self.mean
+        return bool(self.n > 1 and v + self.crit * self.se <= self.tol)
+
+    @property
+    def outside(self) -> bool:
+        v = abs(self.mean) if self.absolute else self.mean
+        return bool(self.n > 1 and v - self.crit * self.se > self.tol)
+
+    @property
+    def refutes(self) -> bool:
+        return self.outside and self.n >= self.min_seeds
+
+    @property
+    def decision(self) -> bool | None:
+        """True within, False when refuted, None otherwise."""
+        return True if self.within else False if self.refutes else None
+
+    def text(self) -> str:
+        extra = f"; beyond tol but {self.n} seeds < {self.min_seeds}" if self.outside and not self.refutes else ""
+        return (f"{self.mean:+.3g} +- {self.se:.2g} vs tolerance {self.tol:g} (n = {self.n}, t crit {self.crit:.2f} "
+                f"over a family of {self.family}){extra}")
+
+
+@dataclass(frozen=True)
+class StatsPolicy:
+    """The one statistics policy for claims decided from seeds (docs/statistics.md).
+
+    * Student-t critical values for the seeds a comparison has (n - 1 degrees of freedom), two-sided;
+    * a family-wise level ``alpha`` split (Bonferroni) over every comparison of the claim: the ``family`` a
+      predicate declares per call times the ``settings`` (rows) the check decides the claim on;
+    * a refutation also needs the minimum effect size declared on the record (``Claim.min_effect``, relative to the
+      compared means) and at least ``min_seeds`` seeds; a significant contrary result without them is reported
+      and left ``inconclusive``.
+
+    :func:`claim_result` hands a policy to a claim's predicate as ``stats`` when the predicate takes that
+    argument: ``stats.compare(A, B, paired=True, family=m)``, ``stats.within(values, tol, family=m)``.
+    """
+
+    alpha: float = 0.05
+    min_seeds: int = 10
+    settings: int = 1
+    min_effect: float | None = None
+
+    def critical(self, n: int, family: int = 1) -> float:
+        """Two-sided Student-t critical value with n - 1 degrees of freedom at level alpha / (family * settings)."""
+        from scipy import stats as st
+
+        m = max(1, int(family)) * max(1, int(self.settings))
+        return float(st.t.ppf(1 - self.alpha / (2 * m), max(int(n) - 1, 1)))
+
+    def compare(self, A, B, *, paired: bool, family: int = 1) -> Comparison:
+        """Compare per-seed values of two settings (NaN / inf runs left out; paired: the per-seed differences of
+        coupled runs, else the two samples' standard errors combined, with the smaller sample's degrees of
+        freedom)."""
+        A = np.asarray(A, float).ravel()
+        B = np.asarray(B, float).ravel()
+        fa, fb = np.isfinite(A), np.isfinite(B)
+        ma = float(np.mean(A[fa])) if fa.any() else math.nan
+        mb = float(np.mean(B[fb])) if fb.any() else math.nan
+        if paired and A.shape == B.shape:
+            ok = fa & fb
+            d = B[ok] - A[ok]
+            n = int(d.size)
+            diff = float(d.mean()) if n else math.nan
+            se = float(np.std(d, ddof=1) / np.sqrt(n)) if n > 1 else math.nan
+        else:
+            n = int(min(fa.sum(), fb.sum()))
+            diff = mb - ma
+            sa = [float(np.std(x[f], ddof=1) / np.sqrt(f.sum())) if f.sum() > 1 else math.nan
+                  for x, f in ((A, fa), (B, fb))]
+            se = float(np.hypot(*sa))
+        scale = max(abs(ma), abs(mb)) if np.isfinite([ma, mb]).all() else math.nan
+        return Comparison(diff, se, n, self.critical(n, family), max(1, int(family)) * max(1, int(self.settings)),
+                          scale, self.min_effect, self.min_seeds)
+
+    def within(self, values, tol: float, *, family: int = 1, absolute: bool = True) -> Equivalence:
+        """Are the per-seed ``values`` within ``tol`` (|mean| with absolute, else the signed mean)?"""
+        x = np.asarray(values, float).ravel()
+        x = x[np.isfinite(x)]
+        n = int(x.size)
+        mean = float(x.mean()) if n else math.nan
+        se = float(np.std(x, ddof=1) / np.sqrt(n)) if n > 1 else math.nan
+        return Equivalence(mean, se, n, self.critical(n, family), float(tol),
+                           max(1, int(family)) * max(1, int(self.settings)), self.min_seeds, absolute)
+
+    def describe(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "min_seeds": self.min_seeds, "settings": self.settings,
+                "min_effect": self.min_effect, "test": "two-sided Student-t, Bonferroni over the claim's family"}
+
+
+def _takes_stats(fn) -> bool:
+    import inspect
+
+    try:
+        return "stats" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str | None = None, problem: Any = None,
-                 params: Mapping[str, Any] | None = None, detail: str = "") -> CheckResult:
-    """Evaluate a Claim's predicate on ``measurements``: supported / refuted / inconclusive (None)."""
-    out = claim.evaluate(measurements)
+                 params: Mapping[str, Any] | None = None, detail: str = "", settings: int = 1,
+                 seeds: int | None = None, policy: StatsPolicy | None = None) -> CheckResult:
+    """Evaluate a Claim's predicate on ``measurements``: supported / refuted / inconclusive (None).
+
+    A predicate that takes ``stats`` gets the statistics policy (:class:`StatsPolicy`: Student-t, Bonferroni over
+    its comparisons times ``settings``, the record's ``min_effect``, at least ``min_seeds`` seeds to refute).
+    settings: how many rows (settings, problems) this check decides the claim on: all of them are one family.
+    seeds: the seeds the measurements rest on; a refutation resting on fewer than the policy's ``min_seeds`` is
+    reported as ``inconclusive`` whatever the predicate decided (also for predicates that do not take ``stats``).
+    """
+    base = policy or StatsPolicy()
+    pol = StatsPolicy(base.alpha, base.min_seeds, settings, getattr(claim, "min_effect", None))
+    kw = {"stats": pol} if claim.predicate is not None and _takes_stats(claim.predicate) else {}
+    out = claim.evaluate(measurements, **kw)
     verdict = {True: "claim_supported", False: "claim_refuted", None: "inconclusive"}[out.supported]
+    note = ""
+    if verdict == "claim_refuted" and seeds is not None and seeds < pol.min_seeds:
+        verdict = "inconclusive"
+        note = (f"not a refutation: rests on {seeds} seeds < {pol.min_seeds} (the statistics policy); the predicate "
+                "alone would refute")
     return CheckResult(check_id or claim.id, claim.paper, "claim", verdict, measured=out.measured, problem=problem,
                        params=dict(params or {}), source=claim.source,
-                       detail=out.detail + (f". {detail}" if detail else ""),
+                       detail=out.detail + (f". {detail}" if detail else "") + (f". {note}" if note else ""),
                        extra={"decision_rule": claim.parameters, "statement": claim.statement,
-                              "measurements": compact_measurements(measurements)}, quote=claim.quote)
+                              "measurements": compact_measurements(measurements),
+                              **({"stats_policy": pol.describe()} if kw else {})},
+                       quote=claim.quote, seeds=seeds, family_size=settings if kw else None)
 
 
 def fit_rate(xs: np.ndarray, per_run: np.ndarray, n_boot: int = 400, seed: int = 0) -> tuple[float, float, float]:

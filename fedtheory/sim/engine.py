@@ -93,6 +93,8 @@ ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^
 VISITED_MEASURES = {  # one row: running maxima over the visited points (the global models and the local end points)
     "visited_max_loss": "max over the visited points w of max_ij f(w; z_ij) (per-sample loss)",
     "visited_max_grad": "max over the visited points w of max_ij ||grad f(w; z_ij)|| (per-sample gradient norm, not squared)",
+    "visited_max_dist2": "max over every point the run visited (w^0, the global models, every local iterate "
+                         "w_{i,k}, the local end points) of ||w - w*||^2, w* = problem.constants['w_star']",
     "visited_max_grad_var": "max over the visited points w of max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 "
                             "(one-sample gradient variance; a minibatch of b divides it by b)",
 }
@@ -256,7 +258,7 @@ def simulate(
     w = np.broadcast_to(w0, (R, d)).copy()
     lr = per_run(config.lr, R)
     f_star = problem.constants["f_star"].value if "opt_error" in measures else 0.0
-    if "dist2_opt" in measures:
+    if "dist2_opt" in measures or "visited_max_dist2" in measures:
         rec_w_star = np.asarray(problem.constants["w_star"].value, dtype=np.float64)
 
     state = State(w=w)
@@ -283,6 +285,9 @@ def simulate(
             iterates[t, alive] = state.w[alive]
 
     record_state(0)
+    track_dist = "visited_max_dist2" in measures
+    if track_dist:
+        rec["visited_max_dist2"][0] = np.sum((w - rec_w_star) ** 2, axis=1)
     rounds = range(T)
     if progress:
         from tqdm.auto import tqdm
@@ -290,10 +295,10 @@ def simulate(
         rounds = tqdm(rounds, desc=f"{algorithm.name} on {problem.name}", unit="round", leave=False)
     schedule = config.schedule()
     terms = tuple(tr for tr in algorithm.local if tr.objective)  # extra terms of the local objective
-    want_visited = any(m in measures for m in VISITED_MEASURES)
+    want_visited = any(m in measures for m in VISITED_MEASURES if m != "visited_max_dist2")
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
-            steps = _StepMeasures(measures, state, R, N, d)
+            steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None)
 
             def make_oracle(rs: RoundState) -> ProblemOracle:
                 rs.view = steps.view = problem.view(rs.sel, variant)
@@ -325,6 +330,11 @@ def simulate(
                 park_runs(state, ~alive, w0)
             if want_visited:
                 _record_visited(problem, state.w, rs.wK, variant, measures, rec, alive)
+            if track_dist:  # this round's local iterates (steps.dmax), end points and new global model
+                ends = np.maximum(np.sum((rs.wK - rec_w_star) ** 2, axis=2).max(axis=1),
+                                  np.sum((state.w - rec_w_star) ** 2, axis=1))
+                cur = rec["visited_max_dist2"][0]
+                rec["visited_max_dist2"][0] = np.where(alive, np.fmax(cur, np.maximum(steps.dmax, ends)), cur)
             record_state(t + 1)
     run_params = {f"{p.name}.{k}": per_run(v, R) for p in plugins for k, v in p.params().items()
                   if np.ndim(v) <= 1 and np.issubdtype(np.asarray(v).dtype, np.number)}
@@ -357,16 +367,20 @@ class ProblemOracle:
 
 
 class _StepMeasures:
-    """Measures taken before every local step (V1 and the exact-gradient sum)."""
+    """Measures taken before every local step (V1, the exact-gradient sum, the largest ||w_{i,k} - w*||^2)."""
 
-    def __init__(self, measures, state: State, R: int, N: int, d: int):
+    def __init__(self, measures, state: State, R: int, N: int, d: int, w_star: np.ndarray | None = None):
         self.state, self.N = state, N
         self.v1 = np.zeros(R) if "V1" in measures else None
         self.gsum = np.zeros((R, d)) if "local_grad_sum2" in measures else None
-        self.active = self.v1 is not None or self.gsum is not None
+        self.w_star = w_star
+        self.dmax = np.zeros(R) if w_star is not None else None
+        self.active = self.v1 is not None or self.gsum is not None or self.dmax is not None
         self.view = None
 
     def before_step(self, k: int, wk: np.ndarray) -> None:
+        if self.dmax is not None:
+            self.dmax = np.fmax(self.dmax, np.sum((wk - self.w_star) ** 2, axis=2).max(axis=1))
         if self.v1 is not None:
             self.v1 += np.sum((wk - self.state.w[:, None, :]) ** 2, axis=(1, 2)) / self.N
         if self.gsum is not None:

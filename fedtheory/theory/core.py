@@ -182,6 +182,10 @@ class Evaluator:
 
 @dataclass
 class Record:
+    """What every record carries. readings: where the text admits more than one reading (garbled OCR, unstated
+    units, an assumption with two readings), name -> what that reading takes the text to say; a check decides the
+    record under each, and a finding counts only when every reading gives it (otherwise the row is 'ambiguous')."""
+
     id: str
     paper: str
     title: str
@@ -190,6 +194,7 @@ class Record:
     assumptions: tuple[str, ...] = ()
     note: str = ""
     kind: str = "record"
+    readings: Mapping[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "title": self.title, "source": self.source}
@@ -200,12 +205,18 @@ class Bound(Record):
     """``lhs <= expr`` under ``conditions``: a theorem or lemma inequality.
 
     lhs: the name of the measured quantity and what it is (e.g. 'avg_grad_norm2').
+    lhs_kind: what kind of quantity the left side is, which fixes its trivial bound (the checks' catalogue
+    ``fedtheory.checks.TRIVIAL_BOUNDS``: 'opt_error', 'grad_norm2', 'dist2', 'divergence', 'local_path',
+    'loss_range', 'contraction', ...; 'none' when it has none, e.g. a right side compared with another).
     definitions: constants the expression uses, substituted before evaluation (in order).
     requires: structural settings the statement presumes (e.g. {'lr_schedule': 'inverse'}).
+    exact: the bound before a loosening step of its proof (e.g. a geometric sum kept in closed form); a stated
+    order that follows from ``exact`` but not from ``expr`` is a loose proof step, not a wrong rate.
     """
 
     lhs: str = ""
     lhs_description: str = ""
+    lhs_kind: str = ""
     expr: sp.Expr = sp.S.Zero
     conditions: tuple[Condition, ...] = ()
     definitions: tuple[Definition, ...] = ()
@@ -213,6 +224,8 @@ class Bound(Record):
     requires: Mapping[str, Any] = field(default_factory=dict)
     kind: str = "bound"
     quote: str = ""  # the sentence or display tested, with seed file and line ('000_...txt:1268: ...')
+    exact: sp.Expr | None = None
+    exact_note: str = ""  # what step of the proof ``expr`` loosens, and where
 
     def __post_init__(self):
         self._eval: Evaluator | None = None
@@ -290,7 +303,8 @@ class Bound(Record):
         lines = [f"{self.id}  [{self.kind}]  {self.title}", f"source: {self.source}",
                  "assumptions:" + (" -" if not self.assumptions else "")]
         lines += [f"  {a}: {describe(a)}" for a in self.assumptions]
-        lines += [f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"]
+        lines += [f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"
+                  + (f"  [lhs_kind {self.lhs_kind}]" if self.lhs_kind else "")]
         for d in self.definitions:
             rhs = sp.sstr(d.expr) if d.expr is not None else "(in words; see its record)"
             lines.append(f"  {d.symbol} = {rhs}   [{d.id}; {d.source}]")
@@ -309,9 +323,17 @@ class Bound(Record):
             if n in self.symbols.info:
                 i = self.symbols.info[n]
                 lines.append(f"  {n} in {i.domain}: {i.description}")
+        if self.exact is not None:
+            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {sp.sstr(self.exact)}")
+        lines += _readings_lines(self.readings)
         if self.note:
             lines.append("transcription note: " + self.note)
         return "\n".join(lines)
+
+
+def _readings_lines(readings: Mapping[str, str]) -> list[str]:
+    return (["readings (a finding counts only when every reading gives it):"]
+            + [f"  {k}: {v}" for k, v in readings.items()]) if readings else []
 
 
 @dataclass
@@ -379,8 +401,10 @@ def tolerance_rule(per_run, tol: float, z: float = 2.0, *, absolute: bool = True
 class Claim(Record):
     """A qualitative statement, checked by a predicate over measurements (plain arrays).
 
-    predicate(measurements: dict[str, np.ndarray], **parameters) -> ClaimOutcome.
-    ``parameters`` are the tolerances the predicate uses, stated up front.
+    predicate(measurements: dict[str, np.ndarray], **parameters) -> ClaimOutcome; a predicate that also takes
+    ``stats`` gets the checks' statistics policy (Student-t, family-wise correction, min_effect, enough seeds) to
+    decide comparisons of per-seed values with. ``parameters`` are the tolerances the predicate uses, stated up
+    front; ``min_effect`` the smallest relative effect a refutation needs (none declared: no refutation from seeds).
     """
 
     statement: str = ""
@@ -389,6 +413,7 @@ class Claim(Record):
     measurements: tuple[str, ...] = ()
     kind: str = "claim"
     quote: str = ""  # the sentence tested, with seed file and line ('002_...txt:177: "..."')
+    min_effect: float | None = None  # smallest effect (relative to the compared means) a refutation needs
 
     def evaluate(self, measurements: Mapping[str, Any], **overrides) -> ClaimOutcome:
         missing = [m for m in self.measurements if m not in measurements]
@@ -401,6 +426,9 @@ class Claim(Record):
                  f"measured: {', '.join(self.measurements)}"]
         if self.parameters:
             lines.append("decision rule parameters: " + ", ".join(f"{k}={v}" for k, v in self.parameters.items()))
+        lines.append("minimum effect a refutation needs: " + (f"{self.min_effect:g} (relative)" if self.min_effect is not None
+                                                              else "none declared (no refutation from seeds)"))
+        lines += _readings_lines(self.readings)
         if self.predicate is not None and self.predicate.__doc__:
             lines.append("decision rule: " + " ".join(self.predicate.__doc__.split()))
         if self.quote:

@@ -71,18 +71,18 @@ def growth(term: sp.Expr, var: sp.Symbol, track: Sequence[sp.Symbol]) -> TermGro
 
 def _le(x, y) -> bool | None:
     d = sp.simplify(y - x)
-    if d.is_nonnegative:
+    if d.is_extended_nonnegative:  # extended: a term decaying faster than any power has T-power -oo
         return True
-    if d.is_negative:
+    if d.is_extended_negative:
         return False
     return None
 
 
 def _lt(x, y) -> bool | None:
     d = sp.simplify(y - x)
-    if d.is_positive:
+    if d.is_extended_positive:
         return True
-    if d.is_nonpositive:
+    if d.is_extended_nonpositive:
         return False
     return None
 
