@@ -204,7 +204,9 @@ def test_nonconvex_search_replays_bit_for_bit(tmp_path):
     spec = make_spec("fedinit.thm2", dict(SMALL, client_mu=-1.0, B=2.0, G=1.0))
     path = str(tmp_path / "nc.json")
     rec = worst_case(spec, budget=32, popsize=16, seed=1, instance_path=path)
-    assert rec["worst_measured"] >= rec["random_start"]["best_measured"]
+    # the random start and the finalists are evaluated in different batches: equal instances may differ in the
+    # last bit (batched BLAS sums in another order; seen with numpy 2.4 / OpenBLAS: 1.227846549068396 vs ...963)
+    assert rec["worst_measured"] >= rec["random_start"]["best_measured"] * (1 - 1e-12)
     with open(path) as f:
         assert json.load(f)["instance"]["ridge"] < 0
     rep = replay(path)
