@@ -610,7 +610,9 @@ def _cmd_controls(args) -> int:
     outcomes, missing = run_controls(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed)
     bad = [o for o in outcomes if o.status != "fails_as_required"]
     payload = {"command": ["fedtheory", "check"] + sys.argv[2:], "profile": args.profile, "seed": args.seed,
-               "controls": [o.to_json() for o in outcomes], "without_control": [s.id for s in missing],
+               "controls": [o.to_json() for o in outcomes],
+               "self_checks_by_design": {s.id: s.self_check for s in missing if s.self_check},
+               "without_control": [s.id for s in missing if not s.self_check],
                "exit_code": 3 if bad else 0, "elapsed_s": round(time.perf_counter() - t0, 2)}
     if args.out:
         write_json(args.out, payload)
@@ -622,9 +624,14 @@ def _cmd_controls(args) -> int:
                       for o in outcomes], wrap_last=False)
         print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} control(s) fail as required in "
               f"{time.perf_counter() - t0:.1f} s" + (": " + ", ".join(o.check + " " + o.status for o in bad) if bad else ""))
-        if missing:
-            print(f"{len(missing)} check(s) without a negative control (their rows are implementation self-checks by "
-                  "rule): " + ", ".join(s.id for s in missing))
+        design = [s for s in missing if s.self_check]
+        bare = [s for s in missing if not s.self_check]
+        if design:
+            print(f"{len(design)} implementation self-check(s) by design (no mutation of the statement could make them "
+                  "fail): " + "; ".join(f"{s.id} ({s.self_check})" for s in design))
+        if bare:
+            print(f"{len(bare)} check(s) without a negative control (their rows are implementation self-checks by "
+                  "rule): " + ", ".join(s.id for s in bare))
         if args.out:
             print(f"JSON written to {args.out}")
     return 3 if bad else 0
