@@ -122,7 +122,6 @@ def test_logistic_sigma_g_bound_dominates_measured_heterogeneity():
 # ------------------------------------------------------------------------------------ claim predicates
 # The predicates decide under the checks' statistics policy (Student-t, the record's min_effect, >= 10 seeds to refute).
 
-POLICY = StatsPolicy()
 
 
 def _ev(claim, m, settings=1):
