@@ -637,9 +637,13 @@ def _cmd_controls(args) -> int:
                       for o in outcomes], wrap_last=False)
         print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} control(s) fail as required in "
               f"{time.perf_counter() - t0:.1f} s" + (": " + ", ".join(o.check + " " + o.status for o in bad) if bad else ""))
-        if missing:
-            print(f"{len(missing)} check(s) without a negative control (their rows are implementation self-checks by "
-                  "rule): " + ", ".join(s.id for s in missing))
+        by_rule = [s for s in missing if not s.self_check]
+        if by_rule:
+            print(f"{len(by_rule)} check(s) without a negative control (their rows are implementation self-checks by "
+                  "rule): " + ", ".join(s.id for s in by_rule))
+        if len(by_rule) < len(missing):
+            print(f"{len(missing) - len(by_rule)} implementation self-check(s) by design: "
+                  + "; ".join(f"{s.id} ({s.self_check})" for s in missing if s.self_check))
         if args.out:
             print(f"JSON written to {args.out}")
     return 3 if bad else 0

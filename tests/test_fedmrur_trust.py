@@ -135,3 +135,12 @@ def test_combined_ambiguous_bound_rows_keep_their_vacuity():
     both = combine_readings({"one": b, "two": CheckResult("x", "p", "bound", "holds", vacuous=True, trivial_bound=5.0,
                                                           extra={"vacuity": "vacuous"})})
     assert both.verdict == "ambiguous" and both.vacuous and both.extra["vacuity"] == "vacuous"
+
+
+def test_controls_listing_tells_self_checks_by_design_from_by_rule(capsys):
+    """`check --controls` listed eq3 (which says why it is a self-check) under 'self-checks by rule'."""
+    from fedtheory import cli
+
+    assert cli.main(["check", "--controls", "--only", "fedmrur.eq3", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "1 implementation self-check(s) by design: fedmrur.eq3 (the lift" in out and "by rule" not in out
