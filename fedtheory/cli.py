@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                     "(see `fedtheory report`)")
     ck.add_argument("--controls", action="store_true", help="run the negative controls of the selected checks instead "
                     "of the checks: each must make its check report a finding (exit 0 when all do, 3 when one does "
-                    "not); also lists the checks without a control (implementation self-checks by rule)")
+                    "not); also lists the checks without a control (implementation self-checks by rule); with "
+                    "--runs DIR, the controls of the checks of logged runs, on those logs")
 
     rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file",
                         description="Draw one static, self-contained HTML page from a results file of `fedtheory check "
@@ -604,10 +605,13 @@ def _cmd_controls(args) -> int:
     """`check --controls`: every selected check's negative control must make it report a finding."""
     from .checks import run_controls, write_json
 
-    if args.runs or args.worst_case or args.report:
-        raise ParameterError("--controls", True, "without --runs, --worst-case and --report")
+    if args.worst_case or args.report:
+        raise ParameterError("--controls", True, "without --worst-case and --report")
+    if args.runs is not None and not os.path.isdir(args.runs):
+        raise ParameterError("--runs", args.runs, "an existing directory of logged runs (see `fedtheory train`)")
     t0 = time.perf_counter()
-    outcomes, missing = run_controls(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed)
+    outcomes, missing = run_controls(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed,
+                                     runs_dir=args.runs)
     bad = [o for o in outcomes if o.status != "fails_as_required"]
     payload = {"command": ["fedtheory", "check"] + sys.argv[2:], "profile": args.profile, "seed": args.seed,
                "controls": [o.to_json() for o in outcomes],

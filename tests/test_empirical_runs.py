@@ -291,39 +291,65 @@ def test_divergence_is_reported_not_raised(digits):
 # ------------------------------------------------------------------------------------ decision rules
 
 
+def _policy(claim, settings=1):
+    from fedtheory.checks import StatsPolicy
+
+    return StatsPolicy(settings=settings, min_effect=claim.min_effect)
+
+
 def test_gen_tracks_divergence_rule():
     rng = np.random.default_rng(0)
     beta = np.repeat([0.0, 0.05, 0.1, 0.15], 3)
     x = 1 + 3 * beta + 0.05 * rng.standard_normal(beta.size)
-    up = X._gen_tracks_divergence({"gen_gap": 0.2 + x, "divergence_term": x, "beta": beta})
-    down = X._gen_tracks_divergence({"gen_gap": 0.2 - x, "divergence_term": x, "beta": beta})
-    flat = X._gen_tracks_divergence({"gen_gap": np.tile([0.1, 0.3, 0.2], 4), "divergence_term": x, "beta": beta})
-    few = X._gen_tracks_divergence({"gen_gap": x[:6], "divergence_term": x[:6], "beta": beta[:6]})
+    st = _policy(X.GEN_TRACKS_DIVERGENCE)
+    up = X._gen_tracks_divergence({"gen_gap": 0.2 + x, "divergence_term": x, "beta": beta}, stats=st)
+    down = X._gen_tracks_divergence({"gen_gap": 0.2 - x, "divergence_term": x, "beta": beta}, stats=st)
+    flat = X._gen_tracks_divergence({"gen_gap": np.tile([0.1, 0.3, 0.2], 4), "divergence_term": x, "beta": beta}, stats=st)
+    few = X._gen_tracks_divergence({"gen_gap": x[:6], "divergence_term": x[:6], "beta": beta[:6]}, stats=st)
     assert up.supported is True and up.measured > 0.9
     assert down.supported is False
     assert flat.supported is None and few.supported is None
+    # the level is split over the check's rows: p ~ 0.01 is significant for one row, not over 8
+    weak = 0.2 + x + 0.5 * rng.standard_normal(beta.size)
+    one = X._gen_tracks_divergence({"gen_gap": weak, "divergence_term": x, "beta": beta}, stats=st)
+    eight = X._gen_tracks_divergence({"gen_gap": weak, "divergence_term": x, "beta": beta},
+                                     stats=_policy(X.GEN_TRACKS_DIVERGENCE, settings=8))
+    assert "over 8 rows" in eight.detail and (one.supported, eight.supported) in ((True, None), (None, None), (True, True))
 
 
 def test_table3_accuracy_rule():
+    """Per-seed accuracies (betas, seeds) compared under the statistics policy (before: per-beta means and SEs with
+    a z = 2 rule and no family correction)."""
     b = np.array([-0.1, 0.0, 0.05, 0.1, 0.15])
-    se = np.full(5, 0.002)
-    ok = X._table3_accuracy({"beta": b, "acc": np.array([0.67, 0.72, 0.74, 0.76, 0.44]), "acc_se": se})
+    noise = 0.004 * np.random.default_rng(3).standard_normal((5, 10))
+    st = _policy(X.TABLE3_ACCURACY)
+
+    def acc(means):
+        return np.asarray(means)[:, None] + noise
+
+    ok = X._table3_accuracy({"beta": b, "acc": acc([0.67, 0.72, 0.74, 0.76, 0.44])}, stats=st)
     assert ok.supported is True and ok.measured == 0.1
-    assert X._table3_accuracy({"beta": b, "acc": np.array([0.67, 0.76, 0.74, 0.75, 0.44]), "acc_se": se}).supported is False
-    assert X._table3_accuracy({"beta": b, "acc": np.array([0.67, 0.72, 0.721, 0.7, 0.44]), "acc_se": se}).supported is None
-    assert X._table3_accuracy({"beta": b, "acc": np.array([0.80, 0.72, 0.76, 0.7, 0.44]), "acc_se": se}).supported is False
-    assert X._table3_accuracy({"beta": b[2:], "acc": np.ones(3), "acc_se": se[2:]}).supported is None
+    assert X._table3_accuracy({"beta": b, "acc": acc([0.67, 0.76, 0.74, 0.75, 0.44])}, stats=st).supported is False
+    assert X._table3_accuracy({"beta": b, "acc": acc([0.67, 0.72, 0.721, 0.7, 0.44])}, stats=st).supported is None
+    assert X._table3_accuracy({"beta": b, "acc": acc([0.80, 0.72, 0.76, 0.7, 0.44])}, stats=st).supported is False
+    assert X._table3_accuracy({"beta": b[2:], "acc": np.ones((3, 10))}, stats=st).supported is None
+    # a 0.2% drop is significant on these seeds but below the declared 1%: not a refutation
+    small = X._table3_accuracy({"beta": b, "acc": np.array([0.67, 0.72, 0.718, 0.7175, 0.44])[:, None] + noise / 20},
+                               stats=st)
+    assert small.supported is None and "below the declared minimum" in small.detail
 
 
 def test_near_orthogonality_rule():
-    c = np.full((10, 2), 0.05)
+    n = 10
+    c = np.full((10, n), 0.05)
     m = {"cos_abs_mean": c, "cos_mean": c, "d_t_over_sqrtN": np.ones_like(c)}
-    assert X._near_orthogonal(m).supported is True
-    assert X._near_orthogonal({**m, "cos_abs_mean": c + 0.3}).supported is False
-    assert X._near_orthogonal({**m, "cos_abs_mean": c[:3]}).supported is None
-    noisy = c + np.array([0.06, -0.04])  # per-run medians 0.11 and 0.01: mean 0.06 < 0.1 but SE 0.05
-    assert X._near_orthogonal({**m, "cos_abs_mean": noisy}).supported is None
-    assert X._near_orthogonal({**m, "cos_abs_mean": c[:, :1]}).supported is None  # one run: no SE
+    st = _policy(X.NEAR_ORTHOGONAL)
+    assert X._near_orthogonal(m, stats=st).supported is True
+    assert X._near_orthogonal({**m, "cos_abs_mean": c + 0.3}, stats=st).supported is False
+    assert X._near_orthogonal({**m, "cos_abs_mean": c[:3]}, stats=st).supported is None
+    noisy = c + np.tile([0.12, -0.02], n // 2)  # per-run medians 0.17 and 0.03: mean 0.1, SE 0.02
+    assert X._near_orthogonal({**m, "cos_abs_mean": noisy}, stats=st).supported is None
+    assert X._near_orthogonal({**m, "cos_abs_mean": c[:, :1]}, stats=st).supported is None  # one run: no SE
 
 
 def _fake_log(root: Path, name: str, betas, seeds, gap_fn, rounds=5, algorithm="FedInit", status="completed"):
@@ -360,10 +386,38 @@ def test_empirical_checks_group_sweeps_across_directories(tmp_path):
         assert g.verdict == "claim_supported" and g.params["runs"] == 12 and "9 duplicate" in g.detail
     (acc,) = by["fedinit.exp.table3_accuracy"]
     assert acc.verdict == "claim_supported" and acc.measured == 0.1
-    assert {r.verdict for r in by["fedinit.claim.divergence_threshold"]} == {"claim_refuted"}  # Delta grows with beta
+    # Delta grows with beta, which refutes the threshold claim, but on 3 seeds per beta: not a refutation (>= 10)
+    assert {r.verdict for r in by["fedinit.claim.divergence_threshold"]} == {"inconclusive"}
+    assert all("3 seeds < 10" in r.detail for r in by["fedinit.claim.divergence_threshold"])
     assert all(r.verdict == "holds" for r in by["fedmrur.exp.d_t"])
     assert all(r.verdict == "claim_supported" for r in by["fedmrur.exp.near_orthogonality"])
     assert [r.verdict for r in by["empirical.runs"]] == ["holds"] * 3
+
+
+def test_empirical_controls_fail_on_the_same_logs(tmp_path):
+    """Issue 27, rule 2: the checks of logged runs show they can fail, on the logs they are given (before: no
+    control, so every empirical claim row was an implementation self-check by rule); d_t >= 1 and the integrity
+    check are self-checks by design. `fedtheory check --controls --runs DIR` runs them."""
+    from fedtheory import cli
+    from fedtheory.checks import all_checks, run_controls
+
+    seeds = list(range(10))  # a refutation needs 10 seeds (the statistics policy)
+    _fake_log(tmp_path, "avg", [0.0], seeds, lambda b, s: 0.1 + 0.01 * s)
+    _fake_log(tmp_path, "init", [0.05, 0.1, 0.15], seeds, lambda b, s: 0.1 + b + 0.01 * s)
+    outcomes, missing = run_controls(only=["fedinit.empirical", "fedmrur.empirical", "empirical"],
+                                     runs_dir=str(tmp_path))
+    assert {o.check: o.status for o in outcomes} == {
+        "fedinit.empirical.gen_vs_divergence": "fails_as_required", "fedinit.empirical.table3": "fails_as_required",
+        "fedmrur.empirical.near_orthogonality": "fails_as_required"}
+    specs = all_checks()
+    assert {s.id for s in missing} == {"fedmrur.empirical.d_t", "empirical.runs"}
+    assert all(specs[s.id].self_check for s in missing)
+    assert cli.main(["check", "--controls", "--runs", str(tmp_path), "--only", "fedmrur.empirical"]) == 0
+    rows = {r.id: r for r in run_checks(only=["fedmrur.empirical"], runs_dir=str(tmp_path))}
+    assert rows["fedmrur.exp.d_t"].self_check and not rows["fedmrur.exp.near_orthogonality"].self_check
+    (thr,) = {r.verdict for r in run_checks(only=["fedinit.empirical.table3"], runs_dir=str(tmp_path))
+              if r.id == "fedinit.claim.divergence_threshold"}
+    assert thr == "claim_refuted"  # on 10 seeds per beta the same sweep refutes it
 
 
 def test_empirical_checks_are_silent_without_runs_and_flag_incomplete_ones(tmp_path):

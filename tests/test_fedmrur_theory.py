@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from fedtheory.checks import StatsPolicy
 from fedtheory.checks.fedmrur import admissible_steps, c_max, logistic_sigma_g2_bound
 from fedtheory.theory import fedmrur as T
 from fedtheory.theory.rates import check_order
@@ -119,32 +120,104 @@ def test_logistic_sigma_g_bound_dominates_measured_heterogeneity():
 
 
 # ------------------------------------------------------------------------------------ claim predicates
+# The predicates decide under the checks' statistics policy (Student-t, the record's min_effect, >= 10 seeds to refute).
+
+
+
+def _ev(claim, m, settings=1):
+    return claim.evaluate(m, stats=StatsPolicy(settings=settings, min_effect=claim.min_effect))
 
 
 def test_claim_predicates():
-    cos = np.vstack([np.full((1, 4), 0.9), np.full((7, 4), 0.02)])
-    assert T.CLAIM_ORTHOGONAL.evaluate({"cos_pairwise": cos}).supported is True
-    assert T.CLAIM_ORTHOGONAL.evaluate({"cos_pairwise": cos + 0.4}).supported is False
-    m = {"step_normalized": np.array([2.0, 2.1, 1.9]), "step_plain": np.array([1.0, 1.1, 0.9]), "d_t": np.ones((3, 3))}
-    assert T.CLAIM_ENLARGES.evaluate(m).supported is True
-    assert T.CLAIM_ENLARGES.evaluate({**m, "step_normalized": m["step_plain"] - 0.5}).supported is False
-    acc = {"acc_with": np.array([0.8, 0.81, 0.82]), "acc_without": np.array([0.7, 0.72, 0.71])}
-    assert T.CLAIM_COMPONENTS.evaluate(acc).supported is True
-    assert T.CLAIM_COMPONENTS.evaluate({"acc_with": acc["acc_without"], "acc_without": acc["acc_with"]}).supported is False
-    assert T.CLAIM_COMPONENTS.evaluate({"acc_with": acc["acc_with"], "acc_without": acc["acc_with"]}).supported is None
+    n = 10
+    rng = np.random.default_rng(0)
+    jitter = 0.01 * rng.standard_normal(n)
+    cos = np.vstack([np.full((1, n), 0.9), np.full((7, n), 0.02) + jitter])
+    assert _ev(T.CLAIM_ORTHOGONAL, {"cos_pairwise": cos}).supported is True
+    assert _ev(T.CLAIM_ORTHOGONAL, {"cos_pairwise": cos + 0.4}).supported is False
+    plain = 1.0 + 0.1 * rng.standard_normal(n)
+    m = {"step_normalized": 2 * plain, "step_plain": plain, "d_t": np.ones((3, n))}
+    assert _ev(T.CLAIM_ENLARGES, m).supported is True
+    assert _ev(T.CLAIM_ENLARGES, {**m, "step_normalized": plain - 0.5}).supported is False
+    without = 0.7 + 0.01 * rng.standard_normal(n)
+    acc = {"acc_with": without + 0.1, "acc_without": without}
+    assert _ev(T.CLAIM_COMPONENTS, acc).supported is True
+    assert _ev(T.CLAIM_COMPONENTS, {"acc_with": without - 0.1, "acc_without": without}).supported is False
+    assert _ev(T.CLAIM_COMPONENTS, {"acc_with": without, "acc_without": without}).supported is None
     t = np.arange(50)[:, None]
-    fast = 10 * np.exp(-t / 5.0) * np.ones((1, 4)) + 0.01
-    slow = 10 * np.exp(-t / 10.0) * np.ones((1, 4)) + 0.01
-    assert T.CLAIM_FASTER.evaluate({"gap_fedmrur": fast, "gap_mofedsam": slow}).supported is True
-    assert T.CLAIM_FASTER.evaluate({"gap_fedmrur": slow, "gap_mofedsam": fast}).supported is False
-    flat = np.ones((5, 3))
-    assert T.CLAIM_FASTER.evaluate({"gap_fedmrur": flat, "gap_mofedsam": flat}).supported is None
-    part = {"ratio": np.array([0.1, 0.5]), "early_gap": np.array([[2.0, 2.1, 1.9], [1.0, 1.1, 0.9]]),
-            "final_acc": np.array([[0.9, 0.9, 0.9], [0.905, 0.9, 0.9]])}
-    assert T.CLAIM_PARTICIPATION.evaluate(part).supported is True
-    assert T.CLAIM_PARTICIPATION.evaluate({**part, "final_acc": part["final_acc"] - np.array([[0.1], [0.0]])}
-                                          ).supported is False
-    assert T.CLAIM_PARTICIPATION.evaluate({**part, "early_gap": part["early_gap"][::-1]}).supported is False
+    fast = 10 * np.exp(-t / 5.0) * np.ones((1, n)) + 0.01
+    slow = 10 * np.exp(-t / 10.0) * np.ones((1, n)) + 0.01
+    assert _ev(T.CLAIM_FASTER, {"gap_fedmrur": fast, "gap_mofedsam": slow}).supported is True
+    assert _ev(T.CLAIM_FASTER, {"gap_fedmrur": slow, "gap_mofedsam": fast}).supported is False
+    flat = np.ones((5, n))
+    assert _ev(T.CLAIM_FASTER, {"gap_fedmrur": flat, "gap_mofedsam": flat}).supported is None
+    g = 1.0 + 0.05 * rng.standard_normal(n)
+    part = {"ratio": np.array([0.1, 0.5]), "early_gap": np.array([2 * g, g]),
+            "final_acc": np.array([np.full(n, 0.9), 0.9 + 0.002 * rng.standard_normal(n)])}
+    assert _ev(T.CLAIM_PARTICIPATION, part).supported is True
+    assert _ev(T.CLAIM_PARTICIPATION, {**part, "final_acc": part["final_acc"] - np.array([[0.1], [0.0]])}
+               ).supported is False
+    assert _ev(T.CLAIM_PARTICIPATION, {**part, "early_gap": part["early_gap"][::-1]}).supported is False
+
+
+def test_every_claim_declares_its_effect_size_and_takes_the_policy():
+    """Issue 27, rule 6: each claim decided from seeds declares min_effect and decides through ``stats``. Before,
+    no record had a min_effect and the predicates used their own z = 2 rule."""
+    import inspect
+
+    for c in (T.CLAIM_ORTHOGONAL, T.CLAIM_ENLARGES, T.CLAIM_COMPONENTS, T.CLAIM_PARTICIPATION, T.CLAIM_FASTER):
+        assert c.min_effect is not None and c.min_effect > 0, c.id
+        assert "stats" in inspect.signature(c.predicate).parameters, c.id
+        assert "z" not in c.parameters, c.id
+
+
+def test_a_refutation_needs_ten_seeds_and_the_declared_effect():
+    """The old z = 2 rules refuted on 3 seeds and on any significant difference. Now: 3 seeds never refute; a
+    difference below min_effect (here 1% of the accuracy for Table 4's claim) is significant but not a refutation."""
+    three = {"acc_with": np.array([0.6, 0.61, 0.62]), "acc_without": np.array([0.7, 0.72, 0.71])}
+    out = _ev(T.CLAIM_COMPONENTS, three)
+    assert out.supported is None and "3 seeds < 10" in out.detail
+    n = 10
+    base = 0.8 + 0.01 * np.random.default_rng(1).standard_normal(n)
+    small = _ev(T.CLAIM_COMPONENTS, {"acc_with": base - 0.004, "acc_without": base})  # -0.5%: below 0.01
+    assert small.supported is None and "below the declared minimum 0.01" in small.detail
+    big = _ev(T.CLAIM_COMPONENTS, {"acc_with": base - 0.04, "acc_without": base})
+    assert big.supported is False
+
+
+def test_student_t_and_the_family_not_a_z_rule():
+    """Four seeds, a paired gain of 2.9 standard errors: the old rule (z = 2, uncorrected) supported it; Student-t
+    with 3 degrees of freedom needs 3.18 for one row and 5.39 over a family of 4 rows."""
+    d = np.array([0.012, 0.004, 0.010, 0.002])
+    m = {"acc_with": 0.8 + d, "acc_without": np.full(4, 0.8)}
+    assert _ev(T.CLAIM_COMPONENTS, m, settings=1).supported is None
+    assert _ev(T.CLAIM_COMPONENTS, m, settings=4).supported is None
+    assert StatsPolicy(settings=4).critical(4) == pytest.approx(5.39, abs=0.01)
+    big = {"acc_with": 0.8 + 3 * d + 0.05, "acc_without": np.full(4, 0.8)}  # ~10 standard errors
+    assert _ev(T.CLAIM_COMPONENTS, big, settings=4).supported is True
+
+
+def test_near_orthogonality_is_the_late_value_as_the_sentence_says():
+    """003:108 says the cosines are almost zero after a number of rounds; it does not say they fall from the first
+    round. The old predicate also required |late| < |first| and left a late cosine of 0.04 inconclusive when the
+    first round's was 0.01 (the logistic FedAvg row); now it is supported."""
+    n = 10
+    late = 0.04 + 0.003 * np.random.default_rng(2).standard_normal(n)
+    cos = np.vstack([np.full((1, n), 0.01), np.tile(late, (7, 1))])
+    assert _ev(T.CLAIM_ORTHOGONAL, {"cos_pairwise": cos}).supported is True
+
+
+def test_tolerance_claims_use_the_seeds_standard_errors():
+    """A mean inside the tolerance is not enough: with a large SE over seeds the rule says inconclusive."""
+    n = 10
+    cos = np.vstack([np.full((1, n), 0.9), np.full((7, n), 0.02)])
+    noisy = cos.copy()
+    noisy[1:] += np.tile([0.3, -0.3], n // 2)  # late mean still 0.02, SE ~0.1
+    assert _ev(T.CLAIM_ORTHOGONAL, {"cos_pairwise": noisy}).supported is None
+    g = np.linspace(0.9, 1.1, n)
+    part = {"ratio": np.array([0.1, 0.5]), "early_gap": np.array([2 * g, g]),
+            "final_acc": np.array([np.full(n, 0.9), 0.9 + np.tile([0.05, -0.04], n // 2)])}  # spread ~0.005, SE ~0.015
+    assert _ev(T.CLAIM_PARTICIPATION, part).supported is None
 
 
 def test_records_explain_and_cite_the_seed():
@@ -155,18 +228,3 @@ def test_records_explain_and_cite_the_seed():
             "fedmrur.eq_dt", "fedmrur.claim.participation"} <= set(recs)
     for rid, rec in recs.items():
         assert T.SEED in rec.source and rid in rec.explain()
-
-
-def test_tolerance_claims_use_the_seeds_standard_errors():
-    """A mean inside the tolerance is not enough: with a large SE over seeds the rule says inconclusive."""
-    cos = np.vstack([np.full((1, 4), 0.9), np.full((7, 4), 0.02)])
-    noisy = cos.copy()
-    noisy[1:] += np.array([0.3, -0.3, 0.25, -0.25])  # late mean still 0.02, SE ~0.16
-    assert T.CLAIM_ORTHOGONAL.evaluate({"cos_pairwise": noisy}).supported is None
-    part = {"ratio": np.array([0.1, 0.5]), "early_gap": np.array([[2.0, 2.1, 1.9], [1.0, 1.1, 0.9]]),
-            "final_acc": np.array([[0.9, 0.9, 0.9], [0.915, 0.87, 0.93]])}  # mean spread ~0.005, SE ~0.018
-    assert T.CLAIM_PARTICIPATION.evaluate(part).supported is None
-    from fedtheory.theory.core import tolerance_rule
-    assert tolerance_rule([0.05, 0.05], 0.1)[0] is True and tolerance_rule([0.5, 0.5], 0.1)[0] is False
-    assert tolerance_rule([0.05], 0.1)[0] is None  # one run: no SE, no verdict
-    assert tolerance_rule([np.nan, np.nan], 0.1)[0] is None

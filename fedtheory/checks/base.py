@@ -645,11 +645,12 @@ def run_control(spec: CheckSpec, session: Session) -> ControlOutcome:
 
 
 def run_controls(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
-                 seed: int = 0) -> tuple[list[ControlOutcome], list[CheckSpec]]:
+                 seed: int = 0, runs_dir: str | None = None) -> tuple[list[ControlOutcome], list[CheckSpec]]:
     """The negative controls of the selected checks, in one Session: (their outcomes, the selected checks of a
-    kind in CONTROLLED_KINDS that declare none: implementation self-checks by rule)."""
-    specs = select(paper, only, profile, runs=False)
-    session = Session(profile=profile, seed=seed)
+    kind in CONTROLLED_KINDS that declare none: implementation self-checks by rule). runs_dir: logged runs, for
+    the controls of the checks of logged runs (which run on those logs under a mutation)."""
+    specs = select(paper, only, profile, runs=runs_dir is not None)
+    session = Session(profile=profile, seed=seed, runs_dir=runs_dir)
     outcomes = [run_control(s, session) for s in specs if s.control is not None]
     missing = [s for s in specs if s.control is None and s.kind in CONTROLLED_KINDS]
     return outcomes, missing

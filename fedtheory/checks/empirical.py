@@ -19,7 +19,10 @@ directories that share every setting but the relaxed coefficient beta and the se
   (fedshift.thm2, fedshift.thm2.appendix), layer by layer;
 
 More checks plug in with ``@run_check(id, paper, kind, records)`` on ``fn(session, logs) ->
-list[CheckResult]`` (it runs only when --runs gave logs).
+list[CheckResult]`` (it runs only when --runs gave logs). Negative controls run the same function on the same logs
+under a mutation (``run_check(..., control=(description, fn(session, logs)))``; ``fedtheory check --controls --runs
+DIR``); claims are decided under the statistics policy (``claim_result(..., settings=, seeds=)``: the runs of a
+directory or sweep are its seeds).
 """
 from __future__ import annotations
 
@@ -32,23 +35,29 @@ import numpy as np
 from ..theory import experiments as experiment_records
 from ..theory import fedinit as fedinit_records
 from .verdicts import claim_result
-from .base import CheckResult, Session, check
+from .base import CheckResult, Control, Session, check
 
 # config fields that do not define a sweep point (what may differ between runs of one sweep)
 _NOT_KEY = ("algorithm", "hyperparameters", "seeds", "data_dir", "device", "eval_every", "eval_batch_size",
             "checkpoint_every", "path", "client_chunk", "deterministic")
 
 
-def run_check(id: str, paper: str, kind: str, records=()):
-    """Register ``fn(session, logs)`` as an empirical check: it runs only when ``--runs`` gave logs."""
-    def deco(fn: Callable):
-        @check(id, paper, kind, records=records, needs_runs=True)
-        def wrapper(session: Session):
+def run_check(id: str, paper: str, kind: str, records=(), *, control: tuple[str, Callable] | None = None,
+              self_check: str = ""):
+    """Register ``fn(session, logs)`` as an empirical check: it runs only when ``--runs`` gave logs.
+    control: (what is mutated, ``mutated(session, logs)``), the negative control run on the same logs;
+    self_check: why the check is an implementation self-check by design (see ``check``)."""
+    def with_logs(f: Callable) -> Callable:
+        def run(session: Session):
             logs = _logs(session)
-            if logs is None or not logs:
-                return []
-            return fn(session, logs)
-        wrapper.__name__ = fn.__name__
+            return f(session, logs) if logs else []
+        return run
+
+    def deco(fn: Callable):
+        ctl = Control(control[0], with_logs(control[1])) if control is not None else None
+        wrapper = with_logs(fn)
+        wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+        check(id, paper, kind, records=records, needs_runs=True, control=ctl, self_check=self_check)(wrapper)
         return fn
     return deco
 
@@ -91,7 +100,7 @@ def _run_values(log, spec) -> dict[str, Any]:
             "sum_sqrt_delta": float("nan") if diverged else float(np.sum(np.sqrt(delta[later]))),
             "delta_T": float("nan") if diverged else _at_round(f, "delta", final_round),
             "delta_code_T": float("nan") if diverged else _at_round(f, "delta_code", final_round),
-            "acc": 1.0 / n_classes if diverged else acc, "rounds": final_round}
+            "acc": 1.0 / n_classes if diverged else acc, "chance": 1.0 / n_classes, "rounds": final_round}
 
 
 def _at_round(f, col, t):
@@ -182,54 +191,92 @@ def _beta_sweeps(logs):
 # ------------------------------------------------------------------------------------ FedInit
 
 
-@run_check("fedinit.empirical.gen_vs_divergence", "fedinit", "claim",
-           records=("fedinit.exp.gen_tracks_divergence", "fedinit.thm3.rederived"))
-def gen_vs_divergence(session, logs):
+def _acc_by_beta(runs, betas) -> np.ndarray:
+    """(betas, seeds) final test accuracies, NaN-padded (diverged runs count at chance, see _run_values)."""
+    cols = [[r["acc"] for r in runs if r["beta"] == b] for b in betas]
+    out = np.full((len(betas), max((len(c) for c in cols), default=0)), np.nan)
+    for i, c in enumerate(cols):
+        out[i, :len(c)] = c
+    return out
+
+
+def _gen_vs_divergence_rows(session, logs, falling_gap: bool = False):
+    """falling_gap: the control's mutated sweep, each run's generalization gap replaced by minus its
+    sum_t sqrt(Delta^t) (a gap that falls as the divergence grows)."""
     out = []
-    for g, runs, betas in _beta_sweeps(logs):
-        gap = [r["gen_gap"] for r in runs]
+    sweeps = list(_beta_sweeps(logs))
+    for g, runs, betas in sweeps:
+        gap = [-r["sum_sqrt_delta"] if falling_gap else r["gen_gap"] for r in runs]
         beta = [r["beta"] for r in runs]
-        vs_beta = experiment_records.GEN_TRACKS_DIVERGENCE.evaluate({"gen_gap": gap, "divergence_term": beta, "beta": beta})
+        vs_beta = claim_result(experiment_records.GEN_TRACKS_DIVERGENCE, {"gen_gap": gap, "divergence_term": beta,
+                                                                       "beta": beta})
         n_div = sum(r["diverged"] for r in runs)
         for label, x in (("sum_t sqrt(Delta^t)", [r["sum_sqrt_delta"] for r in runs]),
                          ("(1+beta) sum_t sqrt(Delta^t)", [(1 + r["beta"]) * r["sum_sqrt_delta"] for r in runs])):
             res = claim_result(experiment_records.GEN_TRACKS_DIVERGENCE, {"gen_gap": gap, "divergence_term": x, "beta": beta},
-                               problem=_problem(g["cfg"]),
+                               problem=_problem(g["cfg"]), settings=2 * len(sweeps),
+                               seeds=sum(np.isfinite(v) for v in gap),
                                params={"setting": f"{g['label']}: gap vs {label}", "runs": len(runs), "betas": betas},
                                detail=f"for comparison, gap vs beta alone: {vs_beta.detail.split(';')[0]}"
-                                      + (f"; {n_div} diverged run(s) left out" if n_div else "") + _dup_note(g))
+                                      + (f"; {n_div} diverged run(s) left out" if n_div else "") + _dup_note(g)
+                                      + ("; control: the gap replaced by -sum_t sqrt(Delta^t)" if falling_gap else ""))
             res.extra["dirs"] = sorted(g["dirs"])
             out.append(res)
     return out
 
 
-@run_check("fedinit.empirical.table3", "fedinit", "claim",
-           records=("fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold"))
-def table3(session, logs):
+@run_check("fedinit.empirical.gen_vs_divergence", "fedinit", "claim",
+           records=("fedinit.exp.gen_tracks_divergence", "fedinit.thm3.rederived"),
+           control=("each run's generalization gap replaced by minus its sum_t sqrt(Delta^t): a gap that falls as the "
+                    "divergence grows", lambda s, logs: _gen_vs_divergence_rows(s, logs, falling_gap=True)))
+def gen_vs_divergence(session, logs):
+    """Across each beta sweep, the rank correlation of the generalization gap with Thm 3's divergence term."""
+    return _gen_vs_divergence_rows(session, logs)
+
+
+def _table3_rows(session, logs, chance_positive: bool = False):
+    """chance_positive: the control's mutated sweep, every beta > 0 run at chance accuracy (1 / n_classes)."""
     out = []
-    for g, runs, betas in _beta_sweeps(logs):
-        if 0.0 not in betas:
-            continue
+    sweeps = [(g, runs, betas) for g, runs, betas in _beta_sweeps(logs) if 0.0 in betas]
+    for g, runs, betas in sweeps:
+        if chance_positive:
+            runs = [dict(r, acc=r["chance"]) if r["beta"] > 0 else r for r in runs]
         problem = _problem(g["cfg"])
-        b, acc, se, div = _per_beta(runs, "acc")
-        out.append(claim_result(experiment_records.TABLE3_ACCURACY, {"beta": b, "acc": acc, "acc_se": se}, problem=problem,
+        b, _, _, div = _per_beta(runs, "acc")
+        acc = _acc_by_beta(runs, b)
+        out.append(claim_result(experiment_records.TABLE3_ACCURACY, {"beta": b, "acc": acc}, problem=problem,
+                                settings=len(sweeps), seeds=int(np.min(np.sum(np.isfinite(acc), axis=1))),
                                 params={"setting": f"{g['label']}: final test accuracy", "runs": len(runs)},
-                                detail="diverged runs count at chance accuracy" + _dup_note(g)))
+                                detail="diverged runs count at chance accuracy" + _dup_note(g)
+                                       + ("; control: every beta > 0 run at chance accuracy" if chance_positive else "")))
         nonneg = b >= 0
         for col, label in (("delta_T", "Delta^T (paper: all clients)"), ("delta_code_T", "Delta^T (authors' code)")):
             _, d, d_se, _ = _per_beta(runs, col)
             m = {"beta": b[nonneg], "delta": d[nonneg], "delta_se": d_se[nonneg], "diverged": div[nonneg]}
-            out.append(claim_result(fedinit_records.CLAIM_THRESHOLD, m, problem=problem,
+            out.append(claim_result(fedinit_records.CLAIM_THRESHOLD, m, problem=problem, settings=2 * len(sweeps),
+                                    seeds=int(np.min(np.sum(np.isfinite(acc), axis=1))),
                                     params={"setting": f"{g['label']}: {label}", "runs": len(runs)},
                                     detail="diverged = the trainer flagged a non-finite or exploding model" + _dup_note(g)))
     return out
 
 
+@run_check("fedinit.empirical.table3", "fedinit", "claim",
+           records=("fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold"),
+           control=("every beta > 0 run at chance accuracy: relaxed initialisation then loses to FedAvg",
+                    lambda s, logs: _table3_rows(s, logs, chance_positive=True)))
+def table3(session, logs):
+    """Table 3's shape on each beta sweep: accuracy over beta, and Delta^T over beta with the threshold."""
+    return _table3_rows(session, logs)
+
+
 # ------------------------------------------------------------------------------------ FedMRUR
 
 
-@run_check("fedmrur.empirical.d_t", "fedmrur", "identity", records=("fedmrur.exp.d_t",))
+@run_check("fedmrur.empirical.d_t", "fedmrur", "identity", records=("fedmrur.exp.d_t",),
+           self_check="d_t = sum_i ||Delta_i^t|| / ||sum_i Delta_i^t|| >= 1 for any vectors (the triangle inequality): "
+                      "a test of the logging, which no run can make fail")
 def d_t(session, logs):
+    """d_t >= 1 on every logged round, up to the run's float rounding."""
     out = []
     for lg in logs:
         v = lg.metrics["d_t"].to_numpy(dtype=float)
@@ -247,21 +294,43 @@ def d_t(session, logs):
     return out
 
 
-@run_check("fedmrur.empirical.near_orthogonality", "fedmrur", "claim", records=("fedmrur.exp.near_orthogonality",))
-def near_orthogonality(session, logs):
+def _shared_momentum(lg) -> bool:
+    """The logged algorithm adds a server momentum common to every client to each local step (FedCM, MoFedSAM,
+    FedMRUR): its client updates are aligned by construction."""
+    classes = ((lg.manifest.get("algorithm") or {}).get("classes") or {}).get("local") or []
+    return "ClientMomentum" in classes
+
+
+def _near_orthogonality_rows(session, logs, parallel: bool = False):
+    """parallel: the control's mutated logs, every pair of client updates parallel (|cos| = 1 on every round)."""
     out = []
-    for lg in logs:
+    live = [lg for lg in logs if len(lg.metrics[lg.metrics["round"] >= 1])]
+    for lg in live:
         m = lg.metrics[lg.metrics["round"] >= 1]
-        if not len(m):
-            continue
         piv = lambda c: m.pivot(index="round", columns="run", values=c).to_numpy(dtype=float)
         N = int(lg.manifest.get("clients_per_round") or lg.config["n_clients"])
-        meas = {"cos_abs_mean": piv("cos_abs_mean"), "cos_mean": piv("cos_mean"),
+        cos_abs = piv("cos_abs_mean")
+        meas = {"cos_abs_mean": np.ones_like(cos_abs) if parallel else cos_abs, "cos_mean": piv("cos_mean"),
                 "d_t_over_sqrtN": piv("d_t") / np.sqrt(N)}
-        out.append(claim_result(experiment_records.NEAR_ORTHOGONAL, meas, problem=_problem(lg.config),
-                                params={"setting": lg.config["algorithm"], "runs": len(lg.runs), "clients_per_round": N}))
-        out[-1].extra["dir"] = str(lg.path)
+        res = claim_result(experiment_records.NEAR_ORTHOGONAL, meas, problem=_problem(lg.config), settings=len(live),
+                           seeds=int(np.sum(np.isfinite(cos_abs).any(axis=0))),
+                           params={"setting": lg.config["algorithm"], "runs": len(lg.runs), "clients_per_round": N},
+                           detail="control: every |cos| set to 1" if parallel else "")
+        if _shared_momentum(lg):
+            res.scope = "by_construction"
+            res.detail = ("built in, not counted: every client adds the same server momentum to its local steps, so "
+                          "the updates share a component by construction. " + res.detail)
+        res.extra["dir"] = str(lg.path)
+        out.append(res)
     return out
+
+
+@run_check("fedmrur.empirical.near_orthogonality", "fedmrur", "claim", records=("fedmrur.exp.near_orthogonality",),
+           control=("every pair of client updates made parallel (|cos| = 1 on every logged round)",
+                    lambda s, logs: _near_orthogonality_rows(s, logs, parallel=True)))
+def near_orthogonality(session, logs):
+    """Late-round mean |cosine| between client updates, within 0.1 over the runs (statistics policy)."""
+    return _near_orthogonality_rows(session, logs)
 
 
 # ------------------------------------------------------------------------------------ FedShift
@@ -270,12 +339,14 @@ def near_orthogonality(session, logs):
 _SHIFT_TOL = {"float64": 1e-9, "float32": 1e-4}
 
 
-@run_check("fedshift.empirical.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"))
-def fedshift_thm2(session, logs):
-    """Theorem 2's divergence difference, measured (D_FA^2 - D_FS^2 of each round, both from the same client models)
-    against each encoded reading (main text eq. 12, appendix eq. 30), summed over the layers the shift acts on."""
+def _fedshift_thm2_rows(session, logs, printed_only: bool = False):
+    """printed_only: the control, the main text's eq. (12) alone (the appendix form's own control: the printed form
+    that contradicts the derivation must be found violated on the same logs)."""
     from ..theory import fedshift as fedshift_records
+    from .fedshift import EQ12_FINDING
 
+    records = (fedshift_records.THM2_MAIN,) if printed_only else (fedshift_records.THM2_MAIN,
+                                                                  fedshift_records.THM2_APPENDIX)
     out = []
     for lg in logs:
         if "shift_D_FA2" not in lg.metrics:
@@ -291,7 +362,7 @@ def fedshift_thm2(session, logs):
         diff, scale = fa - fs, fa + fs
         dtype = lg.config.get("dtype", "float32")
         tol = _SHIFT_TOL.get(dtype, 1e-4)
-        for rec in (fedshift_records.THM2_MAIN, fedshift_records.THM2_APPENDIX):
+        for rec in records:
             pred = np.zeros_like(diff)
             for j, Pb in enumerate(blocks):
                 sfx = f"_b{j}" if len(blocks) > 1 else ""
@@ -310,17 +381,32 @@ def fedshift_thm2(session, logs):
             if np.isfinite(res).any() and not ok:
                 t, r = np.unravel_index(np.nanargmax(np.where(np.isfinite(res), res, -1)), res.shape)
                 detail += f"; worst: round {t + 1}, run {r}: measured {diff[t, r]:.6g}, predicted {pred[t, r]:.6g}"
+            printed = rec is fedshift_records.THM2_MAIN
             out.append(CheckResult(rec.id, "fedshift", "identity", "holds" if ok else "violated", measured=worst,
                                    bound=tol, problem=_problem(lg.config), source=rec.source,
                                    params={"setting": lg.config["algorithm"], "runs": len(lg.runs), "K": Kk},
-                                   detail=detail, extra={"dir": str(lg.path)}))
+                                   detail=detail, extra={"dir": str(lg.path)},
+                                   finding=EQ12_FINDING if printed else "",
+                                   finding_class="erratum" if printed and not ok else ""))
     return out
+
+
+@run_check("fedshift.empirical.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
+           control=("the main text's eq. (12) alone, the printed form that differs from the appendix's derivation "
+                    "(eq. 30): it must be found violated on the same logs",
+                    lambda s, logs: _fedshift_thm2_rows(s, logs, printed_only=True)))
+def fedshift_thm2(session, logs):
+    """Theorem 2's divergence difference, measured (D_FA^2 - D_FS^2 of each round, both from the same client models)
+    against each encoded reading (main text eq. 12, appendix eq. 30), summed over the layers the shift acts on."""
+    return _fedshift_thm2_rows(session, logs)
 
 
 # ------------------------------------------------------------------------------------ integrity
 
 
-@check("empirical.runs", "empirical", "identity", records=(), needs_runs=True)
+@check("empirical.runs", "empirical", "identity", records=(), needs_runs=True,
+       self_check="an integrity check of the tool's own run directories (complete rounds, bit-identical rows after a "
+                  "resume), not a statement of any paper")
 def runs_integrity(session):
     """Every run directory completed all its rounds, and a resumed run recomputed bit-identical rows."""
     logs = _logs(session)

@@ -353,10 +353,19 @@ def combine_readings(rows: Mapping[str, CheckResult]) -> CheckResult:
         out = _replace(first, extra={**first.extra, "readings": per},
                        detail=f"every reading ({', '.join(names)}) gives {first.verdict}. " + summary)
         return out
+    vac: dict[str, Any] = {}
+    if first.kind == "bound":  # a bound row keeps its vacuity: vacuous only when it is under every reading
+        said = [r.extra.get("vacuity") for r in rows.values()]
+        known = all(v in ("informative", "vacuous") for v in said)
+        vac = {"vacuous": all(r.vacuous for r in rows.values()), "trivial_bound": first.trivial_bound,
+               "vacuity": ("vacuous" if all(v == "vacuous" for v in said) else "informative") if known else
+               next((v for v in said if v not in ("informative", "vacuous")), None)}
     return CheckResult(first.id, first.paper, first.kind, "ambiguous", problem=first.problem, params=dict(first.params),
                        source=first.source, quote=first.quote, seeds=first.seeds, family_size=first.family_size,
                        detail="the readings disagree: " + summary, finding=first.finding,
-                       extra={"readings": per, **{k: v for k, v in first.extra.items() if k in ("title", "lhs")}})
+                       vacuous=vac.get("vacuous", False), trivial_bound=vac.get("trivial_bound"),
+                       extra={"readings": per, **{k: v for k, v in first.extra.items() if k in ("title", "lhs")},
+                              **({"vacuity": vac["vacuity"]} if vac.get("vacuity") else {})})
 
 
 def identity_result(identity: Identity, residual: float, *, check_id: str | None = None, problem: Any = None,

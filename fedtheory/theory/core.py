@@ -379,24 +379,6 @@ class ClaimOutcome:
     measured: Any = None
 
 
-def tolerance_rule(per_run, tol: float, z: float = 2.0, *, absolute: bool = True):
-    """Decide 'the quantity is within tol' from per-run (per-seed) values with their standard error (an equivalence
-    rule): within (True) when |mean| + z se <= tol (the whole z-SE interval lies inside the tolerance); outside
-    (False) when |mean| - z se > tol (significantly beyond it); None otherwise or with fewer than 2 finite runs (no
-    SE). absolute=False compares the signed mean with tol. Returns (decision, mean, se)."""
-    x = np.asarray(per_run, float).ravel()
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return None, (float(x[0]) if x.size else float("nan")), float("nan")
-    mean, se = float(np.mean(x)), float(np.std(x, ddof=1) / np.sqrt(x.size))
-    v = abs(mean) if absolute else mean
-    if v + z * se <= tol:
-        return True, mean, se
-    if v - z * se > tol:
-        return False, mean, se
-    return None, mean, se
-
-
 @dataclass
 class Claim(Record):
     """A qualitative statement, checked by a predicate over measurements (plain arrays).

@@ -155,7 +155,9 @@ def fedmrur_reference(record_id: str):
         sig = r.extra.get("sigma_g2_readings") or {}
         if client_max:
             params["sigma_g"] = float(np.sqrt(sig["client_max"]))
-        return {"params": params, "random_ratio": r.ratio,
+        # the check's reading that this spec measures: its Assumption 3, the average over t = 0..T-1 (_cumulative)
+        reading = (r.extra.get("readings") or {}).get(f"client-{'max' if client_max else 'mean'}, t=0..T-1", {})
+        return {"params": params, "random_ratio": reading.get("ratio", r.ratio),
                 "label": f"fedtheory check --only {record_id} --seed {seed}: pl_nonconvex, {p['setting']} "
                          f"({r.verdict}{' [' + r.scope + ']' if r.scope not in ('', 'inside') else ''}; ratio bound / "
                          "measured at its tightest horizon, Holm over the horizons)"}
