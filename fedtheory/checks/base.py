@@ -464,11 +464,44 @@ def _shipped() -> dict:
         return {}
 
 
+_FRESH: dict[str, Any] | None = None  # inside fresh_symbolic(): every result computed anew and collected here
+_SYMBOLIC_PARTS: list[Callable[[], Any]] = []
+
+
+def symbolic_part(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Declare a function that runs a check's symbolic computations (``cached_symbolic``) without its simulations,
+    so that the shipped cache holds them (``python -m fedtheory.checks.refresh_symbolic``)."""
+    _SYMBOLIC_PARTS.append(fn)
+    return fn
+
+
+def symbolic_parts() -> list[Callable[[], Any]]:
+    return list(_SYMBOLIC_PARTS)
+
+
+class fresh_symbolic:
+    """``with fresh_symbolic() as results:``: every ``cached_symbolic`` inside computes anew (no cache read or
+    written) and its JSON result is collected in ``results`` under its key (what refresh_symbolic ships)."""
+
+    def __enter__(self) -> dict[str, Any]:
+        global _FRESH
+        self._outer, _FRESH = _FRESH, {}
+        return _FRESH
+
+    def __exit__(self, *exc) -> None:
+        global _FRESH
+        _FRESH = self._outer
+
+
 def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> dict:
     """Memoize a symbolic computation, keyed by ``symbolic_key``. Lookup: the user cache
     (~/.cache/fedtheory/symbolic), then the cache shipped with the package (tests recompute every
     entry of it), then compute. FEDTHEORY_CACHE='' disables both caches."""
     key = symbolic_key(key_parts)
+    if _FRESH is not None:
+        out = json.loads(json.dumps(compute()))
+        _FRESH[key] = out
+        return out
     d = _symbolic_cache_dir()
     if d is None:
         return compute()

@@ -32,7 +32,7 @@ from ..theory import fedinit as fedinit_records
 from ..theory.fedinit import DIVERGENCE_READINGS, read_divergence, under_reading
 from .verdicts import (assess_bound, claim_result, combine_readings, faster_order, fit_rate, identity_result, rate_check,
                        rate_verdict)
-from .base import CheckResult, Control, Session, check
+from .base import CheckResult, Control, Session, check, symbolic_part
 
 PAPER = "fedinit"
 K_LOCAL = 5
@@ -581,6 +581,14 @@ def _claim_dominates(session, div_factor: sp.Expr = sp.S.One) -> list[CheckResul
     out = combine_readings(rows)
     out.seeds = grid["R"]  # the grid's runs per point; the verdict rests on the orders, not on seeds
     return [out]
+
+
+@symbolic_part
+def _dominates_symbolic() -> None:
+    """The symbolic part of fedinit.claim.divergence_dominates and of its control, under each reading (shipped)."""
+    for reading in DIVERGENCE_READINGS:
+        for div_factor in (sp.S.One, 1 / fedinit_records.T):
+            _order_vs(reading, div_factor)
 
 
 @check("fedinit.claim.divergence_dominates", PAPER, "claim", measures=("delta",),
