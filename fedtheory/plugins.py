@@ -77,6 +77,13 @@ def _snapshot() -> tuple[set[str], set[str]]:
     return set(registered_ids()), set(registered_check_ids())
 
 
+def _units_checks(record_ids) -> list[str]:
+    """Every paper whose records a plug-in registered gets the units check PAPER.units (fedtheory.checks.units_check)."""
+    from .checks.units_check import register_units_checks
+
+    return register_units_checks(sorted(record_ids))
+
+
 def _import_target(target: str) -> tuple[str, str]:
     """Import a dotted module name, a ``.py`` file or a package directory. Returns (key, module name)."""
     path = Path(target).expanduser()
@@ -130,8 +137,9 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
         raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: "
                           f"{type(exc).__name__}: {exc}{last}") from exc
     after = _snapshot()
+    units = _units_checks(after[0] - before[0])
     info = PluginInfo(name or Path(modname).name, target, origin, modname, sorted(after[0] - before[0]),
-                      sorted(after[1] - before[1]))
+                      sorted((after[1] - before[1]) | set(units)))
     _LOADED[key] = info
     return info
 
