@@ -340,8 +340,24 @@ def units_table(records=None) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m fedtheory.checks.units_check: the table of docs/units.md
+def symbols_table(paper: str) -> str:
+    """One line per symbol of the paper: its name, dimension and description (docs/units.md)."""
+    lines = ["| symbol | dimension | what it is |", "| --- | --- | --- |"]
+    for n, i in paper_symbols(paper).items():
+        d = i.dimension
+        dt = ("?" if d is None else " / ".join(f"{k}: {format_dimension(parse_dimension(v))}" for k, v in d.items())
+              if isinstance(d, Mapping) else format_dimension(parse_dimension(d)))
+        lines.append(f"| `{n}` | {dt} | {i.description.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m fedtheory.checks.units_check [PAPER ...]: the tables of docs/units.md
+    import sys
+
     from ..plugins import load_plugins
 
     load_plugins()
-    print(units_table())
+    papers = sys.argv[1:]
+    print(units_table([_core._REGISTRY[i] for i in registered_ids() if not papers or _core._REGISTRY[i].paper in papers]))
+    for p in papers:
+        print(f"\n{p}:\n" + symbols_table(p))

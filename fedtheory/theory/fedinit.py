@@ -21,6 +21,10 @@ Reading decisions that apply to several records:
   (beta < sqrt(6)/24) for Thms 4-6.
 * Delta^t = (1/C) sum_{i in C} E||w_{i,K}^{t-1} - w^t||^2 (000 Table 4, Thm 3), i.e. the latest
   local models against the global model they were averaged into.
+* Units (the check fedinit.units, docs/units.md): c is the numerator of eta_tau = c/tau, a step size, so c L is
+  dimensionless. Thm 3's printed divergence term (eq. 14; the poster's row 5) has the units of sum_t sqrt(Delta^t),
+  a distance [w], where the stability gap is a loss [f]; the appendix's L_G (1+beta) (fedinit.thm3.rederived)
+  supplies the missing [f]/[w].
 """
 from __future__ import annotations
 

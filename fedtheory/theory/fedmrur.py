@@ -34,6 +34,11 @@ Reading decisions that apply to several records:
   (all w_p = w_g = w) R = exp(0) = 1, so F(w) = f(w) + gamma and F^0 - F^* = f(w^0) - f^*; and
   grad_w R(w, w_g) vanishes at w = w_g (the squared Lorentzian distance has its minimum 0 there),
   so grad F(w^t) = grad f(w^t). The measured left sides use the global gradient of f.
+* Units (the check fedmrur.units, docs/units.md). eta_g has two readings: A, Alg. 1 line 16 as printed applies it to
+  a displacement (dimensionless); B, a step on a gradient-sized update ([w]^2/[f]). rho is a radius ([w]; line 9
+  normalises the gradient). r is read in loss units (gamma a dimensionless weight): the reading under which L + r
+  adds like with like. Under both readings Phi, C_max ('1 - alpha L') and eta_l <= 1/sqrt(30 alpha K L) are
+  dimensionally inconsistent as printed; the seed has no appendix to take a consistent form from.
 """
 from __future__ import annotations
 
