@@ -28,8 +28,7 @@ import functools
 from typing import Any, Mapping
 
 from ..sim.measures import measure_catalogue
-from ..theory import core as _core
-from ..theory.core import paper_symbols, registered_ids
+from ..theory.core import paper_symbols, registered, symbol_sets
 from ..theory.dimensions import (Dim, FormulaResult, _symbol_dims, check_formula, format_dimension, free_names,
                                  implied_normal, iter_readings, parse_dimension, record_formulas)
 from .base import _CHECKS, CheckResult, CheckSpec
@@ -52,7 +51,7 @@ def _symbols_of(record) -> dict[str, Any]:
 
 def _strict(record) -> bool:
     symbols = getattr(record, "symbols", None)
-    sets = [symbols] if symbols is not None else _core._SYMBOL_SETS.get(record.paper, [])
+    sets = [symbols] if symbols is not None else symbol_sets(record.paper)
     return any(getattr(s, "strict", False) for s in sets)
 
 
@@ -247,7 +246,7 @@ def _analyse(record) -> dict[str, Any]:
         return out
     alt_ok = False
     if units is not None and units.alternative:
-        alt = _core._REGISTRY.get(units.alternative)
+        alt = next((r for r in registered() if r.id == units.alternative), None)
         alt_ok = alt is not None and units_analysis(alt)["verdict"] == "holds"
     out["verdict"] = "violated"
     if alt_ok:
@@ -288,7 +287,7 @@ def units_symbols(record) -> dict[str, str]:
 
 
 def _records_of(paper: str) -> list:
-    return [r for rid in registered_ids() if (r := _core._REGISTRY.get(rid)) is not None and r.paper == paper]
+    return registered(paper)
 
 
 def units_rows(paper: str) -> list[CheckResult]:
@@ -300,7 +299,8 @@ def register_units_checks(record_ids) -> list[str]:
     """Register (or refresh) the check PAPER.units of the papers of these records: called by ``fedtheory.plugins``
     after a plug-in registered them. Returns the check ids registered anew."""
     new = []
-    papers = [r.paper for rid in record_ids if (r := _core._REGISTRY.get(rid)) is not None]
+    wanted = set(record_ids)
+    papers = [r.paper for r in registered() if r.id in wanted]
     for paper in dict.fromkeys(papers):
         cid = f"{paper}.units"
         ids = tuple(r.id for r in _records_of(paper) if record_formulas(r, "1"))
@@ -326,7 +326,7 @@ def units_table(records=None) -> str:
     """The markdown table of every record's units verdict (docs/units.md): id, verdict, and per reading its outcome
     (the first offending term, or 'consistent' with the normalisation it rests on)."""
     if records is None:
-        records = [_core._REGISTRY[i] for i in registered_ids()]
+        records = registered()
     lines = ["| record | verdict | units |", "| --- | --- | --- |"]
     for r in records:
         a = units_analysis(r)
@@ -358,6 +358,6 @@ if __name__ == "__main__":  # python -m fedtheory.checks.units_check [PAPER ...]
 
     load_plugins()
     papers = sys.argv[1:]
-    print(units_table([_core._REGISTRY[i] for i in registered_ids() if not papers or _core._REGISTRY[i].paper in papers]))
+    print(units_table([r for r in registered() if not papers or r.paper in papers]))
     for p in papers:
         print(f"\n{p}:\n" + symbols_table(p))

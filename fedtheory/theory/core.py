@@ -442,6 +442,16 @@ _SYMBOL_SETS: dict[str, list[SymbolSet]] = {}  # paper -> its symbol sets (a Def
 _WARNED: set[tuple[str, str]] = set()
 
 
+def registered(paper: str | None = None) -> list[Record | Definition]:
+    """The records registered so far (of one paper), in registration order, without loading plug-ins."""
+    return [r for r in _REGISTRY.values() if paper in (None, r.paper)]
+
+
+def symbol_sets(paper: str) -> list[SymbolSet]:
+    """The SymbolSets made for a paper (a Definition's symbols are found in them)."""
+    return list(_SYMBOL_SETS.get(paper, []))
+
+
 def paper_symbols(paper: str) -> dict[str, SymbolInfo]:
     """Every symbol the paper's SymbolSets declare, by name (the first declaration of a name wins)."""
     out: dict[str, SymbolInfo] = {}

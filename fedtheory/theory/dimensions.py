@@ -655,5 +655,7 @@ def free_names(formulas: Iterable[Formula]) -> set[str]:
 
 def undeclared(record, info: Mapping[str, Any]) -> list[str]:
     """The symbols a record's formulas use that ``info`` (name -> SymbolInfo) gives no dimension."""
-    formulas = record_formulas(record, lhs_dimension="1")
-    return sorted(n for n in free_names(formulas) if n not in info or info[n].dimension is None)
+    names = free_names(record_formulas(record, lhs_dimension="1"))
+    if hasattr(record, "symbol") and not hasattr(record, "lhs"):  # a Definition, also one defined in words
+        names.add(record.symbol.name)
+    return sorted(n for n in names if n not in info or info[n].dimension is None)
