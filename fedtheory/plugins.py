@@ -77,11 +77,16 @@ def _snapshot() -> tuple[set[str], set[str]]:
     return set(registered_ids()), set(registered_check_ids())
 
 
+_UNITS_SEEN: set[str] = set()  # record ids whose paper has been given its units check
+
+
 def _units_checks(record_ids) -> list[str]:
     """Every paper whose records a plug-in registered gets the units check PAPER.units (fedtheory.checks.units_check)."""
     from .checks.units_check import register_units_checks
 
-    return register_units_checks(sorted(record_ids))
+    new = set(record_ids) - _UNITS_SEEN
+    _UNITS_SEEN.update(new)
+    return register_units_checks(sorted(new)) if new else []
 
 
 def _import_target(target: str) -> tuple[str, str]:
@@ -175,6 +180,11 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
             load_plugin(entry.strip(), origin=f"${ENV_VAR}")
     for target in extra:
         load_plugin(target, origin="--plugin")
+    from .theory.core import registered_ids
+
+    ids = registered_ids()
+    if len(ids) != len(_UNITS_SEEN):  # records registered outside a plug-in (imported directly) get theirs too
+        _units_checks(ids)
     return loaded_plugins()
 
 

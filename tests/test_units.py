@@ -342,6 +342,15 @@ def test_every_paper_gets_the_units_check_and_explain_prints_it():
     assert "dimensions: I 1, K 1, m_t [w], m_t1 [w], P 1, S 1" in out.stdout
 
 
+def test_records_imported_before_the_plugins_load_get_their_units_check():
+    code = ("import fedtheory.theory.fedshift\n"
+            "from fedtheory.checks import all_checks\n"
+            "assert 'fedshift.units' in all_checks(), sorted(all_checks())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+
+
 def test_measures_declare_their_dimension_and_bounds_agree():
     cat = measure_catalogue()
     assert all(v["dimension"] for v in cat.values()), [k for k, v in cat.items() if not v["dimension"]]

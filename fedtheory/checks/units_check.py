@@ -147,7 +147,8 @@ def _would_need(bad: list[FormulaResult], dims: Mapping[str, Dim], used: set[str
     fixes = [c for c in cands if all(not check_formula(r.formula, dims, declared + (c,)).issues for r in bad)]
     if not fixes:
         return "no single normalisation makes it consistent (only dimensionless units would)"
-    return "would need " + "; or ".join(_normal_text(c, dims, used) for c in fixes) + " (the paper states none)"
+    return ("would need " + "; or ".join(_normal_text(c, dims, used) for c in fixes)
+            + (" (besides the declared one)" if declared else " (the record declares none)"))
 
 
 def _issues_text(rs: list[FormulaResult]) -> str:
