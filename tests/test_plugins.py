@@ -99,7 +99,7 @@ def test_plugin_path_check_and_explain(skeleton):
     res = json.loads(out.stdout)["results"]
     # the plug-in's own check, then the units row every paper gets for free (check mypaper.units)
     assert [(r["id"], r["kind"], r["verdict"]) for r in res] == [("mypaper.thm1", "bound", "holds"),
-                                                                 ("mypaper.thm1", "symbolic", "holds")]
+                                                                 ("mypaper.thm1.units", "symbolic", "holds")]
     out = _cli("explain", "mypaper.thm1", "--plugin", pkg)
     assert out.returncode == 0 and "how it is checked" in out.stdout and "measures: opt_error" in out.stdout
     assert "units: holds: consistent" in out.stdout and "dimensions: D [f], eta [w]^2/[f]" in out.stdout

@@ -149,7 +149,7 @@ def test_li2020_example_thm1_is_consistent():
     out = _cli("check", "--plugin", str(EXAMPLE), "--only", "li2020.units", "--format", "json")
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in json.loads(out.stdout)["results"]}
-    assert set(rows) == {"li2020.thm1", "li2020.kappa", "li2020.gamma", "li2020.B"}
+    assert set(rows) == {"li2020.thm1.units", "li2020.kappa.units", "li2020.gamma.units", "li2020.B.units"}
     assert all(r["verdict"] == "holds" and r["kind"] == "symbolic" for r in rows.values()), rows
     assert "UnitsWarning" not in out.stderr
 
@@ -334,8 +334,8 @@ def test_every_paper_gets_the_units_check_and_explain_prints_it():
     for p in BUILTIN:
         assert specs[f"{p}.units"].kind == "symbolic"
     rows = units_rows("fedshift")
-    assert {r.params["setting"] for r in rows} == {"units"} and all(r.kind == "symbolic" for r in rows)
-    assert "fedshift.claim.divergence" not in {r.id for r in rows}  # a claim has no formula: no row
+    assert all(r.id == r.params["record"] + ".units" and r.kind == "symbolic" for r in rows)
+    assert "fedshift.claim.divergence" not in {r.params["record"] for r in rows}  # a claim has no formula: no row
     out = _cli("explain", "fedshift.thm2")
     assert out.returncode == 0, out.stderr
     assert "units: violated: statement: 2*m_t/m_t1**2 has [w]^-1, the left side [w]^2" in out.stdout

@@ -1,8 +1,8 @@
 """The units check: every record's formulas, dimension by dimension, without running anything.
 
 Every paper gets the check ``PAPER.units`` for free (``fedtheory.plugins`` registers it when a plug-in registers
-records of that paper): one row per record that has a formula (kind 'symbolic', setting 'units'); a claim or a
-statement in words has none and gets no row. The rules and the dimensions are ``fedtheory.theory.dimensions``; the
+records of that paper): one row per record that has a formula, id ``RECORD.units`` (kind 'symbolic'); a claim or
+a statement in words has none and gets no row. The rules and the dimensions are ``fedtheory.theory.dimensions``; the
 left side of a bound is a measure of the simulator's catalogue (its declared dimension) unless the record's
 ``units.lhs`` says otherwise. The verdicts:
 
@@ -264,11 +264,11 @@ def _analyse(record) -> dict[str, Any]:
 
 
 def units_result(record) -> CheckResult:
-    """The units row of one record (for ``fedtheory explain`` and the per-paper check)."""
+    """The units row of one record, id RECORD.units (for ``fedtheory explain`` and the per-paper check)."""
     a = units_analysis(record)
-    return CheckResult(record.id, record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
+    return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
                        detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],
-                       params={"setting": "units"},
+                       params={"record": record.id},
                        extra={"units": {"readings": a["readings"], "first": a["first"]}})
 
 
@@ -325,9 +325,12 @@ def register_units_checks(record_ids) -> list[str]:
 
 def units_table(records=None) -> str:
     """The markdown table of every record's units verdict (docs/units.md): id, verdict, and per reading its outcome
-    (the first offending term, or 'consistent' with the normalisation it rests on)."""
+    (the first offending term, or 'consistent' with the normalisation it rests on). Sorted by paper (in the order
+    given) and id: the registration order depends on what was imported first."""
     if records is None:
         records = registered()
+    order = list(dict.fromkeys(r.paper for r in records))
+    records = sorted(records, key=lambda r: (order.index(r.paper), r.id))
     lines = ["| record | verdict | units |", "| --- | --- | --- |"]
     for r in records:
         a = units_analysis(r)
