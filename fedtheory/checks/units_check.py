@@ -325,12 +325,11 @@ def register_units_checks(record_ids) -> list[str]:
 
 def units_table(records=None) -> str:
     """The markdown table of every record's units verdict (docs/units.md): id, verdict, and per reading its outcome
-    (the first offending term, or 'consistent' with the normalisation it rests on). Sorted by paper (in the order
-    given) and id: the registration order depends on what was imported first."""
+    (the first offending term, or 'consistent' with the normalisation it rests on). Sorted by paper and id: the
+    registration order depends on what was imported first."""
     if records is None:
         records = registered()
-    order = list(dict.fromkeys(r.paper for r in records))
-    records = sorted(records, key=lambda r: (order.index(r.paper), r.id))
+    records = sorted(records, key=lambda r: (r.paper, r.id))
     lines = ["| record | verdict | units |", "| --- | --- | --- |"]
     for r in records:
         a = units_analysis(r)
