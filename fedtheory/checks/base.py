@@ -234,6 +234,20 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     return deco
 
 
+def register_spec(spec: CheckSpec, *, replace: bool = False) -> CheckSpec:
+    """Register a CheckSpec built without the decorator (a check generated for a paper, e.g. PAPER.units);
+    ``replace`` refreshes an existing one (same id)."""
+    if spec.id in _CHECKS and not replace:
+        raise ValueError(f"check {spec.id} registered twice")
+    _CHECKS[spec.id] = spec
+    return spec
+
+
+def check_spec(check_id: str) -> CheckSpec | None:
+    """The registered check with this id, without loading plug-ins (None when there is none)."""
+    return _CHECKS.get(check_id)
+
+
 def registered_check_ids() -> list[str]:
     """The check ids registered so far, without loading plug-ins."""
     return list(_CHECKS)

@@ -21,6 +21,10 @@ Reading decisions that apply to several records:
   (beta < sqrt(6)/24) for Thms 4-6.
 * Delta^t = (1/C) sum_{i in C} E||w_{i,K}^{t-1} - w^t||^2 (000 Table 4, Thm 3), i.e. the latest
   local models against the global model they were averaged into.
+* Units (the check fedinit.units, docs/units.md): c is the numerator of eta_tau = c/tau, a step size, so c L is
+  dimensionless. Thm 3's printed divergence term (eq. 14; the poster's row 5) has the units of sum_t sqrt(Delta^t),
+  a distance [w], where the stability gap is a loss [f]; the appendix's L_G (1+beta) (fedinit.thm3.rederived)
+  supplies the missing [f]/[w].
 """
 from __future__ import annotations
 
@@ -31,39 +35,43 @@ import sympy as sp
 
 from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder, SymbolSet,
                    register)
+from .dimensions import Units
 
 PAPER = "fedinit"
 SEED = "000_278c463b157eab5b.txt"
 POSTER = "001_1290d3e8dce7394d.txt"
 
-S_ = SymbolSet(PAPER)
+S_ = SymbolSet(PAPER, strict=True)
 _pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-L = S_.add("L", "smoothness of each f_i (Assumption 1)")
-mu = S_.add("mu", "PL constant of f (Assumption 5)")
-sigma_l = S_.add("sigma_l", "std of the stochastic gradient: E||g - grad f_i||^2 <= sigma_l^2 (Assumption 2)", _nonneg)
-G = S_.add("G", "heterogeneity constant G (Assumption 3)", _nonneg)
-B = S_.add("B", "heterogeneity constant B >= 1 (Assumption 3 / App. Assumption 8)", sp.Interval(1, sp.oo))
-L_G = S_.add("L_G", "Lipschitz constant of the loss (Assumption 4)")
-N = S_.add("N", "clients selected per round", sp.Interval(1, sp.oo))
-C = S_.add("C", "number of clients", sp.Interval(1, sp.oo))
-K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo))
-T = S_.add("T", "communication rounds", sp.Interval(1, sp.oo))
-eta = S_.add("eta", "local learning rate")
-beta = S_.add("beta", "relaxation coefficient", sp.Interval(0, sp.oo))
-lam = S_.add("lam", "the constant lambda in (0,1) of Thms 1-2 (App. A.2.2)", sp.Interval.open(0, 1))
-D = S_.add("D", "initialisation bias f(w^0) - f(w*)", _nonneg)
-S = S_.add("S", "samples per client |S_i|", sp.Interval(2, sp.oo))
-c = S_.add("c", "step-size constant of Thm 3: eta_tau = c / tau")
-U = S_.add("U", "sup_{w,z} f(w; z) (App. A.3, Lemma 5)", _nonneg)
+L = S_.add("L", "smoothness of each f_i (Assumption 1)", dim="f/w^2")
+mu = S_.add("mu", "PL constant of f (Assumption 5)", dim="f/w^2")
+sigma_l = S_.add("sigma_l", "std of the stochastic gradient: E||g - grad f_i||^2 <= sigma_l^2 (Assumption 2)", _nonneg, dim="f/w")
+G = S_.add("G", "heterogeneity constant G (Assumption 3)", _nonneg, dim="f/w")
+B = S_.add("B", "heterogeneity constant B >= 1 (Assumption 3 / App. Assumption 8)", sp.Interval(1, sp.oo), dim="1")
+L_G = S_.add("L_G", "Lipschitz constant of the loss (Assumption 4)", dim="f/w")
+N = S_.add("N", "clients selected per round", sp.Interval(1, sp.oo), dim="1")
+C = S_.add("C", "number of clients", sp.Interval(1, sp.oo), dim="1")
+K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo), dim="1")
+T = S_.add("T", "communication rounds", sp.Interval(1, sp.oo), dim="1")
+eta = S_.add("eta", "local learning rate", dim="w^2/f")
+beta = S_.add("beta", "relaxation coefficient", sp.Interval(0, sp.oo), dim="1")
+lam = S_.add("lam", "the constant lambda in (0,1) of Thms 1-2 (App. A.2.2)", sp.Interval.open(0, 1), dim="1")
+D = S_.add("D", "initialisation bias f(w^0) - f(w*)", _nonneg, dim="f")
+S = S_.add("S", "samples per client |S_i|", sp.Interval(2, sp.oo), dim="1")
+c = S_.add("c", "step-size constant of Thm 3: eta_tau = c / tau", dim="w^2/f")
+U = S_.add("U", "sup_{w,z} f(w; z) (App. A.3, Lemma 5)", _nonneg, dim="f")
 sum_sqrt_Delta = S_.add("sum_sqrt_Delta", "sum_{t=1}^T sqrt(Delta^t), measured (eq. (14)'s divergence factor, reading "
-                        "'sum'; reading 'final' puts sqrt_Delta_T in its place: see DIVERGENCE_READINGS)", _nonneg)
-sqrt_Delta_T = S_.add("sqrt_Delta_T", "sqrt(Delta^T), measured (eq. (14)'s divergence factor, reading 'final')", _nonneg)
-g_beta = S_.add("g_beta", "-log(96 beta^2) > 0 (beta < 1/sqrt(96)): Thm 5's rate check writes 96 beta^2 = exp(-g_beta)")
-Delta_t = S_.add("Delta_t", "Delta^t, measured", _nonneg)
-grad_norm2_t = S_.add("grad_norm2_t", "E||grad f(w^t)||^2, measured", _nonneg)
-local_grad_sum2 = S_.add("local_grad_sum2", "E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured", _nonneg)
-kappa1 = S_.add("kappa1", "kappa_1 (Thm 1)")
-kappa2 = S_.add("kappa2", "kappa_2 (Thm 1)")
+                        "'sum'; reading 'final' puts sqrt_Delta_T in its place: see DIVERGENCE_READINGS)", _nonneg,
+                        dim="w")
+sqrt_Delta_T = S_.add("sqrt_Delta_T", "sqrt(Delta^T), measured (eq. (14)'s divergence factor, reading 'final')", _nonneg,
+                      dim="w")
+g_beta = S_.add("g_beta", "-log(96 beta^2) > 0 (beta < 1/sqrt(96)): Thm 5's rate check writes 96 beta^2 = exp(-g_beta)",
+                dim="1")
+Delta_t = S_.add("Delta_t", "Delta^t, measured", _nonneg, dim="w^2")
+grad_norm2_t = S_.add("grad_norm2_t", "E||grad f(w^t)||^2, measured", _nonneg, dim="f^2/w^2")
+local_grad_sum2 = S_.add("local_grad_sum2", "E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured", _nonneg, dim="f^2/w^2")
+kappa1 = S_.add("kappa1", "kappa_1 (Thm 1)", dim="1")
+kappa2 = S_.add("kappa2", "kappa_2 (Thm 1)", dim="1")
 SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions
@@ -82,7 +90,7 @@ KAPPA2 = Definition(
     title="kappa_2")
 LAMBDA_MAX_EXPR = (1 - 39 * eta * K * L * B**2 / N - 3900 * beta**2 * eta * K * L * B**2 / ((1 - 72 * beta**2) * N)
                    - 12 * eta**2 * K**2 * L**2 * B**2)
-_lam_max_sym = S_.add("lambda_max", "largest admissible lambda")
+_lam_max_sym = S_.add("lambda_max", "largest admissible lambda", dim="1")
 LAMBDA_MAX = Definition(
     "fedinit.lambda_max", PAPER, _lam_max_sym, LAMBDA_MAX_EXPR, f"{SEED}, App. A.2.2 (before eq. 27)",
     "'there is a positive constant lambda in (0,1) to satisfy 1 - 39 eta K L B^2/N - 3900 beta^2 eta K L B^2/"
@@ -126,6 +134,7 @@ THM1 = Bound(
     id="fedinit.thm1", paper=PAPER, title="Theorem 1: non-convex convergence of FedInit",
     source=f"{SEED}, Thm 1, eq. (9) and rate eq. (10); App. A.2.3, Thm 7, eq. (27)-(28); {POSTER}, table row 1",
     symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    units=Units(lhs="f^2/w^2"),
     lhs="avg_grad_norm2", lhs_description="(1/T) sum_{t=0}^{T-1} E||grad f(w^t)||^2", lhs_kind="grad_norm2",
     expr=THM1_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM1_CONDITIONS,
     order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / sp.sqrt(N * K * T), T, {eta: sp.sqrt(N / (K * T))},
@@ -141,6 +150,7 @@ THM2 = Bound(
     id="fedinit.thm2", paper=PAPER, title="Theorem 2: convergence under the PL condition",
     source=f"{SEED}, Thm 2, eq. (11)-(12); App. A.2.4, Thm 8, eq. (29)-(30); {POSTER}, table row 2",
     symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "PL(mu)"),
+    units=Units(lhs="f"),
     lhs="opt_error_T", lhs_description="E[f(w^T) - f(w*)]", lhs_kind="opt_error",
     expr=THM2_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM1_CONDITIONS + (ETA_PL,),
     order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / (N * K * T), T,
@@ -201,6 +211,7 @@ THM3 = Bound(
     id="fedinit.thm3", paper=PAPER, title="Theorem 3: uniform stability of FedInit (as printed)",
     source=f"{SEED}, Thm 3, eq. (14); {POSTER}, table row 5 (the coefficient (1+beta)^(1/(beta c L)))",
     symbols=S_, assumptions=("L_smooth", "bounded_variance", "lipschitz(L_G)", "PL(mu)", "nonnegative_loss"),
+    units=Units(lhs="f", alternative="fedinit.thm3.rederived", finding="fedinit.thm3.printed_divergence_term"),
     lhs="stability", lhs_description="sup_z E|f(w^T; z) - f(w~^T; z)| for data sets differing in one sample",
     lhs_kind="loss_range", expr=STAB_TERM_PRINTED + DIV_TERM_PRINTED, conditions=THM3_CONDITIONS,
     requires=_thm3_requires, readings=DIVERGENCE_READINGS,
@@ -213,6 +224,7 @@ THM3 = Bound(
 THM3_REDERIVED = replace(  # the same statement with the constants the appendix derives
     THM3, id="fedinit.thm3.rederived", title="Theorem 3 as the appendix derivation gives it",
     source=f"{SEED}, App. A.3.1-A.3.3 (Lemmas 5-7, the t0 choice, Thm 11)",
+    units=Units(lhs="f"),
     quote="", readings={},  # the appendix's own steps sum sqrt(Delta^t) over t: no reading of eq. (14) to choose
     expr=STAB_TERM_REDERIVED + DIV_TERM_REDERIVED,
     note="Re-derived from the appendix steps: U t0/S + L_G [2(L_G/S + sigma_l) S/((S-1)L) (TK/t0)^{cL} + (1+beta) "
@@ -243,6 +255,7 @@ THM4 = Bound(
     id="fedinit.thm4", paper=PAPER, title="Theorem 4: average divergence (explicit form from the proof)",
     source=f"{SEED}, Thm 4, eq. (16); App. A.2.5, Thm 9, eq. (31) and the display before it",
     symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    units=Units(lhs="w^2"),
     lhs="avg_delta", lhs_description="(1/T) sum_{t=0}^{T-1} Delta^t", lhs_kind="divergence",
     expr=THM4_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM45_CONDITIONS,
     order=StatedOrder(N * (sigma_l**2 + K * G**2) / T + sp.sqrt(N * K) * B**2 * (D + L * (sigma_l**2 + K * G**2)) / T ** sp.Rational(3, 2),
@@ -254,6 +267,7 @@ THM4 = Bound(
 THM4_REDERIVED = replace(  # the same statement with the gradient term the appendix drops; no stated order
     THM4, id="fedinit.thm4.rederived", title="Theorem 4 as the appendix derivation gives it (gradient term kept)",
     source=f"{SEED}, App. A.2.5 (lines 1226-1314), Lemma 2 (eq. 24), Lemma 4 (eq. 26), Thm 1 (eq. 9)",
+    units=Units(lhs="w^2"),
     expr=THM4_REDERIVED_EXPR, order=None,
     quote=f"{SEED}:1268: '< 2C^2 K L^2 V_1^t + 2C^2 K^2 E||grad f(w^t)||^2' (OCR '< 2C?°K LV}} 4 2C*K2E||V f(w\")||2'); "
           "l. 1273-1287 carry only the V_1 part ('24 C eta^2 K^2 L^2/N', '< 96 beta^2 Delta^t + 267 eta^2 K^2 B^2 "
@@ -289,6 +303,7 @@ THM5 = Bound(
     id="fedinit.thm5", paper=PAPER, title="Theorem 5: final divergence under PL (explicit form from the proof)",
     source=f"{SEED}, Thm 5, eq. (17); App. A.2.6, Thm 10, eq. (32) and the displays before it",
     symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "PL(mu)"),
+    units=Units(lhs="w^2"),
     lhs="delta_T", lhs_description="Delta^T", lhs_kind="divergence",
     expr=THM5_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX),
     conditions=THM45_CONDITIONS + (ETA_PL, _cond("beta_geometric", 96 * beta**2 <= sp.exp(-lam * mu * eta * K),
@@ -318,6 +333,7 @@ THM6_COMPOSED = Bound(
     source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and Thm 3 (eq. 14); the basis of Thm 6, eq. (18)",
     symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "lipschitz(L_G)", "PL(mu)",
                              "nonnegative_loss"),
+    units=Units(lhs="f", alternative="fedinit.thm6.composed.rederived", finding="fedinit.thm3.printed_divergence_term"),
     lhs="excess_risk", lhs_description="E[F(w^T)] - E[f(w*)] (population risk of the output minus the empirical optimum)",
     lhs_kind="loss_range", expr=THM2_EXPR + STAB_TERM_PRINTED + DIV_TERM_PRINTED, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX),
     conditions=THM1_CONDITIONS + (ETA_PL,) + THM3_CONDITIONS, readings=DIVERGENCE_READINGS,
@@ -330,6 +346,7 @@ THM6_COMPOSED_REDERIVED = replace(
     THM6_COMPOSED, id="fedinit.thm6.composed.rederived", readings={},
     title="Excess risk bound composed from eq. (3), Thm 2 and Thm 3 as the appendix derivation gives it",
     source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and fedinit.thm3.rederived (App. A.3.1-A.3.3)",
+    units=Units(lhs="f"),
     expr=THM2_EXPR + STAB_TERM_REDERIVED + DIV_TERM_REDERIVED,
     note="As fedinit.thm6.composed, with Thm 3's two terms as re-derived (see fedinit.thm3.rederived's note).")
 
@@ -396,6 +413,7 @@ LEMMA4 = Bound(
     id="fedinit.lemma4", paper=PAPER, title="Lemma 4: divergence recursion",
     source=f"{SEED}, App. A.2.1, Lemma 4, eq. (26)", symbols=S_,
     assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    units=Units(lhs="w^2"),
     lhs="delta_next", lhs_description="Delta^{t+1} (given Delta^t)", lhs_kind="divergence",
     expr=(72 * beta**2 * Delta_t + 51 * eta**2 * K * sigma_l**2 + 195 * eta**2 * K**2 * G**2
           + 195 * eta**2 * K**2 * B**2 * grad_norm2_t + 3 * eta**2 / (N * C) * local_grad_sum2),
