@@ -214,9 +214,9 @@ def test_mutants_of_consistent_bounds_are_caught_and_named(rid, what, f, named):
 
 
 def _dimensions(rec):
-    from fedtheory.theory.dimensions import _symbol_dims
+    from fedtheory.theory.dimensions import symbol_dims
 
-    return _symbol_dims(rec.symbols)
+    return symbol_dims(rec.symbols)
 
 
 @pytest.mark.parametrize("rid", ["fedinit.thm1", "fedinit.thm2", "fedinit.thm4", "fedinit.thm5", "fedinit.lemma4",
