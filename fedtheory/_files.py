@@ -2,14 +2,74 @@
 never sees half a file, and a killed writer leaves the old file (and a ``.NAME.*.tmp`` that nothing reads).
 
 The file gets the mode of any file the user writes, 0666 minus the umask (``mkstemp`` alone makes it 0600): a
-results file or a report is meant to be read by others, attached or served."""
+results file or a report is meant to be read by others, attached or served.
+
+Files read that may be someone else's (a run directory, an instance file, a results file) are read with
+:func:`read_regular`: a regular file only (never a device, a FIFO or a socket: ``/dev/zero`` would fill the memory,
+a FIFO would block), at most a stated number of bytes."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "user_file_mode", "write_atomic"]
+__all__ = ["FileRefused", "fsync_dir", "read_regular", "user_file_mode", "write_atomic"]
+
+
+class FileRefused(ValueError):
+    """A file that :func:`read_regular` does not read: missing, not a regular file, or over its size limit. The
+    message names the file (``path``) and why (``why``); a caller turns it into its own error naming its parameter
+    (a ParameterError, a RunDirError: exit 2)."""
+
+    def __init__(self, path: str | os.PathLike, why: str):
+        self.path, self.why = str(path), why
+        super().__init__(f"{path}: {why}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.why))
+
+
+def read_regular(path: str | os.PathLike, limit: int, what: str = "file") -> bytes:
+    """The bytes of ``path`` if it is a regular file (a symbolic link to one counts) of at most ``limit`` bytes;
+    else :class:`FileRefused` naming it. The file is opened without blocking (a FIFO is refused, not waited on) and
+    read up to ``limit`` + 1 bytes whatever its size claims (a file that grows while read is refused too)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FileRefused(path, f"no such {what}") from None
+    except OSError as exc:
+        raise FileRefused(path, f"cannot open the {what} ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else
+                    "a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
+                    else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise FileRefused(path, f"{kind}, not a regular {what}: refused (only regular files are read)")
+        if st.st_size > limit:
+            raise FileRefused(path, f"{_size(st.st_size)}, over the {_size(limit)} a {what} may have: refused")
+        chunks, n = [], 0
+        while n <= limit:
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        if n > limit:
+            raise FileRefused(path, f"more than the {_size(limit)} a {what} may have (it grew while read): refused")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise FileRefused(path, f"cannot read the {what} ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def _size(n: int) -> str:
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            return f"{n / k:.3g} {unit}"
+    return f"{n} bytes"
 
 
 def user_file_mode() -> int:
