@@ -14,7 +14,8 @@ from fedtheory._validation import ParameterError
 from fedtheory.checks import run_checks
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
-from fedtheory.empirical.runs import CHECKPOINT, MANIFEST, METRICS, SCHEMA, find_runs, load_run, runs_table, write_manifest
+from fedtheory.empirical.runs import (CHECKPOINT, CORE_COLUMNS, MANIFEST, METRICS, SCHEMA, find_runs, load_run,
+                                      runs_table, write_manifest)
 from fedtheory.empirical.trainer import FAULT_ENV, TrainingInterrupted, train
 from fedtheory.theory import experiments as X
 
@@ -364,6 +365,7 @@ def _fake_log(root: Path, name: str, betas, seeds, gap_fn, rounds=5, algorithm="
             rows.append({"round": t, "run": i, "seed": s, "beta": b, "delta": delta[t], "delta_code": delta[t],
                          "gen_gap": gap_fn(b, s) if t == rounds else np.nan, "test_acc": 0.7 + b - (b > 0.12) * 0.3,
                          "d_t": 1.5, "cos_abs_mean": 0.02, "cos_mean": 0.0, "diverged": 0, "time_s": 0.1})
+            rows[-1] = {c: rows[-1].get(c, np.nan) for c in CORE_COLUMNS + ("time_s",)}  # every column train writes
     d = root / name
     d.mkdir(parents=True)
     write_manifest(d, {"schema": SCHEMA, "status": status, "config": cfg, "runs": runs, "resumes": [],

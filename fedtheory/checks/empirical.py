@@ -443,7 +443,18 @@ def runs_integrity(session):
             verdict = "holds"
             detail = (f"{R} run(s) x {T} rounds complete" + (f"; {len(resumes)} resume(s), recomputed rows "
                                                               "bit-identical" if resumes else ""))
+        diverged = _diverged_at(rows)
+        if diverged:  # complete rows, but not measurements: say where each run stopped measuring
+            detail += (f"; {len(diverged)} of {R} run(s) diverged (measures NaN from then on): " +
+                       ", ".join(f"run {r} at round {t}" for r, t in diverged.items()))
         out.append(CheckResult("empirical.runs", "empirical", "identity", verdict, problem=_problem(lg.config),
                                params={"setting": lg.config["algorithm"], "runs": R}, detail=detail,
-                               extra={"dir": str(lg.path), "versions": lg.manifest.get("versions", {})}))
+                               extra={"dir": str(lg.path), "versions": lg.manifest.get("versions", {}),
+                                      "diverged_at_round": {str(r): t for r, t in diverged.items()}}))
     return out
+
+
+def _diverged_at(rows) -> dict[int, int]:
+    """run -> the first logged round with diverged = 1 (runs that never diverged are left out)."""
+    d = rows[rows["diverged"].to_numpy(dtype=float) > 0]
+    return {int(r): int(g["round"].min()) for r, g in d.groupby("run")}

@@ -15,13 +15,17 @@ from ``functional.GradFn`` (batched: the stacked engine on a CPU, checked agains
 elsewhere; sequential: the per-client reference).
 
 Checkpoints every ``checkpoint_every`` rounds (atomic; the one before is kept as checkpoint.prev.pt);
-``resume`` continues from the last one (from the one before when the last cannot be read, saying so),
-recomputing the rounds after it, and records how far the recomputed rows differ from the ones
-the killed process had written (0 on a deterministic device). A resume may raise ``rounds`` (and lower
+``resume`` continues from the last one (from the one before when the last cannot be read, or when metrics.csv
+lacks rows from before its round: a torn or lost last line; from round 0 when neither checkpoint is early enough;
+saying so), recomputing the rounds after it, and records how far the recomputed rows differ from the ones
+the killed process had written (0 on a deterministic device). One process writes a run directory at a time (an
+flock, runs.RunDirLock): a second ``train --out D`` is refused while the first runs. Every row is checked against
+the columns' declared ranges (runs.MEASURE_RANGES) before it is written. A resume may raise ``rounds`` (and lower
 it down to the checkpoint's round): the rows logged so far are those of a run trained to the new T.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -48,19 +52,22 @@ from .functional import FlatModel, GradFn, Workers, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
-from .runs import (CHECKPOINT, MANIFEST, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, SCHEMA, MetricsWriter,
-                   RunDirError, truncate_metrics, write_manifest)
+from .runs import (CHECKPOINT, MANIFEST, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, ROUND_COLUMNS, SCHEMA,
+                   STATE_COLUMNS, MetricsWriter, RunDirError, RunDirLock, out_of_range, read_manifest, scan_metrics,
+                   truncate_metrics, write_manifest)
 from .sampling import TrainStreams, draw_augmentation, draw_minibatches, local_steps_for
 
-ROUND_COLUMNS = ("lr", "local_loss", "delta_code", "drift", "update_norm", "d_t", "cos_mean", "cos_abs_mean",
-                 "cos_min", "cos_max", "unbiased_gap")
-STATE_COLUMNS = ("train_loss", "train_acc", "test_loss", "test_acc", "gen_gap", "gen_gap_acc", "delta")
 FAULT_ENV = "FEDTHEORY_FAULT"  # crash-test hook: 'kill_after_round:R', 'kill_in_checkpoint:R', 'sigterm_after_round:R'
 FAULT_ONCE_ENV = "FEDTHEORY_FAULT_ONCE"  # a file path: the fault fires only in the process that creates it
 
 
 class TrainingInterrupted(FedTheoryError):
     pass
+
+
+class ImpossibleMeasure(RuntimeError):
+    """The trainer computed a value outside its column's declared range (runs.MEASURE_RANGES): a bug of the tool,
+    never written to metrics.csv (the rounds before it are on disk and the run resumes from its checkpoint)."""
 
 
 @dataclass
@@ -429,13 +436,23 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> TrainResult:
+        """Train (into the run directory when there is one, which this process holds for the whole run: a second
+        writer is refused, see runs.RunDirLock)."""
+        lock = contextlib.nullcontext()
+        if self.out_dir is not None:
+            if self.resume and not self.out_dir.is_dir():
+                raise ParameterError("out", str(self.out_dir), "a run directory with manifest.json to resume (none "
+                                     "found)")
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            lock = RunDirLock(self.out_dir)
         threads = torch.get_num_threads()
-        if self.config.threads is not None:
-            torch.set_num_threads(self.config.threads)
-        try:
-            return self._run()
-        finally:
-            torch.set_num_threads(threads)
+        with lock:
+            if self.config.threads is not None:
+                torch.set_num_threads(self.config.threads)
+            try:
+                return self._run()
+            finally:
+                torch.set_num_threads(threads)
 
     def _run(self) -> TrainResult:
         cfg = self.config
@@ -520,6 +537,11 @@ class Trainer:
         return rows
 
     def _emit(self, rows, writer, rows_mem):
+        bad = out_of_range({c: [r[c] for r in rows] for c in rows[0]}) if rows else []
+        if bad:
+            c, i, v, rng = bad[0]
+            raise ImpossibleMeasure(f"round {rows[i]['round']}, run {rows[i]['run']}: {c} = {v!r} is outside its "
+                                    f"range, {rng.text()} (not written; a bug of fedtheory: please report it)")
         if writer is not None:
             writer.write_rows(rows)
         else:
@@ -569,16 +591,18 @@ class Trainer:
             return 0, manifest, []
         if not mpath.exists():
             raise ParameterError("out", str(d), "a run directory with manifest.json to resume (none found)")
-        old = json.loads(mpath.read_text())
-        if old.get("schema") != SCHEMA:
-            raise RunDirError(f"{d}: not a fedtheory run directory (schema {old.get('schema')!r})")
+        old = read_manifest(d)
         there = _normalized(TrainConfig.from_dict(old["config"]).identity())
         here = _normalized(self.config.identity())
         diff = sorted(k for k in set(there) | set(here) if there.get(k) != here.get(k) and k not in EXTENSIBLE_FIELDS)
         if diff:
             raise ParameterError("resume", str(d), "the same settings as the run it continues; differing: " +
                                  ", ".join(f"{k} ({there.get(k)!r} there, {here.get(k)!r} here)" for k in diff))
-        ck, used, fallback = self._read_checkpoint(cpath, ppath)
+        # the rows on disk decide how far back to go: a checkpoint past the last complete round of metrics.csv (a
+        # torn or lost last line) cannot restore the rows it lacks
+        scan = scan_metrics(xpath, self.R) if xpath.exists() else None
+        complete = scan.complete_through if scan is not None else -1
+        ck, used, fallback, unreadable = self._read_checkpoint(cpath, ppath, complete, scan)
         start = int(ck["round"]) if ck is not None else 0
         old_rounds = int(old["config"]["rounds"])
         if self.config.rounds < start:
@@ -593,7 +617,7 @@ class Trainer:
         resume_note: dict[str, Any] = {}
         if fallback is not None:
             # the unreadable file must not become checkpoint.prev.pt at the next checkpoint
-            if cpath.exists():
+            if unreadable and cpath.exists():
                 os.replace(cpath, d / (CHECKPOINT + ".unreadable"))
             resume_note["checkpoint_fallback"] = fallback
             print(f"fedtheory: warning: {fallback}", file=sys.stderr)
@@ -639,12 +663,15 @@ class Trainer:
     def _checkpoint_identity(self) -> dict[str, Any]:
         return {k: v for k, v in self.config.identity().items() if k not in EXTENSIBLE_FIELDS}
 
-    def _read_checkpoint(self, cpath: Path, ppath: Path):
-        """(checkpoint, its path, fallback note or None): checkpoint.pt, or checkpoint.prev.pt when the newer one is
-        missing or cannot be read; (None, None, None) when there is neither (the run restarts at round 0)."""
+    def _read_checkpoint(self, cpath: Path, ppath: Path, complete: int | None = None, scan=None):
+        """(checkpoint, its path, note or None, whether checkpoint.pt was unreadable): the newest readable checkpoint
+        (checkpoint.pt, else checkpoint.prev.pt) whose round is at most ``complete``, the last round metrics.csv
+        holds complete (None: any); (None, None, note, ...) when there is no checkpoint, or only ones past
+        ``complete`` (the run then restarts at round 0, deterministic from its seeds); a RunDirError when no
+        checkpoint can be read at all."""
         if not cpath.exists() and not ppath.exists():
-            return None, None, None
-        errors = []
+            return None, None, None, False
+        errors, too_new = [], []
         for path in (cpath, ppath):
             if not path.exists():
                 errors.append(f"{path.name}: missing")
@@ -656,11 +683,19 @@ class Trainer:
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
                 continue
+            r = int(ck["round"])
+            if complete is not None and r > complete:
+                too_new.append(f"{path.name} is at round {r}, past metrics.csv's last complete round ({complete}: "
+                               f"{scan.describe() if scan is not None else 'no metrics.csv'})")
+                continue
             note = None
-            if path == ppath:
-                note = (f"{errors[0]}; falling back to {ppath.name} (round {int(ck['round'])}): the rounds after it "
-                        f"are recomputed")
-            return ck, path, note
+            if errors or too_new:
+                note = "; ".join(errors + too_new) + f"; falling back to {path.name} (round {r}): the rounds after it " \
+                                                      "are recomputed"
+            return ck, path, note, bool(errors) and path == ppath
+        if too_new:
+            return None, None, "; ".join(errors + too_new) + "; no checkpoint at or before it: recomputing from " \
+                                                             "round 0", False
         raise RunDirError(f"{cpath.parent}: no readable checkpoint ({'; '.join(errors)}); start a new run directory")
 
     def _restore(self, ck, path, state, streams, alive, diverged_at) -> int:
