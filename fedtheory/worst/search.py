@@ -25,7 +25,9 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.optimize
 
-from .._validation import ParameterError
+from .._files import FileRefused, read_regular, write_atomic
+from .._jsonutil import jsonable
+from .._validation import FedTheoryError, ParameterError
 from ..sim import simulate
 from .space import Instances
 from .spec import WorstCaseSpec, entry, make_spec
@@ -172,6 +174,11 @@ def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
 
 
 def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
+    with np.errstate(invalid="ignore", over="ignore"):  # a diverged instance: inf - inf in its spread
+        return _verdict_of(spec, ev, i)
+
+
+def _verdict_of(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
     rec = spec.record
     vals = _per(ev.values, i, int(ev.statement[i]))
     failed = [f"requires {k}={v} (run has {spec.settings.get(k)!r})" for k, v in rec.requires.items()
@@ -205,6 +212,84 @@ def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray, plugins: tuple[str, .
 
 DEFAULT_CHUNK = 16  # instances per unit of work when a search runs on an executor (fixed: not the worker count)
 
+# Stated limits on one batch of runs (a generation of the search, the final re-evaluation, a replay), checked
+# before anything is allocated: the trace holds one float64 array of runs x (T + 1) per measure; the state and the
+# data hold runs x clients x dim and instances x clients x samples x dim floats; the local steps cost about runs x T
+# x K x clients x samples x dim multiply-adds. Far above every built-in check's settings (T <= 300, 32 x 32 runs).
+MAX_TRACE_ENTRIES = 50_000_000
+MAX_STATE_ENTRIES = 50_000_000
+MAX_STEP_WORK = 2e11
+MAX_INSTANCE_BYTES = 256 << 20  # an instance file (`worst --replay FILE`)
+
+
+def _param_for(spec: WorstCaseSpec, value: Any, field_name: str) -> str:
+    """The spec parameter that set a run setting (``value``; the same type first), for errors in the user's words."""
+    same = [k for k, v in spec.params.items() if k != "record_id" and not isinstance(v, (bool, str))
+            and isinstance(v, (int, float, np.integer, np.floating)) and v == value]
+    typed = [k for k in same if isinstance(spec.params[k], (int, np.integer)) == isinstance(value, (int, np.integer))]
+    return (typed or same or [field_name])[0]
+
+
+def check_size(spec: WorstCaseSpec, instances: int, seeds: int, what: str = "a generation", inst: Any = None) -> None:
+    """A ParameterError naming the parameter when ``instances`` x ``seeds`` runs of ``spec`` would exceed a stated
+    limit (MAX_TRACE_ENTRIES, MAX_STATE_ENTRIES, MAX_STEP_WORK); checked before any run is allocated. The clients,
+    samples and dimension are the class's (``spec.space``), or those of ``inst`` where given (a replayed file's)."""
+    problem = size_problem(spec, instances, seeds, what, inst)
+    if problem is not None:
+        name, text = problem
+        raise ParameterError(name, spec.params.get(name, "?"), f"small enough that {text}; lower it, the seeds (runs, "
+                             f"--final-seeds) or --popsize")
+
+
+def size_problem(spec: WorstCaseSpec, instances: int, seeds: int, what: str = "a generation",
+                 inst: Any = None) -> tuple[str, str] | None:
+    """(the parameter to blame, which limit and by how much) when ``check_size`` refuses, else None."""
+    cfg, space = spec.config, spec.space
+    T, K = int(getattr(cfg, "rounds", 1)), int(getattr(cfg, "local_steps", 1))
+    R = int(instances) * int(seeds)
+    src = inst if inst is not None else space
+    C = int(getattr(src, "n_clients", 1) or 1)
+    d = int(getattr(src, "dim", 1) or 1)
+    X = getattr(inst, "X", None)
+    S = int(X.shape[2]) if X is not None and getattr(X, "ndim", 0) == 4 else int(getattr(space, "samples", d) or d)
+    data = max(C * S * d, int(getattr(space, "n_params", 0) or 0))
+    measures = max(len(spec.measures), 1) + 2
+    checks = (
+        (R * (T + 1) * measures, MAX_TRACE_ENTRIES, _param_for(spec, T, "rounds"),
+         f"runs x (T + 1) x measures <= {MAX_TRACE_ENTRIES:.3g} (here {R} runs of {what} x {T + 1} x {measures}: the "
+         f"trace, one float64 array per measure)"),
+        (max(R * C * d * 4, int(instances) * data), MAX_STATE_ENTRIES, _param_for(spec, d, "dim"),
+         f"runs x clients x dim and instances x data <= {MAX_STATE_ENTRIES:.3g} (here {R} runs x {C} x {d}, "
+         f"{instances} instances x {data})"),
+        (float(R) * T * K * C * S * d, MAX_STEP_WORK, _param_for(spec, K, "local_steps") if K > T else
+         _param_for(spec, T, "rounds"), f"runs x T x K x clients x samples x dim <= {MAX_STEP_WORK:.3g} multiply-adds "
+                                        f"(here {R} x {T} x {K} x {C} x {S} x {d})"),
+    )
+    for size, limit, name, text in checks:
+        if size > limit:
+            return name, text
+    return None
+
+
+def preflight(spec: WorstCaseSpec, inst: Instances | None = None) -> None:
+    """The run settings of ``spec`` validated on one instance (a random one of its class unless given) before a
+    search or a replay starts, so that a bad T, K or eta is a ParameterError naming the spec parameter (not an error
+    inside the search's objective)."""
+    if inst is None:
+        inst = spec.space.decode(spec.space.random(1, np.random.default_rng(0)))
+    try:
+        spec.config.validated(inst.problem(), 1)
+    except ParameterError as exc:
+        name = _param_for(spec, exc.value, exc.name)
+        if name == exc.name:
+            raise
+        raise ParameterError(name, spec.params[name], f"{exc.allowed} (it is the runs' {exc.name})") from None
+
+
+class _Abort(Exception):
+    """Carries a FedTheoryError out of the search's objective: scipy re-raises a ValueError (a ParameterError is
+    one) raised there as a RuntimeError of its own."""
+
 
 def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None = None, popsize: int = 32,
                seed: int = 0, final_seeds: int | None = None, progress: bool = False,
@@ -236,6 +321,10 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     if seconds is not None and not seconds > 0:
         raise ParameterError("seconds", seconds, "a positive number of seconds")
     space = spec.space
+    check_size(spec, chunk or popsize, len(spec.seeds), f"a generation of {popsize}")
+    if spec.stochastic and final_seeds:
+        check_size(spec, 1, max(final_seeds, len(spec.seeds)), "a finalist on --final-seeds")
+    preflight(spec)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     init = space.random(popsize, rng)
@@ -273,7 +362,13 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         return [(r[0], r[1], len(t.args[1])) if r is not None else (None, None, len(t.args[1]))
                 for r, t in zip(out.results, tasks)]
 
-    def objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
+    def objective(x: np.ndarray) -> np.ndarray:
+        try:
+            return _objective(x)
+        except FedTheoryError as exc:
+            raise _Abort(exc) from None
+
+    def _objective(x: np.ndarray) -> np.ndarray:  # x (n, S): the population's columns
         theta = np.atleast_2d(x.T)
         parts = evaluate_population(theta)
         r = np.concatenate([ev.ratio if ev is not None else np.full(k, np.nan) for ev, _, k in parts])  # NaN: failed
@@ -316,12 +411,15 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
             bar.set_postfix(ratio=f"{state['best'][0]:.4g}")
         return seconds is not None and time.perf_counter() - t0 > seconds
 
-    if gens == 0:
-        objective(init.T)
-    else:
-        scipy.optimize.differential_evolution(objective, space.bounds, vectorized=True, updating="deferred",
-                                              init=init, maxiter=gens, polish=False, tol=0.0, atol=0.0,
-                                              seed=np.random.default_rng(seed + 1), callback=callback)
+    try:
+        if gens == 0:
+            objective(init.T)
+        else:
+            scipy.optimize.differential_evolution(objective, space.bounds, vectorized=True, updating="deferred",
+                                                  init=init, maxiter=gens, polish=False, tol=0.0, atol=0.0,
+                                                  seed=np.random.default_rng(seed + 1), callback=callback)
+    except _Abort as stop:
+        raise stop.args[0] from None
     if bar is not None:
         bar.close()
     if tasks_bar is not None:
@@ -385,6 +483,11 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
 
 
 def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
+    with np.errstate(invalid="ignore", over="ignore"):  # a diverged instance: inf - inf in its spread
+        return _record_of(spec, ev, inst, verdict, failed, seeds)
+
+
+def _record_of(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
     m, b = float(ev.mean[0]), float(ev.bound[0])
     B = spec.space.B if getattr(spec.space, "B", None) is not None else None
     k = {n: float(v[0]) for n, v in inst.constants(B).items()}
@@ -411,10 +514,7 @@ def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, recor
                "replay": f"fedtheory worst --replay {path}"}
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(payload, f)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(jsonable(payload), allow_nan=False))  # strict JSON: inf/nan as strings
     return path
 
 
@@ -423,15 +523,42 @@ def load_worst(path: str) -> tuple[WorstCaseSpec, Instances, tuple[int, ...], di
     stored), its seeds, the file's payload). ``simulate(inst.problem(), spec.algorithm, spec.config, seeds,
     w0=inst.w0[0])`` re-runs it (a coupled pair: ``spec.runner(spec, inst, seeds)``)."""
     try:
-        with open(path) as f:
-            payload = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise ParameterError("--replay", path, f"a readable instance file written by `fedtheory worst` ({exc})") from None
+        payload = json.loads(read_regular(path, MAX_INSTANCE_BYTES, "instance file"))
+    except FileRefused as exc:
+        raise ParameterError("--replay", path, f"an instance file written by `fedtheory worst` ({exc.why})") from None
+    except ValueError as exc:
+        raise ParameterError("--replay", path, f"an instance file written by `fedtheory worst` (not JSON: {exc})") \
+            from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ParameterError("--replay", path, f"an instance file of format {FORMAT}")
-    spec = make_spec(payload["id"], payload.get("params", {}))
-    inst = _load_instance(spec.space, payload["instance"])
-    return spec, inst, tuple(int(s) for s in payload["seeds"]), payload
+    for key, kind in (("id", str), ("params", dict), ("instance", dict), ("seeds", list)):
+        if not isinstance(payload.get(key), kind):
+            raise ParameterError("--replay", path, f"an instance file whose {key!r} is a JSON "
+                                 f"{ {str: 'string', dict: 'object', list: 'list'}[kind]} "
+                                 f"(it is {type(payload.get(key)).__name__})")
+    seeds = payload["seeds"]
+    if not seeds or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds):
+        raise ParameterError("--replay", path, "an instance file whose 'seeds' are non-negative integers (one run "
+                             "each)")
+    try:
+        float(payload.get("worst_measured"))
+    except (TypeError, ValueError):
+        raise ParameterError("--replay", path, "an instance file with the number it reproduces (worst_measured)") \
+            from None
+    spec = make_spec(payload["id"], payload["params"])
+    check_size(spec, 1, 1, "the replay")  # the settings alone: named by their parameter
+    problem = size_problem(spec, 1, len(seeds), "the replay")
+    if problem is not None:
+        raise ParameterError("--replay", path, f"an instance file with fewer seeds than its {len(seeds)} (the limit: "
+                             f"{problem[1]})")
+    try:
+        inst = _load_instance(spec.space, payload["instance"])
+    except ParameterError as exc:
+        raise ParameterError("--replay", path, f"an instance file whose instance is {exc.allowed} ({exc.name}: "
+                             f"{exc.value})") from None
+    check_size(spec, 1, len(seeds), "the replay (its seeds)", inst)
+    preflight(spec, inst)
+    return spec, inst, tuple(int(s) for s in seeds), payload
 
 
 def replay(path: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ ratio (``random_ratio``). Built-in records and plug-ins use the same call (see d
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
@@ -119,10 +120,69 @@ def entry(record_id: str) -> WorstCaseEntry:
     return entries[record_id]
 
 
-def make_spec(record_id: str, params: Mapping[str, Any]) -> WorstCaseSpec:
-    e = entry(record_id)
+#: The largest magnitude an integer parameter of a spec factory may have (T, K, C, d, runs, ...: sizes; a parameter
+#: whose name ends in "seed" is exempt). Checked before the factory runs, so that no factory builds anything from
+#: T = 1e308 or runs = 1e8; the search and replay then check the size of the simulation itself (search.check_size).
+MAX_INT_PARAM = 10**6
+
+
+def _annotation_kind(annotation: Any) -> str | None:
+    """'integer', 'real' or None (anything else) for a factory parameter's annotation (a string under
+    ``from __future__ import annotations``), None allowed beside it ('int | None', 'Optional[float]')."""
+    import re
+
+    if annotation is inspect.Parameter.empty:
+        return None
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or str(annotation)
+    words = set(re.findall(r"[A-Za-z_][\w.]*", text)) - {"None", "Optional", "typing.Optional", "NoneType"}
+    if words == {"int"}:
+        return "integer"
+    if words in ({"float"}, {"float", "int"}):
+        return "real"
+    return None
+
+
+def check_params(make: Callable[..., Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` checked against ``make``'s annotations before it is called: a parameter annotated ``int`` must be
+    an integer (an integral float becomes one: T=2.5 is refused, not rounded) of magnitude <= MAX_INT_PARAM; one
+    annotated ``float``, a finite real number; None only where the annotation allows it. A ParameterError names the
+    parameter."""
+    import numbers
+
     try:
-        return e.make(record_id, **{k: v for k, v in params.items() if k != "record_id"})
+        sig = inspect.signature(make).parameters
+    except (TypeError, ValueError):
+        return dict(params)
+    out = dict(params)
+    for k, v in params.items():
+        p = sig.get(k)
+        kind = _annotation_kind(p.annotation) if p is not None else None
+        if kind is None:
+            continue
+        if v is None:
+            ann = p.annotation if isinstance(p.annotation, str) else str(p.annotation)
+            if "None" in ann or "Optional" in ann:
+                continue
+            raise ParameterError(k, v, f"{'an integer' if kind == 'integer' else 'a finite real number'} (not None)")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(float(v)):
+            raise ParameterError(k, v, "an integer" if kind == "integer" else "a finite real number")
+        if kind == "integer":
+            if not isinstance(v, numbers.Integral) and not float(v).is_integer():
+                raise ParameterError(k, v, f"an integer ({getattr(make, '__name__', 'the spec')} declares {k}: int; "
+                                           f"it is not rounded)")
+            if abs(v) > MAX_INT_PARAM and not k.endswith("seed"):
+                raise ParameterError(k, v, f"an integer of magnitude at most {MAX_INT_PARAM} (the stated limit on a "
+                                           f"spec's integer parameters: sizes such as T, K, C, d and runs)")
+            out[k] = int(v)
+    return out
+
+
+def make_spec(record_id: str, params: Mapping[str, Any]) -> WorstCaseSpec:
+    """The spec of ``record_id`` built by its registered factory from ``params`` (checked first: ``check_params``)."""
+    e = entry(record_id)
+    params = check_params(e.make, {k: v for k, v in params.items() if k != "record_id"})
+    try:
+        return e.make(record_id, **params)
     except TypeError as exc:
         raise ParameterError("--set", sorted(params), f"names the spec of {record_id} accepts ({exc})") from None
 
