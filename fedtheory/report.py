@@ -35,7 +35,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["write_report", "render_report", "VERDICT_COLORS"]
+__all__ = ["write_report", "render_report", "check_payload", "VERDICT_COLORS"]
 
 VERDICT_COLORS = {"holds": "#2e7d32", "claim_supported": "#2e7d32", "rate_consistent": "#2e7d32",
                   "violated": "#c62828", "claim_refuted": "#c62828", "rate_inconsistent": "#c62828",
@@ -46,7 +46,44 @@ _COND_RE = re.compile(r"^(?:(?P<name>[\w.]+):\s*)?(?P<rel>.*?)\s*\((?P<a>[-+]?[\
                       r"(?P<b>[-+]?[\d.]+(?:e[-+]?\d+)?|[-+]?inf|nan)\)\s*$", re.I)
 
 
+# What one figure draws at most (a results file may be someone else's, or hold a long run): points per line (log-
+# spaced where the axis is log, evenly elsewhere; the first, last and marked points kept), lines per claim figure,
+# rows of a tightness chart (the tightest kept) and failing conditions per row. A thinned figure says so in its title.
+MAX_POINTS = 2000
+MAX_LINES = 12
+MAX_TIGHTNESS_ROWS = 300
+MAX_CONDITIONS = 30
+MAX_RESULTS_BYTES = 512 << 20  # a results file (`fedtheory report RESULTS`)
+
+
 # ------------------------------------------------------------------------------------ small helpers
+
+
+def _thin(n: int, cap: int = MAX_POINTS, log: bool = False, keep: Sequence[int] = ()) -> list[int]:
+    """At most ``cap`` (+ len(keep)) indices of 0..n-1, in order: all of them when n <= cap, else log-spaced
+    (``log``: for a log axis) or evenly spaced, the first, the last and ``keep`` always in."""
+    if n <= cap:
+        return list(range(n))
+    import numpy as np
+
+    if log:
+        idx = np.unique(np.round(np.geomspace(1, n, cap)).astype(int) - 1)
+    else:
+        idx = np.unique(np.round(np.linspace(0, n - 1, cap)).astype(int))
+    return sorted({0, n - 1, *idx.tolist(), *[k for k in keep if 0 <= k < n]})
+
+
+def _drawn(n_all: int, n_drawn: int, how: str) -> str:
+    """The note a thinned figure carries (empty when nothing was left out)."""
+    return "" if n_drawn >= n_all else f"{n_drawn:,} of {n_all:,} {how} drawn"
+
+
+def _note(ax, *notes: str) -> None:
+    """Write a thinned figure's notes in its lower left corner."""
+    text = "; ".join(n for n in notes if n)
+    if text:
+        ax.text(0.01, 0.01, text, transform=ax.transAxes, fontsize=6.5, color="#444", ha="left", va="bottom",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.5})
 
 
 def _num(x: Any) -> float | None:
@@ -108,7 +145,8 @@ class _Figures:
 
         self._rc = {"svg.fonttype": "none", "svg.hashsalt": "fedtheory", "font.size": 8.5, "axes.titlesize": 9,
                     "axes.labelsize": 8.5, "legend.fontsize": 7.5, "xtick.labelsize": 7.5, "ytick.labelsize": 7.5,
-                    "font.family": "DejaVu Sans", "axes.spines.top": False, "axes.spines.right": False}
+                    "font.family": "DejaVu Sans", "axes.spines.top": False, "axes.spines.right": False,
+                    "text.parse_math": False}
         self._mpl = matplotlib
         self.count = 0
 
@@ -145,8 +183,12 @@ class _Figures:
                     axis.get_major_formatter().set_useMathText(False)
 
     def svg(self, fig) -> str:
+        from matplotlib.text import Text
+
         buf = io.StringIO()
         self._plain_log_ticks(fig)
+        for t in fig.findobj(Text):  # text from a results file is shown as written, never parsed as mathtext ($...$)
+            t.set_parse_math(False)
         with self._mpl.rc_context(self._rc):
             fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
         self.count += 1
@@ -183,10 +225,14 @@ def _fig_round_series(F: _Figures, r: Mapping[str, Any]) -> str | None:
     s = (r.get("extra") or {}).get("series")
     if not s or not s.get("x"):
         return None
-    x = s["x"]
-    m = [_num(v) for v in s.get("measured", [])]
-    b = [_num(v) for v in s.get("bound", [])]
-    se = [_num(v) or 0.0 for v in s.get("measured_se", [0.0] * len(x))]
+    tr = (r.get("extra") or {}).get("tightest_round")
+    n_all = len(s["x"])
+    idx = _thin(n_all, log=True, keep=[tr] if isinstance(tr, int) and not isinstance(tr, bool) else [])
+    pick = lambda v: [v[i] for i in idx if i < len(v)]  # noqa: E731
+    x = pick(s["x"])
+    m = [_num(v) for v in pick(s.get("measured") or [])]
+    b = [_num(v) for v in pick(s.get("bound") or [])]
+    se = [_num(v) or 0.0 for v in pick(s.get("measured_se") or [0.0] * n_all)]
     fig, ax = F.new()
     color = VERDICT_COLORS.get(r["verdict"], "#333")
     pts = [(xi, mi, si) for xi, mi, si in zip(x, m, se) if mi is not None]
@@ -199,8 +245,7 @@ def _fig_round_series(F: _Figures, r: Mapping[str, Any]) -> str | None:
     bp = [(xi, bi) for xi, bi in zip(x, b) if bi is not None]
     if bp:
         ax.plot(*zip(*bp), "--", color="#e65100", lw=1.4, label="bound (right side)")
-    tr = (r.get("extra") or {}).get("tightest_round")
-    if isinstance(tr, int):
+    if isinstance(tr, int) and not isinstance(tr, bool):
         ax.axvline(tr + 1, color=color, lw=0.8, ls=":", label=f"tightest round ({tr + 1})")
     ax.set_xscale("log")
     if _log_ok(m + b):
@@ -209,6 +254,7 @@ def _fig_round_series(F: _Figures, r: Mapping[str, Any]) -> str | None:
     lhs = (r.get("extra") or {}).get("lhs") or "left side"
     ax.set_ylabel(_short(lhs, 40) + " (problem units" + (", log)" if _log_ok(m + b) else ")"))
     _title(ax, r, "measured vs bound over rounds")
+    _note(ax, _drawn(n_all, len(idx), "points (log-spaced)"))
     ax.legend(frameon=False, loc="best")
     return F.svg(fig)
 
@@ -227,6 +273,8 @@ def _sweep_key(rows: Sequence[Mapping[str, Any]]) -> str | None:
 
 def _fig_sweep(F: _Figures, rows: Sequence[Mapping[str, Any]], key: str) -> str:
     rows = sorted(rows, key=lambda q: _num(q["params"][key]))
+    n_all = len(rows)
+    rows = [rows[i] for i in _thin(n_all)]
     x = [_num(q["params"][key]) for q in rows]
     m = [_num(q.get("measured")) for q in rows]
     b = [_num(q.get("bound")) for q in rows]
@@ -250,6 +298,7 @@ def _fig_sweep(F: _Figures, rows: Sequence[Mapping[str, Any]], key: str) -> str:
     ax.set_ylabel(_short(lhs, 40) + " (problem units" + (", log)" if _log_ok(m + b) else ")"))
     r0 = dict(rows[0], params={k: v for k, v in rows[0]["params"].items() if k != key})
     _title(ax, r0, f"measured vs bound over {key}")
+    _note(ax, _drawn(n_all, len(rows), "rows (evenly spaced)"))
     ax.legend(frameon=False, loc="best")
     return F.svg(fig)
 
@@ -279,6 +328,8 @@ def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
     conds = [c for c in (parse_condition(t) for t in r.get("conditions_failed") or []) if c]
     if not conds:
         return None
+    n_all = len(conds)
+    conds = conds[:MAX_CONDITIONS]
     fig, ax = F.new(7.0, 1.3 + 0.4 * len(conds), left=2.2)
     ys = list(range(len(conds)))[::-1]
     raw = [v for c in conds for v in (c["actual"], c["required"]) if math.isfinite(v)]
@@ -298,6 +349,7 @@ def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
     ax.set_xlabel("value of the condition's two sides (symmetric log)")
     ax.set_ylim(-0.7, len(conds) - 0.3)
     _title(ax, r, "failing conditions, required vs actual")
+    _note(ax, _drawn(n_all, len(conds), "conditions (the first)"))
     ax.legend(frameon=False, loc="best", fontsize=7)
     return F.svg(fig)
 
@@ -309,6 +361,12 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
     series = {k: v for k, v in series.items() if any(_num(t) is not None for t in v.get("y", []))}
     if not series or len(x) < 2:
         return None
+    n_lines, n_all = len(series), len(x)
+    series = dict(list(series.items())[:MAX_LINES])
+    idx = _thin(n_all)
+    x = [x[i] for i in idx]
+    series = {k: {**v, **{f: [v[f][i] for i in idx if i < len(v[f])] for f in ("y", "se") if v.get(f)}}
+              for k, v in series.items()}
     fig, ax = F.new()
     # 'k_se' is drawn as the error bar of 'k'; a 0/1 series (e.g. diverged) goes on its own right-hand axis
     for k in list(series):
@@ -348,6 +406,7 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
     ax.set_ylabel("measured value" + (" (symmetric log)" if ax.get_yscale() == "symlog" else " (log)" if ax.get_yscale() == "log" else ""))
     ax.legend(frameon=False, loc="best")
     _title(ax, r, "measured under the claim")
+    _note(ax, _drawn(n_all, len(idx), "points (evenly spaced)"), _drawn(n_lines, len(series), "lines (the first)"))
     return F.svg(fig)
 
 
@@ -359,6 +418,10 @@ def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
         return None
     grid = (r.get("params") or {}).get("T_grid") or []
     vals = [_num(v) for v in ex.get("values") or []]
+    n_grid = len(vals)
+    if len(grid) == len(vals) and len(vals) > MAX_POINTS:
+        keep = _thin(len(vals), log=True)
+        grid, vals = [grid[i] for i in keep], [vals[i] for i in keep]
     have_curve = len(grid) == len(vals) and len(vals) >= 2 and _log_ok(vals) and _log_ok(grid)
     if have_curve:
         fig, (ax, ax2) = F.new(6.4, 2.8, ncols=2, width_ratios=[2.2, 1])
@@ -372,6 +435,7 @@ def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
         ax.set_xlabel("horizon T (rounds, log)")
         ax.set_ylabel("measured quantity (log)")
         ax.legend(frameon=False)
+        _note(ax, _drawn(n_grid, len(vals), "points (log-spaced)"))
         _title(ax, r, "measured rate")
     else:
         fig, ax2 = F.new(5.6, 1.8)
@@ -407,6 +471,10 @@ def _fig_tightness(F: _Figures, rows: Sequence[tuple[int, Mapping[str, Any]]], p
         pts.append((i, r, v))
     if not pts:
         return None
+    n_all = len(pts)
+    if n_all > MAX_TIGHTNESS_ROWS:  # the tightest rows (violations first), in their order
+        tight = sorted(range(n_all), key=lambda j: (pts[j][2] is not None and pts[j][2] > 0, pts[j][2] or 0.0))
+        pts = [pts[j] for j in sorted(tight[:MAX_TIGHTNESS_ROWS])]
     fig, ax = F.new(8.5, 1.2 + 0.155 * len(pts), left=3.3)
     finite = [v for _, _, v in pts if v is not None and v > 0]
     lo = min(finite + [0.5]) / 2
@@ -427,7 +495,8 @@ def _fig_tightness(F: _Figures, rows: Sequence[tuple[int, Mapping[str, Any]]], p
     ax.set_yticks(range(len(pts)), labels, fontsize=6.5)
     ax.set_xlabel("bound / measured (log; > 1: the bound holds with that much room; x: diverged or violated at 0;"
                   " open: vacuous)", fontsize=7)
-    ax.set_title(f"{paper}: tightness of every compared bound ({len(pts)} rows)", loc="left")
+    ax.set_title(f"{paper}: tightness of every compared bound ({len(pts)} rows)" if len(pts) == n_all else
+                 f"{paper}: tightness of the {len(pts):,} tightest of {n_all:,} compared bounds", loc="left")
     return F.svg(fig)
 
 
@@ -468,19 +537,129 @@ def _reproduce(r: Mapping[str, Any], meta: Mapping[str, Any], checks: Mapping[st
     return shlex.join(cmd)
 
 
+# The shape of what the page reads from a results file: field -> the JSON types it may have (None: absent or null).
+# A record that breaks it makes the file bad input (a ParameterError naming the record and the field), never a
+# traceback halfway through drawing.
+_NUMLIKE = (int, float, str, type(None))  # a number, or "inf" / "nan" / a label as results files write them
+_RECORD_FIELDS: dict[str, tuple] = {
+    "id": (str,), "verdict": (str,), "paper": (str, type(None)), "kind": (str, type(None)),
+    "problem": (str, type(None)), "source": (str, type(None)), "detail": (str, type(None)),
+    "quote": (str, type(None)), "finding": (str, type(None)), "scope": (str, type(None)),
+    "finding_class": (str, type(None)), "params": (dict, type(None)), "extra": (dict, type(None)),
+    "conditions_failed": (list, type(None)), "measured": _NUMLIKE + (list,), "bound": _NUMLIKE + (list,),
+    "ratio": _NUMLIKE + (list,), "seed": (int, type(None)), "seeds": (int, list, type(None)),
+    "self_check": (bool, type(None)), "vacuous": (bool, type(None)),
+}
+_REQUIRED = ("id", "verdict")
+_EXTRA_FIELDS: dict[str, tuple] = {
+    "series": (dict, type(None)), "measurements": (dict, type(None)), "lhs": (str, type(None)),
+    "tightest_round": (int, type(None)), "statement": (str, type(None)), "title": (str, type(None)),
+    "decision_rule": (dict, type(None)), "ci": (list, type(None)), "values": (list, type(None)),
+}
+_PAYLOAD_FIELDS: dict[str, tuple] = {
+    "results": (list,), "command": (list, str, type(None)), "summary": (dict, type(None)),
+    "findings": (dict, type(None)), "plugins": (list, type(None)),
+}
+_FINDINGS_FIELDS: dict[str, tuple] = {
+    "findings": (dict, type(None)), "classes": (dict, type(None)), "not_counted": (dict, type(None)),
+    "errors": (list, type(None)), "ambiguous": (list, type(None)), "proof_step_loose": (list, type(None)),
+    "vacuous": (list, type(None)), "loose": (list, type(None)),
+}
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+               bool: "true/false", type(None): "null"}
+
+
+def _kind(x: Any) -> str:
+    return _JSON_NAMES.get(type(x), type(x).__name__)
+
+
+def _expect(obj: Mapping[str, Any], fields: Mapping[str, tuple], where: str, required: Sequence[str] = ()) -> None:
+    for k in required:
+        if obj.get(k) is None:
+            raise ValueError(f"{where}: no {k!r}")
+    for k, kinds in fields.items():
+        v = obj.get(k)
+        if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
+            raise ValueError(f"{where}: {k!r} is {_kind(v)}, expected " + " or ".join(_JSON_NAMES[t] for t in kinds))
+
+
+def _numbers(v: Any, where: str) -> None:
+    if not isinstance(v, list):
+        raise ValueError(f"{where} is {_kind(v)}, expected a list of numbers")
+    other = set(map(type, v)) - set(_NUMLIKE)  # exact types: no bool, list or object
+    if other:
+        raise ValueError(f"{where} holds " + ", ".join(sorted(_JSON_NAMES.get(t, t.__name__) for t in other))
+                         + ", expected numbers only")
+
+
+def check_payload(data: Any) -> None:
+    """Raise ValueError naming the record and the field where ``data`` is not a results payload the report can
+    draw (see ``_RECORD_FIELDS``): the checks' own payloads always pass."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"the file holds {_kind(data)}, expected an object with 'results'")
+    _expect(data, _PAYLOAD_FIELDS, "the results file", ("results",))
+    if isinstance(data.get("findings"), Mapping):
+        _expect(data["findings"], _FINDINGS_FIELDS, "'findings'")
+        for name in ("findings", "classes"):
+            for k, v in (data["findings"].get(name) or {}).items():
+                if not isinstance(v, list):
+                    raise ValueError(f"'findings'.{name}[{k!r}] is {_kind(v)}, expected a list of rows")
+        for k, v in (data["findings"].get("not_counted") or {}).items():
+            if not isinstance(v, Mapping) or not isinstance(v.get("rows", []), list):
+                raise ValueError(f"'findings'.not_counted[{k!r}] is not an object with a list of rows")
+    for i, r in enumerate(data["results"]):
+        where = f"record {i}"
+        if not isinstance(r, Mapping):
+            raise ValueError(f"{where} is {_kind(r)}, expected an object")
+        if isinstance(r.get("id"), str):
+            where += f" (id {r['id'][:80]!r})"
+        _expect(r, _RECORD_FIELDS, where, _REQUIRED)
+        if not all(isinstance(c, str) for c in r.get("conditions_failed") or []):
+            raise ValueError(f"{where}: 'conditions_failed' holds something else than text")
+        ex = r.get("extra") or {}
+        _expect(ex, _EXTRA_FIELDS, f"{where}, 'extra'")
+        for k in ("ci", "values"):
+            if ex.get(k) is not None:
+                _numbers(ex[k], f"{where}, extra.{k}")
+        if (r.get("params") or {}).get("T_grid") is not None:
+            _numbers(r["params"]["T_grid"], f"{where}, params.T_grid")
+        s = ex.get("series")
+        if s is not None:
+            for k in ("x", "measured", "bound", "measured_se"):
+                if s.get(k) is not None:
+                    _numbers(s[k], f"{where}, extra.series.{k}")
+        m = ex.get("measurements")
+        if m is not None:
+            if m.get("x") is not None:
+                _numbers(m["x"], f"{where}, extra.measurements.x")
+            if not isinstance(m.get("series") or {}, Mapping) or not isinstance(m.get("scalars") or {}, Mapping):
+                raise ValueError(f"{where}, extra.measurements: 'series' and 'scalars' must be objects")
+            for k, v in (m.get("series") or {}).items():
+                if not isinstance(v, Mapping):
+                    raise ValueError(f"{where}, extra.measurements.series[{k!r}] is {_kind(v)}, expected an object")
+                for f in ("y", "se"):
+                    if v.get(f) is not None:
+                        _numbers(v[f], f"{where}, extra.measurements.series[{k!r}].{f}")
+
+
 def _load(payload_or_path: Any) -> dict[str, Any]:
     if isinstance(payload_or_path, Mapping):
         return dict(payload_or_path)
+    from ._files import FileRefused, read_regular
     from ._validation import ParameterError
 
     path = Path(payload_or_path)
+    what = "a results file from `fedtheory check --out`"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ParameterError("RESULTS", str(path), f"a readable results file from `fedtheory check --out` ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise ParameterError("RESULTS", str(path), "a results file from `fedtheory check --out` (a JSON object with "
-                             "'results')")
+        data = json.loads(read_regular(path, MAX_RESULTS_BYTES, "results file"))
+    except FileRefused as exc:
+        raise ParameterError("RESULTS", str(path), f"{what} ({exc.why})") from None
+    except ValueError as exc:
+        raise ParameterError("RESULTS", str(path), f"{what} (not JSON: {exc})") from None
+    try:
+        check_payload(data)
+    except ValueError as exc:
+        raise ParameterError("RESULTS", str(path), f"{what}; {exc}") from None
     return data
 
 
