@@ -376,9 +376,15 @@ def _explain_units(rec) -> None:
 
 
 def _cmd_new_paper(args) -> int:
+    from .plugins import BUILTIN_PAPERS, PluginError, papers
     from .scaffold import write_skeleton
 
-    root = write_skeleton(args.name, args.dir)
+    taken = set(BUILTIN_PAPERS)
+    try:
+        taken |= set(papers())  # the installed plug-ins' papers too
+    except PluginError as exc:  # a broken plug-in does not stop writing a new one; its name is unknown
+        print(f"fedtheory: warning: {exc}", file=sys.stderr)
+    root = write_skeleton(args.name, args.dir, taken=taken)
     print(f"wrote {root}/ (records, checks, a test, pyproject.toml). Next:\n"
           f"  fedtheory check --plugin {root}/src/{args.name}      # run its checks\n"
           f"  fedtheory explain {args.name}.thm1 --plugin {root}/src/{args.name}\n"
@@ -413,7 +419,7 @@ def _cmd_worst(args) -> int:
         if args.ids:
             raise ParameterError("ID", args.ids, "absent with --replay (the file names its record)")
         rec = W.replay(args.replay)
-        print(json.dumps(rec, indent=2))
+        print(_strict_json(rec))
         return 0 if rec["replay"]["reproduced"] else 1
     if not args.ids:
         raise ParameterError("ID", None, "one or more record ids (fedtheory worst --list)")
@@ -445,12 +451,20 @@ def _cmd_worst(args) -> int:
             execution = _report_execution(ex, since)
             if execution is not None:
                 rec["execution"] = execution
-            print(json.dumps(rec, indent=2))
+            print(_strict_json(rec))
             if rec["verdict"] == "violated":
                 print(f"fedtheory: {rid} violated on the instance {path}; replay: fedtheory worst --replay {path}",
                       file=sys.stderr)
                 code = 1
     return code
+
+
+def _strict_json(rec) -> str:
+    """A record as strict JSON: a non-finite number is written "inf", "-inf" or "nan" (as in results files), never
+    the Infinity/NaN that JSON readers other than Python's refuse."""
+    from ._jsonutil import jsonable
+
+    return json.dumps(jsonable(rec), indent=2, allow_nan=False)
 
 
 def _cmd_worst_pep(args, W) -> int:
@@ -467,7 +481,7 @@ def _cmd_worst_pep(args, W) -> int:
         kw = {"problem": args.problem} if args.problem else {}
         rec = W.run_pep(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
                         server_rule=args.server_rule, function_class=args.pep_class, solver=args.solver)
-        print(json.dumps(rec, indent=2))
+        print(_strict_json(rec))
         if rec["verdict"] == "violated":
             print(f"fedtheory: {rid} violated: the PEP's worst case exceeds the bound", file=sys.stderr)
             code = 1
@@ -486,7 +500,7 @@ _TRAIN_FIELDS = ("dataset", "data_dir", "partition", "alpha", "classes_per_clien
 def _cmd_train(args) -> int:
     from .empirical import algorithms as A
     from .empirical.config import TrainConfig, parse_hyperparameters
-    from .empirical.runs import MANIFEST
+    from .empirical.runs import MANIFEST, read_manifest
     from .empirical.sweep import SWEEP, is_sweep, train_sweep
     from .empirical.trainer import TrainingInterrupted, train
 
@@ -514,25 +528,20 @@ def _cmd_train(args) -> int:
             given[key] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in parse_hyperparameters(getattr(args, opt)).items()}
     base: dict = {}
     if args.config:
-        try:
-            with open(args.config) as f:
-                base = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise ParameterError("--config", args.config, f"a readable JSON file of TrainConfig fields ({exc})") from None
-        if not isinstance(base, dict):
-            raise ParameterError("--config", args.config, "a JSON object of TrainConfig fields")
+        base = _read_json_object("--config", args.config, "a JSON file of TrainConfig fields")
     if args.resume and not is_sweep(args.out):
-        mpath = os.path.join(args.out, MANIFEST)
-        if not os.path.isfile(mpath):
+        if not os.path.exists(os.path.join(args.out, MANIFEST)):
             raise ParameterError("--out", args.out, "a run directory with manifest.json to resume (none found)")
-        with open(mpath) as f:
-            stored = json.load(f).get("config", {})
+        stored = read_manifest(args.out)["config"]
         base = {**stored, **{k: v for k, v in base.items()}}
     progress = not args.no_progress and sys.stderr.isatty()
     if args.workers is not None or args.scheduler is not None or (args.resume and is_sweep(args.out)):
         if args.resume and is_sweep(args.out):
-            with open(os.path.join(args.out, SWEEP)) as f:
-                base = {**json.load(f).get("config", {}), **base}
+            stored = _read_json_object("--out", os.path.join(args.out, SWEEP), f"a sweep directory's {SWEEP}")
+            if not isinstance(stored.get("config", {}), dict):
+                raise ParameterError("--out", os.path.join(args.out, SWEEP), f"a sweep directory's {SWEEP} (its "
+                                     "'config' is not an object)")
+            base = {**stored.get("config", {}), **base}
         config = TrainConfig.from_dict({**base, **given}).validated()  # bad settings before any worker starts
         from .parallel import SerialExecutor
 
@@ -554,6 +563,24 @@ def _cmd_train(args) -> int:
         return 130
     _print_train_summary(res, args.format)
     return 0
+
+
+MAX_SETTINGS_BYTES = 16 << 20  # a --config file or a sweep.json: settings, kilobytes
+
+
+def _read_json_object(flag: str, path: str, what: str) -> dict:
+    """A JSON object from a regular file of at most MAX_SETTINGS_BYTES, or a ParameterError naming ``flag``."""
+    from ._files import FileRefused, read_regular
+
+    try:
+        data = json.loads(read_regular(path, MAX_SETTINGS_BYTES, "settings file"))
+    except FileRefused as exc:
+        raise ParameterError(flag, path, f"{what} ({exc.why})") from None
+    except ValueError as exc:
+        raise ParameterError(flag, path, f"{what} (not JSON: {exc})") from None
+    if not isinstance(data, dict):
+        raise ParameterError(flag, path, f"{what}: a JSON object, not a {type(data).__name__}")
+    return data
 
 
 def _print_train_summary(res, fmt: str) -> None:
@@ -664,6 +691,9 @@ def _cmd_check(args) -> int:
         return _cmd_controls(args)
     if args.worst_budget < 1:
         raise ParameterError("--worst-budget", args.worst_budget, "a positive integer")
+    if args.out and args.report and _same_file(args.out, args.report):
+        raise ParameterError("--report", args.report, f"another file than --out ({args.out}): one would replace the "
+                             "other")
     unusable: list[str] = []
     if args.runs is not None:
         if not os.path.isdir(args.runs):
@@ -725,9 +755,21 @@ def _cmd_check(args) -> int:
     return code
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (the same path, through links, or one file twice)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
 def _cmd_report(args) -> int:
     from .report import write_report
 
+    if _same_file(args.results, args.out):
+        raise ParameterError("--out", args.out, f"another file than the results file it is drawn from ({args.results})")
     t0 = time.perf_counter()
     path = write_report(args.results, args.out)
     print(f"HTML report written to {path} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")

@@ -12,7 +12,7 @@ found in three places, in this order:
 3. ``--plugin PATH_OR_MODULE`` on the command line (repeatable), or ``load_plugin`` in Python.
 
 A plug-in that fails to import raises :class:`PluginError` (the CLI exits with status 2), naming the
-plug-in, where it came from and the exception: never a silent skip.
+plug-in, where it came from and the exception (``sys.exit()`` at import included): never a silent skip.
 
 This module stands right above the theory layer: the records' lookups that load the plug-ins first
 (:func:`records`, :func:`record`, :func:`papers`) are here, since ``fedtheory.theory`` imports nothing that finds
@@ -126,8 +126,13 @@ def _import_target(target: str) -> tuple[str, str]:
         init = path / "__init__.py"
         if not init.is_file():
             raise FileNotFoundError(f"{path} is a directory without __init__.py (give a .py file, a package or a module)")
-        spec = importlib.util.spec_from_file_location(path.name, init, submodule_search_locations=[str(path)])
         modname = path.name
+        there = sys.modules.get(modname)
+        if there is not None and Path(getattr(there, "__file__", "") or "").resolve() != init.resolve():
+            raise ImportError(f"the package name {modname!r} is the name of a module already imported from "
+                              f"{getattr(there, '__file__', None) or 'the interpreter'}: loading it would replace that "
+                              f"module; rename the folder")
+        spec = importlib.util.spec_from_file_location(path.name, init, submodule_search_locations=[str(path)])
     else:
         digest = hashlib.sha1(key.encode()).hexdigest()[:8]
         modname = f"fedtheory_plugin_{path.stem}_{digest}"
@@ -153,12 +158,15 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
     before = _snapshot()
     try:
         key, modname = _import_target(target)
-    except Exception as exc:  # noqa: BLE001 - reported with its origin, never skipped
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with its origin, never skipped
+        # SystemExit too: a plug-in that calls sys.exit() at import would end fedtheory with its status (0: a run
+        # that printed nothing and wrote no --out would look like a success)
         where = [f for f in traceback.extract_tb(exc.__traceback__)
                  if f.filename != __file__ and not f.filename.startswith("<frozen")]
         last = f" at {where[-1].filename}:{where[-1].lineno}" if where else ""
-        raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: "
-                          f"{type(exc).__name__}: {exc}{last}") from exc
+        what = (f"it called sys.exit({exc.code!r}) while being imported" if isinstance(exc, SystemExit)
+                else f"{type(exc).__name__}: {exc}")
+        raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: {what}{last}") from exc
     _run_record_hooks(set(registered_ids()) - before["records"])
     after = _snapshot()
     new = {kind: sorted(ids - before.get(kind, set())) for kind, ids in after.items()}

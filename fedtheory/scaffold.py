@@ -1,12 +1,15 @@
 """``fedtheory new-paper NAME``: a skeleton paper plug-in to start from (records, checks, a test, packaging)."""
 from __future__ import annotations
 
+import importlib.util
 import keyword
+import sys
 from pathlib import Path
+from typing import Iterable
 
 from ._validation import ParameterError
 
-__all__ = ["write_skeleton"]
+__all__ = ["shadowed", "write_skeleton"]
 
 _RECORDS = '''"""{name}: the paper's statements, encoded once in sympy. Cite the source (file/section/equation) of each."""
 import sympy as sp
@@ -105,11 +108,39 @@ where = ["src"]
 '''
 
 
-def write_skeleton(name: str, directory: str = ".") -> Path:
+def shadowed(name: str) -> str | None:
+    """What the top-level module name ``name`` would shadow (a built-in or standard-library module, or a module or
+    package importable here), or None."""
+    if name in sys.builtin_module_names or name in getattr(sys, "stdlib_module_names", ()):
+        return f"the standard library's module {name!r}"
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None:
+        where = spec.origin if spec.origin not in (None, "built-in", "frozen") else \
+            ", ".join(spec.submodule_search_locations or []) or spec.origin
+        return f"the module {name!r} importable here ({where})"
+    return None
+
+
+def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()) -> Path:
     """Write ``directory/NAME/`` with ``src/NAME/{records,checks,__init__}.py``, ``tests/test_NAME.py`` and a
-    ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder."""
+    ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder.
+
+    NAME becomes a top-level package and the prefix of the paper's record ids, so it is refused when it names a
+    paper in ``taken`` (the papers already registered: ``fedtheory new-paper`` passes the built-in and installed
+    ones) or would shadow a module (``os``, ``numpy``, ``fedtheory``, ...): either way the plug-in would fail to
+    load."""
     if not name.isidentifier() or keyword.iskeyword(name) or not name.islower():
         raise ParameterError("NAME", name, "a lower-case Python identifier (letters, digits, _), e.g. scaffold2020")
+    if name in set(taken):
+        raise ParameterError("NAME", name, "a name no loaded paper has (it is a built-in or installed paper's: its "
+                             "record ids would collide); e.g. " + name + "2")
+    clash = shadowed(name)
+    if clash is not None:
+        raise ParameterError("NAME", name, f"a name that shadows no module (it would shadow {clash}); e.g. "
+                             f"{name}_paper")
     root = Path(directory) / name
     if root.exists():
         raise ParameterError("NAME", name, f"a name for a new folder ({root} exists)")
