@@ -3,13 +3,17 @@ paper modules' ones too, so this module stands above them). :class:`TrackGradien
 measure to any algorithm, is the engine's (re-exported here).
 
 Indexing of a recorded measure ``trace[name]`` (one column per run):
-  state    (T+1, R): t = 0..T, at the global model w^t
-  round    (T, R):   t = 0..T-1, the round that maps w^t to w^{t+1} (plug-in measures too)
-  visited  (1, R):   a running maximum over every point the run visited
+  state    (T+1, R):   t = 0..T, at the global model w^t
+  round    (T, R):     t = 0..T-1, the round that maps w^t to w^{t+1} (plug-in measures too)
+  visited  (1, R):     the maximum over every point the run visited, the whole run (one row)
+  step     (T K + 1, R): s = t K + k = 0..T K, at the averaged iterate xbar_s of local step k of round t
+
+A plug-in's measures are recorded whenever the plug-in is part of the algorithm (``simulate`` adds them to the
+``measures`` it is given), unless the plug-in sets ``measures_on_request = True``; then only when named.
 """
 from __future__ import annotations
 
-from .engine import ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, TrackGradients
+from .engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, StepWeights, TrackGradients
 from .fedmrur import HyperbolicRegularizer, NormalizedAggregation
 from .fedshift import WeightShift
 from .gossip import Gossip
@@ -20,10 +24,11 @@ from .topology import ring
 INDEXING = {
     "state": "(T+1, R): t = 0..T, at the global model w^t",
     "round": "(T, R): t = 0..T-1, the round that maps w^t to w^{t+1}",
-    "visited": "(1, R): running maximum over the points the run visited",
+    "visited": "(1, R): the maximum over every point the run visited (the whole run)",
+    "step": "(T K + 1, R): s = t K + k = 0..T K, at the averaged iterate of local step k of round t",
 }
 
-__all__ = ["INDEXING", "TrackGradients", "measure_catalogue"]
+__all__ = ["INDEXING", "STEP_MEASURES", "StepWeights", "TrackGradients", "measure_catalogue"]
 
 
 def _builtin_plugins() -> list[Plugin]:
@@ -33,11 +38,12 @@ def _builtin_plugins() -> list[Plugin]:
 
 
 def measure_catalogue(*plugins: Plugin) -> dict[str, dict[str, str]]:
-    """Every measure name -> {"definition", "indexing", "source"}: the engine's state, round and visited
-    measures, the shipped plug-ins' measures (recorded when the algorithm includes the plug-in), and those of
+    """Every measure name -> {"definition", "indexing", "source"}: the engine's state, round, visited and step
+    measures, the shipped plug-ins' measures (recorded whenever the algorithm includes the plug-in), and those of
     any extra ``plugins`` given (e.g. your own). ``indexing`` is the shape of ``trace[name]`` (see INDEXING)."""
     out: dict[str, dict[str, str]] = {}
-    for table, kind in ((STATE_MEASURES, "state"), (ROUND_MEASURES, "round"), (VISITED_MEASURES, "visited")):
+    for table, kind in ((STATE_MEASURES, "state"), (ROUND_MEASURES, "round"), (VISITED_MEASURES, "visited"),
+                        (STEP_MEASURES, "step")):
         for name, text in table.items():
             out[name] = {"definition": text, "indexing": INDEXING[kind], "source": "engine"}
     for p in [*_builtin_plugins(), *plugins]:

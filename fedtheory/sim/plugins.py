@@ -61,13 +61,16 @@ class Plugin:
     """Base: every hook is a no-op; a plug-in overrides what it needs.
 
     A plug-in may also contribute round measures: ``measures()`` names them (with descriptions) and
-    ``measure(rs)`` returns {name: (R,) array} after communication (rs.w_next is then set). Setting
-    ``needs_direction_sum = True`` makes the engine keep rs.extra['direction_sum'] (R, N, d), the sum
-    over local steps of the directions the steps used.
+    ``measure(rs)`` returns {name: (R,) array} after communication (rs.w_next is then set). They are recorded
+    whenever the plug-in is part of the algorithm (``simulate`` and the torch trainer add them); a plug-in whose
+    measures cost real work sets ``measures_on_request = True``, and they are then recorded only when named in
+    ``simulate(measures=...)``. Setting ``needs_direction_sum = True`` makes the engine keep
+    rs.extra['direction_sum'] (R, N, d), the sum over local steps of the directions the steps used.
     """
 
     name = "plugin"
     needs_direction_sum = False
+    measures_on_request = False
 
     def setup(self, state: State, runs: int, n_clients: int, dim: int) -> None:
         pass
