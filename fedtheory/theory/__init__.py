@@ -8,8 +8,8 @@ see ``fedtheory.plugins`` and docs/extending.md.
 """
 from __future__ import annotations
 
-from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Record, StatedOrder,
-                   SymbolInfo, SymbolSet, get, register, registered_ids, registry)
+from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Identity, MissingValuesError,
+                   OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import ASSUMPTIONS, register_assumption
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
@@ -19,6 +19,6 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["ASSUMPTIONS", "Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
+__all__ = ["ASSUMPTIONS", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]
