@@ -16,9 +16,9 @@ from __future__ import annotations
 from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
                    PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Control, ControlOutcome, Session, all_checks,
                    check, checked_rows, checks_of, compare_mean, compare_rounds, errors, exit_code, group_findings,
-                   holm_reject, registered_check_ids, run_control, run_controls, select)
-from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, summarize,
-                     summarize_findings, write_json)
+                   holm_reject, id_matches, registered_check_ids, run_control, run_controls, select)
+from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, simulation_text,
+                     summarize, summarize_findings, write_json)
 from .run import run_checks
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
@@ -31,5 +31,6 @@ __all__ = ["CONTROLLED_KINDS", "Control", "ControlOutcome", "run_control", "run_
            "VERDICTS", "all_checks", "group_findings", "holm_reject", "row_marks", "summarize_findings",
            "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
            "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",
-           "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "summarize",
+           "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "id_matches",
+           "simulation_text", "summarize",
            "write_json"]
