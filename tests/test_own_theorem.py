@@ -53,7 +53,8 @@ def test_step_measures_match_the_naive_reference(alg, N, seed, schedule, power, 
     seeds = [seed, seed + 1]
     a = 7.5
     tr = simulate(p, algorithm, cfg, seeds, measures=("step_opt_error", "step_dist2", "step_grad_norm2",
-                                                      "avg_opt_error", "avg_dist2", "wavg_opt_error", "wavg_dist2"),
+                                                      "step_grad_norm2_mean", "avg_opt_error", "avg_dist2",
+                                                      "wavg_opt_error", "wavg_dist2"),
                   step_weights=StepWeights(power=power, offset=a), keep_step_iterates=True)
     means: list = []
     reference_simulate(p, algorithm, cfg, seeds, step_means=means)
@@ -71,6 +72,8 @@ def test_step_measures_match_the_naive_reference(alg, N, seed, schedule, power, 
             np.testing.assert_allclose(tr[f"{name}_opt_error"][:, r], f - f_star, rtol=1e-9, atol=1e-13)
         g = np.array([np.sum(p.grad(x[None])[0] ** 2) for x in xbar])
         np.testing.assert_allclose(tr["step_grad_norm2"][:, r], g, rtol=1e-9, atol=1e-13)
+        np.testing.assert_allclose(tr["step_grad_norm2_mean"][:, r], [g[:s + 1].mean() for s in range(len(g))],
+                                   rtol=1e-9, atol=1e-13)
 
 
 def test_step_index_convention_and_shapes():

@@ -110,6 +110,8 @@ STEP_MEASURES = {  # indexed by the local step s = t K + k = 0..T K (xbar_s: the
                       "round's local end points); with full participation and FedAvg's averaging xbar_{tK} = w^t",
     "step_dist2": "||xbar_s - w*||^2 (xbar_s as in step_opt_error)",
     "step_grad_norm2": "||grad f(xbar_s)||^2 (xbar_s as in step_opt_error)",
+    "step_grad_norm2_mean": "(1/(s+1)) sum_{j=0}^{s} ||grad f(xbar_j)||^2: the running mean of step_grad_norm2 "
+                            "(non-convex theorems' average over iterations; (1/T) sum_{t=0}^{T-1} is row T-1)",
     "avg_opt_error": "f(xhat_s) - f*, xhat_s = (1/(s+1)) sum_{j=0}^{s} xbar_j: the uniform running average of "
                      "xbar_0..xbar_s (inclusive; a paper's average of the first T iterates xbar_0..xbar_{T-1} is row T-1)",
     "avg_dist2": "||xhat_s - w*||^2 (xhat_s as in avg_opt_error)",
@@ -500,6 +502,7 @@ class _StepAverages:
         self.s = 0  # the next step index
         self.xu = self.xw = None
         self.z = np.ones(R)  # S_s / w_s of the weighted average
+        self.g_sum = np.zeros(R)  # sum of ||grad f(xbar_j)||^2 so far (step_grad_norm2_mean)
         self.kinds = {prefix for prefix in ("step", "avg", "wavg") if any(m.startswith(prefix + "_") for m in measures)}
 
     def before_step(self, k: int, wk: np.ndarray) -> None:
@@ -533,10 +536,17 @@ class _StepAverages:
                 vals["opt_error"] = self.problem.loss(flat, var) - self.f_star
             if f"{kind}_dist2" in self.measures:
                 vals["dist2"] = np.sum((flat - self.w_star) ** 2, axis=1)
-            if f"{kind}_grad_norm2" in self.measures:
+            if f"{kind}_grad_norm2" in self.measures or (kind == "step" and "step_grad_norm2_mean" in self.measures):
                 vals["grad_norm2"] = np.sum(self.problem.grad(flat, var) ** 2, axis=1)
+            if kind == "step" and "step_grad_norm2_mean" in self.measures:
+                g = vals["grad_norm2"].reshape(n, R)
+                total = self.g_sum + np.cumsum(g, axis=0)
+                self.g_sum = total[-1]
+                rec["step_grad_norm2_mean"][s0:s0 + n] = np.where(alive[None, :], total / (s0 + 1 + np.arange(n))[:, None],
+                                                                  np.nan)
             for q, v in vals.items():
-                rec[f"{kind}_{q}"][s0:s0 + n] = np.where(alive[None, :], v.reshape(n, R), np.nan)
+                if f"{kind}_{q}" in self.measures:
+                    rec[f"{kind}_{q}"][s0:s0 + n] = np.where(alive[None, :], v.reshape(n, R), np.nan)
 
 
 class ProblemOracle:
