@@ -486,3 +486,13 @@ def test_report_reproduce_lines_work_from_anywhere(byot, tmp_path):
     assert out.returncode == 0, out.stderr
     payload = json.loads((work / "s.json").read_text())
     assert payload["plugins"] == ["byot_plugin"] and payload["plugins_given"][0]["as"] == "module name, installed"
+
+
+def test_global_loss_and_grad_agree_with_the_clients_route():
+    """The step measures evaluate f and grad f by the problem's cheapest exact route (least squares: the mean
+    Hessian); it agrees with the clients' mean, one variant or several."""
+    p = heterogeneous_least_squares(5, 4, 12, random_state=3).neighbours([(0, 1), (2, 3)])
+    w = np.random.default_rng(0).standard_normal((6, 4))
+    for v in (np.zeros(6, dtype=np.int64), np.array([0, 1, 2, 0, 1, 2])):
+        np.testing.assert_allclose(p.global_loss(w, v), p.loss(w, v), rtol=1e-12)
+        np.testing.assert_allclose(p.global_grad(w, v), p.grad(w, v), rtol=1e-12, atol=1e-14)

@@ -533,11 +533,11 @@ class _StepAverages:
             flat = P.reshape(n * R, d)
             vals = {}
             if f"{kind}_opt_error" in self.measures:
-                vals["opt_error"] = self.problem.loss(flat, var) - self.f_star
+                vals["opt_error"] = self.problem.global_loss(flat, var) - self.f_star
             if f"{kind}_dist2" in self.measures:
                 vals["dist2"] = np.sum((flat - self.w_star) ** 2, axis=1)
             if f"{kind}_grad_norm2" in self.measures or (kind == "step" and "step_grad_norm2_mean" in self.measures):
-                vals["grad_norm2"] = np.sum(self.problem.grad(flat, var) ** 2, axis=1)
+                vals["grad_norm2"] = np.sum(self.problem.global_grad(flat, var) ** 2, axis=1)
             if kind == "step" and "step_grad_norm2_mean" in self.measures:
                 g = vals["grad_norm2"].reshape(n, R)
                 total = self.g_sum + np.cumsum(g, axis=0)

@@ -120,6 +120,15 @@ class Problem:
     def grad(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
         return self.client_grads(w, self._variant(w, variant)).mean(axis=1)
 
+    def global_loss(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        """f(w) at many points w (M, d), by the cheapest exact route (default: ``loss``; least squares: the mean
+        Hessian, C times cheaper than going through the clients). The step measures use it."""
+        return self.loss(w, variant)
+
+    def global_grad(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        """grad f(w) at many points w (M, d), by the cheapest exact route (default: ``grad``)."""
+        return self.grad(w, variant)
+
     def sample_losses(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
         """Per-sample losses f(w; z_ij) of every client: (R, C, S_max), NaN where no sample."""
         raise NotImplementedError

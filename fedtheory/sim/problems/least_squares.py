@@ -174,6 +174,25 @@ class LeastSquaresProblem(Problem):
     def view(self, clients, variant):
         return _LSView(self, clients, variant)
 
+    @cached_property
+    def _mean_quadratic(self):
+        """f = w' Hbar w / 2 - hbar' w + cbar per variant: (V, d, d), (V, d), (V,) (client weights 1/C)."""
+        return self.H.mean(axis=1), self.h.mean(axis=1), self.c.mean(axis=1)
+
+    def global_loss(self, w, variant=None):
+        Hbar, hbar, cbar = self._mean_quadratic
+        v = self._variant(w, variant)
+        if np.all(v == v[0]):  # one data variant: one (M, d) x (d, d) product
+            return 0.5 * np.sum((w @ Hbar[v[0]]) * w, axis=1) - w @ hbar[v[0]] + cbar[v[0]]
+        return 0.5 * np.einsum("md,mde,me->m", w, Hbar[v], w) - np.sum(hbar[v] * w, axis=1) + cbar[v]
+
+    def global_grad(self, w, variant=None):
+        Hbar, hbar, _ = self._mean_quadratic
+        v = self._variant(w, variant)
+        if np.all(v == v[0]):
+            return w @ Hbar[v[0]] - hbar[v[0]]  # Hbar is symmetric
+        return np.einsum("mde,me->md", Hbar[v], w) - hbar[v]
+
     def sample_losses(self, w, variant=None):
         v = self._variant(w, variant)
         r = np.einsum("rcsd,rd->rcs", self.X[v], w) - self.y[v]
