@@ -34,8 +34,8 @@ class State:
 class RoundState:
     """What the plug-ins see during round t. Shapes: R runs, N participating clients, d dims."""
 
-    t: int
-    K: int
+    t: int  # the round index, 0..T-1
+    K: int  # local steps per round (RunConfig.local_steps); local step k of round t is step s = t K + k
     sel: np.ndarray  # (R, N) participating client ids
     anchor: Any  # (R, N, d) the point communication hands to each client (w^t, or x_i after mixing)
     lr: Any  # (R, 1, 1) local step size this round
@@ -180,7 +180,11 @@ def OppositeLookahead(beta):  # noqa: N802  (the same rule, named as OledFL name
 
 class LocalTransform(Plugin):
     """A local-step rule: ``direction(rs, g, w, grad_at)`` maps the stochastic gradient g at w to the step
-    direction; ``grad_at(x)`` is the stochastic gradient at another point with the same draw.
+    direction; ``grad_at(x)`` is the stochastic gradient at another point with the same draw. ``w`` (R, N, d) is the
+    local iterate *before* the step being taken, ``rs.t`` the round and ``rs.K`` the local steps per round; the
+    local step's index k is not passed (a rule that needs it counts calls from ``round_start``). To measure
+    something at every local step (the averaged iterate, its running averages), use the engine's step measures
+    (``STEP_MEASURES``) rather than a transform.
 
     A transform that adds a term to the local objective (F_p = f_p + term, e.g. seed 003 eq. 5) sets
     ``objective = True`` and implements ``objective_grad(rs, w)``: the engine adds that gradient to g and to
