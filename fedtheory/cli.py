@@ -292,8 +292,9 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["name", "indexing", "source", "definition"],
-                         [[r["name"], r["indexing"], r["source"], r["definition"]] for r in rows], wrap_last=True)
+            _print_table(["name", "indexing", "source", "dimension", "definition"],
+                         [[r["name"], r["indexing"], r["source"], r["dimension"] or "?", r["definition"]] for r in rows],
+                         wrap_last=True)
         return 0
     if args.checks:
         from .checks import all_checks
@@ -334,6 +335,7 @@ def _cmd_explain(args) -> int:
 
     rec = record(args.id)
     print(rec.explain())
+    _explain_units(rec)
     for line in rec.quantities_lines() if hasattr(rec, "quantities_lines") else []:
         print(line)
     plug = plugin_of(rec.id)
@@ -369,6 +371,18 @@ def _cmd_explain(args) -> int:
                 seen.add((r.id, r.verdict))
                 print(f"  {r.id}: no simulation ({r.kind}: {r.verdict})")
     return 0
+
+
+def _explain_units(rec) -> None:
+    """The record's units verdict (fedtheory.checks.units_check) and its symbols' dimensions."""
+    from .checks.units_check import units_result, units_symbols
+
+    u = units_result(rec)
+    mark = f" [{u.scope}]" if u.scope != "inside" else ""
+    print(f"units: {u.verdict}{mark}: {u.detail.removeprefix('units: ')}")
+    dims = units_symbols(rec)
+    if dims:
+        print("dimensions: " + ", ".join(f"{n} {d}" for n, d in dims.items()))
 
 
 def _cmd_new_paper(args) -> int:

@@ -89,6 +89,24 @@ def _snapshot() -> dict[str, set[str]]:
     return {kind: set(ids()) for kind, ids in _COUNTED.items()}
 
 
+_RECORD_HOOKS: list[Callable[[Iterable[str]], object]] = []
+
+
+def on_records_registered(hook: Callable[[Iterable[str]], object]) -> None:
+    """A layer above registers ``hook(record_ids)``: called with the records a plug-in registered, right after its
+    import (so the checks the hook registers for them count as the plug-in's), and with every registered record
+    when plug-ins load (records imported outside a plug-in). Hooks must be idempotent (the checks' units check,
+    ``fedtheory.checks.units_check``, gives every paper its PAPER.units this way)."""
+    if hook not in _RECORD_HOOKS:
+        _RECORD_HOOKS.append(hook)
+
+
+def _run_record_hooks(record_ids: Iterable[str]) -> None:
+    ids = sorted(record_ids)
+    for hook in _RECORD_HOOKS:
+        hook(ids)
+
+
 def _import_target(target: str) -> tuple[str, str]:
     """Import a dotted module name, a ``.py`` file or a package directory. Returns (key, module name)."""
     path = Path(target).expanduser()
@@ -141,6 +159,7 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
         last = f" at {where[-1].filename}:{where[-1].lineno}" if where else ""
         raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: "
                           f"{type(exc).__name__}: {exc}{last}") from exc
+    _run_record_hooks(set(registered_ids()) - before["records"])
     after = _snapshot()
     new = {kind: sorted(ids - before.get(kind, set())) for kind, ids in after.items()}
     info = PluginInfo(name or Path(modname).name, target, origin, modname, new["records"], new.get("checks", []))
@@ -179,6 +198,7 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
             load_plugin(entry.strip(), origin=f"${ENV_VAR}")
     for target in extra:
         load_plugin(target, origin="--plugin")
+    _run_record_hooks(registered_ids())  # records registered outside a plug-in (imported directly) too
     return loaded_plugins()
 
 

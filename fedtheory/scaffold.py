@@ -16,12 +16,15 @@ from fedtheory.theory import Bound, Condition, SymbolSet, register
 PAPER = "{name}"
 SOURCE = "<paper, year>"  # e.g. "Li et al., ICLR 2020"
 
-S = SymbolSet(PAPER)
-L = S.add("L", "smoothness of f")
-mu = S.add("mu", "strong convexity of f")
-eta = S.add("eta", "step size")
-T = S.add("T", "rounds", integer=True)
-D = S.add("D", "initial optimality gap f(w^0) - f*", sp.Interval(0, sp.oo))
+# Every symbol declares its dimension in the loss f and the parameter w (docs/extending.md, "Dimensions"):
+# L, mu: f/w^2; a step size: w^2/f; sigma, G: f/w; f(w^0) - f*: f; ||w - w*||^2: w^2; counts and ratios: 1.
+# strict=True makes a symbol without one an error; without it you get a warning and the units verdict 'unknown'.
+S = SymbolSet(PAPER, strict=True)
+L = S.add("L", "smoothness of f", dim="f/w^2")
+mu = S.add("mu", "strong convexity of f", dim="f/w^2")
+eta = S.add("eta", "step size", dim="w^2/f")
+T = S.add("T", "rounds", integer=True, dim="1")
+D = S.add("D", "initial optimality gap f(w^0) - f*", sp.Interval(0, sp.oo), dim="f")
 
 # Replace with your theorem. This one is gradient descent's textbook rate, so the skeleton's check holds.
 THM1 = register(Bound(
@@ -75,6 +78,14 @@ def test_thm1_holds():
                           "{name}.thm1", "--format", "json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert '"verdict": "holds"' in out.stdout
+
+
+def test_units_consistent():
+    """Every record's units check (the check {name}.units every paper gets) holds: no term compares unlike dimensions."""
+    out = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--plugin", str(PLUGIN), "--only",
+                          "{name}.units", "--format", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert '"verdict": "holds"' in out.stdout and '"verdict": "violated"' not in out.stdout
 '''
 
 _PYPROJECT = '''[build-system]

@@ -1,4 +1,6 @@
 """FedInit: identities on random instances, and the checks' verdicts on the built-in settings."""
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -89,14 +91,10 @@ def test_fedinit_quick_profile(fedinit_results):
         assert prac and all(r.verdict == "not_applicable" and r.conditions_failed for r in prac), rid
     assert all(r.verdict == "holds" for r in by["fedinit.thm3"] + by["fedinit.thm3.rederived"])
     assert all(r.verdict == "holds" for r in by["fedinit.eq15"] + by["fedinit.eq3"])
-    # a tautology and an identity the simulator builds in: implementation self-checks, not findings
-    assert all(r.self_check for r in by["fedinit.eq15"] + by["fedinit.eq3"])
+    # a tautology and an identity the simulator builds in: implementation self-checks by design, with the reason
+    for r in by["fedinit.eq15"] + by["fedinit.eq3"]:
+        assert r.self_check and r.extra["self_check_reason"].startswith("implementation self-check: ")
     assert all(r.self_check == r.params["setting"].startswith("full") for r in by["fedinit.claim.unbiased"])
-    # stability gaps above the loss range U and optimization errors above f(w^0) - f* are flagged vacuous
-    for r in by["fedinit.thm3"] + by["fedinit.thm3.rederived"] + by["fedinit.thm2"]:
-        if r.trivial_bound is not None and r.bound is not None:
-            assert r.vacuous == (r.bound > r.trivial_bound)
-    assert any(r.vacuous for r in by["fedinit.thm3"])
     # the practical eta = 0.05 breaks the step conditions: an out-of-scope observation, never counted
     ins = {r.params["setting"]: r for r in by["fedinit.claim.opt_insensitive_to_beta"]}
     assert all(r.scope == "outside_conditions" for k, r in ins.items() if k.startswith("eta = 0.05"))
@@ -105,7 +103,7 @@ def test_fedinit_quick_profile(fedinit_results):
     assert unb["partial participation 5 of 10, Algorithm 1"] == "claim_refuted"
     assert unb["full participation, Algorithm 1"] == "claim_supported"
     rates = {r.id: r.verdict for r in res if r.kind == "symbolic"}
-    assert rates["fedinit.thm1.rate"] == "rate_consistent" and rates["fedinit.thm5.rate"] == "rate_inconsistent"
+    assert rates["fedinit.thm1.rate"] == "rate_consistent" and rates["fedinit.thm5.rate"] == "proof_step_loose"
     assert by["fedinit.thm1.measured_rate"][0].verdict == "rate_consistent"
     for r in res:
         assert r.verdict != "error", r.detail
@@ -113,6 +111,108 @@ def test_fedinit_quick_profile(fedinit_results):
         for key in ("id", "paper", "kind", "verdict", "measured", "bound", "ratio", "conditions_failed", "problem",
                     "params", "seed", "source"):
             assert key in d
+
+
+def test_every_bound_row_knows_its_vacuity(fedinit_results):
+    """Rule 2: every evaluated bound row's vacuity comes from its record's lhs_kind and the run's quantities, never
+    'unknown'; a row is vacuous exactly when its bound exceeds that trivial bound."""
+    bounds = [r for r in fedinit_results if r.kind == "bound" and r.verdict != "not_applicable"]
+    assert bounds
+    for r in bounds:
+        assert r.extra["vacuity"] in ("informative", "vacuous"), (r.id, r.params, r.extra.get("vacuity"))
+        assert r.trivial_bound is not None and r.vacuous == (r.bound > r.trivial_bound) or "readings" in r.extra
+    by = {}
+    for r in bounds:
+        by.setdefault(r.id, []).append(r)
+    assert all(r.vacuous for r in by["fedinit.thm3"] + by["fedinit.thm5"])  # above U / above 4 R^2
+    assert not any(r.vacuous for r in by["fedinit.thm1"] + by["fedinit.thm4"])
+
+
+def test_thm2_trivial_bound_is_the_visited_region_not_the_initial_gap(fedinit_results):
+    """f(w^0) - f* is no trivial bound of a stochastic method's f(w^T) - f*; (L/2) max ||w - w*||^2 over the visited
+    points is. (Before: Thm 2's rows were flagged vacuous against f(w^0) - f*.)"""
+    rows = [r for r in fedinit_results if r.id == "fedinit.thm2" and r.verdict == "holds"]
+    assert rows
+    for r in rows:
+        assert "(L/2) R^2" in r.extra["trivial_bound_formula"]
+        assert r.trivial_bound > r.params["D"] * (1 + 1e-9)  # the visited region reaches at least w^0
+
+
+def test_stated_orders_of_the_stability_bias_are_one_finding(fedinit_results):
+    """Thm 6 and the poster's generalization rate: rate_inconsistent under both readings of eq. (14)'s divergence
+    factor, for one shared cause (Thm 3's stability term, missed under every reading): one counted finding; under
+    'sum' the divergence term is missed too, under 'final' it is covered."""
+    from fedtheory.checks import group_findings
+
+    rows = {r.id: r for r in fedinit_results if r.id in ("fedinit.thm6.rate", "fedinit.poster.gen_rate.rate")}
+    assert set(rows) == {"fedinit.thm6.rate", "fedinit.poster.gen_rate.rate"}
+    for r in rows.values():
+        assert r.verdict == "rate_inconsistent" and r.finding == "fedinit.stability_bias_order"
+        assert {k: v["verdict"] for k, v in r.extra["readings"].items()} == {"sum": "rate_inconsistent",
+                                                                            "final": "rate_inconsistent"}
+        (common,) = r.extra["missed_under_every_reading"]
+        assert "2*L_G*S*sigma_l" in common and "/(S - 1)" in common  # the stability term of eq. (14)
+        assert "1 term(s) not covered" in r.extra["readings"]["final"]["detail"]
+        assert "3 term(s) not covered" in r.extra["readings"]["sum"]["detail"]
+    found = group_findings(fedinit_results)
+    assert len(found["fedinit.stability_bias_order"]) == 2
+    assert set(found) == {"fedinit.stability_bias_order",
+                          "fedinit.claim.unbiased|sc_least_squares|partial participation 5 of 10, Algorithm 1"}
+
+
+def test_divergence_dominates_is_ambiguous(fedinit_results):
+    """Supported only through the log T of the reading 'sum'; under 'final' the divergence term decays like
+    T^(-1/(1+cL)) below the stability term: the readings disagree."""
+    (r,) = [r for r in fedinit_results if r.id == "fedinit.claim.divergence_dominates"]
+    assert r.verdict == "ambiguous" and not r.is_finding
+    assert {k: v["verdict"] for k, v in r.extra["readings"].items()} == {"sum": "claim_supported",
+                                                                        "final": "claim_refuted"}
+
+
+def test_unbiased_is_refuted_under_both_readings_with_partial_participation(fedinit_results):
+    (r,) = [r for r in fedinit_results if r.id == "fedinit.claim.unbiased"
+            and r.params["setting"] == "partial participation 5 of 10, Algorithm 1"]
+    assert r.is_finding and {v["verdict"] for v in r.extra["readings"].values()} == {"claim_refuted"}
+    assert set(r.extra["readings"]) == {"selected_mean", "selection_expectation"}
+
+
+def test_start_probe_measures_without_changing_the_algorithm():
+    """StartProbe runs FedInit's own rule (same trajectory) and its selection_gap is the offset of the mean start over
+    every client: 0 with full participation, the shift's norm when the start is shifted."""
+    from fedtheory.checks.fedinit import _probe
+    p = heterogeneous_least_squares(10, 4, 20, random_state=1)
+    cfg = RunConfig(rounds=6, local_steps=3, lr=0.05, clients_per_round=5, oracle=AdditiveNoise(0.05))
+    plain = simulate(p, fedinit(0.2), cfg, [0, 1], measures=("opt_error",))
+    probed = simulate(p, _probe(0.2), cfg, [0, 1], measures=("opt_error", "selection_gap", "unbiased_gap"))
+    assert np.array_equal(plain.final_w, probed.final_w)
+    assert np.nanmax(probed["selection_gap"][1:]) > 1e-3  # partial participation: the expected mean start is off
+    full = dataclasses.replace(cfg, clients_per_round=None)
+    assert np.nanmax(simulate(p, _probe(0.2), full, [0], measures=("selection_gap",))["selection_gap"]) < 1e-13
+    shifted = simulate(p, _probe(0.2, shift=np.full((1, 4), 0.5)), full, [0], measures=("selection_gap", "unbiased_gap"))
+    assert np.allclose(shifted["selection_gap"], 1.0) and np.allclose(shifted["unbiased_gap"], 1.0)
+
+
+@pytest.mark.slow
+def test_thm5_rate_is_a_loose_proof_step():
+    """Thm 5's stated 1/T^2 follows from the proof's geometric sum kept exact (Bound.exact, 96 beta^2 = e^{-g_beta})
+    but not from its loosening to T e^{-lambda mu eta K (T-1)}: proof_step_loose, not a wrong rate. The substitution
+    leaves the loosened form's verdict and missed term as they were; a faster stated order still fails."""
+    from fedtheory.checks.verdicts import faster_order, rate_check
+    res = rate_check(F.THM5)
+    assert res.verdict == "proof_step_loose" and not res.is_finding
+    without = dataclasses.replace(F.THM5, exact=None, order=dataclasses.replace(F.THM5.order, substitute={}))
+    plain = rate_check(without)
+    assert plain.verdict == "rate_inconsistent" and plain.detail == rate_check(dataclasses.replace(F.THM5, exact=None)).detail
+    assert "534*B**2*D*exp(log(K*N*T*lam*mu)/T)" in plain.detail
+    exact_terms = {t["term"]: t for t in res.extra["exact_terms"] if "534" in t["term"] and t["T_power"] == "-2"}
+    assert exact_terms and all(t["exponents"] == {"N": "-1", "K": "-1"} for t in exact_terms.values())
+    assert rate_check(F.THM5, order=faster_order(F.THM5)).verdict == "rate_inconsistent"
+    # the closed form is the sum it replaces, and the loosened form bounds it where 96 beta^2 <= e^{-lambda mu eta K}
+    v = {F.lam: 0.5, F.mu: 0.3, F.eta: 0.02, F.K: 5, F.beta: 0.08, F.B: 1.2, F.D: 2.0, F.T: 7}
+    q, r = np.exp(-0.5 * 0.3 * 0.02 * 5), 96 * 0.08**2
+    total = 534 * 0.02 * 5 * 1.2**2 * 2.0 / 0.5 * sum(r ** (7 - 1 - t) * q**t for t in range(7))
+    assert float(F.THM5_D_TERM_EXACT.subs(v)) == pytest.approx(total, rel=1e-12)
+    assert r <= q and float(F.THM5_D_TERM_LOOSE.subs(v)) >= total
 
 
 def test_thm4_rederived_keeps_the_dropped_gradient_term():
@@ -158,29 +258,76 @@ def test_divergence_dominates_rule_can_fail():
 
 
 def test_divergence_term_order_from_the_records():
-    """With the re-derived Thm 3, both stability-type terms grow like T^(cL/(1+cL)); the divergence term has the extra
-    log T of sum_t sqrt(Delta^t) (Thm 5's order), and the optimization term decays like log T / T."""
+    """With the re-derived Thm 3, both stability-type terms grow like T^(cL/(1+cL)). Reading 'sum': the divergence term
+    has the extra log T of sum_t sqrt(Delta^t) (Thm 5's order), higher than every other term; reading 'final': it
+    decays like T^(-1/(1+cL)), below the stability term. The optimization term decays like log T / T."""
     from fedtheory.checks.fedinit import _order_vs
-    sym = _order_vs()
+    sym = _order_vs("sum")
     assert set(sym["order_vs"].values()) == {"higher"}
     lead = sym["leading"]
     assert lead["optimization_term (S fixed)"]["T_power"] == "-1"
     assert lead["divergence_term (S fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
+    final = _order_vs("final")
+    assert final["order_vs"]["stability_term (S fixed)"] == "lower"
+    assert final["leading"]["divergence_term (S fixed)"]["T_power"] == "-1/(L*c + 1)"
 
 
-def test_insensitivity_rule_uses_paired_standard_errors():
+def _policy(**kw):
+    from fedtheory.checks import StatsPolicy
+    return StatsPolicy(**kw)
+
+
+def test_insensitivity_rule_uses_the_statistics_policy():
+    """Equivalence of the paired per-seed differences within 10% (the record's min_effect) under the statistics
+    policy: a 30% difference refutes only with at least 10 seeds (before: refuted on 8 seeds with a normal z)."""
     rng = np.random.default_rng(0)
-    base = 1.0 + 0.01 * rng.standard_normal(8)
+    base = 1.0 + 0.01 * rng.standard_normal(12)
     betas = np.array([0.0, 0.05, 0.1])
     same = np.vstack([base, base * 1.01, base * 0.99])
     m = {"beta": betas, "opt_error": same, "delta": np.ones(3)}
-    assert F.CLAIM_INSENSITIVE.evaluate(m).supported is True
-    # a 30% difference, well resolved by the seeds: refuted
-    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": np.vstack([base, base * 1.3, base])}).supported is False
+    pol = _policy(min_effect=F.CLAIM_INSENSITIVE.min_effect)
+    assert F.CLAIM_INSENSITIVE.evaluate(m, stats=pol).supported is True
+    far = np.vstack([base, base * 1.3, base])
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": far}, stats=pol).supported is False  # 12 seeds
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": far[:, :8]}, stats=pol).supported is None  # 8 seeds
     # the same 5% mean difference but seeds too noisy to show equivalence: inconclusive
-    noisy = np.vstack([base, base * 1.05 + 0.3 * rng.standard_normal(8), base])
-    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": noisy}).supported is None
-    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": same[:, :1]}).supported is None  # one seed: no SE
+    noisy = np.vstack([base, base * 1.05 + 0.3 * rng.standard_normal(12), base])
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": noisy}, stats=pol).supported is None
+    assert F.CLAIM_INSENSITIVE.evaluate({**m, "opt_error": same[:, :1]}, stats=pol).supported is None  # one seed
+
+
+def test_threshold_rule_uses_the_statistics_policy():
+    """Per-seed Delta^T: a fall of >= 5% below Delta^T(0) that is significant, then divergence: supported; a rise at
+    the first positive beta refutes only with the effect and >= 10 seeds."""
+    rng = np.random.default_rng(1)
+    noise = 0.001 * rng.standard_normal(10)
+    b = np.array([0.0, 0.5, 1.0, 1.5])
+    runs = np.vstack([1.0 + noise, 0.8 + noise, 0.7 + noise, np.full(10, np.nan)])
+    m = {"beta": b, "delta": np.array([1.0, 0.8, 0.7, np.nan]) + noise.mean(), "delta_runs": runs,
+         "diverged": np.array([0, 0, 0, 1], bool)}
+    pol = _policy(min_effect=F.CLAIM_THRESHOLD.min_effect)
+    assert F.CLAIM_THRESHOLD.evaluate(m, stats=pol).supported is True
+    rising = np.vstack([1.0 + noise, 1.1 + noise, 1.2 + noise, 1.3 + noise])
+    up = {**m, "delta": rising.mean(axis=1), "delta_runs": rising, "diverged": np.zeros(4, bool)}
+    assert F.CLAIM_THRESHOLD.evaluate(up, stats=pol).supported is False
+    assert F.CLAIM_THRESHOLD.evaluate({**up, "delta_runs": rising[:, :6]}, stats=pol).supported is None  # 6 seeds
+    tiny = np.vstack([1.0 + noise, 1.01 + noise, 1.02 + noise, 1.03 + noise])  # significant, below the 5% effect
+    assert F.CLAIM_THRESHOLD.evaluate({**up, "delta": tiny.mean(axis=1), "delta_runs": tiny}, stats=pol).supported is None
+
+
+def test_interior_K_rule_never_takes_the_grid_edge_as_evidence():
+    """An optimum at the largest K of the grid is inconclusive (before: a curve falling to the grid's end refuted the
+    claim); K = 1 beating every K > 1 by the effect with >= 10 seeds refutes; an interior optimum below both ends
+    supports."""
+    rng = np.random.default_rng(2)
+    noise = 0.001 * rng.standard_normal(10)
+    Ks = np.array([1, 2, 4, 8.0])
+    pol = _policy(min_effect=F.CLAIM_K.min_effect)
+    decide = lambda curve, n=10: F.CLAIM_K.evaluate({"K": Ks, "risk_runs": np.add.outer(curve, noise[:n])}, stats=pol)
+    assert decide([2.0, 1.0, 1.5, 1.8]).supported is True
+    assert decide([2.0, 1.5, 1.2, 1.0]).supported is None  # falls to the grid's edge: no evidence
+    assert decide([1.0, 1.2, 1.5, 1.8]).supported is False
+    assert decide([1.0, 1.2, 1.5, 1.8], n=6).supported is None  # too few seeds to refute
 
 
 def test_opt_insensitive_at_the_admissible_step_converges():
@@ -188,6 +335,6 @@ def test_opt_insensitive_at_the_admissible_step_converges():
     res = {r.params["setting"]: r for r in run_checks(paper="fedinit", only=["fedinit.claim.opt_insensitive_to_beta"],
                                                       profile="quick", seed=0, parallel_symbolic=False)}
     adm = res["admissible step, full participation"]
-    assert adm.scope == "inside" and adm.verdict == "claim_supported" and adm.seeds == 8
+    assert adm.scope == "inside" and adm.verdict == "claim_supported" and adm.seeds == 10
     assert "removed 100.0%" in adm.detail or "removed 99." in adm.detail
     assert all(r.scope == "outside_conditions" for k, r in res.items() if k.startswith("eta = 0.05"))

@@ -342,13 +342,14 @@ def test_fedshift_quick_profile(fedshift_results):
     for rid in ("fedshift.claim.divergence", "fedshift.claim.drift", "fedshift.claim.mean_to_zero",
                 "fedshift.claim.every_bit_width"):
         assert by[rid] and all(r.verdict in ("claim_supported", "claim_refuted", "inconclusive") for r in by[rid])
-    # one cause, one finding: eq. (12)'s misprint (4 rows), Thm 1's denominator (2 rows); the claims refuted on
-    # ls(d=32) sit where the optimum's weight mean is not ~0 (a regime boundary, not counted); eq. (11) is a
-    # self-check of the simulator
+    # one cause, one finding: eq. (12)'s misprint (5 rows, one of them the units check's), Thm 1's denominator
+    # (2 rows); the claims refuted on ls(d=32) sit where the optimum's weight mean is not ~0 (a regime boundary,
+    # not counted); eq. (11) is a self-check of the simulator
     from fedtheory.checks import group_findings
     groups = group_findings(fedshift_results)
     assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator"}
-    assert len(groups["fedshift.eq12_misprint"]) == 4 and len(groups["fedshift.thm1.denominator"]) == 2
+    assert len(groups["fedshift.eq12_misprint"]) == 5 and len(groups["fedshift.thm1.denominator"]) == 2
+    assert "fedshift.thm2.units" in {r.id for r in groups["fedshift.eq12_misprint"]}  # the units check's row
     assert all(r.self_check for r in by["fedshift.eq11"] + by["fedshift.cond31_32"] + by["fedshift.thm2.appendix"])
     assert [r.verdict for r in by["fedshift.claim.drift"] if "ls(d=32)" in str(r.problem)] == ["claim_refuted"]
     for rid in ("fedshift.claim.divergence", "fedshift.claim.drift", "fedshift.claim.mean_to_zero",

@@ -98,9 +98,12 @@ def test_plugin_path_check_and_explain(skeleton):
     out = _cli("check", "--plugin", pkg, "--only", "mypaper", "--format", "json")
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)["results"]
-    assert [(r["id"], r["verdict"]) for r in res] == [("mypaper.thm1", "holds")]
+    # the plug-in's own check, then the units row every paper gets for free (check mypaper.units)
+    assert [(r["id"], r["kind"], r["verdict"]) for r in res] == [("mypaper.thm1", "bound", "holds"),
+                                                                 ("mypaper.thm1.units", "symbolic", "holds")]
     out = _cli("explain", "mypaper.thm1", "--plugin", pkg)
     assert out.returncode == 0 and "how it is checked" in out.stdout and "measures: opt_error" in out.stdout
+    assert "units: holds: consistent" in out.stdout and "dimensions: D [f], eta [w]^2/[f]" in out.stdout
     assert "plug-in: mypaper" in out.stdout
     # without the plug-in the id is unknown: exit 2, naming how to load it
     out = _cli("explain", "mypaper.thm1")

@@ -16,15 +16,17 @@ from __future__ import annotations
 from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
                    PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Control, ControlOutcome, Session, all_checks,
                    check, checked_rows, checks_of, compare_mean, compare_rounds, errors, exit_code, group_findings,
-                   holm_reject, id_matches, registered_check_ids, run_control, run_controls, select)
+                   holm_reject, id_matches, register_spec, check_spec, registered_check_ids, run_control, run_controls,
+                   select)
 from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, simulation_text,
                      summarize, summarize_findings, write_json)
 from .run import run_checks
+from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        scalar_params, trivial_bound_of)
 
-__all__ = ["CONTROLLED_KINDS", "Control", "ControlOutcome", "run_control", "run_controls", "TRIVIAL_BOUNDS",
+__all__ = ["register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS", "Control", "ControlOutcome", "run_control", "run_controls", "TRIVIAL_BOUNDS",
            "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",
            "trivial_bound_of", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "checked_rows", "errors",
            "CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",

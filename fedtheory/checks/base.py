@@ -234,6 +234,20 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     return deco
 
 
+def register_spec(spec: CheckSpec, *, replace: bool = False) -> CheckSpec:
+    """Register a CheckSpec built without the decorator (a check generated for a paper, e.g. PAPER.units);
+    ``replace`` refreshes an existing one (same id)."""
+    if spec.id in _CHECKS and not replace:
+        raise ValueError(f"check {spec.id} registered twice")
+    _CHECKS[spec.id] = spec
+    return spec
+
+
+def check_spec(check_id: str) -> CheckSpec | None:
+    """The registered check with this id, without loading plug-ins (None when there is none)."""
+    return _CHECKS.get(check_id)
+
+
 def registered_check_ids() -> list[str]:
     """The check ids registered so far, without loading plug-ins."""
     return list(_CHECKS)
@@ -497,11 +511,44 @@ def _shipped() -> dict:
         return {}
 
 
+_FRESH: dict[str, Any] | None = None  # inside fresh_symbolic(): every result computed anew and collected here
+_SYMBOLIC_PARTS: list[Callable[[], Any]] = []
+
+
+def symbolic_part(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Declare a function that runs a check's symbolic computations (``cached_symbolic``) without its simulations,
+    so that the shipped cache holds them (``python -m fedtheory.checks.refresh_symbolic``)."""
+    _SYMBOLIC_PARTS.append(fn)
+    return fn
+
+
+def symbolic_parts() -> list[Callable[[], Any]]:
+    return list(_SYMBOLIC_PARTS)
+
+
+class fresh_symbolic:
+    """``with fresh_symbolic() as results:``: every ``cached_symbolic`` inside computes anew (no cache read or
+    written) and its JSON result is collected in ``results`` under its key (what refresh_symbolic ships)."""
+
+    def __enter__(self) -> dict[str, Any]:
+        global _FRESH
+        self._outer, _FRESH = _FRESH, {}
+        return _FRESH
+
+    def __exit__(self, *exc) -> None:
+        global _FRESH
+        _FRESH = self._outer
+
+
 def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> dict:
     """Memoize a symbolic computation, keyed by ``symbolic_key``. Lookup: the user cache
     (~/.cache/fedtheory/symbolic), then the cache shipped with the package (tests recompute every
     entry of it), then compute. FEDTHEORY_CACHE='' disables both caches."""
     key = symbolic_key(key_parts)
+    if _FRESH is not None:
+        out = json.loads(json.dumps(compute()))
+        _FRESH[key] = out
+        return out
     d = _symbolic_cache_dir()
     if d is None:
         return compute()

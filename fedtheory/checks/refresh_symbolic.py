@@ -1,31 +1,31 @@
 """Regenerate the symbolic-result cache shipped with the package: python -m fedtheory.checks.refresh_symbolic
 
-Every record with a stated order is rate-checked from scratch and the result stored under its key
-(the hash of the exact sympy inputs and the rate-check code). tests/test_symbolic_cache.py recomputes
-every entry and fails if the file is stale or incomplete.
+Every symbolic computation the built-in checks make (``cached_symbolic``: the rate checks of every record with a
+stated order, under each reading, their negative controls, and the symbolic parts of simulation checks declared with
+``symbolic_part``) is computed from scratch and stored under its key (the hash of the exact sympy inputs and the
+rate-check code). tests/test_symbolic_cache.py recomputes every entry and fails if the file is stale or incomplete.
 """
 from __future__ import annotations
 
 import json
 
-from ..plugins import records
-from ..theory import Bound, OrderStatement
-from ..theory.rates import check_order
-from .verdicts import rate_inputs, rate_key
-from .base import SHIPPED_SYMBOLIC, symbolic_key
-
-
-def records_with_orders():
-    return [r for r in records().values()
-            if (isinstance(r, Bound) and r.order is not None) or (isinstance(r, OrderStatement) and r.explicit is not None)]
+from ..plugins import BUILTIN_PAPERS
+from .base import PROFILES, SHIPPED_SYMBOLIC, Session, all_checks, fresh_symbolic, run_spec, symbolic_parts
 
 
 def compute_all() -> dict:
-    out = {}
-    for rec in records_with_orders():
-        explicit, order, conditions = rate_inputs(rec)
-        out[symbolic_key(rate_key(explicit, order, conditions))] = check_order(explicit, order, conditions=conditions).as_dict()
-    return out
+    """Every symbolic result of the built-in papers' symbolic checks (all profiles), their controls and the declared
+    symbolic parts of their simulation checks, computed anew: key -> JSON result."""
+    specs = [s for s in all_checks().values() if s.paper in BUILTIN_PAPERS and s.cost == "symbolic"]
+    with fresh_symbolic() as out:
+        for spec in specs:
+            for profile in PROFILES:
+                run_spec(spec, Session(profile=profile))
+            if spec.control is not None:
+                spec.control.fn(Session())
+        for part in symbolic_parts():
+            part()
+    return dict(out)
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ A plug-in's measures are recorded whenever the plug-in is part of the algorithm 
 """
 from __future__ import annotations
 
+import re
+
 from .engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, StepWeights, TrackGradients
 from .fedmrur import HyperbolicRegularizer, NormalizedAggregation
 from .fedshift import WeightShift
@@ -28,7 +30,40 @@ INDEXING = {
     "step": "(T K + 1, R): s = t K + k = 0..T K, at the averaged iterate of local step k of round t",
 }
 
-__all__ = ["INDEXING", "STEP_MEASURES", "StepWeights", "TrackGradients", "measure_catalogue"]
+__all__ = ["INDEXING", "MEASURE_DIMENSIONS", "STEP_MEASURES", "StepWeights", "TrackGradients", "measure_catalogue",
+           "measure_dimension"]
+
+# The dimension of every shipped measure, in the loss [f] and the parameter [w] (plain data: the checks read it, see
+# fedtheory.theory.dimensions). A bound's left side is a measure: its dimension is the formula's target.
+# R (FedMRUR's regulariser) is read in loss units with gamma a dimensionless weight, the reading Thm 1's L + r needs.
+MEASURE_DIMENSIONS = {
+    "loss": "f", "opt_error": "f", "grad_norm2": "f^2/w^2", "delta": "w^2", "population": "f", "gen_gap": "f",
+    "test_loss": "f", "client_grad_norm2": "f^2/w^2", "dist2_opt": "w^2", "delta_code": "w^2", "drift": "w^2",
+    "unbiased_gap": "w", "init_offset": "w", "V1": "w^2", "V2": "w^2", "local_grad_sum2": "f^2/w^2",
+    "visited_max_loss": "f", "visited_max_grad": "f/w", "visited_max_dist2": "w^2", "visited_max_grad_var": "f^2/w^2", "eq15_residual": "1",
+    "visited_client_grad2": "f^2/w^2", "visited_client_grad2_running": "f^2/w^2", "quant_error2": "w^2", "shift_m_prev": "w", "shift_m_next": "w",
+    "shift_m_hat": "w", "shift_rms_next": "w", "shift_D_FA2": "w^2", "shift_D_FS2": "w^2", "shift_I": "1",
+    "shift_divergence": "w", "shift_drift": "w", "shift_drift_local": "w", "consensus": "w^2", "consensus_init": "w^2",
+    "hyp_R": "f", "hyp_radius": "w", "hyp_r_bound": "f/w^2", "d_t": "1", "update_norm": "w", "update_norm_plain": "w",
+    "cos_pairwise": "1", "cos_to_aggregate": "1", "geometry_residual": "1",
+    # the step measures (at the averaged iterate of every local step and its running averages)
+    "step_opt_error": "f", "step_dist2": "w^2", "step_grad_norm2": "f^2/w^2", "step_grad_norm2_mean": "f^2/w^2",
+    "avg_opt_error": "f", "avg_dist2": "w^2", "wavg_opt_error": "f", "wavg_dist2": "w^2",
+}
+
+
+def measure_dimension(name: str, *plugins: Plugin) -> str:
+    """A measure's dimension ('f^2/w^2', '1', ...): the shipped table (a per-block FedShift measure, ``NAME_b<j>``,
+    is its NAME's), else what a plug-in declares in ``measure_dimensions()``; '' when nobody declares one."""
+    base = re.sub(r"_b\d+$", "", name)
+    for key in (name, base):
+        if key in MEASURE_DIMENSIONS:
+            return MEASURE_DIMENSIONS[key]
+    for p in plugins:
+        d = p.measure_dimensions().get(name)
+        if d:
+            return d
+    return ""
 
 
 def _builtin_plugins() -> list[Plugin]:
@@ -38,9 +73,10 @@ def _builtin_plugins() -> list[Plugin]:
 
 
 def measure_catalogue(*plugins: Plugin) -> dict[str, dict[str, str]]:
-    """Every measure name -> {"definition", "indexing", "source"}: the engine's state, round, visited and step
-    measures, the shipped plug-ins' measures (recorded whenever the algorithm includes the plug-in), and those of
-    any extra ``plugins`` given (e.g. your own). ``indexing`` is the shape of ``trace[name]`` (see INDEXING)."""
+    """Every measure name -> {"definition", "indexing", "source", "dimension"}: the engine's state, round, visited and
+    step measures, the shipped plug-ins' measures (recorded whenever the algorithm includes the plug-in), and those
+    of any extra ``plugins`` given (e.g. your own). ``indexing`` is the shape of ``trace[name]`` (see INDEXING);
+    ``dimension`` its dimension in the loss [f] and the parameter [w] ('' where none is declared)."""
     out: dict[str, dict[str, str]] = {}
     for table, kind in ((STATE_MEASURES, "state"), (ROUND_MEASURES, "round"), (VISITED_MEASURES, "visited"),
                         (STEP_MEASURES, "step")):
@@ -50,4 +86,7 @@ def measure_catalogue(*plugins: Plugin) -> dict[str, dict[str, str]]:
         for name, text in p.measures().items():
             out.setdefault(name, {"definition": text, "indexing": INDEXING["round"],
                                   "source": f"plug-in {type(p).__name__}"})
+    all_plugins = [*_builtin_plugins(), *plugins]
+    for name, row in out.items():
+        row["dimension"] = measure_dimension(name, *all_plugins)
     return out

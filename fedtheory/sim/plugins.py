@@ -87,6 +87,11 @@ class Plugin:
     def measures(self) -> dict[str, str]:
         return {}
 
+    def measure_dimensions(self) -> dict[str, str]:
+        """The dimension of each measure of ``measures()`` in the loss f and the parameter w (e.g. {"gap": "f"},
+        {"dist2": "w^2"}, {"ratio": "1"}): a bound whose left side is the measure is checked against it."""
+        return {}
+
     def measure(self, rs: RoundState) -> dict[str, Any]:
         return {}
 

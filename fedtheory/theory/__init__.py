@@ -2,7 +2,8 @@
 
 A record is a :class:`Bound` (``lhs <= expr`` under :class:`Condition` s, with :class:`Definition` s and a
 :class:`StatedOrder`), an :class:`Identity`, an :class:`OrderStatement` or a :class:`Claim`; symbols come
-from a :class:`SymbolSet`. :func:`register` makes a record visible to ``fedtheory list / explain / check``.
+from a :class:`SymbolSet`, each with its dimension in the loss [f] and the parameter [w] (:func:`dimension_of`,
+``fedtheory.theory.dimensions``). :func:`register` makes a record visible to ``fedtheory list / explain / check``.
 The built-in papers (``fedinit``, ``oledfl``, ``fedmrur``, ``fedshift``) are plug-ins like any other:
 see ``fedtheory.plugins`` and docs/extending.md.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Identity, MissingValuesError,
                    OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import ASSUMPTIONS, register_assumption
+from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
 
@@ -19,6 +21,8 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["ASSUMPTIONS", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
+__all__ = ["ASSUMPTIONS", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
+           "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
+           "Definition", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]

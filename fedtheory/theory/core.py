@@ -7,6 +7,7 @@ the symbols they use with domains, side conditions, a stated order, and a transc
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -14,6 +15,7 @@ import numpy as np
 import sympy as sp
 
 from .._validation import FedTheoryError, ParameterError
+from .dimensions import Units, UnitsWarning, parse_dimension, undeclared
 
 # ------------------------------------------------------------------------------------ symbols
 
@@ -23,6 +25,7 @@ class SymbolInfo:
     symbol: sp.Symbol
     description: str
     domain: sp.Set  # allowed numeric values
+    dimension: Any = None  # 'f^2/w^2', a sympy Dimension, or {reading: dimension}; None: undeclared (theory.dimensions)
 
     @property
     def name(self) -> str:
@@ -30,14 +33,23 @@ class SymbolInfo:
 
 
 class SymbolSet:
-    """A paper's symbols. Names are what numeric values are passed by."""
+    """A paper's symbols. Names are what numeric values are passed by.
 
-    def __init__(self, paper: str):
+    Each symbol declares its dimension (``dim``: 'f^2/w^2', 'w', '1', ... in the loss [f] and the parameter [w]; a
+    mapping {reading: dimension} where the text leaves it open; see ``fedtheory.theory.dimensions``). strict=True
+    (the built-in papers) makes a symbol without one an error when it is added, and a record using a symbol outside
+    the set an error when it is registered; otherwise (a user's plug-in) such a record registers with a UnitsWarning
+    and its units verdict is 'unknown'.
+    """
+
+    def __init__(self, paper: str, *, strict: bool = False):
         self.paper = paper
+        self.strict = strict
         self.info: dict[str, SymbolInfo] = {}
+        _SYMBOL_SETS.setdefault(paper, []).append(self)
 
     def add(self, name: str, description: str, domain: sp.Set = sp.Interval.open(0, sp.oo), *, integer: bool = False,
-            latex: str | None = None) -> sp.Symbol:
+            latex: str | None = None, dim: Any = None) -> sp.Symbol:
         positive = bool(domain.is_subset(sp.Interval.open(0, sp.oo)))
         nonneg = bool(domain.is_subset(sp.Interval(0, sp.oo)))
         kw = {"real": True}
@@ -50,7 +62,12 @@ class SymbolSet:
         sym = sp.Symbol(name, **kw)
         if name in self.info:
             raise FedTheoryError(f"{self.paper}: symbol {name} defined twice")
-        self.info[name] = SymbolInfo(sym, description, domain)
+        if dim is None and self.strict:
+            raise FedTheoryError(f"{self.paper}: symbol {name} has no dimension: give dim= (e.g. 'f/w^2', '1'; "
+                                 "see fedtheory.theory.dimensions)")
+        for d in (dim.values() if isinstance(dim, Mapping) else [dim] if dim is not None else []):
+            parse_dimension(d)
+        self.info[name] = SymbolInfo(sym, description, domain, dim)
         return sym
 
     def __getitem__(self, name: str) -> SymbolInfo:
@@ -248,6 +265,7 @@ class Record:
     note: str = ""
     kind: str = "record"
     readings: Mapping[str, str] = field(default_factory=dict)
+    units: Units | None = None  # the left side's dimension, a stated normalisation, the consistent alternative
     quantities: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -516,6 +534,46 @@ def _fmt(v) -> str:
 # ------------------------------------------------------------------------------------ registry
 
 _REGISTRY: dict[str, Record | Definition] = {}
+_SYMBOL_SETS: dict[str, list[SymbolSet]] = {}  # paper -> its symbol sets (a Definition finds its symbols here)
+_WARNED: set[tuple[str, str]] = set()
+
+
+def registered(paper: str | None = None) -> list[Record | Definition]:
+    """The records registered so far (of one paper), in registration order, without loading plug-ins."""
+    return [r for r in _REGISTRY.values() if paper in (None, r.paper)]
+
+
+def symbol_sets(paper: str) -> list[SymbolSet]:
+    """The SymbolSets made for a paper (a Definition's symbols are found in them)."""
+    return list(_SYMBOL_SETS.get(paper, []))
+
+
+def paper_symbols(paper: str) -> dict[str, SymbolInfo]:
+    """Every symbol the paper's SymbolSets declare, by name (the first declaration of a name wins)."""
+    out: dict[str, SymbolInfo] = {}
+    for ss in _SYMBOL_SETS.get(paper, []):
+        for n, i in ss.info.items():
+            out.setdefault(n, i)
+    return out
+
+
+def _check_dimensions(r) -> None:
+    """A strict (built-in) paper: every symbol a record uses has a dimension, else FedTheoryError; a user's: a
+    UnitsWarning naming the symbols (once per paper and symbol)."""
+    symbols = getattr(r, "symbols", None)
+    sets = [symbols] if symbols is not None else _SYMBOL_SETS.get(r.paper, [])
+    missing = undeclared(r, paper_symbols(r.paper) if symbols is None else symbols.info)
+    if not missing:
+        return
+    if any(getattr(ss, "strict", False) for ss in sets):
+        raise FedTheoryError(f"{r.paper}: record {r.id} uses {', '.join(missing)} without a dimension "
+                             "(declare it with SymbolSet.add(..., dim=...))")
+    new = [m for m in missing if (r.paper, m) not in _WARNED]
+    if new:
+        _WARNED.update((r.paper, m) for m in new)
+        warnings.warn(f"{r.paper}: no dimension declared for {', '.join(new)} (record {r.id}): its units verdict is "
+                      "'unknown'; declare them with SymbolSet.add(..., dim=...) (docs/extending.md)", UnitsWarning,
+                      stacklevel=3)
 
 
 def register(*records):
@@ -531,6 +589,8 @@ def register(*records):
             check_quantities(r)
         if r.id in _REGISTRY and _REGISTRY[r.id] is not r:
             raise FedTheoryError(f"record id {r.id} registered twice")
+        if r.id not in _REGISTRY:
+            _check_dimensions(r)
         _REGISTRY[r.id] = r
     return records[0] if len(records) == 1 else records
 

@@ -17,8 +17,8 @@ from .core import Claim, ClaimOutcome, Identity, SymbolSet, register
 FEDINIT, FEDMRUR = "fedinit", "fedmrur"
 FEDINIT_SEED = "000_278c463b157eab5b.txt"
 FEDMRUR_SEED = "003_7cb41999359df859.txt"
-S_INIT = SymbolSet(FEDINIT)
-S_MRUR = SymbolSet(FEDMRUR)
+S_INIT = SymbolSet(FEDINIT, strict=True)
+S_MRUR = SymbolSet(FEDMRUR, strict=True)
 
 
 def _gen_tracks_divergence(m, *, stats, n_perm=4000, seed=0):

@@ -39,6 +39,11 @@ Reading decisions that apply to several records:
   (all w_p = w_g = w) R = exp(0) = 1, so F(w) = f(w) + gamma and F^0 - F^* = f(w^0) - f^*; and
   grad_w R(w, w_g) vanishes at w = w_g (the squared Lorentzian distance has its minimum 0 there),
   so grad F(w^t) = grad f(w^t). The measured left sides use the global gradient of f.
+* Units (the check fedmrur.units, docs/units.md). eta_g has two readings: A, Alg. 1 line 16 as printed applies it to
+  a displacement (dimensionless); B, a step on a gradient-sized update ([w]^2/[f]). rho is a radius ([w]; line 9
+  normalises the gradient). r is read in loss units (gamma a dimensionless weight): the reading under which L + r
+  adds like with like. Under both readings Phi, C_max ('1 - alpha L') and eta_l <= 1/sqrt(30 alpha K L) are
+  dimensionally inconsistent as printed; the seed has no appendix to take a consistent form from.
 """
 from __future__ import annotations
 
@@ -46,30 +51,32 @@ import numpy as np
 import sympy as sp
 
 from .core import Bound, Claim, ClaimOutcome, Condition, Definition, Identity, StatedOrder, SymbolSet, register
+from .dimensions import Units
 
 PAPER = "fedmrur"
 SEED = "003_7cb41999359df859.txt"
 
-S_ = SymbolSet(PAPER)
+S_ = SymbolSet(PAPER, strict=True)
 _pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-L = S_.add("L", "smoothness of each f_p (Assumption 1)")
-r = S_.add("r", "smoothness of R(., x_0) for fixed x_0 (Assumption 1); 0 when the regularizer is off", _nonneg)
-sigma_t = S_.add("sigma_t", "std of the stochastic gradient: E||g - grad F_p||^2 <= sigma_t^2 (Assumption 2)", _nonneg)
-sigma_g = S_.add("sigma_g", "heterogeneity: E||grad F_p(x) - grad F(x)||^2 <= sigma_g^2 (Assumption 3, eq. 6)", _nonneg)
-rho = S_.add("rho", "SAM perturbation radius (Alg. 1 line 9)", _nonneg)
-alpha = S_.add("alpha", "client-momentum coefficient (Alg. 1 line 10)", sp.Interval.Lopen(0, 1))
-eta_l = S_.add("eta_l", "local learning rate")
-eta_g = S_.add("eta_g", "global learning rate (Alg. 1 line 16)")
-K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo))
-S = S_.add("S", "clients taking part per round |S_t|", sp.Interval(1, sp.oo))
-N = S_.add("N", "number of clients (P in eq. 1)", sp.Interval(1, sp.oo))
-T = S_.add("T", "communication rounds", sp.Interval(1, sp.oo))
-D = S_.add("D", "F^0 - F^* (= f(w^0) - f^*, see the module note)", _nonneg)
-C = S_.add("C", "the positive constant of Theorem 1 (C <= C_max)")
-sum_d = S_.add("sum_d", "sum_{t} d_t over the T rounds (>= T since d_t >= 1), measured", sp.Interval(1, sp.oo))
-Lr = S_.add("Lr", "L + r, as one symbol in the rate check (keeps (L+r)^n as one factor)")
-C_max = S_.add("C_max", "largest admissible C")
-Phi_ = S_.add("Phi", "the constant term Phi of eq. (7)", _nonneg)
+L = S_.add("L", "smoothness of each f_p (Assumption 1)", dim="f/w^2")
+r = S_.add("r", "smoothness of R(., x_0) for fixed x_0 (Assumption 1); 0 when the regularizer is off", _nonneg, dim="f/w^2")
+sigma_t = S_.add("sigma_t", "std of the stochastic gradient: E||g - grad F_p||^2 <= sigma_t^2 (Assumption 2)", _nonneg, dim="f/w")
+sigma_g = S_.add("sigma_g", "heterogeneity: E||grad F_p(x) - grad F(x)||^2 <= sigma_g^2 (Assumption 3, eq. 6)", _nonneg, dim="f/w")
+rho = S_.add("rho", "SAM perturbation radius (Alg. 1 line 9)", _nonneg, dim="w")
+alpha = S_.add("alpha", "client-momentum coefficient (Alg. 1 line 10)", sp.Interval.Lopen(0, 1), dim="1")
+eta_l = S_.add("eta_l", "local learning rate", dim="w^2/f")
+eta_g = S_.add("eta_g", "global learning rate (Alg. 1 line 16)", dim={"A": "1", "B": "w^2/f"})
+K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo), dim="1")
+S = S_.add("S", "clients taking part per round |S_t|", sp.Interval(1, sp.oo), dim="1")
+N = S_.add("N", "number of clients (P in eq. 1)", sp.Interval(1, sp.oo), dim="1")
+T = S_.add("T", "communication rounds", sp.Interval(1, sp.oo), dim="1")
+D = S_.add("D", "F^0 - F^* (= f(w^0) - f^*, see the module note)", _nonneg, dim="f")
+C = S_.add("C", "the positive constant of Theorem 1 (C <= C_max)", dim="1")
+sum_d = S_.add("sum_d", "sum_{t} d_t over the T rounds (>= T since d_t >= 1), measured", sp.Interval(1, sp.oo), dim="1")
+Lr = S_.add("Lr", "L + r, as one symbol in the rate check (keeps (L+r)^n as one factor)", dim="f/w^2")
+C_max = S_.add("C_max", "largest admissible C", dim="1")
+Phi_ = S_.add("Phi", "the constant term Phi of eq. (7)", _nonneg, dim="f^2/w^2")
+S_.add("d_t", "d_t of Thm 1 (a ratio of norms, >= 1); the symbol of fedmrur.d_t", sp.Interval(1, sp.oo), dim="1")
 SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions
@@ -169,6 +176,7 @@ THM1 = Bound(
     id="fedmrur.thm1", paper=PAPER, title="Theorem 1: convergence of FedMRUR (non-convex, partial participation)",
     source=f"{SEED}, Thm 1, eq. (7) and rate eq. (8)", symbols=S_,
     assumptions=("L_smooth", "regularizer_smooth(r)", "bounded_variance", "heterogeneity_global(sigma_g)"),
+    units=Units(lhs="f^2/w^2"),
     lhs="weighted_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/sum_t d_t) sum_t d_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (eq. 7; READINGS)",
     expr=THM1_FIRST + PHI_EXPR, definitions=(C_MAX,), conditions=THM1_CONDITIONS,
@@ -184,6 +192,7 @@ THM1 = Bound(
 MOFEDSAM = Bound(
     id="fedmrur.mofedsam_thmD7", paper=PAPER, title="MoFedSAM's Theorem D.7 as FedMRUR's Remark 2 states it",
     source=f"{SEED}, Remark 2 (MoFedSAM [31], Thm D.7: '(F^0 - F^*)/(C alpha eta_g T) + Phi')", symbols=S_,
+    units=Units(lhs="f^2/w^2"),
     assumptions=THM1.assumptions, lhs="avg_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/T) sum_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (MoFedSAM: plain aggregation, d_t not "
                     "applied; READINGS)",
@@ -196,6 +205,7 @@ MOFEDSAM = Bound(
 
 REMARK2 = Bound(
     id="fedmrur.remark2", paper=PAPER, title="Remark 2: eq. (7)'s right side is never above MoFedSAM's",
+    units=Units(lhs="f^2/w^2"),
     source=f"{SEED}, Remark 2", symbols=S_, assumptions=(), lhs="thm1_rhs", lhs_kind="none",
     lhs_description="the right side of eq. (7), (F^0-F^*)/(C alpha eta_g sum_d) + Phi, at a run's measured sum_d",
     expr=MOFEDSAM_FIRST + PHI_EXPR, definitions=(C_MAX,), quote=REMARK2_QUOTE,

@@ -58,37 +58,38 @@ import sympy as sp
 
 from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder, SymbolSet,
                    Evaluator, register)
+from .dimensions import Units
 
 PAPER = "fedshift"
 SEED = "004_319ac838b1cb3f8f.txt"
 LI2020 = "Li, Huang, Yang, Wang, Zhang, ICLR 2020, Thm 1 (seeds/README.md)"
 
-S_ = SymbolSet(PAPER)
+S_ = SymbolSet(PAPER, strict=True)
 _pos, _nonneg, _real = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo), sp.Reals
 # Theorem 2 / eq. (11)
-I = S_.add("I", "inferior clients among the K selected", _nonneg)
-S = S_.add("S", "superior clients among the K selected (S = K - I)", _nonneg)
-K = S_.add("K", "clients selected per round", sp.Interval(1, sp.oo))
-P = S_.add("P", "number of weights (of the layer, for Thm 2; of the model, for Thm 1)", sp.Interval(1, sp.oo))
-m_t = S_.add("m_t", "m^t: mean of the layer of the model the round started from", _real)
-m_t1 = S_.add("m_t1", "m^{t+1}: mean of the layer of the aggregate before the shift (eq. 8)", _real)
+I = S_.add("I", "inferior clients among the K selected", _nonneg, dim="1")
+S = S_.add("S", "superior clients among the K selected (S = K - I)", _nonneg, dim="1")
+K = S_.add("K", "clients selected per round", sp.Interval(1, sp.oo), dim="1")
+P = S_.add("P", "number of weights (of the layer, for Thm 2; of the model, for Thm 1)", sp.Interval(1, sp.oo), dim="1")
+m_t = S_.add("m_t", "m^t: mean of the layer of the model the round started from", _real, dim="w")
+m_t1 = S_.add("m_t1", "m^{t+1}: mean of the layer of the aggregate before the shift (eq. 8)", _real, dim="w")
 # Theorem 1
-L = S_.add("L", "smoothness of each F_k (Assumption 1)")
-mu = S_.add("mu", "strong convexity of each F_k (Assumption 2)")
-E = S_.add("E", "local steps per round", sp.Interval(1, sp.oo))
-tau = S_.add("tau", "step counter (the global model after t rounds is w_bar at tau = t E + 1)", sp.Interval(1, sp.oo))
-eps = S_.add("eps", "epsilon > 0 of the Young inequality (eq. 17-18)")
-beta = S_.add("beta", "step-size constant: eta_tau = beta/(tau + gamma)")
-gamma = S_.add("gamma", "step-size offset: eta_tau = beta/(tau + gamma)")
-Gamma = S_.add("Gamma", "heterogeneity F* - sum_k p_k F_k* (Li et al.)", _nonneg)
-G = S_.add("G", "E||grad F_k(w, xi)||^2 <= G^2 (Assumption 4)", _nonneg)
-sum_p_sigma2 = S_.add("sum_p_sigma2", "sum_k p_k sigma_k^2 (as printed in B_1)", _nonneg)
-sum_p2_sigma2 = S_.add("sum_p2_sigma2", "sum_k p_k^2 sigma_k^2 (Lemma 2)", _nonneg)
-alpha = S_.add("alpha", "I/N, share of inferior clients (full participation; at most 1)", _nonneg)
-M = S_.add("M", "E[(m^tau)^2] <= M for every layer and step (Assumption 5)", _nonneg)
-Delta1 = S_.add("Delta1", "E||w_bar^1 - w*||^2 (the start)", _nonneg)
-B1 = S_.add("B1", "B_1 (App. A-D)", _nonneg)
-B2 = S_.add("B2", "B_2 (App. A-D)", _nonneg)
+L = S_.add("L", "smoothness of each F_k (Assumption 1)", dim="f/w^2")
+mu = S_.add("mu", "strong convexity of each F_k (Assumption 2)", dim="f/w^2")
+E = S_.add("E", "local steps per round", sp.Interval(1, sp.oo), dim="1")
+tau = S_.add("tau", "step counter (the global model after t rounds is w_bar at tau = t E + 1)", sp.Interval(1, sp.oo), dim="1")
+eps = S_.add("eps", "epsilon > 0 of the Young inequality (eq. 17-18)", dim="1")
+beta = S_.add("beta", "step-size constant: eta_tau = beta/(tau + gamma)", dim="w^2/f")
+gamma = S_.add("gamma", "step-size offset: eta_tau = beta/(tau + gamma)", dim="1")
+Gamma = S_.add("Gamma", "heterogeneity F* - sum_k p_k F_k* (Li et al.)", _nonneg, dim="f")
+G = S_.add("G", "E||grad F_k(w, xi)||^2 <= G^2 (Assumption 4)", _nonneg, dim="f/w")
+sum_p_sigma2 = S_.add("sum_p_sigma2", "sum_k p_k sigma_k^2 (as printed in B_1)", _nonneg, dim="f^2/w^2")
+sum_p2_sigma2 = S_.add("sum_p2_sigma2", "sum_k p_k^2 sigma_k^2 (Lemma 2)", _nonneg, dim="f^2/w^2")
+alpha = S_.add("alpha", "I/N, share of inferior clients (full participation; at most 1)", _nonneg, dim="1")
+M = S_.add("M", "E[(m^tau)^2] <= M for every layer and step (Assumption 5)", _nonneg, dim="w^2")
+Delta1 = S_.add("Delta1", "E||w_bar^1 - w*||^2 (the start)", _nonneg, dim="w^2")
+B1 = S_.add("B1", "B_1 (App. A-D)", _nonneg, dim="f^2/w^2")
+B2 = S_.add("B2", "B_2 (App. A-D)", _nonneg, dim="1")
 SYMBOLS = S_
 
 
@@ -129,6 +130,7 @@ THM2_MAIN = ExactIdentity(
     id="fedshift.thm2", paper=PAPER, title="Theorem 2: divergence difference (main text, eq. 12)",
     source=f"{SEED}, Sec. IV-B, Thm 2, eq. (12)", symbols=S_,
     lhs_text="D_FA^2 - D_FS^2", rhs_text="(IP/K)((K+S)/K (m^{t+1})^2 - 2 m^t/(m^{t+1})^2)",
+    units=Units(lhs="w^2", alternative="fedshift.thm2.appendix", finding="fedshift.eq12_misprint"),
     lhs="D_FA^2 - D_FS^2", expr=THM2_MAIN_EXPR,
     conditions=(Condition("S_is_K_minus_I", sp.Eq(S, K - I), f"{SEED}, Sec. IV-A"),),
     note="As printed: LaTeX '2\\frac{m^{t}}{(m^{t+1})^{2}}'. It differs from the appendix's eq. (30) "
@@ -138,6 +140,7 @@ THM2_APPENDIX = ExactIdentity(
     id="fedshift.thm2.appendix", paper=PAPER, title="Theorem 2 as derived in Appendix B (eqs. 29-30)",
     source=f"{SEED}, App. B-A, eqs. (25)-(30)", symbols=S_,
     lhs_text="D_FA^2 - D_FS^2", rhs_text="(IP/K)((m^{t+1})^2 (2 - I/K) - 2 m^{t+1} m^t)",
+    units=Units(lhs="w^2"),
     lhs="D_FA^2 - D_FS^2", expr=THM2_APPENDIX_EXPR,
     note="Eq. (30); eq. (29) is the same before collecting terms (checked symbolically). Re-derived: "
          "D_FS^2 = ||a - (I/K) m^{t+1} 1||^2 with a = w^{t+1} - w^t and 1'a = P (m^{t+1} - m^t), per layer.",
@@ -223,6 +226,7 @@ THM1 = Bound(
     source=f"{SEED}, Sec. IV-B, Thm 1; App. A-D, eq. (20)", symbols=S_,
     assumptions=("L_smooth", "strongly_convex(mu)", "bounded_variance", "bounded_gradient(G)",
                  "bounded_weight_mean(M)"),
+    units=Units(lhs="f"),
     lhs="opt_error_tau", lhs_description="E[F(w_bar_tau)] - F* (the global model after t rounds at tau = t E + 1)",
     lhs_kind="opt_error", quote=THM1_QUOTE,
     expr=THM1_PRINTED_EXPR, definitions=(B1_PRINTED, B2_DEF), requires=_thm1_requires,
@@ -241,6 +245,7 @@ THM1_REDERIVED = replace(  # the same statement with the B_1 and the condition t
     source=f"{SEED}, App. A-B to A-D (Lemma 1, the induction, eq. (20)); {LI2020}",
     quote=f"{SEED}:486-490: eq. (20), the last display of the proof of Theorem 1 (App. A-D)",
     expr=THM1_EXPR, definitions=(B1_NEEDED, B2_DEF), conditions=THM1_CONDITIONS,
+    units=Units(lhs="f"),
     note="Eq. (20) for any beta, gamma the proof allows, with the B_1 the proof needs and the condition that keeps "
          "the denominator positive at the horizon tau (so at every earlier step). Read as a fixed-horizon statement: "
          "upsilon at tau dominates the upsilon every earlier induction step needs.")

@@ -41,27 +41,28 @@ import sympy as sp
 
 from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, OrderStatement, Record,
                    SymbolSet, register)
+from .dimensions import Units
 
 PAPER = "oledfl"
 SEED = "002_750e045df608fece.txt"
 README = "seeds/README.md (shared)"
 NA = "[formulas not available]"
 
-S_ = SymbolSet(PAPER)
+S_ = SymbolSet(PAPER, strict=True)
 _unit = sp.Interval.Ropen(0, 1)
-m = S_.add("m", "number of clients", sp.Interval(1, sp.oo))
-K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo))
-T = S_.add("T", "communication rounds", sp.Interval(1, sp.oo))
-eta = S_.add("eta", "local learning rate")
-beta = S_.add("beta", "Ole coefficient", sp.Interval(0, sp.oo))
-rho = S_.add("rho", "SAM perturbation radius", sp.Interval(0, sp.oo))
-n = S_.add("n", "samples per client", sp.Interval(1, sp.oo))
-lam = S_.add("lam", "lambda = max{|lambda_2(W)|, |lambda_m(W)|} (Definition 1)", _unit)
-lam2 = S_.add("lam2", "second largest eigenvalue of W", sp.Interval.open(-1, 1))
-lam_min = S_.add("lam_min", "smallest eigenvalue lambda_m(W) of W", sp.Interval.open(-1, 1))
-k = S_.add("k", "number of gossip steps (matrix power)", sp.Interval(1, sp.oo), integer=True)
+m = S_.add("m", "number of clients", sp.Interval(1, sp.oo), dim="1")
+K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo), dim="1")
+T = S_.add("T", "communication rounds", sp.Interval(1, sp.oo), dim="1")
+eta = S_.add("eta", "local learning rate", dim="w^2/f")
+beta = S_.add("beta", "Ole coefficient", sp.Interval(0, sp.oo), dim="1")
+rho = S_.add("rho", "SAM perturbation radius", sp.Interval(0, sp.oo), dim="w")
+n = S_.add("n", "samples per client", sp.Interval(1, sp.oo), dim="1")
+lam = S_.add("lam", "lambda = max{|lambda_2(W)|, |lambda_m(W)|} (Definition 1)", _unit, dim="1")
+lam2 = S_.add("lam2", "second largest eigenvalue of W", sp.Interval.open(-1, 1), dim="1")
+lam_min = S_.add("lam_min", "smallest eigenvalue lambda_m(W) of W", sp.Interval.open(-1, 1), dim="1")
+k = S_.add("k", "number of gossip steps (matrix power)", sp.Interval(1, sp.oo), integer=True, dim="1")
 lam_prod = S_.add("lam_prod", "prod_{t<k} lambda(W_t) over a sequence of mixing matrices (in [0, 1] for W of "
-                  "Definition 1)", sp.Interval(0, sp.oo))
+                  "Definition 1)", sp.Interval(0, sp.oo), dim="1")
 SYMBOLS = S_
 
 # records whose theorem-level formulas did not survive the conversion
@@ -109,6 +110,7 @@ register(DEF1, LAMBDA)
 LEMMA3 = Bound(
     id="oledfl.lemma3", paper=PAPER, title="Lemma 3: ||W^k - 11^T/m|| <= lambda^k (formula from [13])",
     source=f"{SEED}, App. B-A1, Lemma 3 ('[Lemma 4, [13]]')", symbols=S_, assumptions=("mixing_matrix",),
+    units=Units(lhs="1"),
     lhs="mixing_power_gap", lhs_description="||W^k - 11^T/m||_op (spectral norm)", lhs_kind="contraction",
     expr=lam**k, conditions=(Condition("k_at_least_1", k >= 1),),
     note="Stripped; re-supplied from Lian et al. [13]: for W of Definition 1, ||W^k - P|| <= lambda^k with "
@@ -119,6 +121,7 @@ LEMMA3_PRODUCT = Bound(
     title="Lemma 3 for a time-varying W: ||W_k...W_1 - 11^T/m|| <= prod_t lambda(W_t) (derived)",
     source=f"{SEED}, App. B-A1, remark after Lemma 3 ('[Proposition 1, [56]] ... C lambda^k'); product form derived",
     symbols=S_, assumptions=("mixing_matrix",),
+    units=Units(lhs="1"),
     lhs="mixing_product_gap", lhs_description="||W_k ... W_1 - 11^T/m||_op over k rounds of a time-varying topology",
     lhs_kind="contraction",
     expr=lam_prod,
@@ -149,9 +152,9 @@ CA_FORM = Identity(
          "residual too). Its eigenvalues off the consensus direction are (1+beta) lambda_i - beta.")
 register(EQ3, CA_FORM)
 
-_rho_beta = S_.add("rho_beta", "consensus contraction of W_beta = (1+beta) W - beta I")
-_beta_max = S_.add("beta_max", "largest beta with rho_beta < 1")
-_beta_cons = S_.add("beta_cons", "beta minimising rho_beta", sp.Interval(0, sp.oo))
+_rho_beta = S_.add("rho_beta", "consensus contraction of W_beta = (1+beta) W - beta I", dim="1")
+_beta_max = S_.add("beta_max", "largest beta with rho_beta < 1", dim="1")
+_beta_cons = S_.add("beta_cons", "beta minimising rho_beta", sp.Interval(0, sp.oo), dim="1")
 RHO_BETA = Definition(
     "oledfl.derived.rho_beta", PAPER, _rho_beta,
     sp.Max(sp.Abs((1 + beta) * lam2 - beta), sp.Abs((1 + beta) * lam_min - beta)),

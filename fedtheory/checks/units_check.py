@@ -1,0 +1,412 @@
+"""The units check: every record's formulas, dimension by dimension, without running anything.
+
+Every paper gets the check ``PAPER.units`` for free (registered through ``fedtheory.plugins.on_records_registered``
+when a plug-in registers records of that paper; its negative control: ``units_control_rows``): one row per record that has a formula, id ``RECORD.units`` (kind 'symbolic'); a claim or
+a statement in words has none and gets no row. The rules and the dimensions are ``fedtheory.theory.dimensions``; the
+left side of a bound is a measure of the simulator's catalogue (its declared dimension) unless the record's
+``units.lhs`` says otherwise. The verdicts:
+
+* holds: every formula is consistent ("consistent"; "consistent under L = 1" with the normalisation the record
+  declares, quoted; a stated order "consistent under" the step-size choice it states, e.g. eta = sqrt(N/(K T))
+  sets [w]^2/[f] = 1: the Theta hides a constant with units);
+* violated, finding_class 'erratum', counted: an inconsistent printed form whose consistent form another record
+  holds (``units.alternative``: its derivation, another printing); ``finding`` is ``units.finding`` (the key the
+  other checks give the same erratum, so one typo counts once);
+* violated, scope 'units_artifact', not counted: inconsistent with no consistent alternative (or only in a stated
+  order, whose O(.) may drop constants with units); the detail names the normalisation it would need;
+* ambiguous (listed apart, not counted): a symbol's readings (``dim={"A": ..., "B": ...}``) disagree on it;
+* inconclusive: "units: unknown (no dimension for: ...)", a user's record with undeclared dimensions (its
+  registration warned); for a built-in (strict) paper the same is an 'error' row.
+
+Each verdict names the first offending term and both dimensions, e.g. ``2*m_t/m_t1**2 has [w]^-1, the left side
+[w]^2``. Results are cached per record: the pass over every record takes well under a second.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Mapping
+
+import sympy as sp
+
+from ..sim.measures import measure_catalogue
+from ..theory.core import paper_symbols, registered, symbol_sets
+from ..theory.dimensions import (Dim, FormulaResult, symbol_dims, check_formula, format_dimension, free_names,
+                                 implied_normal, iter_readings, parse_dimension, record_formulas)
+from ..plugins import on_records_registered
+from .base import CheckResult, CheckSpec, Control, check_spec, register_spec
+
+__all__ = ["measure_dimensions", "register_units_checks", "units_analysis", "units_result", "units_rows", "units_symbols"]
+
+MAX_PARTS = 5  # offending formulas named per reading (each by its first offending term)
+
+
+@functools.lru_cache(maxsize=1)
+def measure_dimensions() -> dict[str, str]:
+    """Measure name -> declared dimension, from the simulator's catalogue (``fedtheory list --measures``)."""
+    return {k: v.get("dimension", "") for k, v in measure_catalogue().items()}
+
+
+def _symbols_of(record) -> dict[str, Any]:
+    symbols = getattr(record, "symbols", None)
+    return dict(symbols.info) if symbols is not None else paper_symbols(record.paper)
+
+
+def _strict(record) -> bool:
+    symbols = getattr(record, "symbols", None)
+    sets = [symbols] if symbols is not None else symbol_sets(record.paper)
+    return any(getattr(s, "strict", False) for s in sets)
+
+
+def _reading_text(reading: Mapping[str, str], info: Mapping[str, Any]) -> str:
+    return ", ".join(f"reading {k} ({n}: {format_dimension(parse_dimension(info[n].dimension[k]))})"
+                     for n, k in reading.items())
+
+
+def _normal_text(d: Dim, dims: Mapping[str, Dim], used: set[str]) -> str:
+    """'L = 1' for the symbols of dimension d (or d^-1) the record uses; else '[f]/[w]^2 = 1'."""
+    like = [n for n in dims if not dims[n].dimensionless and ((dims[n] / d).dimensionless or (dims[n] * d).dimensionless)]
+    names = sorted(n for n in like if n in used) or sorted(like)
+    dt = format_dimension(d)
+    return (" or ".join(f"{n} = 1" for n in names[:3]) + f" ({dt} = 1)") if names else f"{dt} = 1"
+
+
+@dataclasses.dataclass
+class _Reading:
+    reading: dict[str, str]
+    results: list[FormulaResult]
+    unknown: set[str]
+    bad: list[FormulaResult]  # statement / definitions / conditions still inconsistent
+    order_bad: list[FormulaResult]  # the stated order inconsistent even under its stated choice
+    notes: list[str]  # "consistent under ..." parts
+    needs: str = ""  # the normalisation that would make the bad formulas consistent
+    order_needs: str = ""  # the same for the stated order of a bound
+
+    @property
+    def ok(self) -> bool:
+        """Statement, definitions and conditions consistent (a bound's stated order is reported, not judged: its
+        O(.) may drop constants that carry units)."""
+        return not self.unknown and not self.bad
+
+
+def _analyse_reading(record, formulas, info, reading) -> _Reading:
+    dims = symbol_dims(info, reading)
+    units = getattr(record, "units", None)
+    declared = tuple(dims[n] for n in (units.normalisation if units is not None else ()) if n in dims)
+    results, unknown, bad, order_bad, notes = [], set(), [], [], []
+    implied: list[tuple[Dim, str]] = []
+    for f in formulas:
+        if f.choice:
+            r = check_formula(f, dims)
+            unknown |= r.unknown
+            d = implied_normal(f, dims)
+            if d is not None:
+                implied.append((d, f.part.split(": ", 1)[1]))
+            results.append(r)
+    used = free_names(formulas)
+    for f in formulas:
+        if f.choice:
+            continue
+        r = check_formula(f, dims)
+        unknown |= r.unknown
+        if r.issues and declared:
+            r2 = check_formula(f, dims, declared)
+            if not r2.issues:
+                notes.append(f"{f.part} consistent under " + ", ".join(f"{n} = 1" for n in units.normalisation)
+                             + (f" ({units.quote})" if units.quote else ""))
+                r = r2
+        if r.issues and f.order and implied:
+            normals = declared + tuple(d for d, _ in implied)
+            r2 = check_formula(f, dims, normals)
+            if not r2.issues:
+                notes.append("stated order consistent under the stated choice "
+                             + "; ".join(f"{txt} ({format_dimension(d)} = 1)" for d, txt in implied))
+                r = r2
+        if r.counts_only:
+            notes.append("stated order a scaling in counts (the O(.) carries the left side's dimension)")
+        results.append(r)
+        if r.issues:
+            (order_bad if f.order else bad).append(r)
+    if order_bad and all(f.order for f in formulas):  # an OrderStatement: the order is all it states
+        bad, order_bad = order_bad, []
+    out = _Reading(dict(reading), results, unknown, bad, order_bad, notes)
+    if not unknown:
+        if bad:
+            out.needs = _would_need(bad, dims, used, declared)
+        if order_bad:
+            out.order_needs = _would_need(order_bad, dims, used, declared)
+    return out
+
+
+def _would_need(bad: list[FormulaResult], dims: Mapping[str, Dim], used: set[str], declared) -> str:
+    """The single normalisation (one symbol's dimension set to 1) that makes every bad formula consistent."""
+    cands: list[Dim] = []
+    for n in sorted(used) + sorted(set(dims) - set(used)):  # the formula's own symbols first, then the paper's
+        d = dims.get(n)
+        if d is None or d.dimensionless:
+            continue
+        if not any((d / c).dimensionless or (d * c).dimensionless for c in cands):
+            cands.append(d)
+    fixes = [c for c in cands if all(not check_formula(r.formula, dims, declared + (c,)).issues for r in bad)]
+    if not fixes:
+        return "no single normalisation makes it consistent (only dimensionless units would)"
+    return ("would need " + "; or ".join(_normal_text(c, dims, used) for c in fixes)
+            + (" (besides the declared one)" if declared else " (the record declares none)"))
+
+
+def _issues_text(rs: list[FormulaResult]) -> str:
+    """Per offending formula its first (simplest) offending term, and how many more it has."""
+    parts = []
+    for r in rs[:MAX_PARTS]:
+        n = len(r.issues)
+        parts.append(f"{r.formula.part}: {r.issues[0].text}" + (f" (and {n - 1} more term{'s' * (n > 2)})" if n > 1 else ""))
+    if len(rs) > MAX_PARTS:
+        parts.append(f"and {len(rs) - MAX_PARTS} more formula(s)")
+    return "; ".join(parts)
+
+
+def _no_formula_text(record) -> str:
+    kind = getattr(record, "kind", "")
+    if hasattr(record, "symbol") and getattr(record, "expr", 0) is None:
+        info = _symbols_of(record).get(str(record.symbol))
+        dim = getattr(info, "dimension", None)
+        return "defined in words" + (f" ({record.symbol}: {format_dimension(parse_dimension(dim))})"
+                                     if isinstance(dim, str) else "")
+    if kind == "claim":
+        return "a claim checked on measurements: no formula"
+    if kind == "order":
+        return "no formula survives (stated in words)"
+    return "stated in words: no sympy formula"
+
+
+@functools.lru_cache(maxsize=None)
+def _analysis_cached(rid: str, oid: int) -> dict[str, Any]:
+    return _analyse(_LIVE[(rid, oid)])
+
+
+_LIVE: dict[tuple[str, int], Any] = {}
+
+
+def units_analysis(record) -> dict[str, Any]:
+    """The units analysis of one record: {'verdict', 'detail', 'scope', 'finding', 'finding_class', 'readings',
+    'first'} ('first': the first offending term's text; 'readings': per reading, its status and text). Cached."""
+    key = (record.id, id(record))
+    _LIVE[key] = record
+    return _analysis_cached(*key)
+
+
+def _analyse(record) -> dict[str, Any]:
+    info = _symbols_of(record)
+    lhs_name = getattr(record, "lhs", None)
+    lhs_dim = measure_dimensions().get(lhs_name) or None if isinstance(lhs_name, str) else None
+    formulas = record_formulas(record, lhs_dim)
+    if not formulas:
+        return {"verdict": "not_applicable", "detail": "units: " + _no_formula_text(record), "scope": "inside",
+                "summary": _no_formula_text(record),
+                "finding": "", "finding_class": "", "readings": {}, "first": "", "formulas": 0}
+    readings = [_analyse_reading(record, formulas, info, rd) for rd in iter_readings(info, free_names(formulas))]
+    units = getattr(record, "units", None)
+    out: dict[str, Any] = {"scope": "inside", "finding": "", "finding_class": "", "first": "",
+                           "formulas": len(formulas), "readings": {}}
+    unknown = sorted(set().union(*(r.unknown for r in readings)))
+    if unknown:
+        out["verdict"] = "error" if _strict(record) else "inconclusive"
+        out["detail"] = out["summary"] = f"units: unknown (no dimension for: {', '.join(unknown)})"
+        return out
+
+    def text(r: _Reading, needs: bool = True) -> str:
+        order = ""
+        if r.order_bad:
+            order = ("; the stated order as printed (its O(.) drops constants that carry units, not judged): "
+                     + _issues_text(r.order_bad) + (f"; {r.order_needs}" if r.order_needs else ""))
+        if r.ok:
+            return "consistent" + ("; " + "; ".join(dict.fromkeys(r.notes)) if r.notes else "") + order
+        return _issues_text(r.bad) + (f"; {r.needs}" if r.needs and needs else "") + order
+
+    def short(r: _Reading) -> str:
+        if r.ok:
+            notes = [n for n in dict.fromkeys(r.notes) if not n.startswith("stated order a scaling")]
+            return "consistent" + ("; " + "; ".join(notes) if notes else "") + (
+                "; stated order not comparable (drops constants with units)" if r.order_bad else "")
+        n = sum(len(x.issues) for x in r.bad)
+        return f"{r.bad[0].formula.part}: {r.bad[0].issues[0].text}" + (f" (+{n - 1} more)" if n > 1 else "")
+
+    for r in readings:
+        out["readings"][_reading_text(r.reading, info) or "as declared"] = {"ok": r.ok, "text": text(r)}
+    multi = len(readings) > 1
+    label = (lambda r: _reading_text(r.reading, info) + ": ") if multi else (lambda r: "")
+    out["summary"] = "; ".join(label(r) + short(r) for r in readings)
+    oks = [r for r in readings if r.ok]
+    bads = [r for r in readings if not r.ok]
+    first = next((rs.issues[0].text for r in bads for rs in r.bad), "")
+    out["first"] = first
+    if not bads:
+        out["verdict"] = "holds"
+        out["detail"] = "; ".join(label(r) + text(r) for r in readings)
+        return out
+    if oks:
+        out["verdict"] = "ambiguous"
+        out["detail"] = "units differ between readings: " + "; ".join(label(r) + text(r) for r in readings)
+        return out
+    alt_ok = False
+    if units is not None and units.alternative:
+        alt = next((r for r in registered() if r.id == units.alternative), None)
+        alt_ok = alt is not None and units_analysis(alt)["verdict"] == "holds"
+    out["verdict"] = "violated"
+    if alt_ok:
+        out["finding_class"] = "erratum"
+        out["finding"] = units.finding or f"{record.id}.units"
+        detail = "; ".join(label(r) + text(r, needs=False) for r in readings)
+        out["detail"] = f"units: {detail}; its consistent form is {units.alternative} (erratum)"
+    else:
+        out["scope"] = "units_artifact"
+        why = ("a stated order: its O(.) may drop constants that carry units" if getattr(record, "kind", "") == "order"
+               else "no consistent alternative is encoded")
+        out["detail"] = f"units artifact, not counted ({why}): " + "; ".join(label(r) + text(r) for r in readings)
+    return out
+
+
+def units_result(record) -> CheckResult:
+    """The units row of one record, id RECORD.units (for ``fedtheory explain`` and the per-paper check)."""
+    a = units_analysis(record)
+    return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
+                       detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],
+                       params={"record": record.id},
+                       extra={"units": {"readings": a["readings"], "first": a["first"]}})
+
+
+def units_symbols(record) -> dict[str, str]:
+    """The dimension of every symbol the record's formulas use ('?' undeclared; readings joined by ' | ')."""
+    info = _symbols_of(record)
+    out = {}
+    for n in sorted(free_names(record_formulas(record, "1")), key=str.lower):
+        d = getattr(info.get(n), "dimension", None)
+        if d is None:
+            out[n] = "?"
+        elif isinstance(d, Mapping):
+            out[n] = " | ".join(f"{k}: {format_dimension(parse_dimension(v))}" for k, v in d.items())
+        else:
+            out[n] = format_dimension(parse_dimension(d))
+    return out
+
+
+def _records_of(paper: str) -> list:
+    return registered(paper)
+
+
+def units_rows(paper: str) -> list[CheckResult]:
+    """The units rows of every registered record of ``paper`` that has a formula, in registration order."""
+    return [units_result(r) for r in _records_of(paper) if record_formulas(r, "1")]
+
+
+def _mutant(record):
+    """A consistent record of the paper with its statement multiplied by a symbol that has a dimension (every term
+    then has the left side's dimension times that symbol's): the units check must say 'violated'. None when the
+    paper has no such record."""
+    expr = getattr(record, "expr", None)
+    if not isinstance(expr, sp.Basic) or expr.is_zero is True:
+        return None
+    dims = symbol_dims(_symbols_of(record))
+    names = sorted(n for n, d in dims.items() if not d.dimensionless)
+    if not names:
+        return None
+    sym = next(s for s in _symbols_of(record).values() if str(getattr(s, "name", "")) == names[0]).symbol
+    return dataclasses.replace(record, id=f"{record.id}~times_{names[0]}", expr=expr * sym)
+
+
+def units_control_rows(paper: str) -> list[CheckResult]:
+    """The negative control of PAPER.units: the first record of the paper that the check finds consistent, its
+    statement multiplied by a symbol with a dimension; the row must be 'violated'."""
+    for r in _records_of(paper):
+        if record_formulas(r, "1") and units_analysis(r)["verdict"] == "holds":
+            m = _mutant(r)
+            if m is not None:
+                return [units_result(m)]
+    return []
+
+
+def register_units_checks(record_ids) -> list[str]:
+    """Register (or refresh) the check PAPER.units of the papers of these records (called through
+    ``fedtheory.plugins.on_records_registered`` after a plug-in registered them). Returns the check ids registered
+    anew."""
+    new = []
+    wanted = set(record_ids)
+    papers = [r.paper for r in registered() if r.id in wanted]
+    for paper in dict.fromkeys(papers):
+        cid = f"{paper}.units"
+        ids = tuple(r.id for r in _records_of(paper) if record_formulas(r, "1"))
+        if not ids:
+            continue
+        spec = check_spec(cid)
+        if spec is not None:
+            register_spec(dataclasses.replace(spec, records=ids), replace=True)
+            continue
+
+        def fn(session, paper=paper):
+            return units_rows(paper)
+
+        fn.__doc__ = (f"Units: every formula of {paper}'s records (statement, definitions, conditions, stated order) "
+                      "compares like with like in the loss [f] and the parameter [w] (fedtheory.theory.dimensions); "
+                      "one row per record, no simulation.")
+        control = Control("a consistent record's statement multiplied by a symbol that has a dimension (a term's "
+                          "dimension changed, as a dropped or doubled constant changes it)",
+                          lambda session, paper=paper: units_control_rows(paper))
+        register_spec(CheckSpec(cid, paper, "symbolic", fn, ids, cost="symbolic", control=control))
+        new.append(cid)
+    return new
+
+
+_SEEN: set[str] = set()  # record ids whose paper has been given its units check
+
+
+def _on_records(record_ids) -> None:
+    new = set(record_ids) - _SEEN
+    if new:
+        _SEEN.update(new)
+        register_units_checks(sorted(new))
+
+
+on_records_registered(_on_records)  # every paper a plug-in registers records of gets PAPER.units
+
+
+def units_table(records=None) -> str:
+    """The markdown table of every record's units verdict (docs/units.md): id, verdict, and per reading its outcome
+    (the first offending term, or 'consistent' with the normalisation it rests on). Sorted by paper and id: the
+    registration order depends on what was imported first."""
+    if records is None:
+        records = registered()
+    records = sorted(records, key=lambda r: (r.paper, r.id))
+    lines = ["| record | verdict | units |", "| --- | --- | --- |"]
+    for r in records:
+        a = units_analysis(r)
+        v = a["verdict"]
+        if a["finding_class"]:
+            v += f" ({a['finding_class']}: `{a['finding']}`)"
+        elif a["scope"] != "inside":
+            v += f" [{a['scope']}]"
+        text = a["summary"].replace("|", "\\|").replace("`", "'")
+        lines.append(f"| `{r.id}` | {v} | `{text}` |")
+    return "\n".join(lines)
+
+
+def symbols_table(paper: str) -> str:
+    """One line per symbol of the paper: its name, dimension and description (docs/units.md)."""
+    lines = ["| symbol | dimension | what it is |", "| --- | --- | --- |"]
+    for n, i in paper_symbols(paper).items():
+        d = i.dimension
+        dt = ("?" if d is None else " / ".join(f"{k}: {format_dimension(parse_dimension(v))}" for k, v in d.items())
+              if isinstance(d, Mapping) else format_dimension(parse_dimension(d)))
+        lines.append(f"| `{n}` | {dt} | {i.description.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m fedtheory.checks.units_check [PAPER ...]: the tables of docs/units.md
+    import sys
+
+    from ..plugins import load_plugins
+
+    load_plugins()
+    papers = sys.argv[1:]
+    print(units_table([r for r in registered() if not papers or r.paper in papers]))
+    for p in papers:
+        print(f"\n{p}:\n" + symbols_table(p))

@@ -1,0 +1,661 @@
+"""Dimensional analysis ("units") of the records: is every formula like-with-like?
+
+Two base dimensions: the loss [f] and the parameter [w] (``sympy.physics.units`` :data:`LOSS`, :data:`PARAMETER`
+in the :class:`~sympy.physics.units.dimensions.DimensionSystem` :data:`DIMENSION_SYSTEM`). Counts and ratios are
+dimensionless. Typical declarations (``SymbolSet.add(..., dim=...)``):
+
+==========================================================  ===========
+L, mu (smoothness, strong convexity / PL)                   f/w^2
+eta, a step-size numerator (w - eta grad f)                 w^2/f
+sigma, G, a gradient norm; L_G (Lipschitz loss)             f/w
+sigma^2, G^2, ||grad f||^2                                  f^2/w^2
+D = f(w^0) - f*, U, a stability gap, Gamma                  f
+||w - w*||^2, Delta (divergence)                            w^2
+rho (a SAM radius), a weight mean                           w
+K, T, N, C, S, beta, B, lambda, kappa                       1
+==========================================================  ===========
+
+A dimension is written as text: ``"f^2/w^2"``, ``"w"``, ``"1"`` (``[f]^2/[w]^2`` with brackets also reads), or as
+a sympy ``Dimension`` built from :data:`LOSS` and :data:`PARAMETER`. A symbol whose unit the text leaves open
+declares its readings, ``dim={"A": "1", "B": "w^2/f"}``; every reading is checked and reported.
+
+The rules (:func:`dimension_of`, :func:`check_formula`): every additive term (and every argument of Max/Min) has
+the dimension of the left side; the arguments of exp, log and trigonometric functions and every exponent are
+dimensionless; a rational power multiplies the exponents (a sqrt halves them); a power with a symbolic exponent
+x gives [d]^x, which must cancel in the end (FedInit Thm 3: (U T K)^(c L) inside (...)^(1/(1 + c L))); a relation
+compares like with like; 0 and oo take any dimension. Inside a stated order (``lenient_logs``) the argument of a
+log is not checked: log(c x) = log x + O(1), so the O(.) absorbs its constant.
+
+A normalisation ("L = 1") declares that the paper measures in units where a symbol is 1: two dimensions are then
+equal when their ratio is a power of that symbol's dimension. With two base dimensions one normalisation leaves
+one base dimension, two independent ones leave none (every formula is then consistent: no information).
+
+Why the arithmetic keeps its own exponents: sympy 1.14's ``DimensionSystem.get_dimensional_dependencies`` refuses a
+power whose exponent is not a bare Symbol or a number ("The exponent for the power operator must be a Symbol or
+dimensionless"), and a dimension such as [f]^(1 + c L), which arises when two symbolic powers meet, fails in it
+too ("Only equivalent dimensions can be added or subtracted"). So the walk over an expression keeps the pair
+(exponent of [f], exponent of [w]) as sympy expressions (:class:`Dim`); sympy's system is used for the base
+dimensions, to read a ``Dimension`` given as a declaration, and for what :func:`dimension_of` returns.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+import sympy as sp
+from sympy.core.relational import Relational
+from sympy.logic.boolalg import Boolean, BooleanAtom
+from sympy.physics.units import Dimension
+from sympy.physics.units.dimensions import DimensionSystem
+
+from .._validation import FedTheoryError, ParameterError
+
+__all__ = ["DIMENSION_SYSTEM", "LOSS", "PARAMETER", "Dim", "DimensionError", "Formula", "Issue", "UnknownDimension",
+           "Units", "UnitsWarning", "check_formula", "dimension_of", "format_dimension", "parse_dimension",
+           "record_formulas"]
+
+LOSS = Dimension("loss", "f")
+PARAMETER = Dimension("parameter", "w")
+DIMENSION_SYSTEM = DimensionSystem([LOSS, PARAMETER])
+
+
+class DimensionError(FedTheoryError):
+    """A formula that compares unlike with unlike; ``issue`` names the offending term and both dimensions."""
+
+    def __init__(self, issue: "Issue"):
+        self.issue = issue
+        super().__init__(issue.text)
+
+
+class UnknownDimension(FedTheoryError):
+    """Symbols (or a left side) without a declared dimension: ``names``."""
+
+    def __init__(self, names: Iterable[str]):
+        self.names = sorted(set(names))
+        super().__init__("no dimension for: " + ", ".join(self.names))
+
+
+class UnitsWarning(UserWarning):
+    """A user's record uses symbols without a declared dimension: its units verdict is 'unknown'."""
+
+
+# ------------------------------------------------------------------------------------ dimensions
+
+
+@dataclass(frozen=True)
+class Dim:
+    """[f]^f [w]^w, the exponents sympy numbers or (for symbolic powers) expressions."""
+
+    f: Any = sp.S.Zero
+    w: Any = sp.S.Zero
+
+    def __mul__(self, other: "Dim") -> "Dim":
+        return Dim(self.f + other.f, self.w + other.w)
+
+    def __truediv__(self, other: "Dim") -> "Dim":
+        return Dim(self.f - other.f, self.w - other.w)
+
+    def __pow__(self, e) -> "Dim":
+        return Dim(self.f * e, self.w * e)
+
+    @property
+    def dimensionless(self) -> bool:
+        return _zero(self.f) and _zero(self.w)
+
+    def sympy(self) -> Dimension:
+        """As a sympy Dimension of :data:`DIMENSION_SYSTEM`."""
+        return LOSS ** sp.sympify(self.f) * PARAMETER ** sp.sympify(self.w)
+
+    def __str__(self) -> str:
+        return format_dimension(self)
+
+
+ONE = Dim()
+
+
+def _zero(x) -> bool:
+    if isinstance(x, int):
+        return x == 0
+    if getattr(x, "is_Number", False):
+        return x == 0
+    return _zero_symbolic(sp.sympify(x))
+
+
+@functools.lru_cache(maxsize=4096)
+def _zero_symbolic(x) -> bool:
+    return x.is_Number and x == 0 or sp.cancel(sp.together(x)) == 0
+
+
+def _same(a: Dim, b: Dim, normals: tuple[Dim, ...] = ()) -> bool:
+    """a == b, or (normalisations) a / b a rational power of a normalised dimension."""
+    d = a / b
+    if d.dimensionless:
+        return True
+    if not normals:
+        return False
+    basis = [n for n in normals if not n.dimensionless]
+    if not basis:
+        return False
+    p, q = basis[0].f, basis[0].w
+    if any(not _zero(n.f * q - n.w * p) for n in basis[1:]):
+        return True  # two independent normalisations: no dimension is left
+    return _zero(d.f * q - d.w * p) and bool(sp.sympify(d.f).is_number and sp.sympify(d.w).is_number)
+
+
+def _exp_text(e) -> str:
+    e = sp.sympify(e)
+    if e.is_Integer:
+        return str(e)
+    return f"({sp.sstr(e)})"
+
+
+def format_dimension(d) -> str:
+    """'[f]^2/[w]^2', '[w]^-1', '[f]', '1'; symbolic exponents in parentheses."""
+    d = parse_dimension(d) if not isinstance(d, Dim) else d
+    parts = [(b, sp.sympify(e)) for b, e in (("[f]", d.f), ("[w]", d.w)) if not _zero(e)]
+    if not parts:
+        return "1"
+
+    def one(b, e):
+        return b if e == 1 else f"{b}^{_exp_text(e)}"
+
+    pos = [(b, e) for b, e in parts if not (e.is_number and e < 0)]
+    neg = [(b, -e) for b, e in parts if e.is_number and e < 0]
+    if pos and neg:
+        num = "*".join(one(b, e) for b, e in pos)
+        den = "*".join(one(b, e) for b, e in neg)
+        return f"{num}/{den}"
+    if pos:
+        return "*".join(one(b, e) for b, e in pos)
+    return "*".join(f"{b}^-{_exp_text(e)}" for b, e in neg)
+
+
+_F, _W = sp.Symbol("f"), sp.Symbol("w")
+
+
+@functools.lru_cache(maxsize=None)
+def _parse_text(text: str) -> Dim:
+    t = text.strip().replace("[", "").replace("]", "").replace("^", "**")
+    if t in ("", "1"):
+        return ONE
+    try:
+        e = sp.sympify(t, locals={"f": _F, "w": _W}, rational=True)
+    except (sp.SympifyError, SyntaxError, TypeError) as exc:
+        raise ParameterError("dim", text, "a dimension in f (loss) and w (parameter), e.g. 'f^2/w^2', 'w', '1'") from exc
+    if e.free_symbols - {_F, _W}:
+        raise ParameterError("dim", text, "a dimension in f (loss) and w (parameter) only, e.g. 'f^2/w^2', 'w', '1'")
+    powers = sp.Mul.make_args(e)
+    f = w = sp.S.Zero
+    for factor in powers:
+        base, ex = factor.as_base_exp()
+        if base == _F:
+            f += ex
+        elif base == _W:
+            w += ex
+        elif not (factor.is_number and factor == 1):
+            raise ParameterError("dim", text, "a product of powers of f and w, e.g. 'f^2/w^2' (no coefficient, no sum)")
+    return Dim(f, w)
+
+
+def parse_dimension(d) -> Dim:
+    """A declared dimension (text such as 'f^2/w^2', a sympy Dimension of LOSS and PARAMETER, or a Dim) as a Dim."""
+    if isinstance(d, Dim):
+        return d
+    if isinstance(d, Dimension):
+        deps = DIMENSION_SYSTEM.get_dimensional_dependencies(d)
+        unknown = [k for k in deps if k not in (LOSS, PARAMETER)]
+        if unknown:
+            raise ParameterError("dim", str(d), "a Dimension built from fedtheory.theory.dimensions.LOSS and PARAMETER")
+        return Dim(sp.sympify(deps.get(LOSS, 0)), sp.sympify(deps.get(PARAMETER, 0)))
+    if isinstance(d, (int, float)) and d == 1:
+        return ONE
+    if isinstance(d, str):
+        return _parse_text(d)
+    raise ParameterError("dim", d, "a dimension text such as 'f^2/w^2', 'w', '1' or a sympy Dimension")
+
+
+# ------------------------------------------------------------------------------------ the walk
+
+
+class Issue:
+    """One offending term: ``term`` has ``has`` where ``needs`` is needed; ``text`` says it in words (built when
+    read: printing sympy expressions is the slow part of the walk)."""
+
+    __slots__ = ("expr", "_has", "_needs", "kind", "other", "part", "_text")
+
+    def __init__(self, kind: str, expr, has, needs, other=None, part: str = ""):
+        self.kind, self.expr, self._has, self._needs, self.other, self.part = kind, expr, has, needs, other, part
+        self._text = None
+
+    @property
+    def term(self) -> str:
+        return _term_text(self.expr)
+
+    @property
+    def has(self) -> str:
+        return format_dimension(self._has)
+
+    @property
+    def needs(self) -> str:
+        return format_dimension(self._needs)
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            k, o = self.kind, self.other
+            if k == "lhs":
+                t = f"{self.term} has {self.has}, the left side {self.needs}"
+            elif k == "scaled":  # o = (the left side, the factor)
+                t = (f"{self.term} has {self.has}, where {self.needs} is needed (the left side {format_dimension(o[0])} "
+                     f"over its factor {format_dimension(o[1])})")
+            elif k == "first":
+                t = f"{self.term} has {self.has}, the first term {_term_text(o[0])} has {self.needs}"
+            elif k == "argument":
+                t = f"the argument of {o}, {self.term}, has {self.has} (must be dimensionless)"
+            elif k == "exponent":
+                t = f"the exponent of {sp.sstr(o)}, {self.term}, has {self.has} (must be dimensionless)"
+            elif k == "branch":
+                t = f"the branch {self.term} has {self.has}, another branch {self.needs}"
+            else:  # relation: o = the other side
+                t = f"{self.term} has {self.has}, the other side {_term_text(o)} has {self.needs}"
+            self._text = t
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Issue({self.text!r})"
+
+
+def _term_text(e) -> str:
+    """A term as sympy prints it, without a leading minus sign (the sign is not the offence)."""
+    if isinstance(e, sp.Basic) and e.could_extract_minus_sign():
+        e = -e
+    return sp.sstr(e) if isinstance(e, sp.Basic) else str(e)
+
+
+class _Any:
+    """The dimension of 0 and oo (anything), and of an unknown symbol (so that the walk goes on)."""
+
+
+ANY = _Any()
+_TRANSCENDENTAL = (sp.exp, sp.log, sp.sin, sp.cos, sp.tan, sp.sinh, sp.cosh, sp.tanh, sp.asin, sp.acos, sp.atan,
+                   sp.erf, sp.erfc, sp.gamma, sp.LambertW)
+_SUMS = (sp.Add, sp.Max, sp.Min)
+
+
+class _Walk:
+    def __init__(self, dims: Mapping[str, Dim], normals: tuple[Dim, ...] = (), lenient_logs: bool = False,
+                 part: str = ""):
+        self.dims, self.normals, self.lenient, self.part = dims, normals, lenient_logs, part
+        self.issues: list[Issue] = []
+        self.unknown: set[str] = set()
+        self._memo: dict[Any, Any] = {}
+
+    def _issue(self, kind, expr, has, needs, other=None):
+        self.issues.append(Issue(kind, expr, has, needs, other, self.part))
+
+    def eq(self, a, b) -> bool:
+        return a is ANY or b is ANY or _same(a, b, self.normals)
+
+    # the dimension of an expression (issues recorded on the way, once per sub-expression)
+    def dim(self, e):
+        out = self._memo.get(e)
+        if out is None:
+            out = self._memo[e] = self._dim(e)
+        return out
+
+    def _dim(self, e):
+        if isinstance(e, sp.Symbol):
+            d = self.dims.get(e.name)
+            if d is None:
+                self.unknown.add(e.name)
+                return ANY
+            return d
+        if e.is_Number:
+            return ANY if e == 0 or e in (sp.oo, -sp.oo, sp.zoo, sp.nan) else ONE
+        if e.is_NumberSymbol or isinstance(e, BooleanAtom) or e in (sp.oo, -sp.oo, sp.zoo):
+            return ONE if e.is_NumberSymbol else ANY
+        if isinstance(e, _SUMS):
+            return self._sum(e.args)
+        if isinstance(e, sp.Mul):
+            out = ONE
+            for a in e.args:
+                d = self.dim(a)
+                if d is ANY:
+                    return ANY
+                out = out * d
+            return out
+        if isinstance(e, sp.Pow):
+            return self._pow(e)
+        if isinstance(e, (sp.Abs, sp.re, sp.im, sp.floor, sp.ceiling)):
+            return self.dim(e.args[0])
+        if isinstance(e, sp.sign):
+            self.dim(e.args[0])
+            return ONE
+        if isinstance(e, _TRANSCENDENTAL):
+            for a in e.args:
+                if isinstance(e, sp.log) and self.lenient:
+                    continue
+                d = self.dim(a)
+                if d is not ANY and not self.eq(d, ONE):
+                    self._issue("argument", a, d, ONE, type(e).__name__)
+            return ONE
+        if isinstance(e, sp.Piecewise):
+            out = None
+            for ex, cond in e.args:
+                self.relation(cond)
+                d = self.dim(ex)
+                if d is ANY:
+                    continue
+                if out is None:
+                    out = d
+                elif not self.eq(d, out):
+                    self._issue("branch", ex, d, out)
+            return ANY if out is None else out
+        if isinstance(e, Boolean):
+            self.relation(e)
+            return ONE
+        name = getattr(getattr(e, "func", None), "__name__", type(e).__name__)
+        self.unknown.add(f"{name}(...)")
+        return ANY
+
+    def _pow(self, e):
+        base, ex = e.args
+        dx = self.dim(ex)
+        if dx is not ANY and not self.eq(dx, ONE):
+            self._issue("exponent", ex, dx, ONE, e)
+        db = self.dim(base)
+        if db is ANY:
+            return ANY
+        if db.dimensionless:
+            return ONE
+        return db ** ex
+
+    def _sum(self, args):
+        """All args like the first; the first's dimension."""
+        ref, ref_term = None, None
+        for a in args:
+            d = self.dim(a)
+            if d is ANY:
+                continue
+            if ref is None:
+                ref, ref_term = d, a
+            elif not self.eq(d, ref):
+                self._issue("first", a, d, ref, (ref_term,))
+        return ANY if ref is None else ref
+
+    def _uniform(self, e) -> bool:
+        """The terms of a sum agree with each other (probed without recording issues)."""
+        probe = _Walk(self.dims, self.normals, self.lenient)
+        probe._memo = self._memo
+        ds = [d for d in (probe.dim(a) for a in e.args) if d is not ANY]
+        return all(probe.eq(d, ds[0]) for d in ds[1:])
+
+    # an expression that must have the dimension ``target`` (the left side, or what a factor leaves of it)
+    def expect(self, e, target, scale=ONE, lhs=None):
+        lhs = target if lhs is None else lhs
+        if isinstance(e, _SUMS):
+            for a in e.args:
+                self.expect(a, target, scale, lhs)
+            return
+        if isinstance(e, sp.Mul):
+            composite = [a for a in e.args if isinstance(a, _SUMS)]
+            if len(composite) == 1 and not self._uniform(composite[0]):
+                # a sum whose own terms disagree: name the terms unlike the left side, not the product
+                rest = ONE
+                for a in e.args:
+                    if a is composite[0]:
+                        continue
+                    d = self.dim(a)
+                    if d is ANY:
+                        return
+                    rest = rest * d
+                self.expect(composite[0], target / rest, scale * rest, lhs)
+                return
+        d = self.dim(e)
+        if d is ANY or self.eq(d, target):
+            return
+        if scale.dimensionless:
+            self._issue("lhs", e, d, target)
+        else:
+            self._issue("scaled", e, d, target, (lhs, scale))
+
+    def relation(self, rel):
+        if isinstance(rel, BooleanAtom):
+            return
+        if isinstance(rel, Relational):
+            a, b = rel.lhs, rel.rhs
+            da, db = self.dim(a), self.dim(b)
+            if da is not ANY and db is not ANY and not self.eq(da, db):
+                self._issue("relation", a, da, db, b)
+            return
+        for a in rel.args:  # And / Or / Not
+            self.relation(a)
+
+    def sorted_issues(self) -> list[Issue]:
+        """The simplest offending term first (sympy orders a sum's terms its own way, not as printed)."""
+        return sorted(self.issues, key=lambda i: sp.count_ops(i.expr) if isinstance(i.expr, sp.Basic) else 0)
+
+
+def symbol_dims(symbols, reading: Mapping[str, str] | None = None) -> dict[str, Dim]:
+    """name -> Dim from a SymbolSet (its symbols' declared dimensions) or a mapping name -> dimension."""
+    info = getattr(symbols, "info", None)
+    raw = dict(info if info is not None else symbols)
+    raw = {n: getattr(d, "dimension", d) for n, d in raw.items()}
+    out = {}
+    for n, d in raw.items():
+        if d is None:
+            continue
+        if isinstance(d, Mapping):
+            key = (reading or {}).get(n)
+            if key is None:
+                continue  # ambiguous and no reading chosen: unknown
+            d = d[key]
+        out[str(getattr(n, "name", n))] = parse_dimension(d)
+    return out
+
+
+def dimension_of(expr, symbols, *, normalisation: Iterable[str] = ()) -> Dimension:
+    """The dimension of ``expr`` (a sympy Dimension of LOSS and PARAMETER) given the symbols' dimensions.
+
+    symbols: a :class:`~fedtheory.theory.SymbolSet` (each symbol's ``dim``) or a mapping name -> dimension
+    ('f^2/w^2', a Dimension). normalisation: names of symbols the formula is read with set to 1.
+    Raises :class:`DimensionError` naming the first offending term and both dimensions (e.g.
+    ``2*m_t/m_t1**2 has [w]^-1, the first term ...``) and :class:`UnknownDimension` listing symbols without one.
+
+    >>> from fedtheory.theory import dimension_of, DIMENSION_SYSTEM
+    >>> L, sigma = sp.symbols("L sigma")
+    >>> DIMENSION_SYSTEM.get_dimensional_dependencies(dimension_of(sigma**2 / L, {"L": "f/w^2", "sigma": "f/w"}))
+    {Dimension(loss, f): 1}
+    """
+    dims = symbol_dims(symbols)
+    normals = tuple(dims[n] for n in normalisation if n in dims)
+    walk = _Walk(dims, normals)
+    d = walk.dim(sp.sympify(expr))
+    if walk.unknown:
+        raise UnknownDimension(walk.unknown)
+    if walk.issues:
+        raise DimensionError(walk.sorted_issues()[0])
+    return (ONE if d is ANY else d).sympy()
+
+
+# ------------------------------------------------------------------------------------ records
+
+
+@dataclass(frozen=True)
+class Units:
+    """How a record's units are read (its ``units=`` field).
+
+    lhs: the left side's dimension where the left side is not a measure of the simulator's catalogue
+    (``fedtheory list --measures``), e.g. 'f^2/w^2'. normalisation: symbols the paper sets to 1 (it states or
+    implies it: ``quote`` says where, seed file and line), e.g. ('L',). alternative: the id of the record that holds
+    this statement's consistent form (its derivation, another printing): an inconsistent printed form with a
+    consistent alternative is an erratum. finding: that erratum's finding key, shared with the other checks' rows
+    (one typo counts once).
+    """
+
+    lhs: str = ""
+    normalisation: tuple[str, ...] = ()
+    quote: str = ""
+    alternative: str = ""
+    finding: str = ""
+    note: str = ""
+
+    def __post_init__(self):
+        if self.lhs:
+            parse_dimension(self.lhs)
+        if isinstance(self.normalisation, str):
+            raise ParameterError("normalisation", self.normalisation, "a tuple of symbol names, e.g. ('L',)")
+        if self.normalisation and not self.quote:
+            raise ParameterError("quote", self.quote, "where the paper states or implies the normalisation "
+                                 f"{', '.join(n + ' = 1' for n in self.normalisation)} (seed file and line)")
+
+
+@dataclass(frozen=True)
+class Formula:
+    """One thing a record states: ``rhs`` has the dimension of ``lhs`` (an expression, a dimension text, or None:
+    only consistent in itself). ``order``: part of a stated order (log arguments free; a dimensionless order is a
+    scaling in counts). ``choice``: a stated choice (symbol -> expression) of a stated order."""
+
+    part: str
+    rhs: Any
+    lhs: Any = None
+    order: bool = False
+    choice: bool = False
+
+
+def _is_zero_expr(e) -> bool:
+    return isinstance(e, sp.Basic) and e.is_Number and e == 0
+
+
+def record_formulas(record, lhs_dimension: str | None = None) -> list[Formula]:
+    """The formulas of a record, duck-typed: a Bound (or an identity with ``lhs``/``expr``): its statement, its
+    definitions, its conditions and its stated order; a Definition: symbol = expression; an OrderStatement: its
+    stated order. Records stated in words (claims, text identities) have none. ``lhs_dimension``: the left side's
+    dimension text when known (a catalogued measure's; the record's ``units.lhs`` wins)."""
+    out: list[Formula] = []
+    units = getattr(record, "units", None)
+    lhs_dim = (units.lhs if units is not None and units.lhs else None) or lhs_dimension
+    order = getattr(record, "order", None)
+    expr = getattr(record, "expr", None)
+    if hasattr(record, "symbol") and not hasattr(record, "lhs"):  # a Definition
+        if expr is not None:
+            out.append(Formula(f"definition {record.symbol}", expr, record.symbol))
+        return out
+    if expr is not None and hasattr(record, "lhs"):
+        out.append(Formula("statement", expr, lhs_dim or _LHS_UNKNOWN(getattr(record, "lhs", ""))))
+    for d in getattr(record, "definitions", ()) or ():
+        if d.expr is not None:
+            out.append(Formula(f"definition {d.symbol}", d.expr, d.symbol))
+    for c in getattr(record, "conditions", ()) or ():
+        out.append(Formula(f"condition {c.name}", c.relation))
+    if order is not None:
+        if lhs_dim is None:
+            explicit = getattr(record, "explicit", None)
+            if explicit is not None:
+                eu = getattr(explicit, "units", None)
+                lhs_dim = (eu.lhs if eu is not None and eu.lhs else None) or _LHS_UNKNOWN(getattr(explicit, "lhs", ""))
+        for k, v in list(order.choice.items()) + list(order.substitute.items()):
+            if _is_zero_expr(sp.sympify(v)):
+                continue
+            out.append(Formula(f"stated order: {sp.sstr(k)} = {sp.sstr(v)}", v, k, order=True, choice=True))
+        out.append(Formula("stated order", order.expr, lhs_dim, order=True))
+    return out
+
+
+@dataclass(frozen=True)
+class _LHS_UNKNOWN:
+    """A left side whose dimension is not known (not declared, not a catalogued measure)."""
+
+    name: str
+
+
+def lhs_names(formulas: Iterable[Formula]) -> list[str]:
+    """The left sides (by name) whose dimension is unknown."""
+    return sorted({f.lhs.name for f in formulas if isinstance(f.lhs, _LHS_UNKNOWN)})
+
+
+@dataclass
+class FormulaResult:
+    """The outcome of one formula: its issues (offending terms), the symbols without a dimension, and for a stated
+    order the normalisation its stated choices imply (text) and whether it is a pure scaling in counts."""
+
+    formula: Formula
+    issues: list[Issue] = field(default_factory=list)
+    unknown: set[str] = field(default_factory=set)
+    implied: list[str] = field(default_factory=list)
+    counts_only: bool = False
+
+
+def check_formula(formula: Formula, dims: Mapping[str, Dim], normals: tuple[Dim, ...] = ()) -> FormulaResult:
+    """Check one formula under the symbols' dimensions ``dims`` (name -> Dim) and normalisations ``normals``."""
+    walk = _Walk(dims, normals, lenient_logs=formula.order, part=formula.part)
+    res = FormulaResult(formula)
+    lhs, rhs = formula.lhs, sp.sympify(formula.rhs)
+    if isinstance(lhs, _LHS_UNKNOWN):
+        walk.unknown.add(f"left side '{lhs.name}'" if lhs.name else "the left side")
+        walk.dim(rhs)
+    elif lhs is None:
+        walk.dim(rhs)
+    else:
+        target = parse_dimension(lhs) if isinstance(lhs, (str, Dimension)) else walk.dim(sp.sympify(lhs))
+        if target is ANY:
+            walk.dim(rhs)
+        elif formula.order and not formula.choice:
+            probe = _Walk(dims, normals, lenient_logs=True)
+            d = probe.dim(rhs)
+            if d is not ANY and not probe.issues and d.dimensionless and not target.dimensionless:
+                res.counts_only = True  # O(1/T): the O(.) carries the left side's dimension
+                walk.unknown |= probe.unknown
+            else:
+                walk.expect(rhs, target)
+        else:
+            walk.expect(rhs, target)
+    res.issues, res.unknown = walk.sorted_issues(), walk.unknown
+    return res
+
+
+def implied_normal(formula: Formula, dims: Mapping[str, Dim]) -> Dim | None:
+    """For a stated choice k = v whose sides differ in dimension (eta = sqrt(N/(K T)): [w]^2/[f] against 1): the
+    ratio the choice sets to 1, else None."""
+    if not formula.choice:
+        return None
+    walk = _Walk(dims, lenient_logs=True)
+    a, b = walk.dim(sp.sympify(formula.lhs)), walk.dim(sp.sympify(formula.rhs))
+    if a is ANY or b is ANY or walk.issues:
+        return None
+    r = a / b
+    if r.dimensionless or not (sp.sympify(r.f).is_number and sp.sympify(r.w).is_number):
+        return None
+    return r
+
+
+def iter_readings(symbols, names: Iterable[str]) -> Iterator[dict[str, str]]:
+    """Every combination of the readings of the ambiguous symbols among ``names`` ({} when none is ambiguous)."""
+    info = getattr(symbols, "info", symbols)
+    amb = [(n, list(info[n].dimension)) for n in sorted(set(names)) if n in info
+           and isinstance(info[n].dimension, Mapping)]
+    if not amb:
+        yield {}
+        return
+    import itertools
+
+    for combo in itertools.product(*(keys for _, keys in amb)):
+        yield {n: k for (n, _), k in zip(amb, combo)}
+
+
+def free_names(formulas: Iterable[Formula]) -> set[str]:
+    names: set[str] = set()
+    for f in formulas:
+        for side in (f.rhs, f.lhs):
+            if isinstance(side, sp.Basic):
+                names |= {s.name for s in side.free_symbols}
+    return names
+
+
+def undeclared(record, info: Mapping[str, Any]) -> list[str]:
+    """The symbols a record's formulas use that ``info`` (name -> SymbolInfo) gives no dimension."""
+    names = free_names(record_formulas(record, lhs_dimension="1"))
+    if hasattr(record, "symbol") and not hasattr(record, "lhs"):  # a Definition, also one defined in words
+        names.add(record.symbol.name)
+    return sorted(n for n in names if n not in info or info[n].dimension is None)
