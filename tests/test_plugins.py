@@ -252,7 +252,8 @@ def test_per_iteration_example_package_end_to_end(installed_stich, tmp_path):
     out = _cli("check", "--only", "stich2019", "--controls", "--format", "json", env_extra=installed_stich)
     assert out.returncode == 0, out.stderr
     assert {c["check"]: c["status"] for c in json.loads(out.stdout)["controls"]} == {
-        "stich2019.thm2_2": "fails_as_required", "stich2019.thm2_2.rate": "fails_as_required"}
+        "stich2019.thm2_2": "fails_as_required", "stich2019.thm2_2.rate": "fails_as_required",
+        "stich2019.units": "fails_as_required"}  # the units check every paper gets, with its own control
     out = _cli("explain", "stich2019.thm2_2", "--run", env_extra=installed_stich)
     assert out.returncode == 0, out.stderr
     assert "K -> clients" in out.stdout and "H -> local_steps" in out.stdout
