@@ -201,3 +201,25 @@ def test_every_bound_row_says_whether_it_is_vacuous(quick):
     assert T.LEMMA3.lhs_kind == T.LEMMA3_PRODUCT.lhs_kind == "contraction"
     for r in quick[1]["oledfl.thm1"] + quick[1]["oledfl.thm2"]:
         assert r.extra["vacuity"].startswith("no bound")
+
+
+def test_every_claim_decided_on_both_mixing_matrices_counts_only_when_both_readings_agree():
+    """The seed does not say which W it uses: the claims decided on the simulator's topologies are decided under both
+    readings (Metropolis, lazy) and joined. Before, the lazy-W row of the connectivity claim counted on its own (the
+    full profile refuted it for DFedAvg while the Metropolis row supported it)."""
+    from fedtheory.checks import CheckResult
+    from fedtheory.checks.oledfl import LAZY, METROPOLIS, _join_w
+
+    def row(verdict, w):
+        return CheckResult("oledfl.claim.connectivity_speeds_convergence", "oledfl", "claim", verdict,
+                           params={"setting": f"DFedAvg (beta=0), {w}"})
+
+    (joined,) = _join_w({METROPOLIS[1]: [row("claim_supported", METROPOLIS[1])],
+                         LAZY[1]: [row("claim_refuted", LAZY[1])]})
+    assert joined.verdict == "ambiguous" and not joined.is_finding
+    assert joined.params["setting"] == "DFedAvg (beta=0), W: both readings (Metropolis, lazy)"
+    (both,) = _join_w({METROPOLIS[1]: [row("claim_refuted", METROPOLIS[1])], LAZY[1]: [row("claim_refuted", LAZY[1])]})
+    assert both.verdict == "claim_refuted" and both.is_finding
+    for rec in (T.CLAIM_ERROR, T.CLAIM_SPEED, T.CLAIM_CONSISTENCY, T.CLAIM_TOPOLOGY, T.CLAIM_STAB_BETA,
+                T.CLAIM_STAB_TOPO, T.CLAIM_OPT_BETA):
+        assert set(rec.readings) == {"definition1", "psd"}, rec.id

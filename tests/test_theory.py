@@ -135,14 +135,20 @@ def test_fedinit_claim_predicates():
     m = {"beta": np.array([0, 0.05, 0.1]), "opt_error": np.outer([1.0, 1.02, 1.04], runs), "delta": np.array([1, 0.8, 0.6])}
     assert F.CLAIM_INSENSITIVE.evaluate(m, stats=StatsPolicy(min_effect=0.1)).supported is True
     assert F.CLAIM_INSENSITIVE.evaluate(m, stats=StatsPolicy(min_effect=0.01), max_rel_spread=0.01).supported is False
+    def per_seed(means):  # (betas, 10 seeds) around the means, paired across beta
+        return np.add.outer(np.asarray(means, float), 0.01 * np.sin(np.arange(10)))
+
     th = {"beta": np.array([0, 0.5, 1.0, 1.5]), "delta": np.array([1.0, 0.5, 0.7, np.nan]),
-          "delta_se": np.full(4, 0.01), "diverged": np.array([False, False, False, True])}
+          "delta_runs": per_seed([1.0, 0.5, 0.7, np.nan]), "diverged": np.array([False, False, False, True])}
     pol = StatsPolicy(min_effect=F.CLAIM_THRESHOLD.min_effect)
-    assert F.CLAIM_THRESHOLD.evaluate(th, stats=pol).supported is True  # aggregated means (logged runs): z rule
-    th2 = {**th, "diverged": np.array([False] * 4), "delta": np.array([1.0, 0.5, 0.7, 0.9])}
+    assert F.CLAIM_THRESHOLD.evaluate(th, stats=pol).supported is True
+    th2 = {**th, "diverged": np.array([False] * 4), "delta": np.array([1.0, 0.5, 0.7, 0.9]),
+           "delta_runs": per_seed([1.0, 0.5, 0.7, 0.9])}
     assert F.CLAIM_THRESHOLD.evaluate(th2, stats=pol).supported is None  # falls, but nothing diverged in the grid
-    th3 = {**th2, "delta": np.array([1.0, 1.1, 1.2, 1.3])}
+    th3 = {**th2, "delta": np.array([1.0, 1.1, 1.2, 1.3]), "delta_runs": per_seed([1.0, 1.1, 1.2, 1.3])}
     assert F.CLAIM_THRESHOLD.evaluate(th3, stats=pol).supported is False
+    with pytest.raises(ParameterError, match="delta_runs"):  # aggregated means alone: no seeds, no decision
+        F.CLAIM_THRESHOLD.evaluate({k: v for k, v in th.items() if k != "delta_runs"}, stats=pol)
     k = {"K": np.array([1, 2, 4, 8.0]), "risk_runs": np.add.outer([2.0, 1.0, 1.5, 1.8], 0.01 * np.arange(10))}
     assert F.CLAIM_K.evaluate(k, stats=StatsPolicy(min_effect=0.05)).supported is True
     k2 = {**k, "risk_runs": np.add.outer([1.0, 1.5, 1.8, 2.0], 0.01 * np.sin(np.arange(10)))}

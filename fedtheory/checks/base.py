@@ -35,11 +35,11 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 #   units_artifact: a reading of the text under which the statement is dimensionally inconsistent;
 #   regime_boundary: the claim fails where the regime the paper's argument assumes does not hold (named);
 #   not_reproduced: a stated effect did not appear within the tested horizon (weaker than refuted);
-#   fragile: significant only in part of the family or under one of several valid constants / readings;
-#   by_construction: the measured outcome is fixed by the algorithm's construction, not by the effect claimed;
-#   ambiguous: the text admits readings that disagree on the verdict (each reading reported).
+#   by_construction: the measured outcome is fixed by the algorithm's construction, not by the effect claimed.
+# A text with several readings is not a scope: the record declares its readings and the row's verdict is
+# 'ambiguous' when they disagree (checks.verdicts.combine_readings).
 SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "regime_boundary", "not_reproduced",
-          "fragile", "by_construction", "ambiguous")
+          "by_construction")
 # What kind of finding a counted row is (its severity class; the summary, the JSON and the report group by it):
 #   erratum: a printed formula that differs from its own derivation, a table that contradicts its own columns;
 #   inconsistent_rate: a stated order that does not follow from the exact bound;

@@ -191,12 +191,16 @@ def _beta_sweeps(logs):
 # ------------------------------------------------------------------------------------ FedInit
 
 
-def _acc_by_beta(runs, betas) -> np.ndarray:
-    """(betas, seeds) final test accuracies, NaN-padded (diverged runs count at chance, see _run_values)."""
-    cols = [[r["acc"] for r in runs if r["beta"] == b] for b in betas]
-    out = np.full((len(betas), max((len(c) for c in cols), default=0)), np.nan)
-    for i, c in enumerate(cols):
-        out[i, :len(c)] = c
+def _by_beta_seed(runs, key, betas) -> np.ndarray:
+    """(betas, seeds) values of ``key``, aligned by seed so that a column is one seed across the betas (the runs of a
+    sweep share their seeds: paired), NaN where a (beta, seed) run is missing (diverged runs: see _run_values)."""
+    seeds = sorted({r["seed"] for r in runs}, key=str)
+    out = np.full((len(betas), len(seeds)), np.nan)
+    col = {s: j for j, s in enumerate(seeds)}
+    row = {float(b): i for i, b in enumerate(betas)}
+    for r in runs:
+        if float(r["beta"]) in row:
+            out[row[float(r["beta"])], col[r["seed"]]] = r[key]
     return out
 
 
@@ -243,7 +247,7 @@ def _table3_rows(session, logs, chance_positive: bool = False):
             runs = [dict(r, acc=r["chance"]) if r["beta"] > 0 else r for r in runs]
         problem = _problem(g["cfg"])
         b, _, _, div = _per_beta(runs, "acc")
-        acc = _acc_by_beta(runs, b)
+        acc = _by_beta_seed(runs, "acc", b)
         out.append(claim_result(experiment_records.TABLE3_ACCURACY, {"beta": b, "acc": acc}, problem=problem,
                                 settings=len(sweeps), seeds=int(np.min(np.sum(np.isfinite(acc), axis=1))),
                                 params={"setting": f"{g['label']}: final test accuracy", "runs": len(runs)},
@@ -251,8 +255,9 @@ def _table3_rows(session, logs, chance_positive: bool = False):
                                        + ("; control: every beta > 0 run at chance accuracy" if chance_positive else "")))
         nonneg = b >= 0
         for col, label in (("delta_T", "Delta^T (paper: all clients)"), ("delta_code_T", "Delta^T (authors' code)")):
-            _, d, d_se, _ = _per_beta(runs, col)
-            m = {"beta": b[nonneg], "delta": d[nonneg], "delta_se": d_se[nonneg], "diverged": div[nonneg]}
+            _, d, _, _ = _per_beta(runs, col)
+            m = {"beta": b[nonneg], "delta": d[nonneg], "delta_runs": _by_beta_seed(runs, col, b)[nonneg],
+                 "diverged": div[nonneg]}
             out.append(claim_result(fedinit_records.CLAIM_THRESHOLD, m, problem=problem, settings=2 * len(sweeps),
                                     seeds=int(np.min(np.sum(np.isfinite(acc), axis=1))),
                                     params={"setting": f"{g['label']}: {label}", "runs": len(runs)},

@@ -41,6 +41,23 @@ SIGMA2 = 0.01
 EPS_FRACTION = 0.01  # rounds-to-eps: eps = EPS_FRACTION * (f(x^0) - f*)
 METROPOLIS, LAZY = (0.0, "Metropolis W"), (0.5, "lazy Metropolis W (a=1/2)")
 WEIGHTS = (METROPOLIS, LAZY)
+W_READING_OF = {METROPOLIS[1]: "definition1", LAZY[1]: "psd"}  # the records' W_READINGS, by the weights decided on
+
+
+def _join_w(rows_by_w: dict[str, list[CheckResult]]) -> list[CheckResult]:
+    """Rows decided on each W (the same settings in the same order under every W) joined setting by setting under
+    the records' readings of W (combine_readings: a finding only when both give it, else 'ambiguous'). With one W
+    (a negative control runs on Metropolis weights) the rows are returned as they are."""
+    if len(rows_by_w) < 2:
+        return [r for rows in rows_by_w.values() for r in rows]
+    labels = list(rows_by_w)
+    out = []
+    for group in zip(*rows_by_w.values()):
+        row = combine_readings({W_READING_OF[w]: r for w, r in zip(labels, group)})
+        setting = str(group[0].params.get("setting", "")).replace(f", {labels[0]}", "")
+        row.params = {**row.params, "setting": f"{setting}, W: both readings (Metropolis, lazy)"}
+        out.append(row)
+    return out
 STAB_BETAS = (0.0, 0.3, 0.6, 0.9)
 PAPER_M = 100
 CONTROL_SEEDS = 10  # a negative control must be able to refute: the statistics policy's min_seeds
@@ -223,16 +240,17 @@ def _per_topology_claim(session, claim, key, detail_fn=None, mutation=None):
     weights = WEIGHTS[:1] if mutation else WEIGHTS
     sweeps = [(_sweep(session, laziness, mutation), label) for laziness, label in weights]
     n_rows = sum(len(sw["info"]) for sw, _ in sweeps)
-    out = []
+    out: dict[str, list[CheckResult]] = {}
     for sw, label in sweeps:
         for j, info in enumerate(sw["info"]):
             div = sw["diverged"][j].any(axis=1)
             mm = {"beta": np.array(BETAS), "samples": sw[key][j], "diverged": div, "paired": True}
             extra = detail_fn(sw, j) if detail_fn else ""
             mut = f"NEGATIVE CONTROL: {mutation.label}. " if mutation else ""
-            out.append(claim_result(claim, mm, problem=_label(p), params=_params(sw, j, label), settings=n_rows,
-                                    seeds=sw["R"], detail=mut + _derived_text(info) + (f". {extra}" if extra else "")))
-    return out
+            out.setdefault(label, []).append(
+                claim_result(claim, mm, problem=_label(p), params=_params(sw, j, label), settings=n_rows,
+                             seeds=sw["R"], detail=mut + _derived_text(info) + (f". {extra}" if extra else "")))
+    return _join_w(out)
 
 
 @check("oledfl.claim.beta_lowers_error", PAPER, "claim",
@@ -354,14 +372,16 @@ def claim_connectivity(session, reverse_lambda=False):
         for label, idx in (("DFedAvg (beta=0)", [0] * len(js)), ("OledFL at its best beta", best)):
             samples = np.stack([sw["avg_grad"][j, i] for j, i in zip(js, idx)])
             rows.append((label, weights, sw, idx, {"x": lam, "samples": samples, "names": names, "paired": True}))
+    by_w: dict[str, list[CheckResult]] = {}
     for label, weights, sw, idx, mm in rows:
-        out.append(claim_result(oledfl_records.CLAIM_TOPOLOGY, mm, problem=_label(p), settings=len(rows), seeds=sw["R"],
+        by_w.setdefault(weights, []).append(
+            claim_result(oledfl_records.CLAIM_TOPOLOGY, mm, problem=_label(p), settings=len(rows), seeds=sw["R"],
                                 params={"setting": f"{label}, {weights}", "eta": LR, "rounds": sw["T"], "runs": sw["R"],
                                         "beta": [BETAS[i] for i in idx]},
                                 detail=("NEGATIVE CONTROL: lambdas assigned in reverse order. " if reverse_lambda else "")
                                 + "measured: (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) on the four "
                                   "Table V topologies"))
-    return out
+    return _join_w(by_w)
 
 
 # ------------------------------------------------------------------------------------ stability (Remark 3)
@@ -433,17 +453,18 @@ def claim_stability_beta(session, mutation=None):
     weights = WEIGHTS[:1] if mutation else WEIGHTS
     sts = [(_stability(session, laziness, mutation), label) for laziness, label in weights]
     n_rows = sum(len(st["info"]) for st, _ in sts)
+    by_w: dict[str, list[CheckResult]] = {}
     for st, label in sts:
         for j, info in enumerate(st["info"]):
             mm = {"beta": np.array(STAB_BETAS), "samples": st["gap"][j], "diverged": st["diverged"][j].any(axis=1),
                   "paired": True}
-            out.append(claim_result(oledfl_records.CLAIM_STAB_BETA, mm, problem=_label(p), settings=n_rows,
+            by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_BETA, mm, problem=_label(p), settings=n_rows,
                                     seeds=st["P"],
                                     params={"setting": f"{info['name']}, {label}", "eta": LR, "rounds": st["T"],
                                             "pairs": st["P"], "oracle": "minibatch(1)"},
                                     detail=(("NEGATIVE CONTROL: " + mutation.label + ". ") if mutation else "")
                                     + _STAB_NOTE))
-    return out
+    return out + _join_w(by_w)
 
 
 @check("oledfl.claim.connectivity_lowers_stability_gap", PAPER, "claim",
@@ -453,17 +474,18 @@ def claim_stability_topology(session, mutation=None):
     out = []
     p, _ = _problem(session)
     weights = WEIGHTS[:1] if mutation else WEIGHTS
+    by_w: dict[str, list[CheckResult]] = {}
     for laziness, label in weights:
         st = _stability(session, laziness, mutation)
         mm = {"x": [i["lam"] for i in st["info"]], "samples": st["gap"][:, 0],
               "names": [i["name"] for i in st["info"]], "paired": True}
-        out.append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=_label(p), settings=len(weights),
+        by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=_label(p), settings=len(weights),
                                 seeds=st["P"],
                                 params={"setting": f"DFedAvg (beta=0), {label}", "eta": LR, "rounds": st["T"],
                                         "pairs": st["P"], "oracle": "minibatch(1)"},
                                 detail=(("NEGATIVE CONTROL: " + mutation.label + ". ") if mutation else "")
                                 + _STAB_NOTE))
-    return out
+    return out + _join_w(by_w)
 
 
 # ------------------------------------------------------------------------------------ local steps, Remark 4

@@ -316,13 +316,15 @@ def _mutant(record):
 
 def units_control_rows(paper: str) -> list[CheckResult]:
     """The negative control of PAPER.units: the first record of the paper that the check finds consistent, its
-    statement multiplied by a symbol with a dimension; the row must be 'violated'."""
+    statement multiplied by a symbol with a dimension; the row must be 'violated'. A paper with no consistent record
+    to mutate (FedMRUR: every formula is inconsistent under some reading) shows it differently: the check already
+    reports violations on the paper's own records, and those rows are returned."""
     for r in _records_of(paper):
         if record_formulas(r, "1") and units_analysis(r)["verdict"] == "holds":
             m = _mutant(r)
             if m is not None:
                 return [units_result(m)]
-    return []
+    return [row for row in units_rows(paper) if row.verdict == "violated"]
 
 
 def register_units_checks(record_ids) -> list[str]:

@@ -520,6 +520,14 @@ def _strictly_ordered(mm):
 # ------------------------------------------------------------------------------------ claims on simulations
 
 _c = dict(paper=PAPER, symbols=S_)
+# Which mixing matrix W the paper uses is not in the seed (Definition 1's spectral property is stripped; Sec. V-A:
+# "generated according to corresponding rules"): every claim decided on the simulator's topologies is decided under
+# both readings and joined (a finding counts only when both give it).
+W_READINGS = {"definition1": "W as Definition 1 admits it ([15]: I >= W > -I, negative eigenvalues allowed): "
+                             "Metropolis weights",
+              "psd": "W positive semi-definite, the weights under which the paper's range beta < 1 is the "
+                     "consensus-stability limit (oledfl.derived.beta_max = 1 iff lambda_m(W) = 0; beyond it for "
+                     "lambda_m > 0): the lazy Metropolis W = (I + W_M)/2"}
 # The smallest relative effect a refutation from seeds needs (Claim.min_effect; the statistics policy): a 5% change of
 # the compared means. The Remarks state qualitative effects of beta, lambda and K; a difference of less than 5% between
 # two settings of the toy problem is the size that moving the horizon, the eps level or the step size a little
@@ -535,6 +543,7 @@ CLAIM_BETA0 = Claim(
          "engine's OledFL is DFedAvg with eq. (3)'s start, which at beta = 0 is x_i^t + 0 (x_i^t - x_i^{t-1,K}) = x_i^t "
          "exactly in floating point: the check is an implementation self-check by design.")
 CLAIM_ERROR = Claim(
+    readings=W_READINGS,
     id="oledfl.claim.beta_lowers_error", quote="002_750e045df608fece.txt:109: 'Firstly, from the negative coefficient in the last term of Theorem 1, it can be inferred that a larger [beta] value will reduce the optimization error, thereby accelerating the convergence rate.' (symbol stripped)", title="Larger beta lowers the optimization error (beta < 1)",
     source=f"{SEED}, Remark 2 ('a larger beta leads to a smaller optimization error'), Remark 3, Fig. 8(a)",
     statement="(1/T) sum_t ||grad f(x_bar^t)||^2 decreases as beta grows over the admissible beta < 1",
@@ -544,6 +553,7 @@ CLAIM_ERROR = Claim(
          "gradient norm at the average model); Theorem 1 itself is stripped. 'A larger beta' compares every two betas "
          "of the admissible range (beta < 1) below a divergence." + _MIN_EFFECT_NOTE)
 CLAIM_SPEED = Claim(
+    readings=W_READINGS,
     id="oledfl.claim.beta_speeds_convergence", quote="002_750e045df608fece.txt:109: 'As depicted in Figure 8 (a), with the increase in [beta], the convergence curve becomes steeper, demonstrating a faster convergence speed.' (symbol stripped)", title="Larger beta speeds convergence (beta < 1)",
     source=f"{SEED}, Remark 3 ('with the increase in beta, the convergence curve becomes steeper'), Fig. 8(a), Sec. V-D",
     statement="the number of rounds until f(x_bar^t) - f* <= eps decreases as beta grows over beta < 1",
@@ -569,6 +579,7 @@ CLAIM_DIVERGE = Claim(
          "say that beta < 1 never diverges: that converse is not judged. Compare with the derived limit "
          "oledfl.derived.beta_max, which is 1 only when lambda_m(W) = 0.")
 CLAIM_CONSISTENCY = Claim(
+    readings=W_READINGS,
     id="oledfl.claim.ole_improves_consistency", quote="002_750e045df608fece.txt:8: 'By adopting this initialization operation for each client before optimization, the mutual consistency among them is naturally strengthened.'", title="Ole strengthens consistency among clients",
     source=f"{SEED}, Sec. I and III-C, Fig. 1 ('the mutual consistency among them is naturally strengthened')",
     statement="with Ole (each admissible beta > 0, beta < 1) the spread of the local models (1/m) sum_i "
@@ -581,6 +592,7 @@ CLAIM_CONSISTENCY = Claim(
          "every beta). The sentence compares adopting Ole with not adopting it (beta > 0 against beta = 0), not one "
          "beta > 0 with another: that is what is tested." + _MIN_EFFECT_NOTE)
 CLAIM_TOPOLOGY = Claim(
+    readings=W_READINGS,
     id="oledfl.claim.connectivity_speeds_convergence", quote="002_750e045df608fece.txt:76: 'Additionally, in the dominant term of the convergence rate [...], it can be observed that better topological connectivity leads to a faster convergence rate.' (formula stripped)", title="Better connectivity (smaller lambda) converges faster",
     source=f"{SEED}, Remark 1 ('better topological connectivity leads to a faster convergence rate'), Sec. V-C, Fig. 6",
     statement="(1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) does not decrease as lambda grows",
@@ -596,11 +608,7 @@ CLAIM_OPT_BETA = Claim(
     statement="beta*(topology), the grid's optimum in the paper's range beta < 1, is non-decreasing in lambda",
     predicate=_optimal_beta_order, parameters={"beta_range": 1.0}, min_effect=MIN_EFFECT,
     measurements=("lam", "beta", "samples", "diverged", "names"), **_c,
-    readings={"definition1": "W as Definition 1 admits it ([15]: I >= W > -I, negative eigenvalues allowed): "
-                             "Metropolis weights",
-              "psd": "W positive semi-definite, the weights under which the paper's range beta < 1 is the "
-                     "consensus-stability limit (oledfl.derived.beta_max = 1 iff lambda_m(W) = 0; beyond it for "
-                     "lambda_m > 0): the lazy Metropolis W = (I + W_M)/2"},
+    readings=W_READINGS,
     note="beta* over the grid's betas in the paper's range (0, 0.3, 0.6, 0.9, 0.99; Sec. V-D tests beta up to 0.99) "
          "by the final optimization error. Which W the paper uses is not in the seed: Definition 1 keeps the property "
          "names ('(iv) (Spectral property)': formula stripped; [15] has I >= W > -I) and Sec. V-A says only that "
@@ -616,6 +624,7 @@ CLAIM_K = Claim(
     parameters={"direction": "decreasing"}, min_effect=MIN_EFFECT, measurements=("x", "samples"), **_c,
     note=_MIN_EFFECT_NOTE.strip())
 CLAIM_STAB_BETA = Claim(
+    readings=W_READINGS,
     id="oledfl.claim.ole_lowers_stability_gap", quote="002_750e045df608fece.txt:109: 'This implies that with an increase in [beta], the generalization error of the algorithm will decrease, thereby enhancing its generalization performance.' (symbol stripped)", title="Larger beta lowers the generalization (stability) error",
     source=f"{SEED}, Remark 3 ('as beta increases, the terms ... decrease ... the generalization error of the "
            "algorithm will decrease'), Theorem 2",
@@ -626,6 +635,7 @@ CLAIM_STAB_BETA = Claim(
          "in one sample, averaged over coupled pairs that share every random stream (uniform stability's definition)."
          + _MIN_EFFECT_NOTE)
 CLAIM_STAB_TOPO = Claim(
+    readings=W_READINGS,
     id="oledfl.claim.connectivity_lowers_stability_gap", quote="002_750e045df608fece.txt:109: 'Furthermore, from Theorem 2, it can be observed that better topological connectivity (smaller [lambda]) leads to a smaller generalization error, which is validated in Section V-C (see Figure 6).' (symbol stripped)", title="Smaller lambda gives a smaller generalization error",
     source=f"{SEED}, Remark 3 ('better topological connectivity (smaller lambda) leads to a smaller generalization "
            "error'), Fig. 6", statement="the stability gap does not decrease as lambda grows", predicate=_monotone,
