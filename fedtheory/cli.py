@@ -47,7 +47,10 @@ def _parser() -> argparse.ArgumentParser:
 
     ck = sub.add_parser("check", parents=[plug, execp], help="run checks and print verdicts")
     ck.add_argument("--paper", help="only this paper's checks")
-    ck.add_argument("--only", nargs="+", metavar="ID", help="only these check ids (or id prefixes)")
+    ck.add_argument("--only", nargs="+", metavar="ID", help="only these checks; each ID is an exact check id, a dotted "
+                    "prefix matched by whole parts (mypaper.thm2 selects mypaper.thm2 and mypaper.thm2.rate, not "
+                    "mypaper.thm2_2), or a glob pattern with * ? [...] matched against whole ids ('mypaper.thm2*' "
+                    "selects all three; quote it)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
                     help="quick: small settings (<= 60 s for all papers); full: more seeds, rounds, problems")
     ck.add_argument("--seed", type=int, default=0, help="base seed (non-negative integer); same seed, same numbers")
@@ -60,7 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--worst-case", action="store_true", help="also search the worst instance of every selected bound "
                     "with a worst-case declaration (`fedtheory worst --list`); a violated worst case is a finding")
     ck.add_argument("--worst-budget", type=int, default=256, metavar="N",
-                    help="instance evaluations per worst-case search (default 256; `fedtheory worst` for more)")
+                    help="instance evaluations per worst-case search, at least 32 (one generation; default 256; "
+                         "`fedtheory worst` for more)")
+    ck.add_argument("--worst-dir", default="worst_instances", metavar="DIR",
+                    help="--worst-case: where the worst instances are written, one RECORD_ID.json each (default "
+                         "worst_instances/ in the current folder; created if missing)")
     ck.add_argument("--report", metavar="FILE", help="also write the self-contained HTML report to FILE "
                     "(see `fedtheory report`)")
     ck.add_argument("--controls", action="store_true", help="run the negative controls of the selected checks instead "
@@ -329,6 +336,8 @@ def _cmd_explain(args) -> int:
     rec = record(args.id)
     print(rec.explain())
     _explain_units(rec)
+    for line in rec.quantities_lines() if hasattr(rec, "quantities_lines") else []:
+        print(line)
     plug = plugin_of(rec.id)
     if plug is not None:
         print(f"plug-in: {plug.name} ({plug.origin}: {plug.target})")
@@ -343,20 +352,21 @@ def _cmd_explain(args) -> int:
         print("\n(`fedtheory explain " + rec.id + " --run` runs these checks and lists the simulations behind each "
               "verdict; every result's JSON record holds them under extra.simulations)")
     if specs and args.run:
-        from .checks import run_checks
+        from .checks import run_checks, simulation_text
 
         results = run_checks(only=[s.id for s in specs], profile="quick", seed=0)
-        print("\nsimulations behind the verdicts (quick profile, seed 0):")
+        names = rec.paper_names() if hasattr(rec, "paper_names") else {}
+        print("\nsimulations behind the verdicts (quick profile, seed 0; one line per setting"
+              + (", in the paper's symbols: " + ", ".join(f"{v} = {k}" for k, v in names.items()) if names else "")
+              + "):")
         seen = set()
         for r in results:
             for sim in r.extra.get("simulations", []):
-                key = (r.id, tuple(sorted((k, str(v)) for k, v in sim.items())))
+                key = (r.id, json.dumps(sim, sort_keys=True, default=str))
                 if key in seen:
                     continue
                 seen.add(key)
-                print(f"  {r.id}: {sim['algorithm']} on {sim['problem']}: {sim['runs']} runs x {sim['rounds']} rounds, "
-                      f"K = {sim['local_steps']}, {sim['per_round']} of {sim['clients']} clients, {sim['oracle']}, "
-                      f"{sim['lr_schedule']} step; measures {', '.join(sim['measures'])}")
+                print(f"  {r.id}: {simulation_text(sim, names)}")
             if not r.extra.get("simulations") and (r.id, r.verdict) not in seen:
                 seen.add((r.id, r.verdict))
                 print(f"  {r.id}: no simulation ({r.kind}: {r.verdict})")
@@ -636,7 +646,7 @@ def _worst_cases(args, results, ex=None) -> list[dict]:
     ids = [rid for rid in sorted(W.worst_case_entries()) if rid in checked]
     out = []
     for rid in ids:
-        path = os.path.join("worst_instances", f"{rid}.json")
+        path = os.path.join(args.worst_dir, f"{rid}.json")
         out.append(W.run_worst(rid, seed=args.seed, budget=args.worst_budget, instance_path=path, final_seeds=32,
                                executor=ex))
     return out
@@ -689,8 +699,17 @@ def _cmd_check(args) -> int:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
     if args.controls:
         return _cmd_controls(args)
-    if args.worst_budget < 1:
-        raise ParameterError("--worst-budget", args.worst_budget, "a positive integer")
+    if args.worst_case:
+        from .worst.search import worst_case
+
+        popsize = inspect.signature(worst_case).parameters["popsize"].default
+        if args.worst_budget < popsize:  # refused before any check runs, in the flag's name
+            raise ParameterError("--worst-budget", args.worst_budget, f"an integer >= {popsize} (the search's "
+                                 "population size: one generation)")
+    if args.worst_dir != "worst_instances" and not args.worst_case:
+        raise ParameterError("--worst-dir", args.worst_dir, "given with --worst-case (it says where its instances go)")
+    if args.worst_case and os.path.exists(args.worst_dir) and not os.path.isdir(args.worst_dir):
+        raise ParameterError("--worst-dir", args.worst_dir, "a folder (new or existing), not a file")
     if args.out and args.report and _same_file(args.out, args.report):
         raise ParameterError("--report", args.report, f"another file than --out ({args.out}): one would replace the "
                              "other")
@@ -716,8 +735,13 @@ def _cmd_check(args) -> int:
     code = exit_code(results)
     if any(w.get("verdict") == "violated" for w in worst):
         code = max(code, 1)
+    from .plugins import portable_target
+
+    portable = [portable_target(t) for t in args.plugin]  # the reproduce lines work from any folder
     payload = results_payload(results, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
-                              seed=args.seed, plugins=args.plugin, elapsed_s=round(elapsed, 2))
+                              seed=args.seed, plugins=[t for t, _ in portable],
+                              plugins_given=[{"given": g, "plugin": t, "as": how} for g, (t, how) in
+                                             zip(args.plugin, portable)], elapsed_s=round(elapsed, 2))
     if args.worst_case:
         payload["worst_case"] = worst
         payload["exit_code"] = code

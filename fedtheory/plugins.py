@@ -35,7 +35,7 @@ from ._validation import FedTheoryError
 from .theory.core import Definition, Record, get, registered_ids, registry
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "count_registered",
-           "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "record", "records",
+           "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "portable_target", "record", "records",
            "worker_targets"]
 
 ENTRY_POINT_GROUP = "fedtheory.papers"
@@ -225,6 +225,44 @@ def worker_targets() -> list[str]:
         p = Path(info.target).expanduser()
         out.append(str(p.resolve()) if p.exists() else info.target)
     return out
+
+
+def portable_target(target: str) -> tuple[str, str]:
+    """What to pass to ``--plugin`` to load the plug-in ``target`` from any folder, and how it was chosen: the module
+    name when a module of that name is importable without the current folder and is this very plug-in ('module name,
+    installed'); otherwise the absolute path of its file or package ('absolute path, not installed'). A module
+    name that only the current folder provides becomes that folder's absolute path too."""
+    import importlib.machinery
+
+    here = {"", ".", os.getcwd()}
+    elsewhere = [p for p in sys.path if p not in here and os.path.abspath(p or ".") != os.getcwd()]
+
+    def installed(name: str, location: Path | None) -> bool:
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, elsewhere)
+        except (ImportError, ValueError):
+            return False
+        if spec is None or spec.origin is None:
+            return False
+        found = Path(spec.origin).resolve()
+        return location is None or found == location or found.parent == location
+
+    path = Path(target).expanduser()
+    if target.endswith(".py") or os.sep in target or path.exists():
+        path = path.resolve()
+        name = path.stem if path.suffix == ".py" else path.name
+        location = path if path.suffix == ".py" else path / "__init__.py"
+        if name.isidentifier() and installed(name, location.resolve()):
+            return name, "module name, installed"
+        return str(path), "absolute path, not installed"
+    if installed(target.split(".")[0], None):
+        return target, "module name, installed"
+    module = sys.modules.get(target)
+    origin = getattr(getattr(module, "__spec__", None), "origin", None)
+    if origin:
+        found = Path(origin).resolve()
+        return str(found.parent if found.name == "__init__.py" else found), "absolute path, not installed"
+    return target, "module name"
 
 
 def plugin_of(item_id: str) -> PluginInfo | None:

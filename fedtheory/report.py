@@ -109,11 +109,21 @@ def _fmt(x: Any) -> str:
 
 
 def _setting(r: Mapping[str, Any]) -> str:
+    """The row's setting in the paper's symbols: params['setting'], then the usual keys, then every param a record
+    maps to a tool quantity (``extra['quantities']``), each of those with the quantity it is (K=4 (clients))."""
     p = r.get("params") or {}
-    parts = [str(p["setting"])] if p.get("setting") is not None else []
-    for k in ("beta", "eta", "rho", "alpha", "bits", "topology", "E", "K"):
+    mapped = (r.get("extra") or {}).get("quantities") or {}
+    text = str(p["setting"]) if p.get("setting") is not None else ""
+    parts = [text] if text else []
+    keys = [k for k in ("beta", "eta", "rho", "alpha", "bits", "topology", "E", "K") if k not in mapped]
+    keys += [k for k in mapped if k in p]
+    for k in keys:
         if k in p and p[k] is not None and not isinstance(p[k], (list, dict)):
-            parts.append(f"{k}={_fmt(p[k])}")
+            if k in mapped:
+                what = str(mapped[k]).split(":", 1)[0].strip().replace("_", " ")
+                parts.append(f"{k}={_fmt(p[k])} ({what})")
+            else:
+                parts.append(f"{k}={_fmt(p[k])}")
     return " ".join(parts)
 
 
@@ -520,6 +530,24 @@ def _check_ids() -> dict[str, str]:
     return out
 
 
+def _plugin_args(meta: Mapping[str, Any]) -> list[str]:
+    """--plugin arguments that load the run's plug-ins from any folder: ``fedtheory check`` records each one as its
+    module name (installed) or its absolute path (``fedtheory.plugins.portable_target``)."""
+    out: list[str] = []
+    for p in meta.get("plugins") or []:
+        out += ["--plugin", str(p)]
+    return out
+
+
+def _plugins_note(meta: Mapping[str, Any]) -> str:
+    """Which plug-ins the reproduce lines load, and how each is named ('' without plug-ins)."""
+    given = meta.get("plugins_given") or []
+    if given:
+        return "; ".join(f"{g.get('plugin')} ({g.get('as')}; given as {g.get('given')})" for g in given
+                         if isinstance(g, Mapping))
+    return ", ".join(f"{p} (as given to --plugin)" for p in meta.get("plugins") or [])
+
+
 def _reproduce(r: Mapping[str, Any], meta: Mapping[str, Any], checks: Mapping[str, str]) -> str:
     rid = r["id"]
     cid = checks.get(rid)
@@ -529,8 +557,7 @@ def _reproduce(r: Mapping[str, Any], meta: Mapping[str, Any], checks: Mapping[st
     cmd = ["fedtheory", "check", "--only", cid, "--seed", str(meta.get("seed", r.get("seed", 0)))]
     if meta.get("profile", "quick") != "quick":
         cmd += ["--profile", str(meta["profile"])]
-    for p in meta.get("plugins") or []:
-        cmd += ["--plugin", str(p)]
+    cmd += _plugin_args(meta)
     orig = list(meta.get("command") or [])
     if "--runs" in orig and orig.index("--runs") + 1 < len(orig):
         cmd += ["--runs", orig[orig.index("--runs") + 1]]
@@ -718,7 +745,8 @@ def render_report(payload: Mapping[str, Any]) -> str:
         ex = r.get("extra") or {}
         cards.append({"i": i, "r": r, "setting": _setting(r), "marks": _marks(r), "fig": fig, "fig_kind": fig_kind,
                       "see": see, "sweep": sweep_of.get(i), "conds": conds, "cmd": _reproduce(r, payload, checks),
-                      "explain": f"fedtheory explain {shlex.quote(r['id'])}", "color": VERDICT_COLORS.get(verdict, "#333"),
+                      "explain": shlex.join(["fedtheory", "explain", r["id"], *_plugin_args(payload)]),
+                      "color": VERDICT_COLORS.get(verdict, "#333"),
                       "measured": _fmt(r.get("measured")), "bound": _fmt(r.get("bound")), "ratio": _fmt(r.get("ratio")),
                       "statement": ex.get("statement", ""), "title": ex.get("title", ""),
                       "measurement_scalars": (ex.get("measurements") or {}).get("scalars") or {},
@@ -755,6 +783,7 @@ def render_report(payload: Mapping[str, Any]) -> str:
                              "seed": payload.get("seed", "?"), "elapsed": payload.get("elapsed_s"),
                              "command": shlex.join(map(str, cmd)) if isinstance(cmd, list) else (cmd or "-"),
                              "exit_code": payload.get("exit_code"), "n": len(results),
+                             "plugins": _plugins_note(payload),
                              "summary": payload.get("summary") or {}, "n_findings": len(findings.get("findings") or {}),
                              "figures": F.count},
                        papers=paper_blocks, cards=cards, colors=VERDICT_COLORS,

@@ -20,6 +20,7 @@ from fedtheory.theory import Bound, Condition, SymbolSet
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "li2020_fedavg"
+STICH = ROOT / "examples" / "stich2019_localsgd"
 
 
 def _cli(*args, env_extra=None, cwd=None):
@@ -177,17 +178,28 @@ def test_in_process_loading_is_idempotent():
 # ------------------------------------------------------------------------------------ the example package
 
 
-@pytest.fixture(scope="module")
-def installed_example(tmp_path_factory):
-    """pip-install examples/li2020_fedavg into a folder of its own (offline, no build isolation) and put that
-    folder on PYTHONPATH: its entry point is then found exactly as after `pip install fedtheory-li2020`."""
+def _install(package: Path, tmp_path_factory) -> dict[str, str]:
+    """pip-install an example package into a folder of its own (offline, no build isolation) and put that folder on
+    PYTHONPATH: its entry point is then found exactly as after `pip install` of the package."""
     target = tmp_path_factory.mktemp("site")
     build = tmp_path_factory.mktemp("build")
     out = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                          "--no-index", "--target", str(target), str(EXAMPLE)], capture_output=True, text=True,
+                          "--no-index", "--target", str(target), str(package)], capture_output=True, text=True,
                          cwd=build, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     return {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture(scope="module")
+def installed_example(tmp_path_factory):
+    """examples/li2020_fedavg installed (see _install)."""
+    return _install(EXAMPLE, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def installed_stich(tmp_path_factory):
+    """examples/stich2019_localsgd installed (see _install)."""
+    return _install(STICH, tmp_path_factory)
 
 
 def test_example_package_end_to_end(installed_example):
@@ -215,6 +227,43 @@ def test_example_package_own_tests(installed_example):
     """The example's tests: Theorem 1 holds, and the same bound halved is reported violated."""
     env = {**os.environ, **installed_example}
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_per_iteration_example_package_end_to_end(installed_stich, tmp_path):
+    """The second worked example (a theorem stated per local iteration, Stich 2019 Thm 2.2), installed: eq. (4) holds
+    at every setting inside the theorem, the two settings outside it are not_applicable with their reasons, the rate
+    check is consistent; its controls fail as required; explain and explain --run speak in Stich's symbols; the
+    report's reproduce line names the installed module."""
+    out = _cli("check", "--only", "stich2019", "--format", "json", "--out", str(tmp_path / "r.json"),
+               env_extra=installed_stich)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)["results"]
+    bounds = [r for r in res if r["id"] == "stich2019.thm2_2"]
+    held = [r for r in bounds if r["verdict"] != "not_applicable"]
+    assert {(r["params"]["K"], r["params"]["H"]) for r in held} == {(4, 1), (4, 8), (16, 8)}
+    assert all(r["verdict"] == "holds" and r["ratio"] >= 1 and r["extra"]["vacuity"] == "informative" for r in held)
+    assert all(r["extra"]["quantities"]["K"] == "clients" for r in bounds)
+    assert all(r["extra"]["series"]["x_label"] == "T" for r in held)  # the figure's axis is the paper's T
+    outside = sorted(r["params"]["setting"] for r in bounds if r["verdict"] == "not_applicable")
+    assert outside == ["K=4 H=8 a=8kappa", "K=4 H=8 heterogeneous"]
+    assert [r["verdict"] for r in res if r["id"] == "stich2019.thm2_2.rate"] == ["rate_consistent"]
+    out = _cli("check", "--only", "stich2019", "--controls", "--format", "json", env_extra=installed_stich)
+    assert out.returncode == 0, out.stderr
+    assert {c["check"]: c["status"] for c in json.loads(out.stdout)["controls"]} == {
+        "stich2019.thm2_2": "fails_as_required", "stich2019.thm2_2.rate": "fails_as_required",
+        "stich2019.units": "fails_as_required"}  # the units check every paper gets, with its own control
+    out = _cli("explain", "stich2019.thm2_2", "--run", env_extra=installed_stich)
+    assert out.returncode == 0, out.stderr
+    assert "K -> clients" in out.stdout and "H -> local_steps" in out.stdout
+    assert "H = 8 local steps per round, K = 16 clients (all take part)" in out.stdout
+    assert "K = 8" not in out.stdout  # never the tool's K for the paper's H
+
+
+def test_per_iteration_example_own_tests(installed_stich):
+    env = {**os.environ, **installed_stich}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(STICH / "tests")],
                          capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
 

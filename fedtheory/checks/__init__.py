@@ -16,9 +16,10 @@ from __future__ import annotations
 from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
                    PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Control, ControlOutcome, Session, all_checks,
                    check, checked_rows, checks_of, compare_mean, compare_rounds, errors, exit_code, group_findings,
-                   holm_reject, register_spec, check_spec, registered_check_ids, run_control, run_controls, select)
-from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, summarize,
-                     summarize_findings, write_json)
+                   holm_reject, id_matches, register_spec, check_spec, registered_check_ids, run_control, run_controls,
+                   select)
+from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, simulation_text,
+                     summarize, summarize_findings, write_json)
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
@@ -32,5 +33,6 @@ __all__ = ["register_units_checks", "units_result", "units_rows", "register_spec
            "VERDICTS", "all_checks", "group_findings", "holm_reject", "row_marks", "summarize_findings",
            "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
            "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",
-           "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "summarize",
+           "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "id_matches",
+           "simulation_text", "summarize",
            "write_json"]

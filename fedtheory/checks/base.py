@@ -389,8 +389,14 @@ def holm_reject(pvalues: Sequence[float], alpha: float) -> np.ndarray:
 Z3_ALPHA = 0.5 * math.erfc(3.0 / math.sqrt(2.0))  # one-sided level of a single 3-SE test (~1.35e-3)
 
 
+def _rounds_text(labels: np.ndarray, rows: np.ndarray, name: str, most: int = 10) -> str:
+    shown = ", ".join(f"{float(v):g}" for v in labels[rows[:most]])
+    return f"{name} = {shown}" + (f", ... ({rows.size} in all)" if rows.size > most else "")
+
+
 def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction: str = "holm",
-                   family_alpha: float | None = None) -> tuple[str, dict]:
+                   family_alpha: float | None = None, labels: Sequence[float] | None = None,
+                   label: str = "round") -> tuple[str, dict]:
     """A per-round inequality over (rounds, runs) (e.g. a bound checked at every horizon T' = 1..T).
 
     holds: every round's mean satisfies it. violated: some round is significantly violated after a
@@ -399,7 +405,10 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     family-wise level ``family_alpha`` (default: the one-sided level of one z-SE normal test, z = 3: 1.35e-3);
     ``'none'`` is the uncorrected per-round z-SE rule. Otherwise inconclusive.
     info: the tightest round's ratio, the family size, the number of rounds significant without and with the
-    correction, and at the worst round how many runs (seeds) have a negative gap themselves.
+    correction, and at the worst round how many runs (seeds) have a negative gap themselves. A violated or
+    inconclusive verdict also gets ``detail``: the rounds whose mean is above the bound (``rounds_failed``: the
+    significant ones), the corrected threshold, and the worst round's gap. labels: what each row is called in that
+    text, e.g. the paper's T of every compared round (default: row i is round i + 1); label: its name ('T').
     """
     from scipy import stats
 
@@ -441,11 +450,35 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
             "rounds_significant_uncorrected": int(np.sum(naive)), "rounds_significant_holm": int(np.sum(holm))}
     if np.all(mean >= 0):
         return "holds", info
+    lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
+    m_fam = int(lhs.shape[0])
+    if correction == "holm":
+        first = alpha / m_fam
+        tcrit = float(stats.t.isf(first, max(n - 1, 1))) if n > 1 else math.inf
+        rule = (f"Holm-Bonferroni over the {m_fam} at family-wise level {alpha:.3g} (a round counts when its "
+                f"one-sided Student-t p-value, {n - 1} df, is <= alpha/(m - rank); the first threshold alpha/m = "
+                f"{first:.3g} is a mean gap below -{tcrit:.3g} standard errors)")
+    else:
+        rule = f"the uncorrected rule (a round counts when its mean gap is below -{z:g} standard errors)"
+    below = np.flatnonzero(mean < 0)
+    info["rounds_below"] = [float(v) for v in lab[below]]
     if np.any(sig):
+        rows = np.flatnonzero(sig)
         w = int(np.argmin(np.where(sig, tstat, np.inf)))
         info["worst_round"] = int(index[w])
         info["runs_violating_at_worst"] = int(np.sum(gap[w] < 0))
+        info["rounds_failed"] = [float(v) for v in lab[rows]]
+        info["detail"] = (f"violated at {rows.size} of {m_fam} compared rounds ({_rounds_text(lab, rows, label)}) by "
+                          f"{rule}; the worst, {label} = {float(lab[w]):g}: measured {m_l[w]:.4g} vs bound {m_r[w]:.4g}, mean gap "
+                          f"{mean[w]:.3g} +- {se[w]:.2g} (t = {tstat[w]:.3g}), {info['runs_violating_at_worst']} of "
+                          f"{n} runs above the bound")
         return "violated", info
+    j_min = int(np.argmin(pvals)) if np.size(pvals) else 0
+    info["rounds_failed"] = []
+    info["detail"] = (f"the mean measurement is above the bound at {below.size} of {m_fam} compared rounds "
+                      f"({_rounds_text(lab, below, label)}), none significantly by {rule}; the smallest p-value "
+                      f"{float(np.atleast_1d(pvals)[j_min]):.3g} ({label} = {float(lab[j_min]):g}, mean gap "
+                      f"{mean[j_min]:.3g} +- {se[j_min]:.2g})")
     return "inconclusive", info
 
 
@@ -538,13 +571,21 @@ def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> di
     return out
 
 
+def simulation_setting_key(sim: Mapping[str, Any]) -> str:
+    """What makes two simulation summaries the same setting: every field but the runs and the measures (problem,
+    algorithm and its plug-ins' hyperparameters, rounds, local steps, clients, oracle and its parameters, the step
+    schedule with its numbers)."""
+    return json.dumps({k: v for k, v in sim.items() if k not in ("runs", "measures", "calls")}, sort_keys=True,
+                      default=str)
+
+
 def summarize_simulations(sims: Sequence[dict[str, Any]], limit: int = 12) -> list[dict[str, Any]]:
-    """The distinct simulations of a check (same problem, algorithm, rounds, steps, oracle and schedule merged,
-    their runs added, their measures united), at most ``limit``."""
-    merged: dict[tuple, dict[str, Any]] = {}
+    """The distinct simulations of a check (summaries of the same setting, ``simulation_setting_key``, merged: their
+    runs added, their measures united; a different step size, schedule offset, noise or hyperparameter is another
+    setting), at most ``limit``."""
+    merged: dict[str, dict[str, Any]] = {}
     for s in sims:
-        key = (s["problem"], s["algorithm"], s["rounds"], s["local_steps"], s["clients"], s["per_round"], s["oracle"],
-               s["lr_schedule"])
+        key = simulation_setting_key(s)
         if key not in merged:
             merged[key] = {**s, "measures": list(s["measures"]), "calls": 0, "runs": 0}
         m = merged[key]
@@ -606,6 +647,17 @@ def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
             r.detail = reason + (f". {r.detail}" if r.detail else "")
 
 
+def spec_quantities(spec: CheckSpec) -> dict[str, str]:
+    """The paper's symbols -> the tool's quantities, from the records the check tests (``Record.quantities``)."""
+    from ..theory.core import registry
+
+    reg = registry()
+    out: dict[str, str] = {}
+    for rid in spec.records:
+        out.update(getattr(reg.get(rid), "quantities", None) or {})
+    return out
+
+
 def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     """One check's results in ``session``, each with the versions, the simulations it ran and its seconds; a check
     that fails gives one 'error' row (never a finding); a ParameterError is raised: bad input, not a finding."""
@@ -624,8 +676,11 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     v = versions()
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
+    names = spec_quantities(spec)
     for r in out:
         r.versions = v
+        if names and "quantities" not in r.extra:  # the outputs speak in the paper's symbols
+            r.extra["quantities"] = dict(names)
         if ran and "simulations" not in r.extra:
             r.extra["simulations"] = ran
         if r.elapsed_s is None:
@@ -635,10 +690,26 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     return out
 
 
+ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm2' selects p.thm2 and p.thm2.rate, "
+             "not p.thm2_2); or a glob pattern with * ? [...] matched against whole ids ('p.thm2*' selects p.thm2, "
+             "p.thm2_2 and p.thm2.rate; quote it in a shell)")
+
+
+def id_matches(pattern: str, check_id: str) -> bool:
+    """Whether ``pattern`` (a ``--only`` entry) selects ``check_id``: see ONLY_RULE."""
+    import fnmatch
+
+    if any(ch in pattern for ch in "*?["):
+        return fnmatch.fnmatchcase(check_id, pattern)
+    return check_id == pattern or check_id.startswith(pattern + ".")
+
+
 def select(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
            runs: bool = False) -> list[CheckSpec]:
-    """The checks to run. With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs;
-    without it, those checks are left out (they need runs)."""
+    """The checks to run. ``only``: entries as ONLY_RULE says (exact ids, whole-part dotted prefixes, glob
+    patterns). With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs; without it, those
+    checks are left out (they need runs). An entry that selects no registered check is a ParameterError that says
+    what it would have to be, and which ids it nearly matches."""
     specs = all_checks()
     papers = sorted({s.paper for s in specs.values()})
     if paper is not None and paper not in papers:
@@ -648,10 +719,13 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
         chosen = [s for s in chosen if s.needs_runs == runs]
     if only:
         only = list(only)
-        unknown = [o for o in only if not any(s.id == o or s.id.startswith(o + ".") for s in specs.values())]
-        if unknown:
-            raise ParameterError("--only", unknown[0], "a check id or id prefix from `fedtheory list --checks`")
-        chosen = [s for s in chosen if any(s.id == o or s.id.startswith(o + ".") for o in only)]
+        for o in only:
+            if not any(id_matches(o, s.id) for s in specs.values()):
+                near = sorted(s.id for s in specs.values() if s.id.startswith(o))[:6]
+                hint = (f"; it is not a whole dotted part of {', '.join(near)}: '{o}*' would select "
+                        f"{'them' if len(near) > 1 else 'it'}") if near else " (see `fedtheory list --checks`)"
+                raise ParameterError("--only", o, ONLY_RULE + hint)
+        chosen = [s for s in chosen if any(id_matches(o, s.id) for o in only)]
     return chosen
 
 

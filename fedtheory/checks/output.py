@@ -6,13 +6,14 @@ import os
 import shutil
 import sys
 import textwrap
-from typing import Any, Sequence, TextIO
+from typing import Any, Mapping, Sequence, TextIO
 
 from .. import _files
 from .._validation import ParameterError
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
 
-__all__ = ["format_table", "print_results", "results_payload", "summarize", "summarize_findings", "write_json",
+__all__ = ["format_table", "print_results", "results_payload", "simulation_text", "summarize", "summarize_findings",
+           "write_json",
            "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
 
 LOOSE_FACTOR = 1e6  # a bound looser than this factor (bound / measured) is reported as such in the summary
@@ -36,12 +37,16 @@ def fmt_number(x: Any) -> str:
 
 
 def _setting(r: CheckResult) -> str:
-    parts = []
+    text = "" if r.params.get("setting") is None else str(r.params["setting"])
+    mapped = (r.extra or {}).get("quantities") or {}
+    parts = [text] if text else []
     for k, v in r.params.items():
-        if k == "setting":
-            parts.insert(0, str(v))
-        elif k in _SETTING_KEYS and v is not None:
+        if k == "setting" or v is None:
+            continue
+        if k in _SETTING_KEYS:
             parts.append(f"{k}={fmt_number(v)}")
+        elif k in mapped and not isinstance(v, (list, dict)) and f" {k}={fmt_number(v)} " not in f" {text} ":
+            parts.append(f"{k}={fmt_number(v)}")  # a paper symbol the record maps, unless the setting text says it
     return " ".join(parts)
 
 
@@ -62,7 +67,8 @@ def row_marks(r: CheckResult) -> str:
 def format_table(results: Sequence[CheckResult], width: int | None = None, verbose: bool = False) -> str:
     """One row per result, grouped by paper; the note (failed conditions, claim evidence, missed rate terms,
     an unexpected outcome) on indented lines below it; with ``verbose`` every row's note (holds rows too).
-    The setting column shows ``params['setting']`` first, then beta, eta, rho, alpha, bits, topology."""
+    The setting column shows ``params['setting']`` first, then beta, eta, rho, alpha, bits, topology, and the
+    params named by a paper symbol the record maps to a tool quantity (``Record.quantities``: e.g. K=16 H=8)."""
     width = width or shutil.get_terminal_size((160, 24)).columns
     header = ["id", "problem", "setting", "verdict", "measured", "bound", "ratio"]
     rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict + row_marks(r), fmt_number(r.measured),
@@ -90,6 +96,34 @@ def format_table(results: Sequence[CheckResult], width: int | None = None, verbo
             if note:
                 lines += ["    " + ln for ln in textwrap.wrap(note, width=max(60, width - 6))[:6]]
     return "\n".join(lines)
+
+
+def simulation_text(sim: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
+    """One simulation summary (``CheckResult.extra['simulations']``) in words, in the paper's symbols where
+    ``names`` (tool quantity -> paper symbol, ``Record.paper_names()``) has one: e.g. 'H = 8 local steps per round,
+    K = 16 clients (all take part)' for a paper whose K counts workers; the tool's own words otherwise (never a
+    bare 'K = ...', which papers use for different things)."""
+    names = dict(names or {})
+
+    def named(key: str, value: Any, words: str) -> str:
+        return f"{names[key]} = {value} {words}" if key in names else f"{value} {words}"
+
+    C, N = sim.get("clients"), sim.get("per_round", sim.get("clients"))
+    clients = named("clients", C, "clients") + (" (all take part)" if N == C else
+                                                f", {named('clients_per_round', N, 'per round')}")
+    oracle = str(sim.get("oracle", "?"))
+    params = sim.get("oracle_params") or {}
+    if params:
+        oracle += "(" + ", ".join(f"{k}={fmt_number(v)}" for k, v in params.items()) + ")"
+    sched = sim.get("schedule") or {}
+    step = f"{sim.get('lr_schedule', '?')} step" + (" (" + ", ".join(
+        f"{names.get(k, k)} = {fmt_number(v) if not isinstance(v, list) else '[' + ', '.join(map(fmt_number, v)) + ']'}"
+        for k, v in sched.items()) + ")" if sched else "")
+    plugins = [p for p in sim.get("plugins") or [] if not p.endswith("()")]
+    return (f"{sim.get('algorithm', '?')} on {sim.get('problem', '?')}: {sim.get('runs', '?')} runs x "
+            f"{named('rounds', sim.get('rounds', '?'), 'rounds')}, {named('local_steps', sim.get('local_steps', '?'), 'local steps per round')}, "
+            f"{clients}, {oracle}, {step}" + (f"; plug-ins {', '.join(plugins)}" if plugins else "")
+            + f"; measures {', '.join(sim.get('measures') or [])}")
 
 
 def summarize(results: Sequence[CheckResult]) -> dict[str, int]:

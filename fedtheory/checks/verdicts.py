@@ -36,8 +36,10 @@ def _sig(v: float, digits: int = 5) -> float | None:
 
 
 def round_series(lhs: np.ndarray, rhs: np.ndarray, max_points: int = SERIES_POINTS,
-                 keep: Sequence[int] = ()) -> dict[str, Any]:
-    """The per-round series a report draws, from (rounds, runs) arrays: ``x`` the rounds (row i is round i + 1),
+                 keep: Sequence[int] = (), labels: Sequence[float] | None = None,
+                 label: str = "round t") -> dict[str, Any]:
+    """The per-round series a report draws, from (rounds, runs) arrays: ``x`` the rounds (row i is round i + 1; with
+    ``labels``, row i is labels[i] and the axis is called ``label``, e.g. the paper's T),
     log-spaced down to at most ``max_points`` (the first and last round and the rows in ``keep`` always kept),
     ``measured`` / ``measured_se`` the mean of the left side over runs and its standard error, ``bound`` the mean
     right side; floats to 5 significant digits, non-finite values as None (JSON null)."""
@@ -61,8 +63,9 @@ def round_series(lhs: np.ndarray, rhs: np.ndarray, max_points: int = SERIES_POIN
         m = lhs[idx].mean(axis=1)
         se = lhs[idx].std(axis=1, ddof=1) / np.sqrt(runs) if runs > 1 else np.zeros(idx.size)
         b = rhs[idx].mean(axis=1)
-    return {"x": [int(i) + 1 for i in idx], "measured": [_sig(v) for v in m], "measured_se": [_sig(v, 3) for v in se],
-            "bound": [_sig(v) for v in b], "x_label": "round t", "runs": int(runs)}
+    x = [int(i) + 1 for i in idx] if labels is None else [_sig(v) for v in np.asarray(labels, float)[idx]]
+    return {"x": x, "measured": [_sig(v) for v in m], "measured_se": [_sig(v, 3) for v in se],
+            "bound": [_sig(v) for v in b], "x_label": label, "runs": int(runs)}
 
 
 def _bound_labels(bound: Bound) -> dict[str, str]:
@@ -161,6 +164,8 @@ def assess_bound(
     trivial_bound: float | None = None,
     trivial: Mapping[str, Any] | None = None,
     self_check: bool = False,
+    rounds: Sequence[float] | None = None,
+    round_name: str = "round",
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -181,6 +186,9 @@ def assess_bound(
     the row says that its vacuity is unknown (``extra['vacuity']``).
     self_check: the comparison is a tautology of the encoding (e.g. Remark 2: eq. (7) minus MoFedSAM's bound is a
     sum of non-negative terms), an implementation self-check rather than a test of the paper.
+    rounds, round_name: per-round bounds: what each compared row is in the paper's terms (e.g. the paper's T of
+    every row, round_name 'T'); the row's note then names the failing rounds by it, and the report's figure uses it
+    as its x axis (default: row i is round i + 1).
     """
     cid = check_id or bound.id
     if bound.requires and settings is None:
@@ -219,9 +227,15 @@ def assess_bound(
     vacuity = formula if trivial_bound is None else ""
     if per_round:
         lhs, rhs = payload
-        verdict, info = compare_rounds(lhs, rhs)
+        labels = None
+        if rounds is not None:
+            labels = np.asarray(rounds, float).ravel()
+            if labels.shape != (np.shape(lhs)[0],):
+                raise ParameterError("rounds", labels.shape, f"one value per compared row ({np.shape(lhs)[0]})")
+        verdict, info = compare_rounds(lhs, rhs, labels=labels, label=round_name)
         keep = [info[k] for k in ("tightest_round", "worst_round", "first_diverged_round") if k in info]
-        info["series"] = round_series(lhs, rhs, keep=keep)  # what `fedtheory report` draws
+        info["series"] = round_series(lhs, rhs, keep=keep, labels=labels,
+                                      label=round_name if labels is not None else "round t")  # what the report draws
         if trivial_bound is not None:
             with np.errstate(invalid="ignore"):
                 rm = np.asarray(rhs, float).mean(axis=1)

@@ -6,16 +6,16 @@ all (in the order ``fedtheory train --list-algorithms`` shows), so the registry 
 from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fedprox, fedsam,
                          register_algorithm, scaffold)
 from . import fedmrur, gossip, fedshift  # noqa: F401 - register MoFedSAM and FedMRUR, the gossip ones, FedShift
-from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, ProblemOracle, RunConfig, Trace,
-                     simulate)
+from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, ProblemOracle,
+                     RunConfig, StepWeights, Trace, simulate)
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round
 from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, Exact,
                       LocalTransform, MeanModels, MeanUpdates, Minibatch, OppositeLookahead, Oracle, PlainInit, Plugin,
                       Prox, RelaxedInit, RoundState, Server, State)
 from .measures import TrackGradients, measure_catalogue
 from .problems import (Constant, Constants, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
-                       SeparablePLProblem, digits_logistic, heterogeneous_least_squares, pl_nonconvex, pl_ratio_infimum,
-                       synthetic_logistic)
+                       SeparablePLProblem, digits_logistic, heterogeneous_least_squares, identical_least_squares,
+                       pl_nonconvex, pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
 from .rng import RunStreams
 from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
 from .gossip import (Gossip, LocalMomentum, d_psgd, dfedavg, dfedavgm, dfedsam, oledfl_sam, oledfl_sgd, reference_gossip,
@@ -65,6 +65,8 @@ __all__ = [
     "RunStreams",
     "SAM",
     "STATE_MEASURES",
+    "STEP_MEASURES",
+    "StepWeights",
     "Server",
     "StabilityResult",
     "State",
@@ -79,6 +81,9 @@ __all__ = [
     "fedprox",
     "fedsam",
     "heterogeneous_least_squares",
+    "identical_least_squares",
+    "quadratic_B_min",
+    "quadratic_G2",
     "measure_catalogue",
     "measured_heterogeneity_G2",
     "pl_nonconvex",

@@ -31,6 +31,11 @@ class RunConfig:
     'exponential' (eta_t = lr * lr_decay**t), 'inverse_step' (a new step size at every local step:
     eta_tau = lr / (tau + lr_offset) with tau = t K + k + 1 the global step counter; Li et al.'s
     eta_tau = beta/(tau + gamma), which seed 004's Theorem 1 uses with lr = beta, lr_offset = gamma).
+
+    step_origin: the index 'inverse_step' gives the first local step of round 0. 1 (the default): tau = t K + k + 1,
+    for papers that count iterations t = 1, 2, ... (Li et al. 2020); 0: tau = t K + k, for papers that count
+    t = 0, 1, ... (Stich 2019's eta_t = 4/(mu (a + t)) is lr = 4/mu, lr_offset = a, step_origin = 0; with the
+    default origin the same schedule needs lr_offset = a - 1). With step_origin = 0, lr_offset must be > 0.
     """
 
     rounds: int
@@ -41,6 +46,7 @@ class RunConfig:
     lr_schedule: str = "constant"
     lr_decay: float = 1.0
     lr_offset: float = 0.0  # gamma of the 'inverse_step' schedule
+    step_origin: int = 1  # 'inverse_step': the first local step's index tau (1: tau = tK + k + 1; 0: tau = tK + k)
     divergence_threshold: float = 1e6  # ||w||_inf beyond this times max(1, ||w0||_inf), or non-finite: diverged
 
     def validated(self, problem: Problem, runs: int) -> "RunConfig":
@@ -57,7 +63,7 @@ class RunConfig:
 
     def schedule(self) -> StepSchedule:
         """The step-size schedule (shared with the torch trainer)."""
-        return StepSchedule(self.lr_schedule, self.local_steps, self.lr_decay, self.lr_offset)
+        return StepSchedule(self.lr_schedule, self.local_steps, self.lr_decay, self.lr_offset, self.step_origin)
 
     def lr_at(self, t: int, lr: np.ndarray) -> np.ndarray:
         return self.schedule().at_round(t, lr)
@@ -98,19 +104,79 @@ VISITED_MEASURES = {  # one row: running maxima over the visited points (the glo
     "visited_max_grad_var": "max over the visited points w of max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 "
                             "(one-sample gradient variance; a minibatch of b divides it by b)",
 }
+STEP_MEASURES = {  # indexed by the local step s = t K + k = 0..T K (xbar_s: the averaged iterate at every local step)
+    "step_opt_error": "f(xbar_s) - f*, xbar_s = (1/N) sum_{i in N_t} w_{i,k}^t: the mean of the round's participants' "
+                      "local iterates before local step k of round t, s = t K + k (s = T K: the mean of the last "
+                      "round's local end points); with full participation and FedAvg's averaging xbar_{tK} = w^t",
+    "step_dist2": "||xbar_s - w*||^2 (xbar_s as in step_opt_error)",
+    "step_grad_norm2": "||grad f(xbar_s)||^2 (xbar_s as in step_opt_error)",
+    "step_grad_norm2_mean": "(1/(s+1)) sum_{j=0}^{s} ||grad f(xbar_j)||^2: the running mean of step_grad_norm2 "
+                            "(non-convex theorems' average over iterations; (1/T) sum_{t=0}^{T-1} is row T-1)",
+    "avg_opt_error": "f(xhat_s) - f*, xhat_s = (1/(s+1)) sum_{j=0}^{s} xbar_j: the uniform running average of "
+                     "xbar_0..xbar_s (inclusive; a paper's average of the first T iterates xbar_0..xbar_{T-1} is row T-1)",
+    "avg_dist2": "||xhat_s - w*||^2 (xhat_s as in avg_opt_error)",
+    "wavg_opt_error": "f(xtilde_s) - f*, xtilde_s = sum_{j<=s} w_j xbar_j / sum_{j<=s} w_j: the weighted running "
+                      "average of xbar_0..xbar_s (inclusive), weights w_j = ratio^j (offset + j)^power from "
+                      "simulate(..., step_weights=StepWeights(power, offset, ratio)) (default: uniform)",
+    "wavg_dist2": "||xtilde_s - w*||^2 (xtilde_s as in wavg_opt_error)",
+}
 DEFAULT_MEASURES = ("opt_error", "grad_norm2", "delta", "delta_code", "drift", "unbiased_gap")
 
 
+@dataclass(frozen=True)
+class StepWeights:
+    """The weights of the weighted running average of the averaged iterates (the measures wavg_*):
+    w_s = ratio**s * (offset + s)**power at local step s = 0, 1, ... (s = t K + k).
+
+    power=0, ratio=1 (the default): uniform; power=1: linear, power=2: quadratic (Stich 2019's w_t = (a + t)^2 is
+    StepWeights(power=2, offset=a)); ratio > 1: geometric (e.g. (1 - mu eta)^{-s} is ratio = 1/(1 - mu eta)).
+    offset: a scalar or one value per run (> 0 when power > 0, so that w_0 > 0). The average is updated in
+    normalized form (no sum of weights is formed), so geometric weights do not overflow.
+    """
+
+    power: float = 0.0
+    offset: Any = 1.0
+    ratio: float = 1.0
+
+    def validated(self, runs: int) -> "StepWeights":
+        check_float("step_weights.power", self.power, 0.0)
+        check_float("step_weights.ratio", self.ratio, 0.0, low_inclusive=False)
+        low_ok = self.power == 0
+        check_float("step_weights.offset", self.offset, 0.0, low_inclusive=low_ok, size=runs)
+        return self
+
+    def decay(self, s: int, runs: int) -> np.ndarray:
+        """w_{s-1} / w_s for s >= 1, per run (R,)."""
+        a = per_run(self.offset, runs)
+        out = np.full(runs, 1.0 / self.ratio)
+        if self.power:
+            out = out * ((a + s - 1) / (a + s)) ** self.power
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        off = np.asarray(self.offset, dtype=float)
+        return {"power": float(self.power), "offset": off.tolist() if off.ndim else float(off), "ratio": float(self.ratio)}
+
+
 class TrackGradients(LocalTransform):
-    """Leaves the direction unchanged; records the measure ``visited_client_grad2``: per round, the max over
-    the local iterates (and the round's start and end points) and the selected clients of ||grad f_k(w_{k,j})||^2
-    (exact local gradients). It is the visited-region part of a bounded-gradient assumption such as seed 004's
-    Assumption 4 (E||g||^2 <= G^2 = this + sigma^2 for additive noise of variance sigma^2).
+    """Leaves the direction unchanged; records two round measures (T, R) of ||grad f_k(w)||^2 (exact local
+    gradients) over the points w the selected clients visit (every local iterate, the round's start and end points):
+
+    * ``visited_client_grad2``: the per-round maximum, row t = round t alone;
+    * ``visited_client_grad2_running``: the running maximum, row t = the maximum over rounds 0..t, i.e. over the
+      whole trajectory up to the end of round t (what a statement "for t = 0..T-1, E||g_t||^2 <= G^2" needs at
+      horizon T; its last row is the maximum over the whole run).
+
+    It is the visited-region part of a bounded-gradient assumption such as Li et al.'s Assumption 4
+    (E||g||^2 <= G^2 = this + sigma^2 for additive noise of variance sigma^2).
 
     Add it to any algorithm: ``dataclasses.replace(alg, local=(*alg.local, TrackGradients()))``.
     """
 
     name = "track_gradients"
+
+    def setup(self, state: State, runs: int, n_clients: int, dim: int) -> None:
+        state.server["track_gradients_running"] = np.zeros(runs)
 
     def round_start(self, rs: RoundState) -> None:
         rs.extra["visited_client_grad2"] = np.zeros(rs.sel.shape[0])
@@ -121,19 +187,27 @@ class TrackGradients(LocalTransform):
         return g
 
     def measures(self) -> dict[str, str]:
-        return {"visited_client_grad2": "max over this round's local iterates and clients of ||grad f_k(w)||^2"}
+        return {"visited_client_grad2": "per round: max over round t's local iterates (and its start and end "
+                                        "points) and clients of ||grad f_k(w)||^2",
+                "visited_client_grad2_running": "running maximum: max of visited_client_grad2 over rounds 0..t "
+                                                "(the whole trajectory up to the end of round t)"}
 
     def measure(self, rs: RoundState) -> dict[str, Any]:
         g0 = np.sum(rs.view.grad(rs.w0) ** 2, axis=-1).max(axis=1)
         gK = np.sum(rs.view.grad(rs.wK) ** 2, axis=-1).max(axis=1)
-        return {"visited_client_grad2": np.maximum(rs.extra["visited_client_grad2"], np.maximum(g0, gK))}
+        per_round = np.maximum(rs.extra["visited_client_grad2"], np.maximum(g0, gK))
+        running = np.fmax(rs.state.server["track_gradients_running"], per_round)
+        rs.state.server["track_gradients_running"] = running
+        return {"visited_client_grad2": per_round, "visited_client_grad2_running": running}
 
 
 @dataclass
 class Trace:
-    """Measurements of a batch of runs. ``measures[name]`` (or ``trace[name]``) is (T+1, R) for state measures and
-    (T, R) for round measures (``fedtheory list --measures``); entries after a run diverged are NaN. With
-    ``simulate(..., keep_iterates=True)``, ``iterates`` holds the global models w^0..w^T, (T+1, R, d)."""
+    """Measurements of a batch of runs. ``measures[name]`` (or ``trace[name]``) is (T+1, R) for state measures,
+    (T, R) for round measures and (T K + 1, R) for step measures (``fedtheory list --measures``); entries after a
+    run diverged are NaN. With ``simulate(..., keep_iterates=True)``, ``iterates`` holds the global models
+    w^0..w^T, (T+1, R, d); with ``keep_step_iterates=True``, ``step_iterates`` the averaged iterates xbar_s at
+    every local step, (T K + 1, R, d)."""
 
     measures: dict[str, np.ndarray]
     seeds: np.ndarray
@@ -146,6 +220,7 @@ class Trace:
     diverged_quantity: list[str | None]
     final_w: np.ndarray
     iterates: np.ndarray | None = None  # (T+1, R, d) global models w^0..w^T when keep_iterates=True
+    step_iterates: np.ndarray | None = None  # (T K + 1, R, d) averaged iterates xbar_s when keep_step_iterates=True
 
     @property
     def runs(self) -> int:
@@ -227,24 +302,40 @@ def simulate(
     measures: Iterable[str] = DEFAULT_MEASURES,
     keep_iterates: bool = False,
     progress: bool = False,
+    step_weights: StepWeights | None = None,
+    keep_step_iterates: bool = False,
 ) -> Trace:
     """Run ``len(seeds)`` runs of ``algorithm`` on ``problem`` at once.
 
     variants: which data variant each run uses (0: the data; 1: the neighbour; see Problem.neighbour).
     w0: the common starting point (d,), or one per run (R, d); default: ``problem.initial_point(0)``.
-    measures: names from ``fedtheory.sim.measure_catalogue()`` (and the algorithm's plug-ins' measures).
+    measures: names from ``fedtheory.sim.measure_catalogue()``. The measures the algorithm's plug-ins declare are
+    recorded too, named or not (as the torch trainer logs them), except those of a plug-in that sets
+    ``measures_on_request = True`` (costly ones), which are recorded when named.
     keep_iterates: also return the global models w^0..w^T as ``trace.iterates`` (T+1, R, d).
+    step_weights: the weights of the step measures wavg_* (:class:`StepWeights`; default uniform).
+    keep_step_iterates: also return the averaged iterate at every local step as ``trace.step_iterates``
+    (T K + 1, R, d). The step measures and these cost nothing unless asked for.
     """
     streams = RunStreams(seeds)
     R = streams.runs
     config = config.validated(problem, R)
+    if isinstance(measures, str):
+        raise ParameterError("measures", measures, "a sequence of measure names, e.g. ('opt_error',)")
     measures = tuple(dict.fromkeys(measures))
     plugin_measures = {name: p for p in algorithm.plugins() for name in p.measures()}
-    measuring = [p for p in algorithm.plugins() if any(name in measures for name in p.measures())]
-    known = set(STATE_MEASURES) | set(ROUND_MEASURES) | set(VISITED_MEASURES) | set(plugin_measures)
+    known = (set(STATE_MEASURES) | set(ROUND_MEASURES) | set(VISITED_MEASURES) | set(STEP_MEASURES)
+             | set(plugin_measures))
     for m in measures:
         if m not in known:
             raise ParameterError("measures", m, "names from " + ", ".join(sorted(known)))
+    # every plug-in's own measures are recorded, named or not (unless the plug-in records them on request only)
+    measures += tuple(name for name, p in plugin_measures.items()
+                      if name not in measures and not getattr(p, "measures_on_request", False))
+    measuring = [p for p in algorithm.plugins() if any(name in measures for name in p.measures())]
+    if step_weights is not None and not isinstance(step_weights, StepWeights):
+        raise ParameterError("step_weights", step_weights, "a StepWeights(power, offset, ratio)")
+    weights = (step_weights or StepWeights()).validated(streams.runs)
     variant = np.zeros(R, dtype=np.int64) if variants is None else np.asarray(variants, dtype=np.int64)
     if variant.shape != (R,) or variant.min() < 0 or variant.max() >= problem.n_variants:
         raise ParameterError("variants", variant.tolist(), f"{R} integers in [0, {problem.n_variants - 1}]")
@@ -257,8 +348,10 @@ def simulate(
         raise ParameterError("w0", w0.shape, f"shape ({d},) or ({R}, {d})")
     w = np.broadcast_to(w0, (R, d)).copy()
     lr = per_run(config.lr, R)
-    f_star = problem.constants["f_star"].value if "opt_error" in measures else 0.0
-    if "dist2_opt" in measures or "visited_max_dist2" in measures:
+    step_req = tuple(m for m in measures if m in STEP_MEASURES)
+    f_star = problem.constants["f_star"].value if "opt_error" in measures or any(
+        m.endswith("opt_error") for m in step_req) else 0.0
+    if "dist2_opt" in measures or "visited_max_dist2" in measures or any(m.endswith("dist2") for m in step_req):
         rec_w_star = np.asarray(problem.constants["w_star"].value, dtype=np.float64)
 
     state = State(w=w)
@@ -269,8 +362,13 @@ def simulate(
 
     rec: dict[str, np.ndarray] = {}
     for m in measures:
-        rows = T + 1 if m in STATE_MEASURES else T if (m in ROUND_MEASURES or m in plugin_measures) else 1
+        rows = T + 1 if m in STATE_MEASURES else T if (m in ROUND_MEASURES or m in plugin_measures) else \
+            T * K + 1 if m in STEP_MEASURES else 1
         rec[m] = np.full((rows, R), np.nan)
+    averages = _StepAverages(problem, variant, step_req, weights, R, K, d, f_star,
+                             rec_w_star if any(m.endswith("dist2") for m in step_req) else None,
+                             np.full((T * K + 1, R, d), np.nan) if keep_step_iterates else None) \
+        if step_req or keep_step_iterates else None
     diverged_at = np.full(R, -1, dtype=np.int64)
     diverged_q: list[str | None] = [None] * R
     alive = np.ones(R, dtype=bool)
@@ -306,9 +404,15 @@ def simulate(
                 return ProblemOracle(config.oracle, rs.view, draws, rs, terms)
 
             step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
+            hooks = [h for h in (steps.before_step if steps.active else None,
+                                 averages.before_step if averages is not None else None) if h is not None]
+            before = hooks[0] if len(hooks) == 1 else _chain(hooks) if hooks else None
+            alive_in_round = alive.copy()
             rs = run_round(algorithm, state, streams, t, n_runs=R, n_clients=C, per_round=N, local_steps=K,
                            lr=schedule.at_round(t, lr)[:, None, None], make_oracle=make_oracle, step_lr=step_lr,
-                           before_step=steps.before_step if steps.active else None)
+                           before_step=before)
+            if averages is not None:  # the round's K averaged iterates xbar_{tK..tK+K-1}
+                averages.flush(rec, alive_in_round)
             # round measures use w^t (state.w) and w^{t+1} (rs.w_next)
             _record_round(rs, measures, rec, t, steps.v1, steps.gsum, alive)
             for p in measuring:  # one measure() call per plug-in and round
@@ -336,17 +440,113 @@ def simulate(
                 cur = rec["visited_max_dist2"][0]
                 rec["visited_max_dist2"][0] = np.where(alive, np.fmax(cur, np.maximum(steps.dmax, ends)), cur)
             record_state(t + 1)
+        if averages is not None:  # xbar_{TK}: the mean of the last round's local end points
+            averages.buffer[0] = rs.wK.mean(axis=1)
+            averages.flush(rec, alive, count=1)
     run_params = {f"{p.name}.{k}": per_run(v, R) for p in plugins for k, v in p.params().items()
                   if np.ndim(v) <= 1 and np.issubdtype(np.asarray(v).dtype, np.number)}
     run_params["lr"] = lr
     final = state.w.copy()
     final[~alive] = np.nan
     if _RECORDERS:
-        replay_simulations([{"problem": problem.name, "algorithm": algorithm.name, "runs": R, "rounds": T,
-                             "local_steps": K, "clients": C, "per_round": N, "oracle": type(config.oracle).__name__,
-                             "lr_schedule": config.lr_schedule, "measures": list(measures)}])
+        replay_simulations([simulation_summary(problem, algorithm, config, R, lr, measures)])
     return Trace(rec, streams.seeds, variant, run_params, config, algorithm, problem.name, diverged_at, diverged_q,
-                 final, iterates)
+                 final, iterates, averages.iterates if averages is not None else None)
+
+
+def _distinct(values: np.ndarray) -> Any:
+    """One number when every run shares it, else the sorted distinct values (at most 8, then the range)."""
+    u = np.unique(np.round(np.asarray(values, dtype=float), 12))
+    if u.size == 1:
+        return float(u[0])
+    return [float(v) for v in u] if u.size <= 8 else [float(u[0]), "..", float(u[-1])]
+
+
+def simulation_summary(problem: Problem, algorithm: Algorithm, config: RunConfig, runs: int, lr: np.ndarray,
+                       measures: Sequence[str]) -> dict[str, Any]:
+    """What a ``simulate`` call reports to ``record_simulations``: the problem, the algorithm (its plug-ins with
+    their hyperparameters), runs, rounds, local steps, clients, the oracle with its parameters, the step schedule
+    with its numbers, the measures. Two calls with equal summaries ran the same setting."""
+    sched: dict[str, Any] = {"lr": _distinct(lr)}
+    if config.lr_schedule == "exponential":
+        sched["lr_decay"] = float(config.lr_decay)
+    if config.lr_schedule == "inverse_step":
+        sched.update(lr_offset=float(config.lr_offset), step_origin=int(config.step_origin))
+    return {"problem": problem.name, "algorithm": algorithm.name, "runs": runs, "rounds": config.rounds,
+            "local_steps": config.local_steps, "clients": problem.n_clients,
+            "per_round": config.clients_per_round or problem.n_clients, "oracle": type(config.oracle).__name__,
+            "oracle_params": {k: (float(v) if np.ndim(v) == 0 and isinstance(v, (int, float, np.number)) else str(v))
+                              for k, v in config.oracle.params().items()},
+            "plugins": [repr(p) for p in algorithm.plugins()],
+            "lr_schedule": config.lr_schedule, "schedule": sched, "measures": list(measures)}
+
+
+def _chain(hooks):
+    def before_step(k, wk):
+        for h in hooks:
+            h(k, wk)
+    return before_step
+
+
+class _StepAverages:
+    """The step measures: at every local step s = t K + k the averaged iterate xbar_s = mean over the round's
+    participants of w_{i,k}^t, its uniform and weighted running averages (normalized updates, no weight sums), and
+    f - f*, ||. - w*||^2, ||grad f||^2 at them. A round's K points are buffered and evaluated in one batched call
+    per quantity (no loop over clients or runs)."""
+
+    def __init__(self, problem, variant, measures, weights: StepWeights, R: int, K: int, d: int, f_star, w_star,
+                 iterates):
+        self.problem, self.variant, self.measures, self.weights = problem, variant, measures, weights
+        self.R, self.f_star, self.w_star, self.iterates = R, f_star, w_star, iterates
+        self.buffer = np.empty((K, R, d))
+        self.s = 0  # the next step index
+        self.xu = self.xw = None
+        self.z = np.ones(R)  # S_s / w_s of the weighted average
+        self.g_sum = np.zeros(R)  # sum of ||grad f(xbar_j)||^2 so far (step_grad_norm2_mean)
+        self.kinds = {prefix for prefix in ("step", "avg", "wavg") if any(m.startswith(prefix + "_") for m in measures)}
+
+    def before_step(self, k: int, wk: np.ndarray) -> None:
+        self.buffer[k] = wk.mean(axis=1)
+
+    def flush(self, rec, alive: np.ndarray, count: int | None = None) -> None:
+        n = self.buffer.shape[0] if count is None else count
+        xs = self.buffer[:n]
+        s0 = self.s
+        pts = {kind: np.empty_like(xs) for kind in self.kinds}
+        for j in range(n):  # the running averages: a recursion over the steps, vectorized over runs
+            x, s = xs[j], s0 + j
+            if s == 0:
+                self.xu, self.xw = x.copy(), x.copy()
+            else:
+                self.xu = self.xu + (x - self.xu) / (s + 1)
+                self.z = 1.0 + self.z * self.weights.decay(s, self.R)
+                self.xw = self.xw + (x - self.xw) / self.z[:, None]
+            for kind, val in (("step", x), ("avg", self.xu), ("wavg", self.xw)):
+                if kind in pts:
+                    pts[kind][j] = val
+        self.s = s0 + n
+        if self.iterates is not None:
+            self.iterates[s0:s0 + n] = np.where(alive[None, :, None], xs, np.nan)
+        R, d = self.R, xs.shape[-1]
+        var = np.tile(self.variant, n)
+        for kind, P in pts.items():
+            flat = P.reshape(n * R, d)
+            vals = {}
+            if f"{kind}_opt_error" in self.measures:
+                vals["opt_error"] = self.problem.global_loss(flat, var) - self.f_star
+            if f"{kind}_dist2" in self.measures:
+                vals["dist2"] = np.sum((flat - self.w_star) ** 2, axis=1)
+            if f"{kind}_grad_norm2" in self.measures or (kind == "step" and "step_grad_norm2_mean" in self.measures):
+                vals["grad_norm2"] = np.sum(self.problem.global_grad(flat, var) ** 2, axis=1)
+            if kind == "step" and "step_grad_norm2_mean" in self.measures:
+                g = vals["grad_norm2"].reshape(n, R)
+                total = self.g_sum + np.cumsum(g, axis=0)
+                self.g_sum = total[-1]
+                rec["step_grad_norm2_mean"][s0:s0 + n] = np.where(alive[None, :], total / (s0 + 1 + np.arange(n))[:, None],
+                                                                  np.nan)
+            for q, v in vals.items():
+                if f"{kind}_{q}" in self.measures:
+                    rec[f"{kind}_{q}"][s0:s0 + n] = np.where(alive[None, :], v.reshape(n, R), np.nan)
 
 
 class ProblemOracle:

@@ -143,6 +143,7 @@ class HyperbolicRegularizer(LocalTransform):
 
     name = "hyperbolic"
     objective = True
+    measures_on_request = True  # hyp_r_bound takes an eigenvalue per client and round: recorded when named
 
     def __init__(self, gamma=0.005, sigma=1e4, beta=1.0):
         self.gamma, self.sigma, self.beta = gamma, sigma, beta

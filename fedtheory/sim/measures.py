@@ -3,15 +3,19 @@ paper modules' ones too, so this module stands above them). :class:`TrackGradien
 measure to any algorithm, is the engine's (re-exported here).
 
 Indexing of a recorded measure ``trace[name]`` (one column per run):
-  state    (T+1, R): t = 0..T, at the global model w^t
-  round    (T, R):   t = 0..T-1, the round that maps w^t to w^{t+1} (plug-in measures too)
-  visited  (1, R):   a running maximum over every point the run visited
+  state    (T+1, R):   t = 0..T, at the global model w^t
+  round    (T, R):     t = 0..T-1, the round that maps w^t to w^{t+1} (plug-in measures too)
+  visited  (1, R):     the maximum over every point the run visited, the whole run (one row)
+  step     (T K + 1, R): s = t K + k = 0..T K, at the averaged iterate xbar_s of local step k of round t
+
+A plug-in's measures are recorded whenever the plug-in is part of the algorithm (``simulate`` adds them to the
+``measures`` it is given), unless the plug-in sets ``measures_on_request = True``; then only when named.
 """
 from __future__ import annotations
 
 import re
 
-from .engine import ROUND_MEASURES, STATE_MEASURES, VISITED_MEASURES, TrackGradients
+from .engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, StepWeights, TrackGradients
 from .fedmrur import HyperbolicRegularizer, NormalizedAggregation
 from .fedshift import WeightShift
 from .gossip import Gossip
@@ -22,10 +26,12 @@ from .topology import ring
 INDEXING = {
     "state": "(T+1, R): t = 0..T, at the global model w^t",
     "round": "(T, R): t = 0..T-1, the round that maps w^t to w^{t+1}",
-    "visited": "(1, R): running maximum over the points the run visited",
+    "visited": "(1, R): the maximum over every point the run visited (the whole run)",
+    "step": "(T K + 1, R): s = t K + k = 0..T K, at the averaged iterate of local step k of round t",
 }
 
-__all__ = ["INDEXING", "MEASURE_DIMENSIONS", "TrackGradients", "measure_catalogue", "measure_dimension"]
+__all__ = ["INDEXING", "MEASURE_DIMENSIONS", "STEP_MEASURES", "StepWeights", "TrackGradients", "measure_catalogue",
+           "measure_dimension"]
 
 # The dimension of every shipped measure, in the loss [f] and the parameter [w] (plain data: the checks read it, see
 # fedtheory.theory.dimensions). A bound's left side is a measure: its dimension is the formula's target.
@@ -35,11 +41,14 @@ MEASURE_DIMENSIONS = {
     "test_loss": "f", "client_grad_norm2": "f^2/w^2", "dist2_opt": "w^2", "delta_code": "w^2", "drift": "w^2",
     "unbiased_gap": "w", "init_offset": "w", "V1": "w^2", "V2": "w^2", "local_grad_sum2": "f^2/w^2",
     "visited_max_loss": "f", "visited_max_grad": "f/w", "visited_max_dist2": "w^2", "visited_max_grad_var": "f^2/w^2", "eq15_residual": "1",
-    "visited_client_grad2": "f^2/w^2", "quant_error2": "w^2", "shift_m_prev": "w", "shift_m_next": "w",
+    "visited_client_grad2": "f^2/w^2", "visited_client_grad2_running": "f^2/w^2", "quant_error2": "w^2", "shift_m_prev": "w", "shift_m_next": "w",
     "shift_m_hat": "w", "shift_rms_next": "w", "shift_D_FA2": "w^2", "shift_D_FS2": "w^2", "shift_I": "1",
     "shift_divergence": "w", "shift_drift": "w", "shift_drift_local": "w", "consensus": "w^2", "consensus_init": "w^2",
     "hyp_R": "f", "hyp_radius": "w", "hyp_r_bound": "f/w^2", "d_t": "1", "update_norm": "w", "update_norm_plain": "w",
     "cos_pairwise": "1", "cos_to_aggregate": "1", "geometry_residual": "1",
+    # the step measures (at the averaged iterate of every local step and its running averages)
+    "step_opt_error": "f", "step_dist2": "w^2", "step_grad_norm2": "f^2/w^2", "step_grad_norm2_mean": "f^2/w^2",
+    "avg_opt_error": "f", "avg_dist2": "w^2", "wavg_opt_error": "f", "wavg_dist2": "w^2",
 }
 
 
@@ -64,12 +73,13 @@ def _builtin_plugins() -> list[Plugin]:
 
 
 def measure_catalogue(*plugins: Plugin) -> dict[str, dict[str, str]]:
-    """Every measure name -> {"definition", "indexing", "source", "dimension"}: the engine's state, round and visited
-    measures, the shipped plug-ins' measures (recorded when the algorithm includes the plug-in), and those of
-    any extra ``plugins`` given (e.g. your own). ``indexing`` is the shape of ``trace[name]`` (see INDEXING);
+    """Every measure name -> {"definition", "indexing", "source", "dimension"}: the engine's state, round, visited and
+    step measures, the shipped plug-ins' measures (recorded whenever the algorithm includes the plug-in), and those
+    of any extra ``plugins`` given (e.g. your own). ``indexing`` is the shape of ``trace[name]`` (see INDEXING);
     ``dimension`` its dimension in the loss [f] and the parameter [w] ('' where none is declared)."""
     out: dict[str, dict[str, str]] = {}
-    for table, kind in ((STATE_MEASURES, "state"), (ROUND_MEASURES, "round"), (VISITED_MEASURES, "visited")):
+    for table, kind in ((STATE_MEASURES, "state"), (ROUND_MEASURES, "round"), (VISITED_MEASURES, "visited"),
+                        (STEP_MEASURES, "step")):
         for name, text in table.items():
             out[name] = {"definition": text, "indexing": INDEXING[kind], "source": "engine"}
     for p in [*_builtin_plugins(), *plugins]:

@@ -34,8 +34,8 @@ class State:
 class RoundState:
     """What the plug-ins see during round t. Shapes: R runs, N participating clients, d dims."""
 
-    t: int
-    K: int
+    t: int  # the round index, 0..T-1
+    K: int  # local steps per round (RunConfig.local_steps); local step k of round t is step s = t K + k
     sel: np.ndarray  # (R, N) participating client ids
     anchor: Any  # (R, N, d) the point communication hands to each client (w^t, or x_i after mixing)
     lr: Any  # (R, 1, 1) local step size this round
@@ -61,13 +61,16 @@ class Plugin:
     """Base: every hook is a no-op; a plug-in overrides what it needs.
 
     A plug-in may also contribute round measures: ``measures()`` names them (with descriptions) and
-    ``measure(rs)`` returns {name: (R,) array} after communication (rs.w_next is then set). Setting
-    ``needs_direction_sum = True`` makes the engine keep rs.extra['direction_sum'] (R, N, d), the sum
-    over local steps of the directions the steps used.
+    ``measure(rs)`` returns {name: (R,) array} after communication (rs.w_next is then set). They are recorded
+    whenever the plug-in is part of the algorithm (``simulate`` and the torch trainer add them); a plug-in whose
+    measures cost real work sets ``measures_on_request = True``, and they are then recorded only when named in
+    ``simulate(measures=...)``. Setting ``needs_direction_sum = True`` makes the engine keep
+    rs.extra['direction_sum'] (R, N, d), the sum over local steps of the directions the steps used.
     """
 
     name = "plugin"
     needs_direction_sum = False
+    measures_on_request = False
 
     def setup(self, state: State, runs: int, n_clients: int, dim: int) -> None:
         pass
@@ -182,7 +185,11 @@ def OppositeLookahead(beta):  # noqa: N802  (the same rule, named as OledFL name
 
 class LocalTransform(Plugin):
     """A local-step rule: ``direction(rs, g, w, grad_at)`` maps the stochastic gradient g at w to the step
-    direction; ``grad_at(x)`` is the stochastic gradient at another point with the same draw.
+    direction; ``grad_at(x)`` is the stochastic gradient at another point with the same draw. ``w`` (R, N, d) is the
+    local iterate *before* the step being taken, ``rs.t`` the round and ``rs.K`` the local steps per round; the
+    local step's index k is not passed (a rule that needs it counts calls from ``round_start``). To measure
+    something at every local step (the averaged iterate, its running averages), use the engine's step measures
+    (``STEP_MEASURES``) rather than a transform.
 
     A transform that adds a term to the local objective (F_p = f_p + term, e.g. seed 003 eq. 5) sets
     ``objective = True`` and implements ``objective_grad(rs, w)``: the engine adds that gradient to g and to

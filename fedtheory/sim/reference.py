@@ -76,12 +76,16 @@ class NaiveClients:
         self.c = [np.zeros(dim) for _ in range(runs)]  # SCAFFOLD c
         self.mom = [np.zeros(dim) for _ in range(runs)]  # client momentum's Delta
 
-    def local_steps(self, x: np.ndarray, anchor: np.ndarray, grad_at, lr_at, K: int, run: int, client: int):
-        """K local steps from x; grad_at(x, k) is the client's oracle, lr_at(k) the step size. Returns (x_K, last lr)."""
+    def local_steps(self, x: np.ndarray, anchor: np.ndarray, grad_at, lr_at, K: int, run: int, client: int,
+                    trail: list | None = None):
+        """K local steps from x; grad_at(x, k) is the client's oracle, lr_at(k) the step size. Returns (x_K, last lr).
+        trail: a list that receives the point before every step (x_0 .. x_{K-1})."""
         r, i = run, client
         heavy = None
         lr = None
         for k in range(K):
+            if trail is not None:
+                trail.append(x.copy())
             lr = lr_at(k)
             g = grad_at(x, k)
             for tr in self.local:
@@ -117,11 +121,14 @@ class NaiveClients:
                 self.mom[r] = m / (K * lr) if tr.units == "gradient" else m
 
 
-def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig, seeds, *, variants=None, w0=None):
+def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig, seeds, *, variants=None, w0=None,
+                       step_means: list | None = None):
     """Every server algorithm of the engine (FedAvg, FedInit, SCAFFOLD, FedCM, FedProx, FedSAM, and seed 003's
     MoFedSAM / FedMRUR family: client momentum in both modes and units, the hyperbolic regulariser from eqs.
     (3)-(4) as printed, sample by sample, normalized aggregation). Returns (final models (R, d), per-round
-    global models (T+1, R, d))."""
+    global models (T+1, R, d)). step_means: a list that receives, per run, the T K + 1 averaged iterates
+    xbar_s (the participants' mean before each local step, then the mean of the last local end points),
+    summed client by client (the reference of the engine's step measures)."""
     streams = RunStreams(seeds)
     R, C, d = streams.runs, problem.n_clients, problem.dim
     K, T = config.local_steps, config.rounds
@@ -133,12 +140,14 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
     clients = NaiveClients(algorithm.local, R, C, d)
     history = [np.stack(w)]
     lr0 = np.broadcast_to(np.asarray(config.lr, float), (R,))
+    steps = [[] for _ in range(R)]
     for t in range(T):
         sel_all = streams.choose_clients(C, N) if N < C else np.broadcast_to(np.arange(C), (R, C))
         draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[sel_all])
         new_w = []
         for r in range(R):
             starts, ends = [], []
+            trails = []
             lr = None
             for n in range(N):
                 i = int(sel_all[r, n])
@@ -154,9 +163,18 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
                     return g
 
                 x0 = naive_start(algorithm.init, w[r], last[r][i], r)
-                x, lr = clients.local_steps(x0, w[r], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r], K, r, i)
+                trails.append([])
+                x, lr = clients.local_steps(x0, w[r], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r], K, r, i,
+                                            trail=trails[-1])
                 starts.append(x0)
                 ends.append(x)
+            for k in range(K):
+                total = np.zeros(d)
+                for trail in trails:
+                    total = total + trail[k]
+                steps[r].append(total / N)
+            if t == T - 1:
+                steps[r].append(sum(ends) / N)
             agg = algorithm.aggregate
             U = [s - e for s, e in zip(starts, ends)]  # client updates, descent sign
             if isinstance(agg, MeanModels):
@@ -178,4 +196,6 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
             new_w.append(nw)
         w = new_w
         history.append(np.stack(w))
+    if step_means is not None:
+        step_means.extend(np.stack(steps[r]) for r in range(R))
     return np.stack(w), np.stack(history)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from .._validation import check_choice, check_float
+from .._validation import ParameterError, check_choice, check_float, check_int
 from .backend import ops
 from .plugins import Plugin, RoundState, State
 
@@ -28,18 +28,23 @@ class StepSchedule:
     """The local step size of round t (and, for 'inverse_step', of local step k), from per-run base sizes lr.
 
     constant: lr; inverse: lr / ((t+1) K) (seed 000 Thm 3's c/tau, constant within a round); exponential:
-    lr * decay**t; inverse_step: lr / (t K + k + 1 + offset) (Li et al.'s eta_tau = beta/(tau + gamma)).
+    lr * decay**t; inverse_step: lr / (t K + k + origin + offset) (Li et al.'s eta_tau = beta/(tau + gamma) with
+    origin 1, the default; origin 0 for papers whose first step is t = 0, e.g. Stich 2019's 4/(mu (a + t))).
     """
 
     kind: str = "constant"
     local_steps: int = 1
     decay: float = 1.0
     offset: float = 0.0
+    origin: int = 1
 
     def __post_init__(self):
         check_choice("lr_schedule", self.kind, SCHEDULES)
         check_float("lr_decay", self.decay, 0.0, 1.0, low_inclusive=False)
         check_float("lr_offset", self.offset, 0.0)
+        check_int("step_origin", self.origin, 0, 1)
+        if self.kind == "inverse_step" and self.origin == 0 and not self.offset > 0:
+            raise ParameterError("lr_offset", self.offset, "> 0 with step_origin = 0 (the first step is lr / lr_offset)")
 
     @property
     def per_step(self) -> bool:
@@ -57,7 +62,7 @@ class StepSchedule:
 
     def at_step(self, t: int, k: int, lr: np.ndarray) -> np.ndarray:
         if self.kind == "inverse_step":
-            return lr / (t * self.local_steps + k + 1 + self.offset)
+            return lr / (t * self.local_steps + k + self.origin + self.offset)
         return self.at_round(t, lr)
 
 

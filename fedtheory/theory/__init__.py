@@ -9,8 +9,8 @@ see ``fedtheory.plugins`` and docs/extending.md.
 """
 from __future__ import annotations
 
-from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Record, StatedOrder,
-                   SymbolInfo, SymbolSet, get, register, registered_ids, registry)
+from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Identity, MissingValuesError,
+                   OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import ASSUMPTIONS, register_assumption
 from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
@@ -22,6 +22,7 @@ def papers() -> list[str]:
 
 
 __all__ = ["ASSUMPTIONS", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
-           "dimension_of", "Bound", "Claim", "ClaimOutcome", "Condition", "Definition", "Identity", "OrderStatement", "RateReport",
+           "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
+           "Definition", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
@@ -171,6 +171,31 @@ class StatedOrder:
     track: tuple[sp.Symbol, ...] = ()  # symbols whose exponents must also be covered (N, K, S, ...)
 
 
+class MissingValuesError(ParameterError):
+    """A mapping of values lacks names a record needs; the message names the missing ones first."""
+
+    def __init__(self, name: str, missing: Sequence[str], needed: Sequence[str], given: Sequence[str], what: str):
+        self.missing, self.needed, self.given, self.what = list(missing), list(needed), list(given), what
+        self.name, self.value = name, self.given
+        self.allowed = f"a mapping that gives {', '.join(needed)}"
+        FedTheoryError.__init__(self, f"{name} lacks {', '.join(missing)}: {what} needs {', '.join(needed)} "
+                                      f"(given: {', '.join(given) or 'nothing'})")
+
+    def __reduce__(self):
+        return (type(self), (self.name, self.missing, self.needed, self.given, self.what))
+
+
+def check_mapping(values: Any, needed: Sequence[str], what: str, name: str = "values") -> None:
+    """Raise a ParameterError when ``values`` is not a mapping that gives every name in ``needed`` (``what``: the
+    record that needs them); a missing name is named first: 'values lacks b: p.thm1 needs a, b (given: a, c)'."""
+    if not isinstance(values, Mapping):
+        raise ParameterError(name, f"a {type(values).__name__}", f"a mapping symbol name -> value for {what} "
+                             f"(it needs {', '.join(needed) or 'nothing'})")
+    missing = [n for n in needed if n not in values]
+    if missing:
+        raise MissingValuesError(name, missing, list(needed), sorted(map(str, values)), what)
+
+
 class Evaluator:
     """Lambdified evaluation with named arguments, validated against the symbol domains."""
 
@@ -183,9 +208,7 @@ class Evaluator:
         self._fn = sp.lambdify(syms, expr, modules="numpy")
 
     def __call__(self, values: Mapping[str, Any]) -> np.ndarray:
-        missing = [n for n in self.names if n not in values]
-        if missing:
-            raise ParameterError("values", sorted(values), f"a mapping that gives {', '.join(missing)} (needed by {self.what})")
+        check_mapping(values, self.names, self.what)
         for n in self.names:
             self.symbols.validate(n, values[n])
         args = [np.asarray(values[n], dtype=float) for n in self.names]
@@ -197,11 +220,41 @@ class Evaluator:
 # ------------------------------------------------------------------------------------ records
 
 
+#: The simulator's quantities a paper's symbols can stand for (``Record.quantities``), each with what it is in
+#: fedtheory's terms. Papers name them differently: Li et al.'s E and FedInit's K are ``local_steps``; Stich's K is
+#: ``clients`` and his H ``local_steps``; the outputs (``explain``, ``explain --run``, the check table, the
+#: report) use the paper's name where a record maps one.
+TOOL_QUANTITIES: dict[str, str] = {
+    "clients": "the number of clients (problem.n_clients; every one takes part unless clients_per_round says)",
+    "clients_per_round": "the clients taking part in a round (RunConfig.clients_per_round; all when None)",
+    "local_steps": "local steps per round, between two communications (RunConfig.local_steps)",
+    "rounds": "communication rounds (RunConfig.rounds)",
+    "round_index": "the round index t = 0..rounds: row t of a state measure is at the global model w^t",
+    "step_index": "the local-step index s = t * local_steps + k = 0..rounds * local_steps: row s of a step measure "
+                  "(step_opt_error, avg_*, wavg_*) is at the averaged iterate xbar_s",
+    "steps": "a number of local steps taken, s = t * local_steps + k (after t rounds: t * local_steps)",
+    "lr": "the step size (RunConfig.lr; with lr_schedule 'inverse_step' the numerator of lr / (tau + lr_offset))",
+    "lr_offset": "the offset of the 'inverse_step' schedule (RunConfig.lr_offset; step_origin says where tau starts)",
+    "dim": "the model dimension d (problem.dim)",
+    "noise_variance": "the oracle's gradient-noise variance (oracle.noise_variance(problem))",
+}
+
+
+def quantity_key(value: str) -> str:
+    """The TOOL_QUANTITIES key of a ``Record.quantities`` value ('local_steps' or 'local_steps: a note')."""
+    return str(value).split(":", 1)[0].strip()
+
+
 @dataclass
 class Record:
     """What every record carries. readings: where the text admits more than one reading (garbled OCR, unstated
     units, an assumption with two readings), name -> what that reading takes the text to say; a check decides the
-    record under each, and a finding counts only when every reading gives it (otherwise the row is 'ambiguous')."""
+    record under each, and a finding counts only when every reading gives it (otherwise the row is 'ambiguous').
+
+    quantities: the paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``,
+    optionally followed by ': a note'), written once, e.g. {'K': 'clients', 'H': 'local_steps', 't': 'step_index'}
+    for a paper whose K counts workers and H local steps. ``fedtheory explain``, ``explain --run``, the check table
+    and the report then say K and H where the tool would say clients and local steps."""
 
     id: str
     paper: str
@@ -213,9 +266,43 @@ class Record:
     kind: str = "record"
     readings: Mapping[str, str] = field(default_factory=dict)
     units: Units | None = None  # the left side's dimension, a stated normalisation, the consistent alternative
+    quantities: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        check_quantities(self)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "title": self.title, "source": self.source}
+
+    def paper_names(self) -> dict[str, str]:
+        """Tool quantity -> the paper's symbol for it (the inverse of ``quantities``)."""
+        return {quantity_key(v): k for k, v in self.quantities.items()}
+
+    def quantities_lines(self) -> list[str]:
+        """What ``fedtheory explain`` prints about ``quantities`` (nothing when the record maps none)."""
+        if not self.quantities:
+            return []
+        lines = ["the paper's symbols in fedtheory's terms:"]
+        for sym, val in self.quantities.items():
+            key, _, note = str(val).partition(":")
+            lines.append(f"  {sym} -> {key.strip()}: {TOOL_QUANTITIES[key.strip()]}" + (f" ({note.strip()})" if note.strip() else ""))
+        return lines
+
+
+def check_quantities(record: Any) -> None:
+    """A FedTheoryError unless ``record.quantities`` maps names to TOOL_QUANTITIES keys, each key at most once."""
+    q = getattr(record, "quantities", None) or {}
+    if not isinstance(q, Mapping):
+        raise FedTheoryError(f"{record.id}: quantities must be a mapping paper symbol -> tool quantity, not {type(q).__name__}")
+    seen: dict[str, str] = {}
+    for sym, val in q.items():
+        key = quantity_key(val)
+        if key not in TOOL_QUANTITIES:
+            raise FedTheoryError(f"{record.id}: quantities[{sym!r}] = {val!r}: the tool quantity must be one of "
+                                 + ", ".join(TOOL_QUANTITIES) + " (optionally followed by ': a note')")
+        if key in seen:
+            raise FedTheoryError(f"{record.id}: quantities map both {seen[key]!r} and {sym!r} to {key!r}")
+        seen[key] = sym
 
 
 @dataclass
@@ -246,6 +333,7 @@ class Bound(Record):
     exact_note: str = ""  # what step of the proof ``expr`` loosens, and where
 
     def __post_init__(self):
+        super().__post_init__()
         self._eval: Evaluator | None = None
         self._cond_eval: dict[str, Evaluator] = {}
 
@@ -416,9 +504,7 @@ class Claim(Record):
     min_effect: float | None = None  # smallest effect (relative to the compared means) a refutation needs
 
     def evaluate(self, measurements: Mapping[str, Any], **overrides) -> ClaimOutcome:
-        missing = [m for m in self.measurements if m not in measurements]
-        if missing:
-            raise ParameterError("measurements", sorted(measurements), f"a mapping that gives {', '.join(missing)} (for {self.id})")
+        check_mapping(measurements, self.measurements, self.id, name="measurements")
         return self.predicate(measurements, **{**self.parameters, **overrides})
 
     def explain(self) -> str:
@@ -499,6 +585,8 @@ def register(*records):
     for r in records:
         if not isinstance(r, (Record, Definition)):
             raise FedTheoryError(f"register() takes records (Bound, Identity, Claim, ...) or definitions, not {type(r).__name__}")
+        if isinstance(r, Record):
+            check_quantities(r)
         if r.id in _REGISTRY and _REGISTRY[r.id] is not r:
             raise FedTheoryError(f"record id {r.id} registered twice")
         if r.id not in _REGISTRY:

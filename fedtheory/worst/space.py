@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import ParameterError
-from ..sim import LeastSquaresProblem
+from ..sim import LeastSquaresProblem, quadratic_B_min, quadratic_G2
 
 MARGIN = 1e-9  # relative margin inside every constraint
 
@@ -68,42 +68,10 @@ def check_theta(theta: Any, n_params: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------ exact constants, batched
 
 
-def moments(H: np.ndarray, h: np.ndarray, c: np.ndarray | None = None):
-    """Batched LeastSquaresProblem._moments: H (P,C,d,d), h (P,C,d) -> Hbar, hbar, M, m, s."""
-    C = H.shape[1]
-    Hbar, hbar = H.mean(axis=1), h.mean(axis=1)
-    M = np.einsum("pcde,pcef->pdf", H, H) / C
-    m = np.einsum("pcde,pce->pd", H, h) / C
-    s = np.mean(np.sum(h**2, axis=2), axis=1)
-    return Hbar, hbar, M, m, s
-
-
-def B_min(H: np.ndarray) -> np.ndarray:
-    """Smallest B with a finite G (per instance): sqrt(lambda_max(Hbar^+ M Hbar^+)). H (P,C,d,d) -> (P,)."""
-    C = H.shape[1]
-    Hbar = H.mean(axis=1)
-    M = np.einsum("pcde,pcef->pdf", H, H) / C
-    P = np.linalg.pinv(Hbar, rcond=1e-10, hermitian=True)
-    return np.sqrt(np.maximum(np.linalg.eigvalsh(P @ M @ P)[:, -1], 0.0))
-
-
-def heterogeneity_G2(H: np.ndarray, h: np.ndarray, B: float) -> np.ndarray:
-    """Exact G^2(B) per instance: the formula of LeastSquaresProblem.heterogeneity_G2, batched over P.
-
-    sup_w (1/C) sum_i ||H_i w - h_i||^2 - B^2 ||Hbar w - hbar||^2 = c0 + b' A^+ b, A = B^2 Hbar^2 - M
-    (inf where A is not PSD or b leaves A's range)."""
-    Hbar, hbar, M, m, s = moments(H, h)
-    A = B**2 * Hbar @ Hbar - M
-    b = m - B**2 * np.einsum("pde,pe->pd", Hbar, hbar)
-    c0 = s - B**2 * np.sum(hbar**2, axis=1)
-    lam, U = np.linalg.eigh(A)
-    scale = np.maximum(np.abs(lam).max(axis=1), 1e-300)
-    proj = np.einsum("pde,pd->pe", U, b)
-    null = lam <= 1e-10 * scale[:, None]
-    bn = np.maximum(np.linalg.norm(b, axis=1), 1e-300)
-    bad = (lam.min(axis=1) < -1e-10 * scale) | np.any(null & (np.abs(proj) > 1e-8 * bn[:, None]), axis=1)
-    G2 = c0 + np.sum(np.where(null, 0.0, proj**2 / np.where(null, 1.0, lam)), axis=1)
-    return np.where(bad, np.inf, np.maximum(G2, 0.0))
+# The exact constants of a population of quadratics, batched over instances: the problem layer's formulas (one
+# implementation, shared with LeastSquaresProblem), under the names this module has always exported.
+B_min = quadratic_B_min
+heterogeneity_G2 = quadratic_G2
 
 
 # ------------------------------------------------------------------------------------ instances

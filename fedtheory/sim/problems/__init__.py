@@ -18,12 +18,14 @@ f* - sum_i p_i f_i* (Li et al. 2020's heterogeneity, p_i = ``client_weights``). 
 first access (logistic client minima cost one solve per client).
 """
 from .base import CLIENT_CONSTANTS, ClientView, Constant, Constants, Problem
-from .least_squares import GaussianClientModel, LeastSquaresProblem, heterogeneous_least_squares
+from .least_squares import (B_MIN_ROUNDING, GaussianClientModel, LeastSquaresProblem, heterogeneous_least_squares,
+                            identical_least_squares, quadratic_B_min, quadratic_G2)
 from .logistic import LogisticProblem, digits_logistic, digits_split, synthetic_logistic
 from .pl import (AMPLITUDE_MAX, PLNonconvexProblem, SeparablePLProblem, linear_shift_G2, pl_nonconvex, pl_ratio,
                  pl_ratio_infimum)
 
-__all__ = ["AMPLITUDE_MAX", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "GaussianClientModel",
+__all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "GaussianClientModel",
            "LeastSquaresProblem", "LogisticProblem", "PLNonconvexProblem", "Problem", "SeparablePLProblem",
-           "digits_logistic", "digits_split", "heterogeneous_least_squares", "linear_shift_G2", "pl_nonconvex",
+           "digits_logistic", "digits_split", "heterogeneous_least_squares", "identical_least_squares",
+           "linear_shift_G2", "pl_nonconvex", "quadratic_B_min", "quadratic_G2",
            "pl_ratio", "pl_ratio_infimum", "synthetic_logistic"]

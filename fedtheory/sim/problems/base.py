@@ -120,6 +120,15 @@ class Problem:
     def grad(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
         return self.client_grads(w, self._variant(w, variant)).mean(axis=1)
 
+    def global_loss(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        """f(w) at many points w (M, d), by the cheapest exact route (default: ``loss``; least squares: the mean
+        Hessian, C times cheaper than going through the clients). The step measures use it."""
+        return self.loss(w, variant)
+
+    def global_grad(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
+        """grad f(w) at many points w (M, d), by the cheapest exact route (default: ``grad``)."""
+        return self.grad(w, variant)
+
     def sample_losses(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
         """Per-sample losses f(w; z_ij) of every client: (R, C, S_max), NaN where no sample."""
         raise NotImplementedError
@@ -171,9 +180,20 @@ class Problem:
 
     def _gamma(self) -> Constant:
         f_star, fi = self.constants["f_star"], self.constants["f_star_clients"]
-        gamma = float(f_star.value - self.client_weights @ np.asarray(fi.value))
+        if self.identical_clients:  # every f_i = f: f_i* = f*
+            return Constant(0.0, "exact", "f* - sum_i p_i f_i* = 0: every client's objective is f")
+        mean_fi = float(self.client_weights @ np.asarray(fi.value))
+        gamma = float(f_star.value - mean_fi)
+        if -1e-12 * max(abs(float(f_star.value)), abs(mean_fi), 1e-300) <= gamma < 0:  # >= 0 exactly; rounding only
+            gamma = 0.0
         kind = "exact" if f_star.kind == fi.kind == "exact" else "computed"
         return Constant(gamma, kind, "f* - sum_i p_i f_i* (Li et al. 2020), from f_star and f_star_clients")
+
+    @property
+    def identical_clients(self) -> bool:
+        """Whether every client's objective is the same function f (identical data: a theorem's premise such as
+        Stich 2019's). False unless the problem can tell (least squares compares its clients' data)."""
+        return False
 
     def sample_gradient_variance(self) -> Constant:
         """sup_w max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2: the variance of a one-sample gradient

@@ -11,7 +11,62 @@ import numpy as np
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 from .base import ClientView, Constant, Problem, gather, sample_rows, shared_index
 
-__all__ = ["GaussianClientModel", "LeastSquaresProblem", "heterogeneous_least_squares"]
+__all__ = ["B_MIN_ROUNDING", "GaussianClientModel", "LeastSquaresProblem", "heterogeneous_least_squares",
+           "identical_least_squares", "quadratic_B_min", "quadratic_G2"]
+
+#: B_min within this of 1 is 1: identical clients (or clients whose Hessians differ only by rounding) give B_min = 1
+#: exactly, and then G^2(1) is finite, rather than 1.0000000000000004 and G^2(1) = inf.
+B_MIN_ROUNDING = 1e-12
+
+
+def _moments_batched(H: np.ndarray, h: np.ndarray):
+    """H (P,C,d,d), h (P,C,d) -> Hbar, hbar, M = (1/C) sum_i H_i^2, m = (1/C) sum_i H_i h_i, s = (1/C) sum_i ||h_i||^2."""
+    C = H.shape[1]
+    Hbar, hbar = H.mean(axis=1), h.mean(axis=1)
+    M = np.einsum("pcde,pcef->pdf", H, H) / C
+    m = np.einsum("pcde,pce->pd", H, h) / C
+    s = np.mean(np.sum(h**2, axis=2), axis=1)
+    return Hbar, hbar, M, m, s
+
+
+def quadratic_B_min(H: np.ndarray) -> np.ndarray:
+    """The smallest B for which some finite G satisfies (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2
+    for all w, per instance, of quadratic clients with Hessians H (P, C, d, d): B_min^2 = lambda_max(Hbar^+ M Hbar^+)
+    = 1 + lambda_max(Hbar^+ D Hbar^+) on the range of Hbar, with D = (1/C) sum_i (H_i - Hbar)^2 the Hessians'
+    dispersion (computed as such, so identical clients give D = 0 up to the rounding of the mean). Within
+    B_MIN_ROUNDING of 1 it is 1. Returns (P,)."""
+    C = H.shape[1]
+    Hbar = H.mean(axis=1)
+    dev = H - Hbar[:, None]
+    D = np.einsum("pcde,pcef->pdf", dev, dev) / C
+    P = np.linalg.pinv(Hbar, rcond=1e-10, hermitian=True)
+    lam = np.linalg.eigvalsh(P @ D @ P)[:, -1]
+    B = np.sqrt(1.0 + np.maximum(lam, 0.0))
+    return np.where(B - 1.0 <= B_MIN_ROUNDING, 1.0, B)
+
+
+def quadratic_G2(H: np.ndarray, h: np.ndarray, B: float) -> np.ndarray:
+    """Exact G^2(B) per instance for quadratic clients f_i = w'H_i w/2 - h_i'w + c: H (P,C,d,d), h (P,C,d) -> (P,).
+
+    sup_w (1/C) sum_i ||H_i w - h_i||^2 - B^2 ||Hbar w - hbar||^2 = c0 + b' A^+ b, A = B^2 Hbar^2 - M, b = m - B^2
+    Hbar hbar, c0 = s - B^2 ||hbar||^2 (inf where A is not PSD or b leaves A's range). An eigenvalue of A, or a part
+    of b, at the rounding level of the terms it is the difference of (1e-12 of ||M|| and ||B^2 Hbar^2||, 1e-6 of
+    ||m|| and ||B^2 Hbar hbar||) counts as zero: identical clients at B = 1 give G^2 = the spread of the h_i, not inf."""
+    Hbar, hbar, M, m, s = _moments_batched(H, h)
+    A = B**2 * Hbar @ Hbar - M
+    Hh = B**2 * np.einsum("pde,pe->pd", Hbar, hbar)
+    b = m - Hh
+    c0 = s - B**2 * np.sum(hbar**2, axis=1)
+    lam, U = np.linalg.eigh(A)
+    terms = np.maximum(np.abs(M).max(axis=(1, 2)), B**2 * np.abs(Hbar @ Hbar).max(axis=(1, 2)))
+    zero = np.maximum(np.maximum(1e-10 * np.abs(lam).max(axis=1), 1e-12 * terms), 1e-300)  # eigenvalues <= this: 0
+    proj = np.einsum("pde,pd->pe", U, b)
+    null = lam <= zero[:, None]
+    b_terms = np.maximum(np.linalg.norm(m, axis=1), np.linalg.norm(Hh, axis=1))
+    b_scale = np.maximum(np.maximum(np.linalg.norm(b, axis=1), 1e-6 * b_terms), 1e-300)
+    bad = (lam.min(axis=1) < -zero) | np.any(null & (np.abs(proj) > 1e-8 * b_scale[:, None]), axis=1)
+    G2 = c0 + np.sum(np.where(null, 0.0, proj**2 / np.where(null, 1.0, lam)), axis=1)
+    return np.where(bad, np.inf, np.maximum(G2, 0.0))
 
 
 class _LSView(ClientView):
@@ -63,7 +118,15 @@ class GaussianClientModel:
 
 
 class LeastSquaresProblem(Problem):
-    """Heterogeneous least squares. Exact: L, mu (strong convexity or PL), w*, f*, G^2(B), F."""
+    """Federated least squares: client i's objective f_i(w) = (1/S) sum_j (x_ij . w - y_ij)^2 / 2 + ridge ||w||^2 / 2
+    over its S samples, f = (1/C) sum_i f_i. Exact: L, mu (strong convexity or PL), w*, f*, G^2(B), F.
+
+    X: the features, shape (C, S, d) (clients, samples per client, dimension), or (V, C, S, d) with a leading
+    variant axis (variant 0 is the data; coupled stability runs add neighbours). y: the labels, shape (C, S), or
+    (V, C, S). Every client holds the same number S of samples. ridge: the L2 term (a negative one gives non-convex
+    clients). model: the clients' data distribution, when known (population risk). Identical clients (every
+    f_i = f): :meth:`identical` or :func:`identical_least_squares`; ``problem.identical_clients`` tells.
+    """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, *, ridge: float = 0.0, model: GaussianClientModel | None = None,
                  name: str = "least_squares"):
@@ -87,8 +150,48 @@ class LeastSquaresProblem(Problem):
         self.h = np.einsum("vcsd,vcs->vcd", X, y) / S
         self.c = np.einsum("vcs,vcs->vc", y, y) / (2 * S)
 
+    @classmethod
+    def identical(cls, X: np.ndarray, y: np.ndarray, n_clients: int, *, ridge: float = 0.0,
+                  model: GaussianClientModel | None = None, name: str = "identical_least_squares") -> "LeastSquaresProblem":
+        """Every one of ``n_clients`` clients holds the same data: X (S, d), y (S,), so every f_i = f (the
+        identical-data setting of local SGD analyses, e.g. Stich 2019: the workers differ only in their stochastic
+        gradients, which the oracle draws independently per client). Gamma = 0, B_min = 1, G^2(1) = 0."""
+        n_clients = check_int("n_clients", n_clients, 1)
+        X, y = check_finite("X", X), check_finite("y", y)
+        if X.ndim != 2 or y.shape != X.shape[:1]:
+            raise ParameterError("X", (X.shape, y.shape), "X of shape (samples, dim) and y of shape (samples,)")
+        return cls(np.broadcast_to(X, (n_clients, *X.shape)).copy(), np.broadcast_to(y, (n_clients, len(y))).copy(),
+                   ridge=ridge, model=model, name=name)
+
+    @cached_property
+    def identical_clients(self) -> bool:
+        """Whether every client's objective is the same function f (data variant 0): the same samples, or the same
+        quadratic (H_i, h_i, c_i) exactly."""
+        X, y, H, h, c = self.X[0], self.y[0], self.H[0], self.h[0], self.c[0]
+        same_data = bool(np.all(X == X[:1]) and np.all(y == y[:1]))
+        return same_data or bool(np.all(H == H[:1]) and np.all(h == h[:1]) and np.all(c == c[:1]))
+
     def view(self, clients, variant):
         return _LSView(self, clients, variant)
+
+    @cached_property
+    def _mean_quadratic(self):
+        """f = w' Hbar w / 2 - hbar' w + cbar per variant: (V, d, d), (V, d), (V,) (client weights 1/C)."""
+        return self.H.mean(axis=1), self.h.mean(axis=1), self.c.mean(axis=1)
+
+    def global_loss(self, w, variant=None):
+        Hbar, hbar, cbar = self._mean_quadratic
+        v = self._variant(w, variant)
+        if np.all(v == v[0]):  # one data variant: one (M, d) x (d, d) product
+            return 0.5 * np.sum((w @ Hbar[v[0]]) * w, axis=1) - w @ hbar[v[0]] + cbar[v[0]]
+        return 0.5 * np.einsum("md,mde,me->m", w, Hbar[v], w) - np.sum(hbar[v] * w, axis=1) + cbar[v]
+
+    def global_grad(self, w, variant=None):
+        Hbar, hbar, _ = self._mean_quadratic
+        v = self._variant(w, variant)
+        if np.all(v == v[0]):
+            return w @ Hbar[v[0]] - hbar[v[0]]  # Hbar is symmetric
+        return np.einsum("mde,me->md", Hbar[v], w) - hbar[v]
 
     def sample_losses(self, w, variant=None):
         v = self._variant(w, variant)
@@ -174,36 +277,17 @@ class LeastSquaresProblem(Problem):
         r = X * self.y[0][..., None] - self.h[0][:, None, :]  # every x_j x_j' equal: the variance does not depend on w
         return Constant(float(np.max(np.mean(np.sum(r**2, axis=-1), axis=1))), "exact", "independent of w")
 
-    def _moments(self, variant: int = 0):
-        H, h = self.H[variant], self.h[variant]
-        Hbar, hbar = H.mean(axis=0), h.mean(axis=0)
-        M = np.einsum("cde,cef->df", H, H) / self.n_clients
-        m = np.einsum("cde,ce->d", H, h) / self.n_clients
-        s = float(np.mean(np.sum(h**2, axis=1)))
-        return Hbar, hbar, M, m, s
-
     def _B_min(self) -> float:
-        Hbar, _, M, _, _ = self._moments()
-        P = np.linalg.pinv(Hbar, rcond=1e-10, hermitian=True)
-        return float(np.sqrt(max(np.max(np.linalg.eigvalsh(P @ M @ P)), 0.0)))
+        return float(quadratic_B_min(self.H[:1])[0])
 
     def heterogeneity_G2(self, B: float) -> Constant:
-        """Exact: sup_w of a quadratic, G^2(B) = c0 + b' A^+ b with A = B^2 Hbar^2 - M (inf if A is not PSD)."""
+        """Exact: sup_w of a quadratic, G^2(B) = c0 + b' A^+ b with A = B^2 Hbar^2 - M (inf if A is not PSD);
+        see :func:`quadratic_G2`."""
         B = check_float("B", B, 0.0, low_inclusive=False)
-        Hbar, hbar, M, m, s = self._moments()
-        A = B**2 * Hbar @ Hbar - M
-        b = m - B**2 * Hbar @ hbar
-        c0 = s - B**2 * float(hbar @ hbar)
-        lam, U = np.linalg.eigh(A)
-        scale = max(np.abs(lam).max(), 1e-300)
-        if lam.min() < -1e-10 * scale:
-            return Constant(np.inf, "exact", f"no finite G for B={B} (B < B_min)")
-        proj = U.T @ b
-        null = lam <= 1e-10 * scale
-        if np.any(np.abs(proj[null]) > 1e-8 * max(np.linalg.norm(b), 1e-300)):
-            return Constant(np.inf, "exact", f"no finite G for B={B}")
-        G2 = c0 + float(np.sum(proj[~null] ** 2 / lam[~null]))
-        return Constant(max(G2, 0.0), "exact", "sup over w of a concave quadratic, in closed form")
+        G2 = float(quadratic_G2(self.H[:1], self.h[:1], B)[0])
+        if not np.isfinite(G2):
+            return Constant(np.inf, "exact", f"no finite G for B={B}" + (" (B < B_min)" if B < self._B_min() else ""))
+        return Constant(G2, "exact", "sup over w of a concave quadratic, in closed form")
 
     def neighbours(self, replacements, random_state=0) -> "LeastSquaresProblem":
         if self.model is None:
@@ -255,3 +339,31 @@ def heterogeneous_least_squares(
         X[i], y[i] = model.draw(rng, i, S)
     kind = "pl_least_squares" if r < dim else "sc_least_squares"
     return LeastSquaresProblem(X, y, ridge=ridge, model=model, name=kind)
+
+
+def identical_least_squares(
+    n_clients: int = 10,
+    dim: int = 10,
+    samples: int = 200,
+    *,
+    condition: float = 10.0,
+    noise_std: float = 0.5,
+    ridge: float = 0.0,
+    random_state=0,
+) -> LeastSquaresProblem:
+    """Identical clients: one data set of ``samples`` draws x ~ N(0, Sigma) (spectrum 1 .. 1/condition, a random
+    eigenbasis), y = x.w + noise, held by every one of ``n_clients`` clients (every f_i = f; the stochastic gradients
+    of an oracle still differ per client). The known distribution gives the population risk."""
+    n_clients = check_int("n_clients", n_clients, 1)
+    dim = check_int("dim", dim, 1)
+    S = check_int("samples", samples, 2)
+    condition = check_float("condition", condition, 1.0)
+    noise_std = check_float("noise_std", noise_std, 0.0)
+    rng = check_random_state(random_state)
+    Q = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
+    factor = Q @ np.diag(np.sqrt(np.geomspace(1.0, 1.0 / condition, dim)))
+    w_true = rng.standard_normal(dim) / np.sqrt(dim)
+    model = GaussianClientModel(np.zeros((n_clients, dim)), np.broadcast_to(factor, (n_clients, dim, dim)).copy(),
+                                np.broadcast_to(w_true, (n_clients, dim)).copy(), noise_std)
+    X, y = model.draw(rng, 0, S)
+    return LeastSquaresProblem.identical(X, y, n_clients, ridge=ridge, model=model)

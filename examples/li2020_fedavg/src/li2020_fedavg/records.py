@@ -44,7 +44,8 @@ THM1 = Bound(
     id="li2020.thm1", paper=PAPER, title="FedAvg, full participation, strongly convex non-IID clients",
     source=SOURCE, symbols=S,
     assumptions=("L_smooth", "strongly_convex_each(mu)", "bounded_variance_each(sigma_k)", "bounded_gradient(G)"),
-    lhs="opt_error", lhs_description="E[F(w_T)] - F* (simulator measure opt_error at round (T - 1)/E)",
+    lhs="opt_error", lhs_kind="opt_error",
+    lhs_description="E[F(w_T)] - F* (simulator measure opt_error at round (T - 1)/E)",
     expr=kappa / (gamma + T - 1) * (2 * B / mu + mu * gamma / 2 * Delta1),
     definitions=(B_DEF, GAMMA, KAPPA),
     conditions=(
@@ -54,6 +55,8 @@ THM1 = Bound(
     ),
     requires={"lr_schedule": "inverse_step", "full_participation": True},
     order=StatedOrder(expr=1 / T, variable=T, source=SOURCE),
+    # Li et al.'s E counts local steps (fedtheory's local_steps) and T iterations from w_1 (T - 1 steps taken)
+    quantities={"E": "local_steps", "T": "steps: T - 1 local steps taken (w_1 is the start; after R rounds T = R E + 1)"},
     note="Transcribed from the theorem statement; Assumption 4 (bounded gradients) is measured along the run.",
 )
 register(KAPPA, GAMMA, B_DEF, THM1)

@@ -1,0 +1,34 @@
+"""The plug-in's own tests: Theorem 2.2 holds on its checks, the settings outside it are not_applicable with their
+reasons, the negative control is caught, and S_T's closed form is the sum the theorem defines."""
+import numpy as np
+import sympy as sp
+
+from fedtheory.checks import Session
+
+from stich2019_localsgd import checks, records
+
+
+def test_thm2_2_holds_where_it_applies():
+    rows = checks.thm2_2(Session(seed=0))
+    inside = [r for r in rows if r.verdict != "not_applicable"]
+    assert inside and all(r.verdict == "holds" and r.ratio >= 1 for r in inside)
+    assert all(r.extra["vacuity"] == "informative" for r in inside)  # below (L/2) R^2 at some T
+    outside = {r.params["setting"]: r for r in rows if r.verdict == "not_applicable"}
+    assert any("identical_clients=True" in c for c in outside["K=4 H=8 heterogeneous"].conditions_failed)
+    assert any(c.startswith("shift_kappa") for c in outside["K=4 H=8 a=8kappa"].conditions_failed)
+
+
+def test_biased_gradients_are_caught():
+    """The control: the same check on biased stochastic gradients must report eq. (4) violated, naming the rounds."""
+    (row,) = checks._biased_control(Session(seed=0))
+    assert row.verdict == "violated"
+    assert "T = " in row.detail and row.extra["rounds_failed"]
+
+
+def test_S_T_is_the_sum_of_the_weights():
+    a, T = records.a, records.T
+    closed = records.S_T_DEF.expr
+    for av, Tv in ((83.1, 1), (83.1, 7), (2.5, 40)):
+        direct = sum((av + t) ** 2 for t in range(Tv))
+        assert np.isclose(float(closed.subs({a: av, T: Tv})), direct, rtol=1e-12)
+    assert sp.simplify(closed.subs(T, 1) - a**2) == 0
