@@ -621,6 +621,39 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     return out
 
 
+@dataclass(frozen=True)
+class CheckTiming:
+    """How long one check took: ``seconds`` (its own run, where it ran: 'here', 'symbolic worker' or a unit of work),
+    its ``rows`` and its ``simulations`` (``simulate`` calls, memoized ones reused from an earlier check included).
+    A simulation shared through ``Session.memo`` is paid by the first check that needs it."""
+
+    check: str
+    paper: str
+    kind: str
+    cost: str
+    where: str
+    rows: int
+    seconds: float
+    simulations: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
+
+
+def check_timings(specs: Sequence[CheckSpec], rows: dict[str, list[CheckResult]],
+                  where: dict[str, str] | None = None) -> list[CheckTiming]:
+    """One CheckTiming per spec (in order) from its rows: ``run_spec`` gives each row an equal share of the
+    check's seconds, so their sum is the check's time."""
+    out = []
+    for s in specs:
+        rs = rows.get(s.id, [])
+        sims = rs[0].extra.get("simulations", []) if rs else []
+        out.append(CheckTiming(s.id, s.paper, s.kind, s.cost, (where or {}).get(s.id, "here"), len(rs),
+                               float(sum(r.elapsed_s or 0.0 for r in rs)),
+                               int(sum(int(x.get("calls", 1)) for x in sims))))
+    return out
+
+
 def select(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
            runs: bool = False) -> list[CheckSpec]:
     """The checks to run. With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs;

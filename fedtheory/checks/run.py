@@ -1,12 +1,13 @@
 """``run_checks``: the selected checks, in this process (one Session; the symbolic ones in a worker process beside
-the simulations) or as units of work on an executor (``fedtheory.checks.units``); the same results either way."""
+the simulations) or as units of work on an executor (``fedtheory.checks.units``); the same results either way.
+``timings=[]`` also collects each check's seconds (``base.CheckTiming``; ``fedtheory check --timings``)."""
 from __future__ import annotations
 
 import os
 from typing import Any, Iterable
 
 from .._validation import check_choice
-from .base import PROFILES, CheckResult, Session, all_checks, run_spec, select
+from .base import PROFILES, CheckResult, Session, all_checks, check_timings, run_spec, select
 from .units import run_units
 
 __all__ = ["run_checks"]
@@ -14,18 +15,21 @@ __all__ = ["run_checks"]
 
 def run_checks(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick", seed: int = 0,
                progress: bool = False, runs_dir: str | None = None, parallel_symbolic: bool = True,
-               executor: Any = None) -> list[CheckResult]:
+               executor: Any = None, timings: list | None = None) -> list[CheckResult]:
     """Run the selected checks, results in registration order. Without ``executor``: in this process, one
     Session (symbolic checks in a worker process while the simulations run here). With an executor
-    (``fedtheory.parallel``): as units of work (``fedtheory.checks.units``), the same results."""
+    (``fedtheory.parallel``): as units of work (``fedtheory.checks.units``), the same results.
+    timings: a list that receives one ``CheckTiming`` per selected check, in registration order."""
     check_choice("profile", profile, PROFILES)
     specs = select(paper, only, profile, runs=runs_dir is not None)
     if executor is not None:
-        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress)
+        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress,
+                         timings=timings)
     session = Session(profile=profile, seed=seed, progress=progress, runs_dir=runs_dir)
     symbolic = [s for s in specs if s.cost == "symbolic"]
     numeric = [s for s in specs if s.cost != "symbolic"]
     results: dict[str, list[CheckResult]] = {}
+    where: dict[str, str] = {}  # where a check ran, when not here
     futures = {}
     pool = None
     if parallel_symbolic and symbolic and (os.cpu_count() or 1) > 1:
@@ -53,6 +57,7 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
             spec = all_checks()[sid]
             try:
                 results[sid] = [CheckResult(**d) for d in fut.result()]
+                where[sid] = "symbolic worker"
             except Exception:  # noqa: BLE001 - the worker died (e.g. no fork): run it here instead
                 results[sid] = run_spec(spec, session)
             if bar is not None:
@@ -62,6 +67,8 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
             bar.close()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+    if timings is not None:
+        timings.extend(check_timings(specs, results, where))
     return [r for s in specs for r in results[s.id]]
 
 
