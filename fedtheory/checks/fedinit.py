@@ -95,12 +95,25 @@ def _base_values(problem, w0, *, N, C, K, T, eta, beta, sigma2):
             "eta": eta, "beta": beta, "D": D}
 
 
+@functools.lru_cache(maxsize=None)
+def _lambda_max():
+    """lambda_max(eta, K, L, B, N, beta) from the record (fedinit.lambda_max), lambdified once."""
+    r = fedinit_records
+    return sp.lambdify((r.eta, r.K, r.L, r.B, r.N, r.beta), r.LAMBDA_MAX_EXPR, "numpy")
+
+
 def _candidates(problem, base, trace=None, sl=None):
+    """The candidate values of the bounds: ``base`` with every (B, G) pair of ``_B_grid`` and lambda = lambda_max
+    there (evaluated once over all pairs)."""
+    grid = _B_grid(problem, trace, sl)
+    if not grid:
+        return []
+    Bs = np.array([B for B, _ in grid], dtype=float)
+    with np.errstate(all="ignore"):
+        lam = np.broadcast_to(_lambda_max()(base["eta"], base["K"], base["L"], Bs, base["N"], base["beta"]), Bs.shape)
     cands = []
-    for B, G2 in _B_grid(problem, trace, sl):
+    for (B, G2), lam_max in zip(grid, lam.tolist()):
         v = dict(base, B=B, G=float(np.sqrt(G2)))
-        lam_max = float(fedinit_records.LAMBDA_MAX_EXPR.subs({fedinit_records.eta: v["eta"], fedinit_records.K: v["K"], fedinit_records.L: v["L"], fedinit_records.B: B, fedinit_records.N: v["N"],
-                                                 fedinit_records.beta: v["beta"]}))
         v["lam"] = lam_max if 0 < lam_max < 1 else 1e-9  # no admissible lambda: lambda_admissible fails, reported
         cands.append(v)
     return cands
