@@ -175,3 +175,24 @@ def test_dist2_opt_is_the_squared_distance_of_the_kept_iterates():
                   measures=("dist2_opt",), keep_iterates=True)
     expect = np.sum((tr.iterates - p.constants["w_star"].value) ** 2, axis=-1)
     np.testing.assert_array_equal(tr["dist2_opt"], expect)
+
+
+@given(seeds=st.lists(st.integers(0, 2**32), min_size=1, max_size=4), rounds=st.integers(1, 40),
+       shape=st.sampled_from([(3,), (2, 4, 3), (1,), (5, 2, 1)]), ahead=st.sampled_from([0, 1, 7, 100]),
+       switch_at=st.integers(0, 45))
+def test_draw_ahead_gives_the_streams_of_round_by_round_draws(seeds, rounds, shape, ahead, switch_at):
+    """issue 26: rounds of draws taken in one call per run are the numbers round-by-round calls give, also when a
+    concern is later drawn in another shape or its generators are used directly (they are put back)."""
+    from fedtheory.sim.rng import RunStreams
+
+    a, b = RunStreams(seeds, rounds_ahead=ahead), RunStreams(seeds)
+    for t in range(rounds):
+        if t == switch_at:  # another kind of draw on the same concerns, then direct use of a generator
+            assert np.array_equal(a.uniform("noise", (2,)), b.uniform("noise", (2,)))
+            assert np.array_equal(a.generators("batch")[0].random(3), b.generators("batch")[0].random(3))
+        assert np.array_equal(a.normal("noise", shape), b.normal("noise", shape))
+        assert np.array_equal(a.uniform("batch", shape), b.uniform("batch", shape))
+        assert np.array_equal(a.choose_clients(6, 3), b.choose_clients(6, 3))
+    for c in ("noise", "batch", "sampling"):
+        assert all(np.array_equal(x.random(2), y.random(2)) for x, y in zip(a.generators(c), b.generators(c)))
+

@@ -235,8 +235,8 @@ def simulate(
     measures: names from ``fedtheory.sim.measure_catalogue()`` (and the algorithm's plug-ins' measures).
     keep_iterates: also return the global models w^0..w^T as ``trace.iterates`` (T+1, R, d).
     """
-    streams = RunStreams(seeds)
-    R = streams.runs
+    streams = RunStreams(seeds, rounds_ahead=check_int("rounds", config.rounds, 1))  # each concern's draws of many
+    R = streams.runs  # rounds in one call per run: the same bits as round by round (rng.py)
     config = config.validated(problem, R)
     measures = tuple(dict.fromkeys(measures))
     plugin_measures = {name: p for p in algorithm.plugins() for name in p.measures()}
