@@ -196,3 +196,21 @@ def test_draw_ahead_gives_the_streams_of_round_by_round_draws(seeds, rounds, sha
     for c in ("noise", "batch", "sampling"):
         assert all(np.array_equal(x.random(2), y.random(2)) for x, y in zip(a.generators(c), b.generators(c)))
 
+
+def test_the_oracle_gathers_a_view_only_when_the_participants_change():
+    """issue 26: one oracle per simulate call; the participants' data are gathered once under full participation
+    and again only in rounds whose participants differ."""
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    p.initial_point(0)  # the constants (computed once, through views of every client) before counting
+    calls = []
+    view = p.view
+    p.view = lambda sel, variant: calls.append(np.array(sel)) or view(sel, variant)
+    cfg = RunConfig(rounds=7, local_steps=2, lr=0.05, oracle=AdditiveNoise(0.1))
+    full = simulate(p, fedinit(0.1), cfg, [0, 1], measures=())
+    assert len(calls) == 1
+    calls.clear()
+    part = simulate(p, fedinit(0.1), dataclasses.replace(cfg, clients_per_round=6), [0, 1], measures=())
+    assert len(calls) == 1 and np.array_equal(part.final_w, full.final_w)  # N = C: every client, no draw
+    calls.clear()
+    simulate(p, fedinit(0.1), dataclasses.replace(cfg, clients_per_round=2), [0, 1], measures=())
+    assert 1 <= len(calls) <= 7 and all(not np.array_equal(a, b) for a, b in zip(calls, calls[1:]))

@@ -296,14 +296,15 @@ def simulate(
     schedule = config.schedule()
     terms = tuple(tr for tr in algorithm.local if tr.objective)  # extra terms of the local objective
     want_visited = any(m in measures for m in VISITED_MEASURES if m != "visited_max_dist2")
+    oracle = ProblemOracle(config.oracle, None, None, None, terms)  # one per call; its view follows the participants
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
             steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None)
 
             def make_oracle(rs: RoundState) -> ProblemOracle:
-                rs.view = steps.view = problem.view(rs.sel, variant)
-                draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
-                return ProblemOracle(config.oracle, rs.view, draws, rs, terms)
+                rs.view = steps.view = oracle.follow(problem, rs, variant)
+                oracle.draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
+                return oracle
 
             step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
             rs = run_round(algorithm, state, streams, t, n_runs=R, n_clients=C, per_round=N, local_steps=K,
@@ -351,10 +352,21 @@ def simulate(
 
 class ProblemOracle:
     """The sim backend's LocalOracle: a problem's (noisy) client gradients for one round, plus the local
-    objective's extra terms (plug-ins with ``objective = True``)."""
+    objective's extra terms (plug-ins with ``objective = True``). ``simulate`` builds one per call and points it at
+    each round (``follow``, then the round's draws)."""
 
     def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=()):
         self.oracle, self.view, self.draws, self.rs, self.terms = oracle, view, draws, rs, terms
+        self._sel: np.ndarray | None = None  # the participants self.view holds
+
+    def follow(self, problem: Problem, rs: RoundState, variant: np.ndarray):
+        """Point the oracle at round ``rs``: the participants' view, gathered anew only when they change (a view
+        is the selected clients' data, the same for the same clients). Returns the view."""
+        sel = rs.sel
+        if self.view is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
+            self.view, self._sel = problem.view(sel, variant), np.array(sel)
+        self.rs = rs
+        return self.view
 
     def grad(self, k: int, w: np.ndarray) -> np.ndarray:
         g = self.oracle.grad(self.view, w, k, self.draws)
