@@ -214,3 +214,21 @@ def test_the_oracle_gathers_a_view_only_when_the_participants_change():
     calls.clear()
     simulate(p, fedinit(0.1), dataclasses.replace(cfg, clients_per_round=2), [0, 1], measures=())
     assert 1 <= len(calls) <= 7 and all(not np.array_equal(a, b) for a, b in zip(calls, calls[1:]))
+
+
+def test_measuring_every_round_gathers_every_client_once():
+    """issue 26: f(w^t) and grad f(w^t) measured every round use one view of every client, kept between rounds."""
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    p.initial_point(0)
+    calls = []
+    view = p.view
+    p.view = lambda sel, variant: calls.append(np.array(sel)) or view(sel, variant)
+    cfg = RunConfig(rounds=9, local_steps=2, lr=0.05, clients_per_round=3, oracle=AdditiveNoise(0.1))
+    tr = simulate(p, fedinit(0.1), cfg, [0, 1], measures=("opt_error", "grad_norm2", "client_grad_norm2"))
+    every = [c for c in calls if c.shape == (2, 6)]
+    assert len(every) == 1 and len(calls) - len(every) <= 9
+    ref = simulate(heterogeneous_least_squares(6, 4, 12, random_state=0), fedinit(0.1), cfg, [0, 1],
+                   measures=("opt_error", "grad_norm2", "client_grad_norm2"))
+    for m in tr.measures:
+        assert np.array_equal(tr[m], ref[m])
+
