@@ -232,3 +232,17 @@ def test_measuring_every_round_gathers_every_client_once():
     for m in tr.measures:
         assert np.array_equal(tr[m], ref[m])
 
+
+
+def test_full_participation_is_one_read_only_selection_and_gathers_a_copy():
+    """issue 26: every client in order is one array per shape, recognized by identity (no per-round indexing);
+    what a plug-in gathers under it is a copy, as take_along_axis gives."""
+    from fedtheory.sim.plugins import RoundState, Server, State, every_client
+
+    sel = Server().participants(None, 3, 4, 4)
+    assert sel is every_client(3, 4) and not sel.flags.writeable
+    assert np.array_equal(sel, np.broadcast_to(np.arange(4), (3, 4)))
+    arr = np.random.default_rng(0).standard_normal((3, 4, 2))
+    rs = RoundState(t=0, K=1, sel=sel, anchor=None, lr=None, view=None, state=State(w=None, clients={"x": arr}))
+    got = rs.gather("x")
+    assert np.array_equal(got, arr) and not np.shares_memory(got, arr)

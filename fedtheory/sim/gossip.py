@@ -34,7 +34,7 @@ from .backend import ops
 from .algorithms import Algorithm, register_algorithm
 from .engine import RunConfig
 from .plugins import (SAM, Communication, LocalTransform, MeanModels,
-                      RelaxedInit, RoundState)
+                      RelaxedInit, RoundState, every_client)
 from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
 from .rng import RunStreams
@@ -96,7 +96,7 @@ class Gossip(Communication):
         if per_round != n_clients:
             raise ParameterError("clients_per_round", per_round,
                                  f"None or {n_clients} under Gossip (every client trains every round, seed 002 Sec. V-A)")
-        return np.broadcast_to(np.arange(n_clients), (runs, n_clients))
+        return every_client(runs, n_clients)
 
     def anchor(self, state, sel):
         return state.clients["gossip_x"]
