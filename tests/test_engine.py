@@ -246,3 +246,32 @@ def test_full_participation_is_one_read_only_selection_and_gathers_a_copy():
     rs = RoundState(t=0, K=1, sel=sel, anchor=None, lr=None, view=None, state=State(w=None, clients={"x": arr}))
     got = rs.gather("x")
     assert np.array_equal(got, arr) and not np.shares_memory(got, arr)
+
+
+def test_the_step_measures_share_the_oracles_exact_gradient():
+    """issue 26: measuring local_grad_sum2 takes the exact gradient at each local iterate once: the oracle's own."""
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    w0 = p.initial_point(0)
+    count = [0]
+    view = p.view
+
+    def counting(sel, variant):
+        v = view(sel, variant)
+        grad = v.grad
+        v.grad = lambda w: count.__setitem__(0, count[0] + 1) or grad(w)
+        return v
+
+    p.view = counting
+    for oracle in (AdditiveNoise(0.1), Exact()):
+        count[0] = 0
+        cfg = RunConfig(rounds=5, local_steps=3, lr=0.05, oracle=oracle)
+        tr = simulate(p, fedavg(), cfg, [0, 1], w0=w0, measures=("local_grad_sum2",), keep_iterates=True)
+        assert count[0] == 5 * 3
+    for t in range(5):  # Exact: the sum over clients and local steps of grad f_i(w_{i,k}^t), directly
+        w = np.broadcast_to(tr.iterates[t][:, None, :], (2, 6, 4)).copy()
+        total = np.zeros((2, 4))
+        for _ in range(3):
+            g = p.client_grads(w.reshape(-1, 4)[:, :], np.zeros(12, int)).reshape(2, 6, 6, 4)[:, np.arange(6), np.arange(6)]
+            total += g.sum(axis=1)
+            w = w - 0.05 * g
+        np.testing.assert_allclose(tr["local_grad_sum2"][t], np.sum(total**2, axis=1), rtol=1e-12)

@@ -296,13 +296,16 @@ def simulate(
     schedule = config.schedule()
     terms = tuple(tr for tr in algorithm.local if tr.objective)  # extra terms of the local objective
     want_visited = any(m in measures for m in VISITED_MEASURES if m != "visited_max_dist2")
-    oracle = ProblemOracle(config.oracle, None, None, None, terms)  # one per call; its view follows the participants
+    # one oracle per call; its view follows the participants. The exact-gradient sum of the step measures shares the
+    # oracle's gradient at the local iterate (computed once per step)
+    oracle = ProblemOracle(config.oracle, None, None, None, terms, share_step_gradient="local_grad_sum2" in measures)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
             steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None)
 
             def make_oracle(rs: RoundState) -> ProblemOracle:
-                rs.view = steps.view = oracle.follow(problem, rs, variant)
+                rs.view = oracle.follow(problem, rs, variant)
+                steps.view = oracle.step_view
                 oracle.draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
                 return oracle
 
@@ -355,27 +358,56 @@ class ProblemOracle:
     objective's extra terms (plug-ins with ``objective = True``). ``simulate`` builds one per call and points it at
     each round (``follow``, then the round's draws)."""
 
-    def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=()):
+    def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=(), share_step_gradient: bool = False):
         self.oracle, self.view, self.draws, self.rs, self.terms = oracle, view, draws, rs, terms
         self._sel: np.ndarray | None = None  # the participants self.view holds
+        self._share = share_step_gradient
+        self.step_view = view if view is None or not share_step_gradient else _StepGradient(view)
 
     def follow(self, problem: Problem, rs: RoundState, variant: np.ndarray):
         """Point the oracle at round ``rs``: the participants' view, gathered anew only when they change (a view
-        is the selected clients' data, the same for the same clients). Returns the view."""
+        is the selected clients' data, the same for the same clients). Returns the view; ``step_view`` is the same
+        data for the per-step measures (with ``share_step_gradient``: the exact gradient at the local iterate they
+        ask for is kept for the oracle's step, computed once)."""
         sel = rs.sel
         if self.view is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
             self.view, self._sel = problem.view(sel, variant), np.array(sel)
+            self.step_view = _StepGradient(self.view) if self._share else self.view
         self.rs = rs
         return self.view
 
     def grad(self, k: int, w: np.ndarray) -> np.ndarray:
-        g = self.oracle.grad(self.view, w, k, self.draws)
+        if self._share:  # the gradient the step measures took at w (if any), then forgotten: one step's lifetime
+            g = self.oracle.grad(self.step_view, w, k, self.draws)
+            self.step_view.forget()
+        else:
+            g = self.oracle.grad(self.view, w, k, self.draws)
         for tr in self.terms:
             g = g + tr.objective_grad(self.rs, w)
         return g
 
     def grad_at(self, k: int):
         return lambda x: self.grad(k, x)
+
+
+class _StepGradient:
+    """A round's view whose exact gradient at the current local iterate is computed once per local step: the step
+    measures take it before the step and the oracle finds it (the same array: the same bits as computing it twice).
+    ``forget`` ends the step; every other attribute is the view's."""
+
+    def __init__(self, view):
+        self.view, self._w, self._g = view, None, None
+
+    def __getattr__(self, name):
+        return getattr(self.view, name)
+
+    def grad(self, w):
+        if w is not self._w:
+            self._g, self._w = self.view.grad(w), w
+        return self._g
+
+    def forget(self) -> None:
+        self._w = self._g = None
 
 
 class _StepMeasures:
