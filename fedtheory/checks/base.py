@@ -269,6 +269,7 @@ class Session:
     runs_dir: str | None = None
     memo_log: list[dict[str, Any]] | None = None
     _memo: dict[Any, Any] = field(default_factory=dict)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # check id -> CPU seconds of this process (run_spec)
 
     def __post_init__(self):
         check_choice("profile", self.profile, PROFILES)
@@ -597,7 +598,7 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     that fails gives one 'error' row (never a finding); a ParameterError is raised: bad input, not a finding."""
     from ..sim.engine import record_simulations, versions
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         with record_simulations() as sims:
             out = checked_rows(spec, spec.fn(session))
@@ -607,6 +608,7 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
         last = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0]
         out = [_error_row(spec, last, traceback.format_exc())]
     dt = time.perf_counter() - t0
+    session.cpu_s[spec.id] = time.process_time() - c0
     v = versions()
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
@@ -623,9 +625,11 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
 
 @dataclass(frozen=True)
 class CheckTiming:
-    """How long one check took: ``seconds`` (its own run, where it ran: 'here', 'symbolic worker' or a unit of work),
-    its ``rows`` and its ``simulations`` (``simulate`` calls, memoized ones reused from an earlier check included).
-    A simulation shared through ``Session.memo`` is paid by the first check that needs it."""
+    """How long one check took: ``seconds`` (wall clock of its own run, where it ran: 'here', 'symbolic worker' or a
+    unit of work), ``cpu_seconds`` (the CPU time of the process that ran it, over the same span: less sensitive to
+    a loaded machine; None where it ran on an executor), its ``rows`` and its ``simulations`` (``simulate`` calls,
+    memoized ones reused from an earlier check included). A simulation shared through ``Session.memo`` is paid by
+    the first check that needs it."""
 
     check: str
     paper: str
@@ -635,22 +639,24 @@ class CheckTiming:
     rows: int
     seconds: float
     simulations: int
+    cpu_seconds: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "seconds": round(self.seconds, 3)}
+        return {**asdict(self), "seconds": round(self.seconds, 3),
+                "cpu_seconds": None if self.cpu_seconds is None else round(self.cpu_seconds, 3)}
 
 
 def check_timings(specs: Sequence[CheckSpec], rows: dict[str, list[CheckResult]],
-                  where: dict[str, str] | None = None) -> list[CheckTiming]:
+                  where: dict[str, str] | None = None, cpu: dict[str, float] | None = None) -> list[CheckTiming]:
     """One CheckTiming per spec (in order) from its rows: ``run_spec`` gives each row an equal share of the
-    check's seconds, so their sum is the check's time."""
+    check's seconds, so their sum is the check's time; ``cpu``: check id -> CPU seconds (``Session.cpu_s``)."""
     out = []
     for s in specs:
         rs = rows.get(s.id, [])
         sims = rs[0].extra.get("simulations", []) if rs else []
         out.append(CheckTiming(s.id, s.paper, s.kind, s.cost, (where or {}).get(s.id, "here"), len(rs),
                                float(sum(r.elapsed_s or 0.0 for r in rs)),
-                               int(sum(int(x.get("calls", 1)) for x in sims))))
+                               int(sum(int(x.get("calls", 1)) for x in sims)), (cpu or {}).get(s.id)))
     return out
 
 

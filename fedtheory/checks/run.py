@@ -56,7 +56,8 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
         for sid, fut in futures.items():
             spec = all_checks()[sid]
             try:
-                results[sid] = [CheckResult(**d) for d in fut.result()]
+                rows, session.cpu_s[sid] = fut.result()
+                results[sid] = [CheckResult(**d) for d in rows]
                 where[sid] = "symbolic worker"
             except Exception:  # noqa: BLE001 - the worker died (e.g. no fork): run it here instead
                 results[sid] = run_spec(spec, session)
@@ -68,11 +69,13 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     if timings is not None:
-        timings.extend(check_timings(specs, results, where))
+        timings.extend(check_timings(specs, results, where, session.cpu_s))
     return [r for s in specs for r in results[s.id]]
 
 
-def _run_in_worker(spec_id: str, profile: str, seed: int) -> list[dict]:
+def _run_in_worker(spec_id: str, profile: str, seed: int) -> tuple[list[dict], float]:
+    """One check in the worker process: its rows as JSON and its CPU seconds there."""
     spec = all_checks()[spec_id]
-    res = run_spec(spec, Session(profile=profile, seed=seed))
-    return [r.to_json() for r in res]
+    session = Session(profile=profile, seed=seed)
+    res = run_spec(spec, session)
+    return [r.to_json() for r in res], session.cpu_s[spec_id]
