@@ -103,3 +103,22 @@ def test_parameter_error_shows_short_values_and_survives_ragged_ones():
     assert str(ParameterError("seeds", np.array([-1]), "non-negative")).startswith("seeds=[-1] is invalid")
     assert "array(shape=(100,))" in str(ParameterError("w", np.zeros(100), "finite"))
     assert str(ParameterError("x", [[1], [2, 3]], "rectangular")).startswith("x=[[1], [2, 3]] is invalid")
+
+
+def test_checks_run_with_one_blas_thread(tmp_path):
+    """issue 26: `fedtheory check` runs its checks with one BLAS thread, as its --workers do: small matrices gain
+    nothing from threads (a 100 x 100 eigvalsh took 35x longer with two on a loaded 2-core machine) and the numbers
+    do not depend on the host's core count. (On a one-core host this holds before the change too.)"""
+    plug = tmp_path / "probe.py"
+    plug.write_text(
+        "from threadpoolctl import threadpool_info\n"
+        "from fedtheory.checks import CheckResult, check\n\n"
+        "@check('blasprobe.threads', 'blasprobe', 'bound')\n"
+        "def threads(s):\n"
+        "    n = max([i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'] or [1])\n"
+        "    return [CheckResult('blasprobe.threads', 'blasprobe', 'bound', 'holds', measured=float(n), bound=1.0)]\n")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("_NUM_THREADS")}
+    r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--plugin", str(plug), "--only",
+                        "blasprobe", "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["measured"] == 1.0

@@ -593,6 +593,23 @@ def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
             r.detail = reason + (f". {r.detail}" if r.detail else "")
 
 
+CHECK_BLAS_THREADS = 1  # BLAS/OpenMP threads while checks run (as on --workers: fedtheory.parallel's default)
+
+
+def one_blas_thread():
+    """A context in which BLAS/LAPACK (and OpenMP) use ``CHECK_BLAS_THREADS`` thread(s): the checks' matrices are
+    small, and threads only add synchronisation (a 100 x 100 eigvalsh took 35x longer with two threads than with
+    one on a loaded 2-core machine); and the numbers do not depend on the host's core count, as on --workers. A
+    no-op where threadpoolctl is absent."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn (a dependency) requires it
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=CHECK_BLAS_THREADS)
+
+
 def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     """One check's results in ``session``, each with the versions, the simulations it ran and its seconds; a check
     that fails gives one 'error' row (never a finding); a ParameterError is raised: bad input, not a finding."""
@@ -723,7 +740,8 @@ def run_controls(paper: str | None = None, only: Iterable[str] | None = None, pr
     the controls of the checks of logged runs (which run on those logs under a mutation)."""
     specs = select(paper, only, profile, runs=runs_dir is not None)
     session = Session(profile=profile, seed=seed, runs_dir=runs_dir)
-    outcomes = [run_control(s, session) for s in specs if s.control is not None]
+    with one_blas_thread():
+        outcomes = [run_control(s, session) for s in specs if s.control is not None]
     missing = [s for s in specs if s.control is None and s.kind in CONTROLLED_KINDS]
     return outcomes, missing
 

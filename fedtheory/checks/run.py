@@ -7,7 +7,7 @@ import os
 from typing import Any, Iterable
 
 from .._validation import check_choice
-from .base import PROFILES, CheckResult, Session, all_checks, check_timings, run_spec, select
+from .base import PROFILES, CheckResult, Session, all_checks, check_timings, one_blas_thread, run_spec, select
 from .units import run_units
 
 __all__ = ["run_checks"]
@@ -25,6 +25,12 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
     if executor is not None:
         return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress,
                          timings=timings)
+    with one_blas_thread():
+        return _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings)
+
+
+def _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings) -> list[CheckResult]:
+    """run_checks without an executor: one Session here, the symbolic checks in a worker process."""
     session = Session(profile=profile, seed=seed, progress=progress, runs_dir=runs_dir)
     symbolic = [s for s in specs if s.cost == "symbolic"]
     numeric = [s for s in specs if s.cost != "symbolic"]
