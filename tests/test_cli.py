@@ -122,3 +122,15 @@ def test_checks_run_with_one_blas_thread(tmp_path):
                         "blasprobe", "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["results"][0]["measured"] == 1.0
+
+
+def test_list_and_explain_import_no_heavy_library():
+    """issue 26: `fedtheory list` and `explain` load the plug-ins (their records need sympy) but not scipy, torch,
+    scikit-learn, pandas or matplotlib: those are imported where a check, a report or training uses them."""
+    code = ("import sys\nfrom fedtheory.cli import main\n"
+            "assert main(['list']) == 0 and main(['explain', 'fedinit.thm1']) == 0\n"
+            "heavy = ('scipy', 'torch', 'sklearn', 'pandas', 'matplotlib')\n"
+            "print('LOADED', sorted(m for m in heavy if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "LOADED []"

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sps
 
 from .._validation import ParameterError, check_choice, check_float, per_run
 from .backend import ops
@@ -39,6 +38,9 @@ from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
 from .rng import RunStreams
 from .topology import Topology, canonical_edges, metropolis_matrix, topology_by_name
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
 
 # ------------------------------------------------------------------------------------ gossip
 
@@ -116,6 +118,8 @@ class Gossip(Communication):
         return W.row + shift[W.row // m], W.col + shift[W.col // m], W.data
 
     def _csr(self, parts) -> sps.csr_matrix:
+        import scipy.sparse as sps  # here: importing scipy takes longer than `fedtheory list` may
+
         n = len(self._tops) * self._m
         rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
         B = sps.csr_matrix((vals, (rows, cols)), shape=(n, n))
