@@ -525,6 +525,38 @@ def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> di
     return out
 
 
+def expr_from_srepr(text: str):
+    """A sympy expression back from its ``sympy.srepr`` text (what ``cached_symbolic`` results store expressions as),
+    without eval: only Add, Mul, Pow, Symbol (with its assumptions), Integer, Rational and Float are rebuilt; any
+    other text is a ValueError (a cache file is data, never code)."""
+    import ast
+
+    import sympy as sp
+
+    calls = {"Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow, "Symbol": sp.Symbol, "Integer": sp.Integer,
+             "Rational": sp.Rational, "Float": sp.Float}
+
+    def build(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, str, bool)):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and isinstance(node.operand.value, int):
+            return -node.operand.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in calls:
+            kwargs = {k.arg: build(k.value) for k in node.keywords}
+            if node.func.id != "Symbol" and node.func.id != "Float" and kwargs:
+                raise ValueError(f"unexpected keywords in {node.func.id}")
+            if node.func.id == "Symbol" and not all(isinstance(v, bool) for v in kwargs.values()):
+                raise ValueError("a Symbol's assumptions must be True or False")
+            return calls[node.func.id](*[build(a) for a in node.args], **kwargs)
+        raise ValueError(f"not an expression this reader rebuilds: {ast.dump(node)[:80]}")
+
+    try:
+        return build(ast.parse(text, mode="eval").body)
+    except (SyntaxError, TypeError, RecursionError) as exc:
+        raise ValueError(f"not an srepr expression: {exc}") from None
+
+
 def summarize_simulations(sims: Sequence[dict[str, Any]], limit: int = 12) -> list[dict[str, Any]]:
     """The distinct simulations of a check (same problem, algorithm, rounds, steps, oracle and schedule merged,
     their runs added, their measures united), at most ``limit``."""

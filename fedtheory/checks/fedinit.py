@@ -32,7 +32,7 @@ from ..theory import fedinit as fedinit_records
 from ..theory.fedinit import DIVERGENCE_READINGS, read_divergence, under_reading
 from .verdicts import (assess_bound, claim_result, combine_readings, faster_order, fit_rate, identity_result, rate_check,
                        rate_verdict)
-from .base import CheckResult, Control, Session, check, symbolic_part
+from .base import CheckResult, Control, Session, cached_symbolic, check, expr_from_srepr, symbolic_part
 
 PAPER = "fedinit"
 K_LOCAL = 5
@@ -126,9 +126,23 @@ def _step_limits():
     r = fedinit_records
     args = (r.L, r.N, r.C, r.K, r.beta, r.B)
     limits = [sp.lambdify(args, c.relation.rhs, "numpy") for c in (r.ETA_NC, r.ETA_NKL, r.ETA_SQRT, r.ETA_GRAD)]
-    target = sp.Symbol("lam_target", positive=True)
-    roots = sp.solve(sp.Eq(r.LAMBDA_MAX.expr, target), r.eta)  # a quadratic in eta: one positive, one negative root
+    target, roots = _lambda_max_roots()
     return limits, [sp.lambdify(args + (target,), root, "numpy") for root in roots]
+
+
+@symbolic_part
+def _lambda_max_roots():
+    """(target, the roots in eta of lambda_max(eta) = target): sympy's solve (a quadratic in eta: one positive, one
+    negative root), cached and shipped like every symbolic result (it took ~0.9 s of every run)."""
+    r = fedinit_records
+    target = sp.Symbol("lam_target", positive=True)
+
+    def compute():
+        return {"roots": [sp.srepr(x) for x in sp.solve(sp.Eq(r.LAMBDA_MAX.expr, target), r.eta)]}
+
+    out = cached_symbolic(["fedinit.admissible_eta", "v1", sp.srepr(r.LAMBDA_MAX.expr), sp.srepr(r.eta),
+                           sp.srepr(target)], compute)
+    return target, [expr_from_srepr(t) for t in out["roots"]]
 
 
 def admissible_eta(L, N, C, K, beta, B, lam_target=0.5) -> float:
@@ -480,7 +494,6 @@ def _order_vs(reading: str = "sum", div_factor: sp.Expr = sp.S.One):
     (DIVERGENCE_READINGS), replaced by Thm 5's order; div_factor: a factor the divergence term is multiplied by (a
     negative control makes it 1/T)."""
     from ..theory.rates import expand_sum, growth
-    from .base import cached_symbolic
 
     rec = fedinit_records.THM6_COMPOSED_REDERIVED
     div = read_divergence(fedinit_records.DIV_TERM_REDERIVED, reading)
