@@ -275,3 +275,33 @@ def test_the_step_measures_share_the_oracles_exact_gradient():
             total += g.sum(axis=1)
             w = w - 0.05 * g
         np.testing.assert_allclose(tr["local_grad_sum2"][t], np.sum(total**2, axis=1), rtol=1e-12)
+
+
+@given(seed=st.integers(0, 2**32), n=st.integers(1, 40), rounds=st.integers(1, 30), prior=st.integers(0, 3),
+       data=st.data())
+def test_choice_rounds_is_numpys_choice_round_by_round(seed, n, rounds, prior, data):
+    """issue 26: the participants of many rounds from one call for the generator's raw output are numpy's
+    Generator.choice(n, k, replace=False) round by round, and leave the generator in the same state (a held 32-bit
+    half included), whatever was drawn before."""
+    from fedtheory.sim.rng import choice_rounds
+
+    k = data.draw(st.integers(1, n))
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    for g in (a, b):  # draws that leave a 32-bit half held, or not
+        g.choice(7, min(prior + 1, 7), replace=False)
+        if prior % 2:
+            g.random()
+    x = choice_rounds(a, n, k, rounds)
+    y = np.stack([b.choice(n, k, replace=False) for _ in range(rounds)])
+    assert np.array_equal(x, y) and a.bit_generator.state == b.bit_generator.state
+
+
+def test_choice_rounds_draws_call_by_call_after_a_rejection():
+    """Seed 46 rejects one of Lemire's bounded draws in round 223 of choice(10000, 7) (p ~ 1e-6 per draw): the block
+    is drawn call by call instead, with the same numbers."""
+    from fedtheory.sim.rng import choice_rounds
+
+    a, b = np.random.default_rng(46), np.random.default_rng(46)
+    x = choice_rounds(a, 10_000, 7, 300)
+    y = np.stack([b.choice(10_000, 7, replace=False) for _ in range(300)])
+    assert np.array_equal(x, y) and a.bit_generator.state == b.bit_generator.state
