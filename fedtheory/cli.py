@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--paper", help="only this paper's checks")
     ck.add_argument("--only", nargs="+", metavar="ID", help="only these check ids (or id prefixes)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
-                    help="quick: small settings (<= 60 s for all papers); full: more seeds, rounds, problems")
+                    help="quick: small settings (about 20 s for all papers on two cores); full: more seeds, rounds, "
+                         "problems")
     ck.add_argument("--seed", type=int, default=0, help="base seed (non-negative integer); same seed, same numbers")
     ck.add_argument("--format", choices=("table", "json"), default="table")
     ck.add_argument("--out", metavar="FILE", help="also write the JSON records to FILE (atomically)")
@@ -57,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
     ck.add_argument("-v", "--verbose", action="store_true", help="print every row's note (also for rows that hold)")
+    ck.add_argument("--one-process", action="store_true", help="run every check in this process (by default, on a "
+                    "machine with more than one core, a second process takes the symbolic checks and a share of the "
+                    "others: the same results)")
     ck.add_argument("--timings", action="store_true", help="also print each check's seconds, slowest first (the JSON "
                     "always holds them under 'timings', with the seconds spent loading the plug-ins under 'load_s')")
     ck.add_argument("--worst-case", action="store_true", help="also search the worst instance of every selected bound "
@@ -664,6 +668,8 @@ def _cmd_check(args) -> int:
             raise ParameterError("--runs", args.runs, "a directory holding fedtheory runs (manifest.json + metrics.csv "
                                  "from `fedtheory train`); " + ("unusable: " + "; ".join(unusable) if unusable else
                                                                 "none found"))
+    if args.one_process and (args.workers is not None or args.scheduler is not None):
+        raise ParameterError("--one-process", True, "without --workers / --scheduler (they run the checks elsewhere)")
     t0 = time.perf_counter()
     load_s = getattr(args, "load_s", None)  # seconds main() spent loading the plug-ins, before any check
     progress = not args.no_progress and args.format == "table" and sys.stderr.isatty()
@@ -671,7 +677,7 @@ def _cmd_check(args) -> int:
     timings: list = []
     with ex if ex is not None else contextlib.nullcontext():
         results = run_checks(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=progress,
-                             runs_dir=args.runs, executor=ex, timings=timings)
+                             runs_dir=args.runs, executor=ex, timings=timings, parallel_symbolic=not args.one_process)
         worst = _worst_cases(args, results, ex) if args.worst_case else []
         execution = _report_execution(ex)
     elapsed = time.perf_counter() - t0

@@ -134,3 +134,14 @@ def test_list_and_explain_import_no_heavy_library():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_one_process_runs_every_check_here(tmp_path, capsys):
+    """issue 26: --one-process keeps every check in this process (no second lane, no symbolic worker)."""
+    out = tmp_path / "r.json"
+    assert main(["check", "--only", "fedinit.eq3", "fedshift.thm1.rate", "--one-process", "--out", str(out),
+                 "--no-progress"]) in (0, 1)
+    assert {t["where"] for t in json.loads(out.read_text())["timings"]} == {"here"}
+    capsys.readouterr()
+    assert main(["check", "--only", "fedinit.eq3", "--one-process", "--workers", "2"]) == 2
+    assert "--one-process" in capsys.readouterr().err
