@@ -370,7 +370,7 @@ class ProblemOracle:
         data for the per-step measures (with ``share_step_gradient``: the exact gradient at the local iterate they
         ask for is kept for the oracle's step, computed once)."""
         sel = rs.sel
-        if self.view is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
+        if self._sel is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
             self.view, self._sel = problem.view(sel, variant), np.array(sel)
             self.step_view = _StepGradient(self.view) if self._share else self.view
         self.rs = rs
