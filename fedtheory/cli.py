@@ -52,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
                     "mypaper.thm2_2), or a glob pattern with * ? [...] matched against whole ids ('mypaper.thm2*' "
                     "selects all three; quote it)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
-                    help="quick: small settings (<= 60 s for all papers); full: more seeds, rounds, problems")
+                    help="quick: small settings (about 20 s for all papers on two cores); full: more seeds, rounds, "
+                         "problems")
     ck.add_argument("--seed", type=int, default=0, help="base seed (non-negative integer); same seed, same numbers")
     ck.add_argument("--format", choices=("table", "json"), default="table")
     ck.add_argument("--out", metavar="FILE", help="also write the JSON records to FILE (atomically)")
@@ -60,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
     ck.add_argument("-v", "--verbose", action="store_true", help="print every row's note (also for rows that hold)")
+    ck.add_argument("--one-process", action="store_true", help="run every check in this process (by default, on a "
+                    "machine with more than one core, a second process takes the symbolic checks and a share of the "
+                    "others: the same results)")
+    ck.add_argument("--timings", action="store_true", help="also print each check's seconds, slowest first (the JSON "
+                    "always holds them under 'timings', with the seconds spent loading the plug-ins under 'load_s')")
     ck.add_argument("--worst-case", action="store_true", help="also search the worst instance of every selected bound "
                     "with a worst-case declaration (`fedtheory worst --list`); a violated worst case is a finding")
     ck.add_argument("--worst-budget", type=int, default=256, metavar="N",
@@ -244,7 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "plugin", None) is not None:
             from .plugins import load_plugins
 
+            t0 = time.perf_counter()
             load_plugins(args.plugin)
+            args.load_s = time.perf_counter() - t0  # `check` reports it (load_s)
         command = {"list": _cmd_list, "explain": _cmd_explain, "check": _cmd_check, "report": _cmd_report,
                    "train": _cmd_train, "new-paper": _cmd_new_paper, "worst": _cmd_worst}.get(args.command)
         if command is not None:
@@ -693,7 +701,7 @@ def _cmd_controls(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .checks import exit_code, print_results, results_payload, run_checks, write_json
+    from .checks import exit_code, format_timings, print_results, results_payload, run_checks, write_json
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
@@ -723,12 +731,16 @@ def _cmd_check(args) -> int:
             raise ParameterError("--runs", args.runs, "a directory holding fedtheory runs (manifest.json + metrics.csv "
                                  "from `fedtheory train`); " + ("unusable: " + "; ".join(unusable) if unusable else
                                                                 "none found"))
+    if args.one_process and (args.workers is not None or args.scheduler is not None):
+        raise ParameterError("--one-process", True, "without --workers / --scheduler (they run the checks elsewhere)")
     t0 = time.perf_counter()
+    load_s = getattr(args, "load_s", None)  # seconds main() spent loading the plug-ins, before any check
     progress = not args.no_progress and args.format == "table" and sys.stderr.isatty()
     ex = _executor(args)
+    timings: list = []
     with ex if ex is not None else contextlib.nullcontext():
         results = run_checks(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=progress,
-                             runs_dir=args.runs, executor=ex)
+                             runs_dir=args.runs, executor=ex, timings=timings, parallel_symbolic=not args.one_process)
         worst = _worst_cases(args, results, ex) if args.worst_case else []
         execution = _report_execution(ex)
     elapsed = time.perf_counter() - t0
@@ -742,6 +754,8 @@ def _cmd_check(args) -> int:
                               seed=args.seed, plugins=[t for t, _ in portable],
                               plugins_given=[{"given": g, "plugin": t, "as": how} for g, (t, how) in
                                              zip(args.plugin, portable)], elapsed_s=round(elapsed, 2))
+    payload["load_s"] = round(load_s, 3) if load_s is not None else None
+    payload["timings"] = [t.to_json() for t in timings]
     if args.worst_case:
         payload["worst_case"] = worst
         payload["exit_code"] = code
@@ -757,6 +771,8 @@ def _cmd_check(args) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print_results(results, elapsed, verbose=args.verbose)
+        if args.timings:
+            print("\nseconds per check:\n" + format_timings(timings, elapsed, load_s))
         if args.worst_case:
             print("\nworst case within the assumptions (a search: a lower bound on the true worst case):")
             for w in worst:

@@ -70,6 +70,28 @@ def test_check_json_and_exit_codes(tmp_path, capsys):
     assert "holds" in capsys.readouterr().out
 
 
+def test_check_timings_table_and_json(tmp_path, capsys):
+    """Every selected check's seconds: a table with --timings, always in the JSON (issue 26)."""
+    out = tmp_path / "r.json"
+    only = ["fedinit.eq15", "fedinit.eq3", "fedshift.eq11", "fedshift.thm1.rate"]
+    assert main(["check", "--only", *only, "--timings", "--out", str(out), "--no-progress"]) in (0, 1)
+    text = capsys.readouterr().out
+    table = text[text.index("seconds per check:"):]
+    assert all(c in table for c in only) and "loading the plug-ins" in table and "s CPU" in table
+    payload = json.loads(out.read_text())
+    timings = {t["check"]: t for t in payload["timings"]}
+    assert sorted(timings) == sorted(only)
+    rows = {c: sum(1 for r in payload["results"] if r["id"].startswith(c)) for c in only}
+    for c, t in timings.items():
+        assert t["seconds"] >= 0 and t["cpu_seconds"] >= 0 and t["rows"] == rows[c]
+        symbolic = c == "fedshift.thm1.rate"
+        assert t["where"] in (("symbolic worker", "here") if symbolic else ("here", "worker"))
+        assert (t["simulations"] == 0) if symbolic else (t["simulations"] >= 1)
+    assert abs(sum(t["seconds"] for t in timings.values())
+               - sum(r["elapsed_s"] for r in payload["results"])) < 1e-2
+    assert payload["load_s"] is not None and payload["load_s"] >= 0
+
+
 def test_console_script_runs():
     r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "explain", "fedinit.eq15"], capture_output=True, text=True)
     assert r.returncode == 0 and "eq. (15)" in r.stdout
@@ -81,3 +103,45 @@ def test_parameter_error_shows_short_values_and_survives_ragged_ones():
     assert str(ParameterError("seeds", np.array([-1]), "non-negative")).startswith("seeds=[-1] is invalid")
     assert "array(shape=(100,))" in str(ParameterError("w", np.zeros(100), "finite"))
     assert str(ParameterError("x", [[1], [2, 3]], "rectangular")).startswith("x=[[1], [2, 3]] is invalid")
+
+
+def test_checks_run_with_one_blas_thread(tmp_path):
+    """issue 26: `fedtheory check` runs its checks with one BLAS thread, as its --workers do: small matrices gain
+    nothing from threads (a 100 x 100 eigvalsh took 35x longer with two on a loaded 2-core machine) and the numbers
+    do not depend on the host's core count. (On a one-core host this holds before the change too.)"""
+    plug = tmp_path / "probe.py"
+    plug.write_text(
+        "from threadpoolctl import threadpool_info\n"
+        "from fedtheory.checks import CheckResult, check\n\n"
+        "@check('blasprobe.threads', 'blasprobe', 'bound')\n"
+        "def threads(s):\n"
+        "    n = max([i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'] or [1])\n"
+        "    return [CheckResult('blasprobe.threads', 'blasprobe', 'bound', 'holds', measured=float(n), bound=1.0)]\n")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("_NUM_THREADS")}
+    r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--plugin", str(plug), "--only",
+                        "blasprobe", "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["measured"] == 1.0
+
+
+def test_list_and_explain_import_no_heavy_library():
+    """issue 26: `fedtheory list` and `explain` load the plug-ins (their records need sympy) but not scipy, torch,
+    scikit-learn, pandas or matplotlib: those are imported where a check, a report or training uses them."""
+    code = ("import sys\nfrom fedtheory.cli import main\n"
+            "assert main(['list']) == 0 and main(['explain', 'fedinit.thm1']) == 0\n"
+            "heavy = ('scipy', 'torch', 'sklearn', 'pandas', 'matplotlib')\n"
+            "print('LOADED', sorted(m for m in heavy if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_one_process_runs_every_check_here(tmp_path, capsys):
+    """issue 26: --one-process keeps every check in this process (no second lane, no symbolic worker)."""
+    out = tmp_path / "r.json"
+    assert main(["check", "--only", "fedinit.eq3", "fedshift.thm1.rate", "--one-process", "--out", str(out),
+                 "--no-progress"]) in (0, 1)
+    assert {t["where"] for t in json.loads(out.read_text())["timings"]} == {"here"}
+    capsys.readouterr()
+    assert main(["check", "--only", "fedinit.eq3", "--one-process", "--workers", "2"]) == 2
+    assert "--one-process" in capsys.readouterr().err

@@ -175,3 +175,133 @@ def test_dist2_opt_is_the_squared_distance_of_the_kept_iterates():
                   measures=("dist2_opt",), keep_iterates=True)
     expect = np.sum((tr.iterates - p.constants["w_star"].value) ** 2, axis=-1)
     np.testing.assert_array_equal(tr["dist2_opt"], expect)
+
+
+@given(seeds=st.lists(st.integers(0, 2**32), min_size=1, max_size=4), rounds=st.integers(1, 40),
+       shape=st.sampled_from([(3,), (2, 4, 3), (1,), (5, 2, 1)]), ahead=st.sampled_from([0, 1, 7, 100]),
+       switch_at=st.integers(0, 45))
+def test_draw_ahead_gives_the_streams_of_round_by_round_draws(seeds, rounds, shape, ahead, switch_at):
+    """issue 26: rounds of draws taken in one call per run are the numbers round-by-round calls give, also when a
+    concern is later drawn in another shape or its generators are used directly (they are put back)."""
+    from fedtheory.sim.rng import RunStreams
+
+    a, b = RunStreams(seeds, rounds_ahead=ahead), RunStreams(seeds)
+    for t in range(rounds):
+        if t == switch_at:  # another kind of draw on the same concerns, then direct use of a generator
+            assert np.array_equal(a.uniform("noise", (2,)), b.uniform("noise", (2,)))
+            assert np.array_equal(a.generators("batch")[0].random(3), b.generators("batch")[0].random(3))
+        assert np.array_equal(a.normal("noise", shape), b.normal("noise", shape))
+        assert np.array_equal(a.uniform("batch", shape), b.uniform("batch", shape))
+        assert np.array_equal(a.choose_clients(6, 3), b.choose_clients(6, 3))
+    for c in ("noise", "batch", "sampling"):
+        assert all(np.array_equal(x.random(2), y.random(2)) for x, y in zip(a.generators(c), b.generators(c)))
+
+
+def test_the_oracle_gathers_a_view_only_when_the_participants_change():
+    """issue 26: one oracle per simulate call; the participants' data are gathered once under full participation
+    and again only in rounds whose participants differ."""
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    p.initial_point(0)  # the constants (computed once, through views of every client) before counting
+    calls = []
+    view = p.view
+    p.view = lambda sel, variant: calls.append(np.array(sel)) or view(sel, variant)
+    cfg = RunConfig(rounds=7, local_steps=2, lr=0.05, oracle=AdditiveNoise(0.1))
+    full = simulate(p, fedinit(0.1), cfg, [0, 1], measures=())
+    assert len(calls) == 1
+    calls.clear()
+    part = simulate(p, fedinit(0.1), dataclasses.replace(cfg, clients_per_round=6), [0, 1], measures=())
+    assert len(calls) == 1 and np.array_equal(part.final_w, full.final_w)  # N = C: every client, no draw
+    calls.clear()
+    simulate(p, fedinit(0.1), dataclasses.replace(cfg, clients_per_round=2), [0, 1], measures=())
+    assert 1 <= len(calls) <= 7 and all(not np.array_equal(a, b) for a, b in zip(calls, calls[1:]))
+
+
+def test_measuring_every_round_gathers_every_client_once():
+    """issue 26: f(w^t) and grad f(w^t) measured every round use one view of every client, kept between rounds."""
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    p.initial_point(0)
+    calls = []
+    view = p.view
+    p.view = lambda sel, variant: calls.append(np.array(sel)) or view(sel, variant)
+    cfg = RunConfig(rounds=9, local_steps=2, lr=0.05, clients_per_round=3, oracle=AdditiveNoise(0.1))
+    tr = simulate(p, fedinit(0.1), cfg, [0, 1], measures=("opt_error", "grad_norm2", "client_grad_norm2"))
+    every = [c for c in calls if c.shape == (2, 6)]
+    assert len(every) == 1 and len(calls) - len(every) <= 9
+    ref = simulate(heterogeneous_least_squares(6, 4, 12, random_state=0), fedinit(0.1), cfg, [0, 1],
+                   measures=("opt_error", "grad_norm2", "client_grad_norm2"))
+    for m in tr.measures:
+        assert np.array_equal(tr[m], ref[m])
+
+
+
+def test_full_participation_is_one_read_only_selection_and_gathers_a_copy():
+    """issue 26: every client in order is one array per shape, recognized by identity (no per-round indexing);
+    what a plug-in gathers under it is a copy, as take_along_axis gives."""
+    from fedtheory.sim.plugins import RoundState, Server, State, every_client
+
+    sel = Server().participants(None, 3, 4, 4)
+    assert sel is every_client(3, 4) and not sel.flags.writeable
+    assert np.array_equal(sel, np.broadcast_to(np.arange(4), (3, 4)))
+    arr = np.random.default_rng(0).standard_normal((3, 4, 2))
+    rs = RoundState(t=0, K=1, sel=sel, anchor=None, lr=None, view=None, state=State(w=None, clients={"x": arr}))
+    got = rs.gather("x")
+    assert np.array_equal(got, arr) and not np.shares_memory(got, arr)
+
+
+def test_the_step_measures_share_the_oracles_exact_gradient():
+    """issue 26: measuring local_grad_sum2 takes the exact gradient at each local iterate once: the oracle's own."""
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    w0 = p.initial_point(0)
+    count = [0]
+    view = p.view
+
+    def counting(sel, variant):
+        v = view(sel, variant)
+        grad = v.grad
+        v.grad = lambda w: count.__setitem__(0, count[0] + 1) or grad(w)
+        return v
+
+    p.view = counting
+    for oracle in (AdditiveNoise(0.1), Exact()):
+        count[0] = 0
+        cfg = RunConfig(rounds=5, local_steps=3, lr=0.05, oracle=oracle)
+        tr = simulate(p, fedavg(), cfg, [0, 1], w0=w0, measures=("local_grad_sum2",), keep_iterates=True)
+        assert count[0] == 5 * 3
+    for t in range(5):  # Exact: the sum over clients and local steps of grad f_i(w_{i,k}^t), directly
+        w = np.broadcast_to(tr.iterates[t][:, None, :], (2, 6, 4)).copy()
+        total = np.zeros((2, 4))
+        for _ in range(3):
+            g = p.client_grads(w.reshape(-1, 4)[:, :], np.zeros(12, int)).reshape(2, 6, 6, 4)[:, np.arange(6), np.arange(6)]
+            total += g.sum(axis=1)
+            w = w - 0.05 * g
+        np.testing.assert_allclose(tr["local_grad_sum2"][t], np.sum(total**2, axis=1), rtol=1e-12)
+
+
+@given(seed=st.integers(0, 2**32), n=st.integers(1, 40), rounds=st.integers(1, 30), prior=st.integers(0, 3),
+       data=st.data())
+def test_choice_rounds_is_numpys_choice_round_by_round(seed, n, rounds, prior, data):
+    """issue 26: the participants of many rounds from one call for the generator's raw output are numpy's
+    Generator.choice(n, k, replace=False) round by round, and leave the generator in the same state (a held 32-bit
+    half included), whatever was drawn before."""
+    from fedtheory.sim.rng import choice_rounds
+
+    k = data.draw(st.integers(1, n))
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    for g in (a, b):  # draws that leave a 32-bit half held, or not
+        g.choice(7, min(prior + 1, 7), replace=False)
+        if prior % 2:
+            g.random()
+    x = choice_rounds(a, n, k, rounds)
+    y = np.stack([b.choice(n, k, replace=False) for _ in range(rounds)])
+    assert np.array_equal(x, y) and a.bit_generator.state == b.bit_generator.state
+
+
+def test_choice_rounds_draws_call_by_call_after_a_rejection():
+    """Seed 46 rejects one of Lemire's bounded draws in round 223 of choice(10000, 7) (p ~ 1e-6 per draw): the block
+    is drawn call by call instead, with the same numbers."""
+    from fedtheory.sim.rng import choice_rounds
+
+    a, b = np.random.default_rng(46), np.random.default_rng(46)
+    x = choice_rounds(a, 10_000, 7, 300)
+    y = np.stack([b.choice(10_000, 7, replace=False) for _ in range(300)])
+    assert np.array_equal(x, y) and a.bit_generator.state == b.bit_generator.state

@@ -156,6 +156,24 @@ def test_units_follow_shared_simulations():
     assert units == [CheckUnit("a", ("a", "b"), 6.0), CheckUnit("c", ("c",), 2.0), CheckUnit("G", ("d", "e"), 1.5)]
 
 
+def test_check_same_records_in_one_process_and_in_two_lanes():
+    """issue 26: on a machine with more than one core, run_checks runs the symbolic checks and a share of the units
+    of work in one worker process beside this one: the same records, field by field, as all in this process."""
+    selection = ["fedinit.claim.divergence_threshold", "oledfl.remark4", "fedinit.eq3", "fedmrur.eq3", "fedshift.algebra"]
+    timings = []
+    lanes = run_checks(only=selection, profile="quick", seed=3, timings=timings)
+    one = run_checks(only=selection, profile="quick", seed=3, parallel_symbolic=False)
+    a, b = _strip(one), _strip(lanes)
+    assert len(a) == len(b) > 5
+    for x, y in zip(a, b):
+        assert x == y, (x["id"], [k for k in x if x[k] != y[k]])
+    where = {t.check: t.where for t in timings}
+    assert sorted(where) == sorted(selection)
+    if (os.cpu_count() or 1) > 1:
+        assert {"here", "worker", "symbolic worker"} == set(where.values())
+        assert where["fedshift.algebra"] == "symbolic worker"
+
+
 @needs_dask
 def test_check_same_records_serially_and_on_two_workers(cluster):
     serial = run_checks(only=SELECTION, profile="quick", seed=3)

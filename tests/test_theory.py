@@ -60,6 +60,24 @@ def test_evaluate_is_vectorized_and_validates_domains():
         F.THM1.evaluate(missing)
 
 
+def test_a_formula_is_lambdified_and_expanded_once_per_process():
+    """issue 26: evaluating a record's part at every grid point, or a condition of each copy of a record
+    (dataclasses.replace), compiles the formula once; the values are the same."""
+    import dataclasses
+
+    from fedtheory.theory.core import Evaluator
+
+    vals = _random_values(F.THM1, np.random.default_rng(2))
+    part = F.THM1.expr.args[0]
+    a = Evaluator(F.THM1.expanded(part), F.THM1.symbols, "a")
+    b = Evaluator(F.THM1.expanded(part), F.THM1.symbols, "b")
+    assert a._fn is b._fn and a.names == b.names == sorted(s.name for s in F.THM1.expanded(part).free_symbols)
+    copy = dataclasses.replace(F.THM1)
+    assert copy.expanded() is F.THM1.expanded()
+    assert float(copy.evaluate_expr(part, vals)) == float(F.THM1.evaluate_expr(part, vals))
+    assert copy.conditions_failed(vals) == F.THM1.conditions_failed(vals)
+
+
 def test_conditions_name_what_fails():
     vals = _random_values(F.THM1, np.random.default_rng(1))
     vals.update(N=10.0, C=10.0, K=5.0, L=2.0, B=1.5, beta=0.05, eta=0.5)

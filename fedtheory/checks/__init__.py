@@ -9,24 +9,27 @@
   :func:`compare_mean`, :func:`compare_rounds`, :func:`claim_result`, :func:`identity_result`,
   :func:`rate_check` (symbolic), :func:`fit_rate` and :func:`rate_verdict` (measured);
 * running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code` (0 / 1 findings / 2 usage / 3 errors), :func:`errors`, :func:`format_table`,
-  :func:`print_results`, :func:`results_payload`, :func:`write_json`.
+  :func:`print_results`, :func:`results_payload`, :func:`write_json`; how long each check took: :class:`CheckTiming`
+  (``run_checks(timings=[])``), :func:`format_timings`.
 """
 from __future__ import annotations
 
 from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
-                   PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, Control, ControlOutcome, Session, all_checks,
-                   check, checked_rows, checks_of, compare_mean, compare_rounds, errors, exit_code, group_findings,
-                   holm_reject, id_matches, register_spec, check_spec, registered_check_ids, run_control, run_controls,
-                   select)
-from .output import (LOOSE_FACTOR, format_table, print_results, results_payload, row_marks, simulation_text,
-                     summarize, summarize_findings, write_json)
+                   PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, CheckTiming, Control, ControlOutcome, Session,
+                   all_checks, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
+                   errors, exit_code, group_findings, holm_reject, id_matches, register_spec, registered_check_ids,
+                   run_control, run_controls, select)
+from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
+                     simulation_text, summarize, summarize_findings, write_json)
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        scalar_params, trivial_bound_of)
 
-__all__ = ["register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS", "Control", "ControlOutcome", "run_control", "run_controls", "TRIVIAL_BOUNDS",
+__all__ = ["register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
+           "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",
+           "TRIVIAL_BOUNDS",
            "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",
            "trivial_bound_of", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "checked_rows", "errors",
            "CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",

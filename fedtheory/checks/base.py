@@ -283,6 +283,7 @@ class Session:
     runs_dir: str | None = None
     memo_log: list[dict[str, Any]] | None = None
     _memo: dict[Any, Any] = field(default_factory=dict)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # check id -> CPU seconds of this process (run_spec)
 
     def __post_init__(self):
         check_choice("profile", self.profile, PROFILES)
@@ -579,6 +580,38 @@ def simulation_setting_key(sim: Mapping[str, Any]) -> str:
                       default=str)
 
 
+def expr_from_srepr(text: str):
+    """A sympy expression back from its ``sympy.srepr`` text (what ``cached_symbolic`` results store expressions as),
+    without eval: only Add, Mul, Pow, Symbol (with its assumptions), Integer, Rational and Float are rebuilt; any
+    other text is a ValueError (a cache file is data, never code)."""
+    import ast
+
+    import sympy as sp
+
+    calls = {"Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow, "Symbol": sp.Symbol, "Integer": sp.Integer,
+             "Rational": sp.Rational, "Float": sp.Float}
+
+    def build(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, str, bool)):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and isinstance(node.operand.value, int):
+            return -node.operand.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in calls:
+            kwargs = {k.arg: build(k.value) for k in node.keywords}
+            if node.func.id != "Symbol" and node.func.id != "Float" and kwargs:
+                raise ValueError(f"unexpected keywords in {node.func.id}")
+            if node.func.id == "Symbol" and not all(isinstance(v, bool) for v in kwargs.values()):
+                raise ValueError("a Symbol's assumptions must be True or False")
+            return calls[node.func.id](*[build(a) for a in node.args], **kwargs)
+        raise ValueError(f"not an expression this reader rebuilds: {ast.dump(node)[:80]}")
+
+    try:
+        return build(ast.parse(text, mode="eval").body)
+    except (SyntaxError, TypeError, RecursionError) as exc:
+        raise ValueError(f"not an srepr expression: {exc}") from None
+
+
 def summarize_simulations(sims: Sequence[dict[str, Any]], limit: int = 12) -> list[dict[str, Any]]:
     """The distinct simulations of a check (summaries of the same setting, ``simulation_setting_key``, merged: their
     runs added, their measures united; a different step size, schedule offset, noise or hyperparameter is another
@@ -658,12 +691,29 @@ def spec_quantities(spec: CheckSpec) -> dict[str, str]:
     return out
 
 
+CHECK_BLAS_THREADS = 1  # BLAS/OpenMP threads while checks run (as on --workers: fedtheory.parallel's default)
+
+
+def one_blas_thread():
+    """A context in which BLAS/LAPACK (and OpenMP) use ``CHECK_BLAS_THREADS`` thread(s): the checks' matrices are
+    small, and threads only add synchronisation (a 100 x 100 eigvalsh took 35x longer with two threads than with
+    one on a loaded 2-core machine); and the numbers do not depend on the host's core count, as on --workers. A
+    no-op where threadpoolctl is absent."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn (a dependency) requires it
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=CHECK_BLAS_THREADS)
+
+
 def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     """One check's results in ``session``, each with the versions, the simulations it ran and its seconds; a check
     that fails gives one 'error' row (never a finding); a ParameterError is raised: bad input, not a finding."""
     from ..sim.engine import record_simulations, versions
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         with record_simulations() as sims:
             out = checked_rows(spec, spec.fn(session))
@@ -673,6 +723,7 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
         last = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0]
         out = [_error_row(spec, last, traceback.format_exc())]
     dt = time.perf_counter() - t0
+    session.cpu_s[spec.id] = time.process_time() - c0
     v = versions()
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
@@ -702,6 +753,43 @@ def id_matches(pattern: str, check_id: str) -> bool:
     if any(ch in pattern for ch in "*?["):
         return fnmatch.fnmatchcase(check_id, pattern)
     return check_id == pattern or check_id.startswith(pattern + ".")
+
+
+@dataclass(frozen=True)
+class CheckTiming:
+    """How long one check took: ``seconds`` (wall clock of its own run, where it ran: 'here', 'symbolic worker' or a
+    unit of work), ``cpu_seconds`` (the CPU time of the process that ran it, over the same span: less sensitive to
+    a loaded machine; None where it ran on an executor), its ``rows`` and its ``simulations`` (``simulate`` calls,
+    memoized ones reused from an earlier check included). A simulation shared through ``Session.memo`` is paid by
+    the first check that needs it."""
+
+    check: str
+    paper: str
+    kind: str
+    cost: str
+    where: str
+    rows: int
+    seconds: float
+    simulations: int
+    cpu_seconds: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "seconds": round(self.seconds, 3),
+                "cpu_seconds": None if self.cpu_seconds is None else round(self.cpu_seconds, 3)}
+
+
+def check_timings(specs: Sequence[CheckSpec], rows: dict[str, list[CheckResult]],
+                  where: dict[str, str] | None = None, cpu: dict[str, float] | None = None) -> list[CheckTiming]:
+    """One CheckTiming per spec (in order) from its rows: ``run_spec`` gives each row an equal share of the
+    check's seconds, so their sum is the check's time; ``cpu``: check id -> CPU seconds (``Session.cpu_s``)."""
+    out = []
+    for s in specs:
+        rs = rows.get(s.id, [])
+        sims = rs[0].extra.get("simulations", []) if rs else []
+        out.append(CheckTiming(s.id, s.paper, s.kind, s.cost, (where or {}).get(s.id, "here"), len(rs),
+                               float(sum(r.elapsed_s or 0.0 for r in rs)),
+                               int(sum(int(x.get("calls", 1)) for x in sims)), (cpu or {}).get(s.id)))
+    return out
 
 
 def select(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
@@ -772,7 +860,8 @@ def run_controls(paper: str | None = None, only: Iterable[str] | None = None, pr
     the controls of the checks of logged runs (which run on those logs under a mutation)."""
     specs = select(paper, only, profile, runs=runs_dir is not None)
     session = Session(profile=profile, seed=seed, runs_dir=runs_dir)
-    outcomes = [run_control(s, session) for s in specs if s.control is not None]
+    with one_blas_thread():
+        outcomes = [run_control(s, session) for s in specs if s.control is not None]
     missing = [s for s in specs if s.control is None and s.kind in CONTROLLED_KINDS]
     return outcomes, missing
 

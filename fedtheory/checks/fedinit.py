@@ -32,7 +32,7 @@ from ..theory import fedinit as fedinit_records
 from ..theory.fedinit import DIVERGENCE_READINGS, read_divergence, under_reading
 from .verdicts import (assess_bound, claim_result, combine_readings, faster_order, fit_rate, identity_result, rate_check,
                        rate_verdict)
-from .base import CheckResult, Control, Session, check, symbolic_part
+from .base import CheckResult, Control, Session, cached_symbolic, check, expr_from_srepr, symbolic_part
 
 PAPER = "fedinit"
 K_LOCAL = 5
@@ -95,12 +95,25 @@ def _base_values(problem, w0, *, N, C, K, T, eta, beta, sigma2):
             "eta": eta, "beta": beta, "D": D}
 
 
+@functools.lru_cache(maxsize=None)
+def _lambda_max():
+    """lambda_max(eta, K, L, B, N, beta) from the record (fedinit.lambda_max), lambdified once."""
+    r = fedinit_records
+    return sp.lambdify((r.eta, r.K, r.L, r.B, r.N, r.beta), r.LAMBDA_MAX_EXPR, "numpy")
+
+
 def _candidates(problem, base, trace=None, sl=None):
+    """The candidate values of the bounds: ``base`` with every (B, G) pair of ``_B_grid`` and lambda = lambda_max
+    there (evaluated once over all pairs)."""
+    grid = _B_grid(problem, trace, sl)
+    if not grid:
+        return []
+    Bs = np.array([B for B, _ in grid], dtype=float)
+    with np.errstate(all="ignore"):
+        lam = np.broadcast_to(_lambda_max()(base["eta"], base["K"], base["L"], Bs, base["N"], base["beta"]), Bs.shape)
     cands = []
-    for B, G2 in _B_grid(problem, trace, sl):
+    for (B, G2), lam_max in zip(grid, lam.tolist()):
         v = dict(base, B=B, G=float(np.sqrt(G2)))
-        lam_max = float(fedinit_records.LAMBDA_MAX_EXPR.subs({fedinit_records.eta: v["eta"], fedinit_records.K: v["K"], fedinit_records.L: v["L"], fedinit_records.B: B, fedinit_records.N: v["N"],
-                                                 fedinit_records.beta: v["beta"]}))
         v["lam"] = lam_max if 0 < lam_max < 1 else 1e-9  # no admissible lambda: lambda_admissible fails, reported
         cands.append(v)
     return cands
@@ -113,9 +126,23 @@ def _step_limits():
     r = fedinit_records
     args = (r.L, r.N, r.C, r.K, r.beta, r.B)
     limits = [sp.lambdify(args, c.relation.rhs, "numpy") for c in (r.ETA_NC, r.ETA_NKL, r.ETA_SQRT, r.ETA_GRAD)]
-    target = sp.Symbol("lam_target", positive=True)
-    roots = sp.solve(sp.Eq(r.LAMBDA_MAX.expr, target), r.eta)  # a quadratic in eta: one positive, one negative root
+    target, roots = _lambda_max_roots()
     return limits, [sp.lambdify(args + (target,), root, "numpy") for root in roots]
+
+
+@symbolic_part
+def _lambda_max_roots():
+    """(target, the roots in eta of lambda_max(eta) = target): sympy's solve (a quadratic in eta: one positive, one
+    negative root), cached and shipped like every symbolic result (it took ~0.9 s of every run)."""
+    r = fedinit_records
+    target = sp.Symbol("lam_target", positive=True)
+
+    def compute():
+        return {"roots": [sp.srepr(x) for x in sp.solve(sp.Eq(r.LAMBDA_MAX.expr, target), r.eta)]}
+
+    out = cached_symbolic(["fedinit.admissible_eta", "v1", sp.srepr(r.LAMBDA_MAX.expr), sp.srepr(r.eta),
+                           sp.srepr(target)], compute)
+    return target, [expr_from_srepr(t) for t in out["roots"]]
 
 
 def admissible_eta(L, N, C, K, beta, B, lam_target=0.5) -> float:
@@ -467,7 +494,6 @@ def _order_vs(reading: str = "sum", div_factor: sp.Expr = sp.S.One):
     (DIVERGENCE_READINGS), replaced by Thm 5's order; div_factor: a factor the divergence term is multiplied by (a
     negative control makes it 1/T)."""
     from ..theory.rates import expand_sum, growth
-    from .base import cached_symbolic
 
     rec = fedinit_records.THM6_COMPOSED_REDERIVED
     div = read_divergence(fedinit_records.DIV_TERM_REDERIVED, reading)

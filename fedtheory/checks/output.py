@@ -12,9 +12,8 @@ from .. import _files
 from .._validation import ParameterError
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
 
-__all__ = ["format_table", "print_results", "results_payload", "simulation_text", "summarize", "summarize_findings",
-           "write_json",
-           "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
+__all__ = ["format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
+           "summarize_findings", "write_json", "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
 
 LOOSE_FACTOR = 1e6  # a bound looser than this factor (bound / measured) is reported as such in the summary
 
@@ -220,6 +219,32 @@ def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None
     print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items())
           + f"; {n_find} distinct finding(s)" + (f"; {n_err} check error(s)" if n_err else ""), file=file)
     print(_findings_text(results), file=file)
+
+
+def format_timings(timings: Sequence[Any], elapsed_s: float | None = None, load_s: float | None = None) -> str:
+    """The per-check timing table of ``fedtheory check --timings``: every check's seconds (slowest first), its share
+    of the checks' total, its CPU seconds, where it ran, its rows and its simulations; ``load_s``: the seconds spent loading the
+    plug-ins before the first check, ``elapsed_s``: the run's wall-clock seconds (symbolic checks run beside the
+    simulations, so the checks' seconds may add up to more)."""
+    rows = sorted(timings, key=lambda t: -t.seconds)
+    total = sum(t.seconds for t in rows) or 1.0
+    header = ["check", "seconds", "share", "cpu s", "where", "rows", "simulations"]
+    body = [[t.check, f"{t.seconds:.2f}", f"{100 * t.seconds / total:.1f}%",
+             "-" if t.cpu_seconds is None else f"{t.cpu_seconds:.2f}", t.where, str(t.rows), str(t.simulations)]
+            for t in rows]
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
+    fmt = lambda r: "  ".join(c.rjust(w) if i in (1, 2, 3, 5, 6) else c.ljust(w)  # noqa: E731
+                              for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    lines = [fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
+    cpu = [t.cpu_seconds for t in rows if t.cpu_seconds is not None]
+    foot = f"{len(rows)} checks, {sum(t.seconds for t in rows):.1f} s in the checks" + (
+        f" ({sum(cpu):.1f} s CPU)" if cpu else "")
+    if load_s is not None:
+        foot += f", {load_s:.1f} s loading the plug-ins"
+    if elapsed_s is not None:
+        foot += f", {elapsed_s:.1f} s wall clock"
+    lines.append(foot + " (a simulation shared between checks is paid by the first that needs it)")
+    return "\n".join(lines)
 
 
 def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, Any]:

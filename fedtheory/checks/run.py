@@ -1,49 +1,65 @@
 """``run_checks``: the selected checks, in this process (one Session; the symbolic ones in a worker process beside
-the simulations) or as units of work on an executor (``fedtheory.checks.units``); the same results either way."""
+the simulations) or as units of work on an executor (``fedtheory.checks.units``); the same results either way.
+``timings=[]`` also collects each check's seconds (``base.CheckTiming``; ``fedtheory check --timings``)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from .._validation import check_choice
-from .base import PROFILES, CheckResult, Session, all_checks, run_spec, select
-from .units import run_units
+from ..plugins import load_plugins
+from .base import PROFILES, CheckResult, Session, all_checks, check_timings, one_blas_thread, run_spec, select
+from .units import plan_units, run_units
 
 __all__ = ["run_checks"]
 
 
 def run_checks(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick", seed: int = 0,
                progress: bool = False, runs_dir: str | None = None, parallel_symbolic: bool = True,
-               executor: Any = None) -> list[CheckResult]:
-    """Run the selected checks, results in registration order. Without ``executor``: in this process, one
-    Session (symbolic checks in a worker process while the simulations run here). With an executor
-    (``fedtheory.parallel``): as units of work (``fedtheory.checks.units``), the same results."""
+               executor: Any = None, timings: list | None = None) -> list[CheckResult]:
+    """Run the selected checks, results in registration order. Without ``executor``: in this process and, on a
+    machine with more than one core (unless ``parallel_symbolic=False``), in one worker process beside it (the
+    symbolic checks and a share of the units of work: ``_run_here``). With an executor (``fedtheory.parallel``): as
+    units of work (``fedtheory.checks.units``). The same results every way.
+    timings: a list that receives one ``CheckTiming`` per selected check, in registration order."""
     check_choice("profile", profile, PROFILES)
     specs = select(paper, only, profile, runs=runs_dir is not None)
     if executor is not None:
-        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress)
+        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress,
+                         timings=timings)
+    with one_blas_thread():
+        return _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings)
+
+
+def _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings) -> list[CheckResult]:
+    """run_checks without an executor: one Session here and, on a machine with more than one core, a second lane in
+    one worker process: the symbolic checks and, longest first, the units of work (``plan_units``: checks that share
+    costly simulations stay together) that even out the two lanes' recorded seconds. A unit computes what it would
+    compute here (``Session.memo`` is a pure cache): the same results, in registration order."""
     session = Session(profile=profile, seed=seed, progress=progress, runs_dir=runs_dir)
-    symbolic = [s for s in specs if s.cost == "symbolic"]
-    numeric = [s for s in specs if s.cost != "symbolic"]
+    there = _second_lane(specs, profile) if parallel_symbolic and (os.cpu_count() or 1) > 1 and len(specs) > 1 else []
+    here = [s for s in specs if s.id not in {t.id for t in there}]
     results: dict[str, list[CheckResult]] = {}
+    where: dict[str, str] = {}  # where a check ran, when not here
     futures = {}
     pool = None
-    if parallel_symbolic and symbolic and (os.cpu_count() or 1) > 1:
+    if there:
         import concurrent.futures as cf
         import multiprocessing as mp
 
+        from ..plugins import worker_targets
+
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context(method))
-        futures = {s.id: pool.submit(_run_in_worker, s.id, profile, seed) for s in symbolic}
-    else:
-        numeric = symbolic + numeric
+        plugins = worker_targets()
+        futures = {s.id: pool.submit(_run_in_worker, s.id, profile, seed, runs_dir, plugins) for s in there}
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(specs), desc="checks", unit="check")
     try:
-        for s in numeric:
+        for s in here:
             if bar is not None:
                 bar.set_postfix_str(s.id)
             results[s.id] = run_spec(s, session)
@@ -52,7 +68,9 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
         for sid, fut in futures.items():
             spec = all_checks()[sid]
             try:
-                results[sid] = [CheckResult(**d) for d in fut.result()]
+                rows, session.cpu_s[sid] = fut.result()
+                results[sid] = [CheckResult(**d) if isinstance(d, dict) else d for d in rows]
+                where[sid] = "symbolic worker" if spec.cost == "symbolic" else "worker"
             except Exception:  # noqa: BLE001 - the worker died (e.g. no fork): run it here instead
                 results[sid] = run_spec(spec, session)
             if bar is not None:
@@ -62,10 +80,44 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
             bar.close()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+    if timings is not None:
+        timings.extend(check_timings(specs, results, where, session.cpu_s))
     return [r for s in specs for r in results[s.id]]
 
 
-def _run_in_worker(spec_id: str, profile: str, seed: int) -> list[dict]:
+LANE_BIND_S = 0.05  # two lanes gain little from splitting checks that share a simulation: bind them from 0.05 s
+
+
+def _second_lane(specs, profile: str) -> list:
+    """The checks the worker process runs, in registration order: every symbolic check, and the units of work
+    (longest first) that keep the two lanes' recorded seconds (``check_units.json``) closest."""
+    units = plan_units(specs, profile, bind_s=LANE_BIND_S)
+    by_id = {s.id: s for s in specs}
+    load = [0.0, 0.0]  # here, the worker
+    lane: dict[str, int] = {}
+    for u in sorted(units, key=lambda u: (-u.cost, u.name)):
+        symbolic = all(by_id[c].cost == "symbolic" for c in u.check_ids)
+        j = 1 if symbolic else int(load[1] < load[0])
+        load[j] += u.cost
+        for c in u.check_ids:
+            lane[c] = j
+    return [s for s in specs if lane.get(s.id) == 1]
+
+
+_LANE: dict[tuple, Session] = {}  # the worker process's Session (one per run: its checks share their memo)
+
+
+def _run_in_worker(spec_id: str, profile: str, seed: int, runs_dir: str | None = None,
+                   plugins: Sequence[str] = ()) -> tuple[list, float]:
+    """One check in the worker process, in the lane's Session: its rows (as JSON for a symbolic check) and its CPU
+    seconds there."""
+    load_plugins(plugins)  # a spawned worker knows only the installed plug-ins
     spec = all_checks()[spec_id]
-    res = run_spec(spec, Session(profile=profile, seed=seed))
-    return [r.to_json() for r in res]
+    key = (profile, seed, runs_dir)
+    if key not in _LANE:
+        _LANE.clear()
+        _LANE[key] = Session(profile=profile, seed=seed, runs_dir=runs_dir)
+    session = _LANE[key]
+    with one_blas_thread():
+        res = run_spec(spec, session)
+    return ([r.to_json() for r in res] if spec.cost == "symbolic" else res), session.cpu_s[spec_id]

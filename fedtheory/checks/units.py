@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from .._validation import ParameterError, check_choice
 from ..plugins import load_plugins, worker_targets
-from .base import PROFILES, CheckResult, CheckSpec, Session, all_checks, run_spec, select
+from .base import PROFILES, CheckResult, CheckSpec, Session, all_checks, check_timings, run_spec, select
 
 __all__ = ["BIND_S", "CheckUnit", "UNITS_FILE", "plan_units", "record_profile", "run_check_unit", "run_units"]
 
@@ -115,12 +115,12 @@ def run_check_unit(check_ids: Sequence[str], profile: str, seed: int, runs_dir: 
 
 def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quick", seed: int = 0,
               runs_dir: str | None = None, progress: bool = False, retries: int = 1,
-              plugins: Sequence[str] | None = None) -> list[CheckResult]:
+              plugins: Sequence[str] | None = None, timings: list | None = None) -> list[CheckResult]:
     """Run ``specs`` as units on ``executor`` (a :class:`fedtheory.parallel.Executor`); results in the order of
     ``specs``. A unit that fails every attempt gives each of its checks an 'error' row naming the unit and the
     error (never a finding: exit status 3); a ParameterError from a check is raised, as in the serial run.
     plugins: what each task loads first (default ``fedtheory.plugins.worker_targets()``: what this process loaded
-    with --plugin or $FEDTHEORY_PLUGINS)."""
+    with --plugin or $FEDTHEORY_PLUGINS). timings: a list that receives each check's ``CheckTiming``."""
     from ..parallel import Task
     from ..sim.engine import versions
 
@@ -146,6 +146,8 @@ def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quic
                                    extra={"task": u.name, "traceback": fail.traceback})]
     if raise_later is not None:
         raise raise_later
+    if timings is not None:
+        timings.extend(check_timings(specs, rows, {c: f"unit {u.name}" for u in units for c in u.check_ids}))
     return [r for s in specs for r in rows[s.id]]
 
 

@@ -28,6 +28,9 @@ class NumpyOps:
 
     @staticmethod
     def mean(x, axis=None, keepdims=False):
+        if isinstance(axis, int) and isinstance(x, np.ndarray) and x.dtype == np.float64:
+            # np.mean's own arithmetic (add.reduce, then a division by the count), without its Python layers
+            return np.add.reduce(x, axis=axis, keepdims=keepdims) / x.shape[axis]
         return np.mean(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
@@ -77,6 +80,8 @@ class NumpyOps:
     @staticmethod
     def finite_and_bounded(x, threshold: float) -> np.ndarray:
         """(R, n) -> (R,) bool: every entry finite and |entry| <= threshold."""
+        if np.isfinite(threshold):  # one reduction: a NaN makes the row's max NaN, an infinity exceeds the threshold
+            return np.maximum.reduce(np.abs(x), axis=1) <= threshold
         return np.all(np.isfinite(x), axis=1) & (np.abs(x).max(axis=1) <= threshold)
 
 

@@ -317,8 +317,8 @@ def simulate(
     keep_step_iterates: also return the averaged iterate at every local step as ``trace.step_iterates``
     (T K + 1, R, d). The step measures and these cost nothing unless asked for.
     """
-    streams = RunStreams(seeds)
-    R = streams.runs
+    streams = RunStreams(seeds, rounds_ahead=check_int("rounds", config.rounds, 1))  # each concern's draws of many
+    R = streams.runs  # rounds in one call per run: the same bits as round by round (rng.py)
     config = config.validated(problem, R)
     if isinstance(measures, str):
         raise ParameterError("measures", measures, "a sequence of measure names, e.g. ('opt_error',)")
@@ -394,14 +394,18 @@ def simulate(
     schedule = config.schedule()
     terms = tuple(tr for tr in algorithm.local if tr.objective)  # extra terms of the local objective
     want_visited = any(m in measures for m in VISITED_MEASURES if m != "visited_max_dist2")
+    # one oracle per call; its view follows the participants. The exact-gradient sum of the step measures shares the
+    # oracle's gradient at the local iterate (computed once per step)
+    oracle = ProblemOracle(config.oracle, None, None, None, terms, share_step_gradient="local_grad_sum2" in measures)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
             steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None)
 
             def make_oracle(rs: RoundState) -> ProblemOracle:
-                rs.view = steps.view = problem.view(rs.sel, variant)
-                draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
-                return ProblemOracle(config.oracle, rs.view, draws, rs, terms)
+                rs.view = oracle.follow(problem, rs, variant)
+                steps.view = oracle.step_view
+                oracle.draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
+                return oracle
 
             step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
             hooks = [h for h in (steps.before_step if steps.active else None,
@@ -551,19 +555,59 @@ class _StepAverages:
 
 class ProblemOracle:
     """The sim backend's LocalOracle: a problem's (noisy) client gradients for one round, plus the local
-    objective's extra terms (plug-ins with ``objective = True``)."""
+    objective's extra terms (plug-ins with ``objective = True``). ``simulate`` builds one per call and points it at
+    each round (``follow``, then the round's draws)."""
 
-    def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=()):
+    def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=(), share_step_gradient: bool = False):
         self.oracle, self.view, self.draws, self.rs, self.terms = oracle, view, draws, rs, terms
+        self._sel: np.ndarray | None = None  # the participants self.view holds
+        self._share = share_step_gradient
+        self.step_view = view if view is None or not share_step_gradient else _StepGradient(view)
+
+    def follow(self, problem: Problem, rs: RoundState, variant: np.ndarray):
+        """Point the oracle at round ``rs``: the participants' view, gathered anew only when they change (a view
+        is the selected clients' data, the same for the same clients). Returns the view; ``step_view`` is the same
+        data for the per-step measures (with ``share_step_gradient``: the exact gradient at the local iterate they
+        ask for is kept for the oracle's step, computed once)."""
+        sel = rs.sel
+        if self._sel is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
+            self.view, self._sel = problem.view(sel, variant), np.array(sel)
+            self.step_view = _StepGradient(self.view) if self._share else self.view
+        self.rs = rs
+        return self.view
 
     def grad(self, k: int, w: np.ndarray) -> np.ndarray:
-        g = self.oracle.grad(self.view, w, k, self.draws)
+        if self._share:  # the gradient the step measures took at w (if any), then forgotten: one step's lifetime
+            g = self.oracle.grad(self.step_view, w, k, self.draws)
+            self.step_view.forget()
+        else:
+            g = self.oracle.grad(self.view, w, k, self.draws)
         for tr in self.terms:
             g = g + tr.objective_grad(self.rs, w)
         return g
 
     def grad_at(self, k: int):
         return lambda x: self.grad(k, x)
+
+
+class _StepGradient:
+    """A round's view whose exact gradient at the current local iterate is computed once per local step: the step
+    measures take it before the step and the oracle finds it (the same array: the same bits as computing it twice).
+    ``forget`` ends the step; every other attribute is the view's."""
+
+    def __init__(self, view):
+        self.view, self._w, self._g = view, None, None
+
+    def __getattr__(self, name):
+        return getattr(self.view, name)
+
+    def grad(self, w):
+        if w is not self._w:
+            self._g, self._w = self.view.grad(w), w
+        return self._g
+
+    def forget(self) -> None:
+        self._w = self._g = None
 
 
 class _StepMeasures:
@@ -587,6 +631,16 @@ class _StepMeasures:
             self.gsum += self.view.grad(wk).sum(axis=1)
 
 
+def _sum_last(x: np.ndarray) -> np.ndarray:
+    """np.sum(x, axis=-1): the same reduction, without np.sum's Python layers (the engine calls it every round)."""
+    return np.add.reduce(x, axis=-1)
+
+
+def _mean_clients(x: np.ndarray) -> np.ndarray:
+    """np.mean(x, axis=1): the same reduction and division."""
+    return np.add.reduce(x, axis=1) / x.shape[1]
+
+
 def _record_state(problem, state, variant, measures, rec, t, f_star, alive) -> None:
     w = state.w
     if "loss" in measures or "opt_error" in measures:
@@ -598,12 +652,12 @@ def _record_state(problem, state, variant, measures, rec, t, f_star, alive) -> N
     if "grad_norm2" in measures or "client_grad_norm2" in measures:
         G = problem.client_grads(w, variant)
         if "grad_norm2" in measures:
-            rec["grad_norm2"][t] = np.where(alive, np.sum(G.mean(axis=1) ** 2, axis=1), np.nan)
+            rec["grad_norm2"][t] = np.where(alive, _sum_last(_mean_clients(G) ** 2), np.nan)
         if "client_grad_norm2" in measures:
-            rec["client_grad_norm2"][t] = np.where(alive, np.mean(np.sum(G**2, axis=2), axis=1), np.nan)
+            rec["client_grad_norm2"][t] = np.where(alive, _mean_clients(_sum_last(G**2)), np.nan)
     if "delta" in measures:
         diff = state.clients["last_local"] - w[:, None, :]
-        rec["delta"][t] = np.where(alive, np.mean(np.sum(diff**2, axis=2), axis=1), np.nan)
+        rec["delta"][t] = np.where(alive, _mean_clients(_sum_last(diff**2)), np.nan)
     if "population" in measures or "gen_gap" in measures:
         F = problem.population_loss(w)
         if "population" in measures:
@@ -618,9 +672,9 @@ def _record_round(rs: RoundState, measures, rec, t, v1, gsum, alive) -> None:
     w, w1 = rs.state.w, rs.w_next
     put = lambda name, val: rec[name].__setitem__(t, np.where(alive, val, np.nan))
     if "delta_code" in measures:
-        put("delta_code", np.mean(np.sum((rs.wK - w1[:, None, :]) ** 2, axis=2), axis=1))
+        put("delta_code", _mean_clients(_sum_last((rs.wK - w1[:, None, :]) ** 2)))
     if "drift" in measures:
-        put("drift", np.mean(np.sum((rs.wK - w[:, None, :]) ** 2, axis=2), axis=1))
+        put("drift", _mean_clients(_sum_last((rs.wK - w[:, None, :]) ** 2)))
     if "unbiased_gap" in measures:
         put("unbiased_gap", np.linalg.norm(rs.w0.mean(axis=1) - w, axis=1))
     if "init_offset" in measures:

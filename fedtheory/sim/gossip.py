@@ -24,21 +24,23 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sps
 
 from .._validation import ParameterError, check_choice, check_float, per_run
 from .backend import ops
 from .algorithms import Algorithm, register_algorithm
 from .engine import RunConfig
 from .plugins import (SAM, Communication, LocalTransform, MeanModels,
-                      RelaxedInit, RoundState)
+                      RelaxedInit, RoundState, every_client)
 from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
 from .rng import RunStreams
 from .topology import Topology, canonical_edges, metropolis_matrix, topology_by_name
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
 
 # ------------------------------------------------------------------------------------ gossip
 
@@ -96,7 +98,7 @@ class Gossip(Communication):
         if per_round != n_clients:
             raise ParameterError("clients_per_round", per_round,
                                  f"None or {n_clients} under Gossip (every client trains every round, seed 002 Sec. V-A)")
-        return np.broadcast_to(np.arange(n_clients), (runs, n_clients))
+        return every_client(runs, n_clients)
 
     def anchor(self, state, sel):
         return state.clients["gossip_x"]
@@ -116,6 +118,8 @@ class Gossip(Communication):
         return W.row + shift[W.row // m], W.col + shift[W.col // m], W.data
 
     def _csr(self, parts) -> sps.csr_matrix:
+        import scipy.sparse as sps  # here: importing scipy takes longer than `fedtheory list` may
+
         n = len(self._tops) * self._m
         rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
         B = sps.csr_matrix((vals, (rows, cols)), shape=(n, n))

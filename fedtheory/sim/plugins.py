@@ -14,6 +14,7 @@ numpy directly on state arrays.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -50,11 +51,20 @@ class RoundState:
 
     def gather(self, key: str):
         arr = self.state.clients[key]
+        if self.sel is every_client(arr.shape[0], arr.shape[1]):  # every client in order: a copy, no indexing
+            return ops(arr).copy(arr)
         return ops(arr).take_clients(arr, self.sel)
 
     def scatter(self, key: str, values) -> None:
         arr = self.state.clients[key]
         ops(arr).put_clients(arr, self.sel, values)
+
+
+@functools.lru_cache(maxsize=256)
+def every_client(runs: int, n_clients: int) -> np.ndarray:
+    """The participants of a round in which every client trains: (runs, n_clients), each row 0..C-1, read-only. One
+    array per shape, so the round protocol recognizes it by identity (``RoundState.gather``, ``commit_round``)."""
+    return np.broadcast_to(np.arange(n_clients), (runs, n_clients))
 
 
 class Plugin:
@@ -401,7 +411,7 @@ class Server(Communication):
     def participants(self, streams, runs, n_clients, per_round):
         if per_round < n_clients:
             return streams.choose_clients(n_clients, per_round)
-        return np.broadcast_to(np.arange(n_clients), (runs, n_clients))
+        return every_client(runs, n_clients)
 
     def anchor(self, state, sel):
         w = state.w

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float, check_int
 from .backend import ops
-from .plugins import Plugin, RoundState, State
+from .plugins import Plugin, RoundState, State, every_client
 
 __all__ = ["LocalOracle", "StepSchedule", "SCHEDULES", "commit_round", "divergence_flags", "park_runs", "run_round",
            "versions"]
@@ -133,7 +133,8 @@ def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_client
 def commit_round(state: State, rs: RoundState) -> None:
     """Apply a round: each participant's latest local model becomes its ``last_local``; w <- w_next."""
     arr, sel = state.clients["last_local"], rs.sel
-    if sel.shape[1] == arr.shape[1] and (np.asarray(sel) == np.arange(arr.shape[1])).all():
+    if sel is every_client(arr.shape[0], arr.shape[1]) or (
+            sel.shape[1] == arr.shape[1] and (np.asarray(sel) == np.arange(arr.shape[1])).all()):
         arr[...] = rs.wK  # every client, in order
     else:
         ops(arr).put_clients(arr, sel, rs.wK)

@@ -20,11 +20,14 @@ matrix (``sim/gossip.py``).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sps
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
 
 from .._validation import ParameterError, check_float, check_int
 
@@ -65,6 +68,8 @@ def metropolis_matrix(m: int, a: np.ndarray, b: np.ndarray, laziness: Any = 0.0)
         vals = vals * (1.0 - lazy[rows])
         diag = (1.0 - lazy) * diag + lazy
     idx = np.arange(m)
+    import scipy.sparse as sps  # here: importing scipy takes longer than `fedtheory list` may
+
     W = sps.csr_matrix((np.concatenate([vals, diag]), (np.concatenate([rows, idx]), np.concatenate([cols, idx]))),
                        shape=(m, m))
     W.sum_duplicates()
@@ -72,9 +77,15 @@ def metropolis_matrix(m: int, a: np.ndarray, b: np.ndarray, laziness: Any = 0.0)
     return W
 
 
+def is_sparse(W) -> bool:
+    """Whether W is a scipy.sparse matrix (without importing scipy: unless scipy.sparse is loaded, it is not)."""
+    sps = sys.modules.get("scipy.sparse")
+    return sps is not None and bool(sps.issparse(W))
+
+
 def spectrum(W) -> np.ndarray:
     """Eigenvalues of a symmetric W, largest first (dense eigvalsh)."""
-    A = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=np.float64)
+    A = W.toarray() if is_sparse(W) else np.asarray(W, dtype=np.float64)
     return np.linalg.eigvalsh(A)[::-1]
 
 
@@ -100,7 +111,7 @@ class PropertyResult:
 
 def _dense(W) -> np.ndarray:
     """W (dense or scipy sparse) as a finite square float64 array."""
-    A = W.toarray() if sps.issparse(W) else np.asarray(W, dtype=np.float64)
+    A = W.toarray() if is_sparse(W) else np.asarray(W, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
         raise ParameterError("W", getattr(A, "shape", None), "a square matrix (m x m), m >= 1")
     if not np.all(np.isfinite(A)):

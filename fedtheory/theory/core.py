@@ -7,6 +7,7 @@ the symbols they use with domains, side conditions, a stated order, and a transc
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -83,14 +84,19 @@ class SymbolSet:
         if info is None:
             return
         arr = np.asarray(value, dtype=float)
-        dom = info.domain
-        lo, hi = float(dom.inf), float(dom.sup)
-        lo_ok = arr > lo if dom.left_open else arr >= lo
-        hi_ok = arr < hi if dom.right_open else arr <= hi
+        lo, hi, left_open, right_open = _interval(info.domain)
+        lo_ok = arr > lo if left_open else arr >= lo
+        hi_ok = arr < hi if right_open else arr <= hi
         ok = np.isfinite(arr) & lo_ok & hi_ok
         if not np.all(ok):
             bad = arr if arr.ndim == 0 else arr[np.argmin(ok)]
-            raise ParameterError(name, float(bad), f"in {dom} ({info.description})")
+            raise ParameterError(name, float(bad), f"in {info.domain} ({info.description})")
+
+
+@functools.lru_cache(maxsize=1024)
+def _interval(dom: sp.Set) -> tuple[float, float, bool, bool]:
+    """A domain's (inf, sup, left open, right open) as Python numbers, read from sympy once per domain."""
+    return float(dom.inf), float(dom.sup), bool(dom.left_open), bool(dom.right_open)
 
 
 # ------------------------------------------------------------------------------------ pieces
@@ -196,16 +202,24 @@ def check_mapping(values: Any, needed: Sequence[str], what: str, name: str = "va
         raise MissingValuesError(name, missing, list(needed), sorted(map(str, values)), what)
 
 
+@functools.lru_cache(maxsize=8192)
+def _lambdified(expr: sp.Expr) -> tuple[tuple[str, ...], Callable[..., Any]]:
+    """(argument names, numpy function) of ``expr``, lambdified once per process: every Evaluator of an equal
+    expression (a record's part evaluated at every grid point, a condition of each copy of a record) shares it, so
+    a formula is compiled once and then evaluated on arrays."""
+    syms = sorted(expr.free_symbols, key=lambda s: s.name)
+    return tuple(s.name for s in syms), sp.lambdify(syms, expr, modules="numpy")
+
+
 class Evaluator:
     """Lambdified evaluation with named arguments, validated against the symbol domains."""
 
     def __init__(self, expr: sp.Expr, symbols: SymbolSet, what: str):
         self.expr = expr
-        self.names = sorted(s.name for s in expr.free_symbols)
+        names, self._fn = _lambdified(expr)
+        self.names = list(names)
         self.symbols = symbols
         self.what = what
-        syms = sorted(expr.free_symbols, key=lambda s: s.name)
-        self._fn = sp.lambdify(syms, expr, modules="numpy")
 
     def __call__(self, values: Mapping[str, Any]) -> np.ndarray:
         check_mapping(values, self.names, self.what)
@@ -243,6 +257,18 @@ TOOL_QUANTITIES: dict[str, str] = {
 def quantity_key(value: str) -> str:
     """The TOOL_QUANTITIES key of a ``Record.quantities`` value ('local_steps' or 'local_steps: a note')."""
     return str(value).split(":", 1)[0].strip()
+
+
+@functools.lru_cache(maxsize=8192)
+def _expanded(expr: sp.Basic, definitions: tuple[Definition, ...]) -> sp.Basic:
+    """``expr`` with every definition substituted (innermost last), computed once per (expression, definitions):
+    records that share definitions (a re-derived copy, a reading) and repeated calls share the substitution."""
+    out = expr
+    for _ in range(2):  # definitions may refer to earlier ones
+        for d in reversed(definitions):
+            if d.expr is not None:
+                out = out.subs(d.symbol, d.expr)
+    return out
 
 
 @dataclass
@@ -339,12 +365,7 @@ class Bound(Record):
 
     def expanded(self, expr: sp.Expr | None = None) -> sp.Expr:
         """The expression with every definition substituted (innermost last)."""
-        out = self.expr if expr is None else expr
-        for _ in range(2):  # definitions may refer to earlier ones
-            for d in reversed(self.definitions):
-                if d.expr is not None:
-                    out = out.subs(d.symbol, d.expr)
-        return out
+        return _expanded(self.expr if expr is None else expr, tuple(self.definitions))
 
     def parameters(self) -> list[str]:
         """Names of the numeric values evaluation needs."""

@@ -9,7 +9,6 @@ as is; the records below add what it does not cover.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .core import Claim, ClaimOutcome, Identity, SymbolSet, register
 
@@ -61,6 +60,8 @@ def _gen_tracks_divergence(m, *, stats, n_perm=4000, seed=0):
 
 def _midranks(v):
     """Mid-ranks centred at 0."""
+    from scipy.stats import rankdata  # here: scipy.stats takes longer to import than `fedtheory list` may
+
     return rankdata(v) - (v.size + 1) / 2
 
 

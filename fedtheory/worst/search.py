@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-import scipy.optimize
 
 from .._files import FileRefused, read_regular, write_atomic
 from .._jsonutil import jsonable
@@ -415,6 +414,8 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         if gens == 0:
             objective(init.T)
         else:
+            import scipy.optimize  # here: importing scipy costs more than `fedtheory list` may take
+
             scipy.optimize.differential_evolution(objective, space.bounds, vectorized=True, updating="deferred",
                                                   init=init, maxiter=gens, polish=False, tol=0.0, atol=0.0,
                                                   seed=np.random.default_rng(seed + 1), callback=callback)

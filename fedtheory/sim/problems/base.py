@@ -102,17 +102,24 @@ class Problem:
 
     def client_losses(self, w: np.ndarray, variant: np.ndarray) -> np.ndarray:
         """f_i(w) for every client: (R, C)."""
-        C = self.n_clients
-        R = w.shape[0]
-        clients = np.broadcast_to(np.arange(C), (R, C))
-        return self.view(clients, variant).loss(np.broadcast_to(w[:, None, :], (R, C, self.dim)))
+        R, C = w.shape[0], self.n_clients
+        return self._every_client_view(R, variant).loss(np.broadcast_to(w[:, None, :], (R, C, self.dim)))
 
     def client_grads(self, w: np.ndarray, variant: np.ndarray) -> np.ndarray:
         """grad f_i(w) for every client: (R, C, d)."""
-        C = self.n_clients
-        R = w.shape[0]
-        clients = np.broadcast_to(np.arange(C), (R, C))
-        return self.view(clients, variant).grad(np.broadcast_to(w[:, None, :], (R, C, self.dim)))
+        R, C = w.shape[0], self.n_clients
+        return self._every_client_view(R, variant).grad(np.broadcast_to(w[:, None, :], (R, C, self.dim)))
+
+    def _every_client_view(self, runs: int, variant: np.ndarray) -> ClientView:
+        """The view of every client for these runs' variants, gathered once and kept for the next call with the same
+        runs and variants (a simulation measures f and its gradient at w^t every round)."""
+        variant = np.asarray(variant)
+        key = (runs, variant.dtype.str, variant.tobytes())
+        kept = self.__dict__.get("_every_client")
+        if kept is None or kept[0] != key:
+            clients = np.broadcast_to(np.arange(self.n_clients), (runs, self.n_clients))
+            kept = self.__dict__["_every_client"] = (key, self.view(clients, variant))
+        return kept[1]
 
     def loss(self, w: np.ndarray, variant: np.ndarray | None = None) -> np.ndarray:
         return self.client_losses(w, self._variant(w, variant)).mean(axis=1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-import scipy.optimize
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 from ..partition import dirichlet_label_skew
@@ -169,6 +168,8 @@ class LogisticProblem(Problem):
 
     @cached_property
     def _constants(self):
+        import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
+
         lam = [np.linalg.eigvalsh(self.X[0, i, :s].T @ self.X[0, i, :s] / s).max() for i, s in enumerate(self.client_sizes)]
         L = 0.5 * float(max(lam)) + self.reg
         f = lambda w: float(self.loss(w[None])[0])
@@ -198,6 +199,8 @@ class LogisticProblem(Problem):
 
     @cached_property
     def _client_minima(self):
+        import scipy.optimize
+
         zero = np.zeros(1, dtype=np.int64)
         W, F, gmax = np.empty((self.n_clients, self.dim)), np.empty(self.n_clients), 0.0
         for i in range(self.n_clients):  # once per problem, not on a hot path

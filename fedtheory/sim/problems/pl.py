@@ -7,7 +7,6 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-import scipy.optimize
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 from .base import ClientView, Constant, Problem, gather, sample_rows
@@ -33,6 +32,8 @@ def _tightest_pl_constant() -> float:
     The ratio tends to 8 at 0 and to 2 at infinity; the infimum is interior. Grid + bounded
     scalar minimisation to 1e-12.
     """
+    import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
+
     xs = np.linspace(1e-3, 20.0, 200_001)
     x0 = xs[np.argmin(pl_ratio(xs))]
     res = scipy.optimize.minimize_scalar(pl_ratio, bounds=(x0 - 1e-3, x0 + 1e-3), method="bounded",
@@ -212,6 +213,8 @@ def pl_ratio_infimum(a) -> np.ndarray:
     vals = np.unique(a[a != 0.0])
     if vals.size == 0:
         return out
+    import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
+
     xs = np.linspace(5e-3, 20.0, 4_000)
     step = xs[1] - xs[0]
     ratio = lambda x, v: (2 * x + v * np.sin(2 * x)) ** 2 / (2 * (x**2 + v * np.sin(x) ** 2))  # noqa: E731
