@@ -404,7 +404,8 @@ def _cmd_new_paper(args) -> int:
         print(f"fedtheory: warning: {exc}", file=sys.stderr)
     root = write_skeleton(args.name, args.dir, taken=taken)
     print(f"wrote {root}/ (records, checks, a test, pyproject.toml). Next:\n"
-          f"  fedtheory check --plugin {root}/src/{args.name}      # run its checks\n"
+          f"  fedtheory check --plugin {root}/src/{args.name} --paper {args.name}   # run its checks (without "
+          f"--paper: the built-in papers' too)\n"
           f"  fedtheory explain {args.name}.thm1 --plugin {root}/src/{args.name}\n"
           f"  pip install -e {root}                         # installs the entry point: no --plugin needed")
     return 0

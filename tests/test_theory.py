@@ -23,7 +23,7 @@ def _random_values(bound: Bound, rng):
             vals[name] = rng.uniform(0.1, 0.9)
         elif name == "beta":
             vals[name] = rng.uniform(0.0, 0.09)
-        elif name in ("N", "C", "K", "T", "S"):
+        elif name in ("N", "C", "K", "T", "S") or info.symbol.is_integer:
             vals[name] = float(rng.integers(2, 30))
         elif float(info.domain.sup) < float("inf"):  # a bounded domain, e.g. a momentum coefficient in (0, 1]
             vals[name] = rng.uniform(max(lo, 0.0), float(info.domain.sup)) or float(info.domain.sup)
@@ -58,6 +58,24 @@ def test_evaluate_is_vectorized_and_validates_domains():
     del missing["G"]
     with pytest.raises(ParameterError, match="G"):
         F.THM1.evaluate(missing)
+
+
+def test_evaluate_refuses_a_fraction_for_an_integer_symbol():
+    # a count declared integer=True (H local steps, T iterations) is an integer or a ParameterError naming it, also
+    # inside an array; integral floats (T = 1e3) are counts (a user's trial: H = 2.5 evaluated silently)
+    S = SymbolSet("t_integer")
+    H = S.add("H", "local steps", integer=True, dim="1")
+    T = S.add("T", "iterations", integer=True, dim="1")
+    D = S.add("D", "initial error", dim="f")
+    bound = Bound(id="t_integer.b", paper="t_integer", title="", source="", symbols=S, lhs="opt_error",
+                  expr=D * H / T)
+    assert np.allclose(bound.evaluate({"H": 2.0, "T": np.array([10.0, 1e3]), "D": 1.0}), [0.2, 0.002])
+    with pytest.raises(ParameterError, match=r"H=2\.5 .*an integer"):
+        bound.evaluate({"H": 2.5, "T": 10.0, "D": 1.0})
+    with pytest.raises(ParameterError, match=r"T=100\.5 .*an integer"):
+        bound.evaluate({"H": 2.0, "T": np.array([10.0, 100.5]), "D": 1.0})
+    with pytest.raises(ParameterError, match="D"):  # not an integer symbol: any positive value, no other rule
+        bound.evaluate({"H": 2.0, "T": 10.0, "D": -0.5})
 
 
 def test_a_formula_is_lambdified_and_expanded_once_per_process():

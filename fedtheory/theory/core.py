@@ -88,9 +88,13 @@ class SymbolSet:
         lo_ok = arr > lo if left_open else arr >= lo
         hi_ok = arr < hi if right_open else arr <= hi
         ok = np.isfinite(arr) & lo_ok & hi_ok
+        integer = bool(info.symbol.is_integer)
+        if integer:
+            ok &= arr == np.round(arr)
         if not np.all(ok):
-            bad = arr if arr.ndim == 0 else arr[np.argmin(ok)]
-            raise ParameterError(name, float(bad), f"in {info.domain} ({info.description})")
+            bad = arr if arr.ndim == 0 else arr.ravel()[np.argmin(ok.ravel())]
+            raise ParameterError(name, float(bad), f"{'an integer ' if integer else ''}in {info.domain} "
+                                                   f"({info.description})")
 
 
 @functools.lru_cache(maxsize=1024)
