@@ -686,6 +686,15 @@ def _cmd_controls(args) -> int:
         _print_table(["check", "control (mutation)", "status", "verdicts under the control"],
                      [[o.check, o.description, o.status, ", ".join(sorted(set(r.verdict for r in o.rows)))]
                       for o in outcomes], wrap_last=False)
+        if args.verbose:  # the rows that show each control's failure (or why it did not fail), with their notes
+            from .checks import FINDINGS, format_table
+
+            for o in outcomes:
+                shown = [r for r in o.rows if r.verdict in FINDINGS or r.verdict == "error"] or o.rows
+                print(f"\n{o.check} under its control ({o.status}):")
+                print(format_table(shown[:5], verbose=True))
+                if len(shown) > 5:
+                    print(f"  ... {len(shown) - 5} more (the JSON has every row)")
         print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} control(s) fail as required in "
               f"{time.perf_counter() - t0:.1f} s" + (": " + ", ".join(o.check + " " + o.status for o in bad) if bad else ""))
         design = [s for s in missing if s.self_check]

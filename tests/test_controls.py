@@ -27,3 +27,16 @@ def test_every_builtin_check_shows_it_can_fail_or_says_why_not():
     self-check by design (``@check(..., self_check=REASON)``); none is left to the rule by accident."""
     bare = sorted(i for i, s in BUILTIN.items() if s.kind in CONTROLLED_KINDS and s.control is None and not s.self_check)
     assert bare == [], bare
+
+
+def test_controls_verbose_shows_the_rows_that_fail(capsys):
+    """`check --controls -v` prints, under each control, the rows that show its failure with their notes (a new
+    user's trial could only see 'fails_as_required  violated' and wrote a second plug-in to see the row)."""
+    from fedtheory import cli
+
+    assert cli.main(["check", "--controls", "-v", "--only", "fedshift.thm1.rate", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "fedshift.thm1.rate under its control (fails_as_required):" in out
+    assert "rate_inconsistent" in out.split("under its control", 1)[1]
+    assert cli.main(["check", "--controls", "--only", "fedshift.thm1.rate", "--no-progress"]) == 0
+    assert "under its control" not in capsys.readouterr().out
