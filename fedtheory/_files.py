@@ -14,7 +14,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["FileRefused", "fsync_dir", "read_regular", "user_file_mode", "write_atomic"]
+__all__ = ["FileRefused", "fsync_dir", "open_regular", "read_regular", "user_file_mode", "write_atomic"]
 
 
 class FileRefused(ValueError):
@@ -30,10 +30,13 @@ class FileRefused(ValueError):
         return (type(self), (self.path, self.why))
 
 
-def read_regular(path: str | os.PathLike, limit: int, what: str = "file") -> bytes:
-    """The bytes of ``path`` if it is a regular file (a symbolic link to one counts) of at most ``limit`` bytes;
-    else :class:`FileRefused` naming it. The file is opened without blocking (a FIFO is refused, not waited on) and
-    read up to ``limit`` + 1 bytes whatever its size claims (a file that grows while read is refused too)."""
+def _a(what: str) -> str:
+    return ("an " if what[:1].lower() in "aeiou" else "a ") + what
+
+
+def _open_checked(path: str | os.PathLike, limit: int, what: str) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` opened without blocking, and its stat, if it is a regular file (a symbolic link to
+    one counts) of at most ``limit`` bytes; else FileRefused (the descriptor closed)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -48,7 +51,19 @@ def read_regular(path: str | os.PathLike, limit: int, what: str = "file") -> byt
                     else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
             raise FileRefused(path, f"{kind}, not a regular {what}: refused (only regular files are read)")
         if st.st_size > limit:
-            raise FileRefused(path, f"{_size(st.st_size)}, over the {_size(limit)} a {what} may have: refused")
+            raise FileRefused(path, f"{_size(st.st_size)}, over the {_size(limit)} {_a(what)} may have: refused")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular(path: str | os.PathLike, limit: int, what: str = "file") -> bytes:
+    """The bytes of ``path`` if it is a regular file (a symbolic link to one counts) of at most ``limit`` bytes;
+    else :class:`FileRefused` naming it. The file is opened without blocking (a FIFO is refused, not waited on) and
+    read up to ``limit`` + 1 bytes whatever its size claims (a file that grows while read is refused too)."""
+    fd, _ = _open_checked(path, limit, what)
+    try:
         chunks, n = [], 0
         while n <= limit:
             b = os.read(fd, min(1 << 20, limit + 1 - n))
@@ -57,12 +72,19 @@ def read_regular(path: str | os.PathLike, limit: int, what: str = "file") -> byt
             chunks.append(b)
             n += len(b)
         if n > limit:
-            raise FileRefused(path, f"more than the {_size(limit)} a {what} may have (it grew while read): refused")
+            raise FileRefused(path, f"more than the {_size(limit)} {_a(what)} may have (it grew while read): refused")
         return b"".join(chunks)
     except OSError as exc:
         raise FileRefused(path, f"cannot read the {what} ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
+
+
+def open_regular(path: str | os.PathLike, limit: int, what: str = "file"):
+    """``path`` opened for binary reading (a file object) if it is a regular file of at most ``limit`` bytes, as
+    :func:`read_regular` checks it, without reading it whole (for a reader that streams, e.g. ``torch.load``)."""
+    fd, _ = _open_checked(path, limit, what)
+    return os.fdopen(fd, "rb")
 
 
 def _size(n: int) -> str:

@@ -115,6 +115,46 @@ def test_1_two_resumes_at_once_one_is_refused_and_the_rows_equal_an_uninterrupte
 # ------------------------------------------------------------------------------------ 2. a torn metrics.csv
 
 
+def test_1_the_lock_file_is_never_followed_through_a_link_nor_waited_on(tmp_path, run_dir, digits):
+    """Found after the round: a `.writer.lock` that was a symbolic link had its target overwritten with the
+    holder's pid (someone's file lost); a FIFO or /dev/zero there was an internal error (exit 3). Now each is
+    refused naming the lock file, and the link's target is untouched."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious data")
+    d = _copy(run_dir, tmp_path / "link")
+    (d / LOCK).unlink(missing_ok=True)
+    (d / LOCK).symlink_to(victim)
+    with pytest.raises(RunDirError, match=r"\.writer\.lock: the run directory's lock file is a symbolic link"):
+        train(_cfg(rounds=5), d, resume=True, dataset=digits)
+    assert victim.read_text() == "precious data"
+    d = _copy(run_dir, tmp_path / "fifo")
+    (d / LOCK).unlink(missing_ok=True)
+    os.mkfifo(d / LOCK)
+    with pytest.raises(RunDirError, match="lock file is not a regular file"):
+        with RunDirLock(d):
+            pass
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_2_a_checkpoint_that_is_not_a_regular_file_is_refused_not_waited_on(tmp_path, run_dir, digits, capsys, kind):
+    """Found after the round: checkpoint.pt as a FIFO hung `train --resume` (no output); as a link to /dev/zero it
+    went to torch.load, whose message advised weights_only=False. Now it is refused by kind and the resume falls
+    back to checkpoint.prev.pt: the rows equal the uninterrupted run's."""
+    d = _copy(run_dir, tmp_path / kind)
+    (d / "checkpoint.pt").unlink()
+    if kind == "fifo":
+        os.mkfifo(d / "checkpoint.pt")
+    else:
+        (d / "checkpoint.pt").symlink_to("/dev/zero")
+    train(_cfg(rounds=5), d, resume=True, dataset=digits)
+    err = capsys.readouterr().err
+    assert ("a FIFO, not a regular checkpoint" if kind == "fifo" else "a character device, not a regular checkpoint") \
+        in err and "falling back to checkpoint.prev.pt" in err and "weights_only" not in err, err
+    ref = _copy(run_dir, tmp_path / f"{kind}_ref")
+    train(_cfg(rounds=5), ref, resume=True, dataset=digits)
+    pd.testing.assert_frame_equal(_frame(d), _frame(ref))
+
+
 def test_2_a_truncated_last_line_at_every_byte_offset_resumes_to_the_uninterrupted_rows(tmp_path, monkeypatch):
     """Before: a metrics.csv cut inside its last line (a crash mid-write) resumed to "0 recomputed rows" and the
     row was gone for good (the checkpoint was past it). Now a resume finds the last round whose rows are all
@@ -305,6 +345,7 @@ def test_6_an_instance_file_is_strict_json_and_still_replays(instance_file, caps
     ("eta=-1", "eta=-1 is invalid: eta must be a finite real number > 0.0 (it is the runs' lr)"),
     ("T=2.5", "T=2.5 is invalid: T must be an integer"),
     ("T=1e308", "T=1e+308 is invalid: T must be an integer of magnitude at most 1000000"),
+    ("C=1000000", "C=1000000 is invalid: C must be small enough that runs x clients x dim"),  # was blamed on N
     ("K=1e6", "K=1000000 is invalid: K must be small enough that"),
 ])
 def test_7_worst_set_is_validated_naming_the_parameter(tmp_path, capsys, setting, needle):
@@ -325,6 +366,11 @@ def test_7_a_diverging_setting_prints_strict_json(tmp_path, capsys):
     assert code == 0 and rec["verdict"] == "not_applicable" and rec["diverged"] and rec["worst_measured"] == "inf"
     assert "RuntimeWarning" not in out.err
     json.loads((tmp_path / "fedinit.thm2.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    # found after the round: its replay said 'not reproduced' (relative difference nan) and exited 1; a
+    # divergence reproduced is reproduced
+    assert main(["worst", "--replay", str(tmp_path / "fedinit.thm2.json")]) == 0
+    replayed = json.loads(capsys.readouterr().out)["replay"]
+    assert replayed["reproduced"] and replayed["relative_difference"] == 0.0
 
 
 # ------------------------------------------------------------------------------------ 8. report inputs

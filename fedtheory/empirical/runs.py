@@ -27,6 +27,7 @@ import json
 import math
 import os
 import socket
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,6 +186,7 @@ class RunDirError(FedTheoryError):
 
 MAX_MANIFEST_BYTES = 64 << 20  # a manifest lists settings, runs and summaries: kilobytes, megabytes at most
 MAX_METRICS_BYTES = 2 << 30  # whatever the manifest says
+MAX_CHECKPOINT_BYTES = 16 << 30  # every run's model, optimizer and generator states (ResNet-18 x 48 runs: ~4 GB)
 ROW_BYTES_PER_COLUMN = 64  # room per cell of a row (a float's shortest repr has at most 24 characters)
 
 
@@ -212,7 +214,17 @@ class RunDirLock:
     def acquire(self) -> "RunDirLock":
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:  # never through a symbolic link (it would overwrite its target), never blocking on a FIFO
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            why = ("a symbolic link" if os.path.islink(self.path) else f"cannot be opened ({exc.strerror or exc})")
+            raise RunDirError(f"{self.path}: the run directory's lock file is {why}: refused (fedtheory writes it "
+                              "itself as a regular file; remove it)") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RunDirError(f"{self.path}: the run directory's lock file is not a regular file: refused (fedtheory "
+                              "writes it itself as a regular file; remove it)")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import platform
 import signal
 import sys
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._files import fsync_dir
+from .._files import FileRefused, fsync_dir, open_regular
 from .._validation import FedTheoryError, ParameterError
 from ..sim.plugins import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
@@ -52,7 +53,7 @@ from .functional import FlatModel, GradFn, Workers, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
-from .runs import (CHECKPOINT, MANIFEST, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, ROUND_COLUMNS, SCHEMA,
+from .runs import (CHECKPOINT, MANIFEST, MAX_CHECKPOINT_BYTES, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, ROUND_COLUMNS, SCHEMA,
                    STATE_COLUMNS, MetricsWriter, RunDirError, RunDirLock, out_of_range, read_manifest, scan_metrics,
                    truncate_metrics, write_manifest)
 from .sampling import TrainStreams, draw_augmentation, draw_minibatches, local_steps_for
@@ -677,9 +678,17 @@ class Trainer:
                 errors.append(f"{path.name}: missing")
                 continue
             try:
-                ck = torch.load(path, map_location=self.device, weights_only=True)
+                with open_regular(path, MAX_CHECKPOINT_BYTES, "checkpoint") as fh:  # never a FIFO or a device
+                    ck = torch.load(fh, map_location=self.device, weights_only=True)
                 if not isinstance(ck, dict) or "round" not in ck:
                     raise ValueError("not a fedtheory checkpoint")
+            except FileRefused as exc:
+                errors.append(f"{path.name}: cannot be read ({exc.why})")
+                continue
+            except pickle.UnpicklingError:  # torch's own message advises weights_only=False: never for a file of others
+                errors.append(f"{path.name}: cannot be read (not a checkpoint fedtheory wrote: its contents are not "
+                              "the tensors and plain values of one, so it is not unpickled)")
+                continue
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
                 continue

@@ -257,7 +257,8 @@ def size_problem(spec: WorstCaseSpec, instances: int, seeds: int, what: str = "a
         (R * (T + 1) * measures, MAX_TRACE_ENTRIES, _param_for(spec, T, "rounds"),
          f"runs x (T + 1) x measures <= {MAX_TRACE_ENTRIES:.3g} (here {R} runs of {what} x {T + 1} x {measures}: the "
          f"trace, one float64 array per measure)"),
-        (max(R * C * d * 4, int(instances) * data), MAX_STATE_ENTRIES, _param_for(spec, d, "dim"),
+        (max(R * C * d * 4, int(instances) * data), MAX_STATE_ENTRIES,
+         _param_for(spec, C, "clients") if C > d else _param_for(spec, d, "dim"),  # the larger of the two
          f"runs x clients x dim and instances x data <= {MAX_STATE_ENTRIES:.3g} (here {R} runs x {C} x {d}, "
          f"{instances} instances x {data})"),
         (float(R) * T * K * C * S * d, MAX_STEP_WORK, _param_for(spec, K, "local_steps") if K > T else
@@ -570,7 +571,11 @@ def replay(path: str) -> dict[str, Any]:
     verdict, failed = _verdict(spec, ev, 0)
     rec = _record(spec, ev, inst, verdict, failed, seeds)
     stored = float(payload["worst_measured"])
-    rel = abs(rec["worst_measured"] - stored) / max(abs(stored), 1e-300)
+    now = float(rec["worst_measured"])
+    if np.isfinite(stored) and np.isfinite(now):
+        rel = abs(now - stored) / max(abs(stored), 1e-300)
+    else:  # a diverged instance reproduces its divergence: inf is inf (and nan nan), never a nan difference
+        rel = 0.0 if now == stored or (np.isnan(now) and np.isnan(stored)) else float("inf")
     inside = spec.space.violations(inst)[0] if hasattr(spec.space, "violations") else []
     rec.update({"instance": path, "elapsed_s": round(time.perf_counter() - t0, 3),
                 "replay": {"stored_measured": stored, "relative_difference": rel, "reproduced": rel <= 1e-9,
