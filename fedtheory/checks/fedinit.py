@@ -635,30 +635,51 @@ def claim_dominates(session):
 
 class StartProbe(RelaxedInit):
     """FedInit's relaxed start, by the simulator's own rule (RelaxedInit), plus a constant ``shift`` ((R, d) per run, or
-    None: the algorithm as it is; a negative control shifts it), and one more measure: selection_gap =
-    ||(1/C) sum_{i in C} w_{i,0}^t(i) - w^t||, the start every client would get averaged over all C, i.e. the offset of
-    the expected mean start under a uniform selection of the clients (Algorithm 1, line 3)."""
+    None: the algorithm as it is; a negative control shifts it), and the start under both conventions for
+    w_{i,K}^{t-1} of a client idle at t-1, which Algorithm 1 leaves undefined: its **last local model** (the authors'
+    simulator, RelaxedInit) or **no offset** (w_{i,0}^t = w^t: the client has no w_{i,K}^{t-1}). Measures:
+    selection_gap (last model) and selection_gap_no_offset = ||(1/C) sum_{i in C} w_{i,0}^t(i) - w^t||, the start every
+    client would get averaged over all C, i.e. the offset of the expected mean start under a uniform selection
+    (Algorithm 1, line 3); unbiased_gap_no_offset = ||(1/N) sum_{i in N_t} w_{i,0}^t - w^t|| under no offset (the
+    engine's unbiased_gap is the last-model convention)."""
 
     def __init__(self, beta, shift=None):
         super().__init__(beta)
         self.shift = None if shift is None else np.asarray(shift, float)
+        self._was_selected = None  # (R, C): took part in round t-1
+
+    def setup(self, state, runs, n_clients, dim):
+        super().setup(state, runs, n_clients, dim)
+        self._was_selected = np.zeros((runs, n_clients), dtype=bool)
 
     def measures(self):
-        return {"selection_gap": "||(1/C) sum_{i in C} w_{i,0}^t(i) - w^t||: the mean start over a uniform selection"}
+        return {"selection_gap": "||(1/C) sum_{i in C} w_{i,0}^t(i) - w^t||: the mean start over a uniform selection "
+                                 "(an idle client's offset from its last local model)",
+                "selection_gap_no_offset": "the same with no offset for a client idle at t-1",
+                "unbiased_gap_no_offset": "||(1/N) sum_{i in N_t} w_{i,0}^t - w^t|| with no offset for a client idle "
+                                          "at t-1"}
 
-    def _start(self, rs):
-        w0 = super().init(rs)
+    def _shifted(self, w0):
         return w0 if self.shift is None else w0 + self.shift[:, None, :]
 
     def init(self, rs):
         R, C, d = rs.state.clients["last_local"].shape
         everyone = dataclasses.replace(rs, sel=np.broadcast_to(np.arange(C), (R, C)),
                                        anchor=np.broadcast_to(rs.state.w[:, None, :], (R, C, d)), extra={})
-        rs.extra["selection_gap"] = np.linalg.norm(self._start(everyone).mean(axis=1) - rs.state.w, axis=1)
-        return self._start(rs)
+        start_all = super().init(everyone)  # (R, C, d), the last-model convention
+        idle = ~self._was_selected[:, :, None]
+        start_all_fresh = np.where(idle, everyone.anchor, start_all)  # no offset for a client idle at t-1
+        w = rs.state.w
+        rs.extra["selection_gap"] = np.linalg.norm(self._shifted(start_all).mean(axis=1) - w, axis=1)
+        rs.extra["selection_gap_no_offset"] = np.linalg.norm(self._shifted(start_all_fresh).mean(axis=1) - w, axis=1)
+        picked = np.take_along_axis(start_all_fresh, rs.sel[:, :, None], axis=1)
+        rs.extra["unbiased_gap_no_offset"] = np.linalg.norm(self._shifted(picked).mean(axis=1) - w, axis=1)
+        self._was_selected = np.zeros_like(self._was_selected)
+        np.put_along_axis(self._was_selected, rs.sel, True, axis=1)
+        return self._shifted(super().init(rs))
 
     def measure(self, rs):
-        return {"selection_gap": rs.extra["selection_gap"]}
+        return {k: rs.extra[k] for k in ("selection_gap", "selection_gap_no_offset", "unbiased_gap_no_offset")}
 
 
 def _probe(beta, server_rule="algorithm1", shift=None):
@@ -681,8 +702,12 @@ def _claim_unbiased(session, shift_scale: float = 0.0) -> list[CheckResult]:
     for label, N, rule in UNBIASED_SETTINGS:
         tr = simulate(p, _probe(0.1, rule, shift), RunConfig(rounds=30, local_steps=K_LOCAL, lr=0.05, clients_per_round=N,
                                                              oracle=AdditiveNoise(SIGMA2)),
-                      session.seeds(R), w0=w0, measures=("unbiased_gap", "init_offset", "selection_gap"))
-        gaps = {"selected_mean": tr["unbiased_gap"], "selection_expectation": tr["selection_gap"]}
+                      session.seeds(R), w0=w0, measures=("unbiased_gap", "init_offset", "selection_gap",
+                                                         "selection_gap_no_offset", "unbiased_gap_no_offset"))
+        gaps = {"selected_mean, last model": tr["unbiased_gap"],
+                "selected_mean, no offset": tr["unbiased_gap_no_offset"],
+                "selection_expectation, last model": tr["selection_gap"],
+                "selection_expectation, no offset": tr["selection_gap_no_offset"]}
         res = combine_readings({name: claim_result(
             fedinit_records.CLAIM_UNBIASED, {"unbiased_gap": gaps[name], "offset_scale": tr["init_offset"]},
             problem="sc_least_squares", params={"setting": label, "beta": 0.1, "eta": 0.05})
@@ -694,15 +719,17 @@ def _claim_unbiased(session, shift_scale: float = 0.0) -> list[CheckResult]:
     return out
 
 
-@check("fedinit.claim.unbiased", PAPER, "claim", measures=("unbiased_gap", "init_offset", "selection_gap"),
+@check("fedinit.claim.unbiased", PAPER, "claim", measures=("unbiased_gap", "init_offset", "selection_gap",
+                                                          "selection_gap_no_offset", "unbiased_gap_no_offset"),
        problems=("heterogeneous_least_squares(10 clients)",), algorithms=("FedInit",), seeds="4 per setting (exact)",
        control=Control("every start shifted by a fixed vector of norm 0.01 (w_{i,0} = w^t + beta (w^t - w_i^last) + s): "
                        "the mean start is then w^t + s, so the claim must be refuted in every setting",
                        lambda s: _claim_unbiased(s, shift_scale=0.01)))
 def claim_unbiased(session):
-    """(1/N) sum_{i in N_t} w_{i,0}^t = w^t (poster) under both readings ('global expectation': the selected clients'
-    mean, or its expectation over the uniform selection), with full participation (by construction: a self-check)
-    and with 5 of 10 clients sampled per round (Algorithm 1's setting)."""
+    """(1/N) sum_{i in N_t} w_{i,0}^t = w^t (poster) under its four readings ('global expectation': the selected
+    clients' mean, or its expectation over the uniform selection; w_{i,K}^{t-1} of a client idle at t-1: its last
+    local model, or no offset), with full participation (by construction: a self-check) and with 5 of 10 clients
+    sampled per round (Algorithm 1's setting)."""
     return _claim_unbiased(session)
 
 

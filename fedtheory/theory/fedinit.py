@@ -579,19 +579,26 @@ CLAIM_UNBIASED = Claim(
     statement="(1/N) sum_{i in N} w_{i,0}^t = w^t", predicate=_unbiased, parameters={"rel_tol": 1e-10},
     measurements=("unbiased_gap", "offset_scale"),
     readings={
-        "selected_mean": "the displayed equality as written: the mean of the N selected clients' starts equals w^t "
-                         "(measure unbiased_gap = ||(1/N) sum_{i in N_t} w_{i,0}^t - w^t||)",
-        "selection_expectation": "'global expectation' as the expectation over Algorithm 1's uniform selection of N of C "
-                                 "clients (line 3): E_{N_t}[(1/N) sum_{i in N_t} w_{i,0}^t] = (1/C) sum_{i in C} "
-                                 "w_{i,0}^t equals w^t (measure selection_gap, every client's start averaged)"},
+        "selected_mean, last model": "the displayed equality as written: the mean of the N selected clients' starts "
+                                     "equals w^t, a client idle at t-1 offset from its last local model (the authors' "
+                                     "simulator; measure unbiased_gap)",
+        "selected_mean, no offset": "the displayed equality as written, a client idle at t-1 starting at w^t (it has "
+                                    "no w_{i,K}^{t-1}; measure unbiased_gap_no_offset)",
+        "selection_expectation, last model": "'global expectation' as the expectation over Algorithm 1's uniform "
+                                             "selection of N of C clients (line 3): (1/C) sum_{i in C} w_{i,0}^t equals "
+                                             "w^t, idle clients offset from their last local model (selection_gap)",
+        "selection_expectation, no offset": "the same expectation, a client idle at t-1 starting at w^t "
+                                            "(selection_gap_no_offset)"},
     note="The sentence follows the poster's Algorithm 1, which selects N of the C clients each round (line 3, "
          "001:55) and averages the N local models (line 13); Thms 1-6 assume 1 < N < C. With every client in every "
          "round the mean start is w^t by construction (w^t is the mean of the clients' last models). With partial "
-         "participation the selected clients' last models come from different rounds, and w^t is the mean over the "
-         "previous round's clients only, so neither the selected mean nor its expectation over the selection is w^t "
-         "(whatever w_{i,K}^{t-1} means for a client idle at t-1: its last local model, as the authors' simulator "
-         "has it, or no offset). An exact statement about the algorithm, decided from one run per setting: no "
-         "seeds, no statistics (rel_tol is floating-point rounding relative to the offsets).")
+         "participation Algorithm 1 leaves w_{i,K}^{t-1} undefined for a client idle at t-1. Under 'its last local "
+         "model' (the authors' simulator) neither the selected mean nor its expectation over the selection is w^t. "
+         "Under 'no offset' the expectation over the selection is w^t exactly: (1/C)[C w^t + beta sum_{i in N_{t-1}} "
+         "(w^t - w_{i,K}^{t-1})] = w^t because w^t is the mean of the N_{t-1} local models (line 13); the selected "
+         "mean is not. The readings disagree, so the partial-participation row is ambiguous, not a finding (a "
+         "reviewer's reading, 2026-11-26). An exact statement about the algorithm, decided from one run per setting: "
+         "no seeds, no statistics (rel_tol is floating-point rounding relative to the offsets).")
 CLAIM_INSENSITIVE = Claim(
     id="fedinit.claim.opt_insensitive_to_beta", paper=PAPER,
     title="Optimization error is insensitive to the divergence (beta)",
