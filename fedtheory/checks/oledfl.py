@@ -234,23 +234,33 @@ def _params(sw, j, weights, **extra):
             "rounds": sw["T"], "runs": sw["R"], "sigma2": SIGMA2, **extra}
 
 
-def _per_topology_claim(session, claim, key, detail_fn=None, mutation=None):
-    """One row per (weights, topology): the claim decided on that row's beta grid. All rows are one family."""
+def _beta_grid_rows(session, claim, runs_fn, betas, key, seeds, params_fn, detail_fn, mutation):
+    """One row per (weights, topology): the claim decided on that row's beta grid, from runs_fn(session, laziness,
+    mutation) (per topology j: run[key][j] the paired samples per beta, run['diverged'][j] the diverged runs);
+    params_fn(run, j, weights) and detail_fn(run, j, info) give the row's settings and text. All rows are one
+    family, joined over the two W readings (_join_w)."""
     p, _ = _problem(session)
     weights = WEIGHTS[:1] if mutation else WEIGHTS
-    sweeps = [(_sweep(session, laziness, mutation), label) for laziness, label in weights]
-    n_rows = sum(len(sw["info"]) for sw, _ in sweeps)
+    runs = [(runs_fn(session, laziness, mutation), label) for laziness, label in weights]
+    n_rows = sum(len(run["info"]) for run, _ in runs)
+    mut = f"NEGATIVE CONTROL: {mutation.label}. " if mutation else ""
     out: dict[str, list[CheckResult]] = {}
-    for sw, label in sweeps:
-        for j, info in enumerate(sw["info"]):
-            div = sw["diverged"][j].any(axis=1)
-            mm = {"beta": np.array(BETAS), "samples": sw[key][j], "diverged": div, "paired": True}
-            extra = detail_fn(sw, j) if detail_fn else ""
-            mut = f"NEGATIVE CONTROL: {mutation.label}. " if mutation else ""
+    for run, label in runs:
+        for j, info in enumerate(run["info"]):
+            mm = {"beta": np.array(betas), "samples": run[key][j], "diverged": run["diverged"][j].any(axis=1),
+                  "paired": True}
             out.setdefault(label, []).append(
-                claim_result(claim, mm, problem=_label(p), params=_params(sw, j, label), settings=n_rows,
-                             seeds=sw["R"], detail=mut + _derived_text(info) + (f". {extra}" if extra else "")))
+                claim_result(claim, mm, problem=_label(p), params=params_fn(run, j, label), settings=n_rows,
+                             seeds=run[seeds], detail=mut + detail_fn(run, j, info)))
     return _join_w(out)
+
+
+def _per_topology_claim(session, claim, key, detail_fn=None, mutation=None):
+    """The claim on each topology's beta sweep (_sweep; _beta_grid_rows)."""
+    def detail(sw, j, info):
+        extra = detail_fn(sw, j) if detail_fn else ""
+        return _derived_text(info) + (f". {extra}" if extra else "")
+    return _beta_grid_rows(session, claim, _sweep, BETAS, key, "R", _params, detail, mutation)
 
 
 @check("oledfl.claim.beta_lowers_error", PAPER, "claim",
@@ -448,23 +458,11 @@ _STAB_NOTE = ("measured: mean over coupled pairs of max over the pooled samples 
 @check("oledfl.claim.ole_lowers_stability_gap", PAPER, "claim",
        control=Control(DECOUPLED_FOR_OLE.label, lambda s: claim_stability_beta(s, DECOUPLED_FOR_OLE)))
 def claim_stability_beta(session, mutation=None):
-    out = []
-    p, _ = _problem(session)
-    weights = WEIGHTS[:1] if mutation else WEIGHTS
-    sts = [(_stability(session, laziness, mutation), label) for laziness, label in weights]
-    n_rows = sum(len(st["info"]) for st, _ in sts)
-    by_w: dict[str, list[CheckResult]] = {}
-    for st, label in sts:
-        for j, info in enumerate(st["info"]):
-            mm = {"beta": np.array(STAB_BETAS), "samples": st["gap"][j], "diverged": st["diverged"][j].any(axis=1),
-                  "paired": True}
-            by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_BETA, mm, problem=_label(p), settings=n_rows,
-                                    seeds=st["P"],
-                                    params={"setting": f"{info['name']}, {label}", "eta": LR, "rounds": st["T"],
-                                            "pairs": st["P"], "oracle": "minibatch(1)"},
-                                    detail=(("NEGATIVE CONTROL: " + mutation.label + ". ") if mutation else "")
-                                    + _STAB_NOTE))
-    return out + _join_w(by_w)
+    def params(st, j, label):
+        return {"setting": f"{st['info'][j]['name']}, {label}", "eta": LR, "rounds": st["T"], "pairs": st["P"],
+                "oracle": "minibatch(1)"}
+    return _beta_grid_rows(session, oledfl_records.CLAIM_STAB_BETA, _stability, STAB_BETAS, "gap", "P", params,
+                           lambda st, j, info: _STAB_NOTE, mutation)
 
 
 @check("oledfl.claim.connectivity_lowers_stability_gap", PAPER, "claim",
