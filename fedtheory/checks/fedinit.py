@@ -243,24 +243,25 @@ def _bound_checks(session, bound, lhs_fn, *, pl_only=False):
 # ------------------------------------------------------------------------------------ bounds
 
 
-@check("fedinit.thm1", PAPER, "bound")
-def thm1(session):
-    return _bound_checks(session, fedinit_records.THM1, lambda tr, sl: np.nanmean(tr["grad_norm2"][:-1, sl], axis=0))
+def _round_average(name):
+    """The measured left side (1/T) sum_{t=0}^{T-1} of the logged quantity ``name``, per run of the slice."""
+    return lambda tr, sl: np.nanmean(tr[name][:-1, sl], axis=0)
 
 
-@check("fedinit.thm2", PAPER, "bound")
-def thm2(session):
-    return _bound_checks(session, fedinit_records.THM2, lambda tr, sl: tr["opt_error"][-1, sl])
+def _final(name):
+    """The measured left side: the logged quantity ``name`` at the last round T, per run of the slice."""
+    return lambda tr, sl: tr[name][-1, sl]
 
 
-@check("fedinit.thm4", PAPER, "bound")
-def thm4(session):
-    return _bound_checks(session, fedinit_records.THM4, lambda tr, sl: np.nanmean(tr["delta"][:-1, sl], axis=0))
+def _bound_check(bound, lhs_fn):
+    """Register the check of ``bound`` (its id) against the left side lhs_fn(trace, run slice) (_bound_checks)."""
+    return check(bound.id, PAPER, "bound")(lambda session: _bound_checks(session, bound, lhs_fn))
 
 
-@check("fedinit.thm5", PAPER, "bound")
-def thm5(session):
-    return _bound_checks(session, fedinit_records.THM5, lambda tr, sl: tr["delta"][-1, sl])
+thm1 = _bound_check(fedinit_records.THM1, _round_average("grad_norm2"))
+thm2 = _bound_check(fedinit_records.THM2, _final("opt_error"))
+thm4 = _bound_check(fedinit_records.THM4, _round_average("delta"))
+thm5 = _bound_check(fedinit_records.THM5, _final("delta"))
 
 
 PARTIAL = ((10, 5), (20, 2))  # (C, N): half of the clients, and the paper's 10% participation (000 l. 535)
