@@ -535,6 +535,28 @@ W_READINGS = {"definition1": "W as Definition 1 admits it ([15]: I >= W > -I, ne
 MIN_EFFECT = 0.05
 _MIN_EFFECT_NOTE = (" min_effect 0.05: a refutation needs a contrary difference of at least 5% of the compared means "
                     "(MIN_EFFECT).")
+
+
+def _seeded_claim(*, note="", **fields) -> Claim:
+    """A claim decided from per-seed samples under the statistics policy: min_effect MIN_EFFECT, the note followed
+    by what that minimum means (_MIN_EFFECT_NOTE)."""
+    return Claim(min_effect=MIN_EFFECT, note=note + _MIN_EFFECT_NOTE if note else _MIN_EFFECT_NOTE.strip(), **_c,
+                 **fields)
+
+
+def _beta_claim(predicate, **fields) -> Claim:
+    """A claim decided on each topology's beta sweep over the paper's range beta < 1 (beta_range 1.0), under both W
+    readings: measured per beta, the per-seed samples and the diverged runs (_seeded_claim)."""
+    return _seeded_claim(readings=W_READINGS, predicate=predicate, parameters={"beta_range": 1.0},
+                         measurements=("beta", "samples", "diverged"), **fields)
+
+
+def _trend_claim(direction, **fields) -> Claim:
+    """A claim that the per-seed samples move in ``direction`` along x (_monotone; _seeded_claim)."""
+    return _seeded_claim(predicate=_monotone, parameters={"direction": direction}, measurements=("x", "samples"),
+                         **fields)
+
+
 CLAIM_BETA0 = Claim(
     id="oledfl.claim.beta0_is_dfedavg", quote="002_750e045df608fece.txt:78: 'When [beta = 0], it degrades to the vanilla DFedAvg method [15].' (symbol stripped); 002_750e045df608fece.txt:111: 'When [beta = 0], it reduces to the vanilla DFedAvg [15]'", title="beta = 0 recovers DFedAvg", source=f"{SEED}, Remark 2 and Remark 4",
     statement="OledFL with beta = 0 is DFedAvg (and OledFL-SAM with beta = 0 is DFedSAM)", predicate=_identical,
@@ -542,25 +564,20 @@ CLAIM_BETA0 = Claim(
     note="A property of the method (eq. (3) with beta = 0 starts at x_i^t); checked bit for bit on the engine. The "
          "engine's OledFL is DFedAvg with eq. (3)'s start, which at beta = 0 is x_i^t + 0 (x_i^t - x_i^{t-1,K}) = x_i^t "
          "exactly in floating point: the check is an implementation self-check by design.")
-CLAIM_ERROR = Claim(
-    readings=W_READINGS,
+CLAIM_ERROR = _beta_claim(
+    _decreasing_in_beta,
     id="oledfl.claim.beta_lowers_error", quote="002_750e045df608fece.txt:109: 'Firstly, from the negative coefficient in the last term of Theorem 1, it can be inferred that a larger [beta] value will reduce the optimization error, thereby accelerating the convergence rate.' (symbol stripped)", title="Larger beta lowers the optimization error (beta < 1)",
     source=f"{SEED}, Remark 2 ('a larger beta leads to a smaller optimization error'), Remark 3, Fig. 8(a)",
     statement="(1/T) sum_t ||grad f(x_bar^t)||^2 decreases as beta grows over the admissible beta < 1",
-    predicate=_decreasing_in_beta, parameters={"beta_range": 1.0}, min_effect=MIN_EFFECT,
-    measurements=("beta", "samples", "diverged"), **_c,
     note="The measured quantity is Theorem 1's left side as usually stated in DFL analyses (the average squared "
          "gradient norm at the average model); Theorem 1 itself is stripped. 'A larger beta' compares every two betas "
-         "of the admissible range (beta < 1) below a divergence." + _MIN_EFFECT_NOTE)
-CLAIM_SPEED = Claim(
-    readings=W_READINGS,
+         "of the admissible range (beta < 1) below a divergence.")
+CLAIM_SPEED = _beta_claim(
+    _decreasing_in_beta,
     id="oledfl.claim.beta_speeds_convergence", quote="002_750e045df608fece.txt:109: 'As depicted in Figure 8 (a), with the increase in [beta], the convergence curve becomes steeper, demonstrating a faster convergence speed.' (symbol stripped)", title="Larger beta speeds convergence (beta < 1)",
     source=f"{SEED}, Remark 3 ('with the increase in beta, the convergence curve becomes steeper'), Fig. 8(a), Sec. V-D",
     statement="the number of rounds until f(x_bar^t) - f* <= eps decreases as beta grows over beta < 1",
-    predicate=_decreasing_in_beta, parameters={"beta_range": 1.0}, min_effect=MIN_EFFECT,
-    measurements=("beta", "samples", "diverged"), **_c,
-    note="eps is a fixed fraction of the initial error (the check says which); runs that never reach it count T+1."
-         + _MIN_EFFECT_NOTE)
+    note="eps is a fixed fraction of the initial error (the check says which); runs that never reach it count T+1.")
 CLAIM_DIVERGE = Claim(
     id="oledfl.claim.diverges_at_beta_ge_1", title="Training diverges beyond beta = 1 (stripped threshold)",
     source=f"{SEED}, Sec. V-D ('When [beta >= 1], the algorithm diverges, which is consistent with the upper bound "
@@ -578,36 +595,32 @@ CLAIM_DIVERGE = Claim(
          "regime (scope 'extrapolation', never counted), on the random topology and on the others alike. It does not "
          "say that beta < 1 never diverges: that converse is not judged. Compare with the derived limit "
          "oledfl.derived.beta_max, which is 1 only when lambda_m(W) = 0.")
-CLAIM_CONSISTENCY = Claim(
-    readings=W_READINGS,
+CLAIM_CONSISTENCY = _beta_claim(
+    _ole_vs_no_ole,
     id="oledfl.claim.ole_improves_consistency", quote="002_750e045df608fece.txt:8: 'By adopting this initialization operation for each client before optimization, the mutual consistency among them is naturally strengthened.'", title="Ole strengthens consistency among clients",
     source=f"{SEED}, Sec. I and III-C, Fig. 1 ('the mutual consistency among them is naturally strengthened')",
     statement="with Ole (each admissible beta > 0, beta < 1) the spread of the local models (1/m) sum_i "
               "||x_{i,K}^{t-1} - x_bar^t||^2 is smaller than without it (beta = 0)",
-    predicate=_ole_vs_no_ole, parameters={"beta_range": 1.0}, min_effect=MIN_EFFECT,
-    measurements=("beta", "samples", "diverged"), **_c,
     note="The DFL analogue of FedInit's Delta^t (local end points against the average they are mixed into), averaged "
          "over the second half of the rounds. The consensus distance of the mixed models (1/m) sum_i ||x_i - x_bar||^2 "
          "and the spread of the starting points are reported beside it (the first is 0 on the fully connected W for "
          "every beta). The sentence compares adopting Ole with not adopting it (beta > 0 against beta = 0), not one "
-         "beta > 0 with another: that is what is tested." + _MIN_EFFECT_NOTE)
-CLAIM_TOPOLOGY = Claim(
+         "beta > 0 with another: that is what is tested.")
+CLAIM_TOPOLOGY = _trend_claim(
+    "increasing",
     readings=W_READINGS,
     id="oledfl.claim.connectivity_speeds_convergence", quote="002_750e045df608fece.txt:76: 'Additionally, in the dominant term of the convergence rate [...], it can be observed that better topological connectivity leads to a faster convergence rate.' (formula stripped)", title="Better connectivity (smaller lambda) converges faster",
     source=f"{SEED}, Remark 1 ('better topological connectivity leads to a faster convergence rate'), Sec. V-C, Fig. 6",
     statement="(1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) does not decrease as lambda grows",
-    predicate=_monotone,
-    parameters={"direction": "increasing"}, min_effect=MIN_EFFECT, measurements=("x", "samples"), **_c,
     note="x = lambda of each topology (the mean over draws for the random one). The sentence speaks of the dominant "
-         "term of the (stripped) rate; its measured counterpart is the left side the rate bounds, at the run's T."
-         + _MIN_EFFECT_NOTE)
-CLAIM_OPT_BETA = Claim(
+         "term of the (stripped) rate; its measured counterpart is the left side the rate bounds, at the run's T.")
+CLAIM_OPT_BETA = _seeded_claim(
     id="oledfl.claim.optimal_beta_vs_lambda", quote="002_750e045df608fece.txt:78: 'better-connected communication topology (implying a smaller [lambda]) corresponds to a smaller optimal value of [beta] for the algorithm.' (symbols stripped)", title="Smaller lambda has a smaller optimal beta",
     source=f"{SEED}, Remark 2 ('better-connected communication topology (implying a smaller lambda) corresponds to a "
            "smaller optimal value of beta'), Sec. V-C, Fig. 7",
     statement="beta*(topology), the grid's optimum in the paper's range beta < 1, is non-decreasing in lambda",
-    predicate=_optimal_beta_order, parameters={"beta_range": 1.0}, min_effect=MIN_EFFECT,
-    measurements=("lam", "beta", "samples", "diverged", "names"), **_c,
+    predicate=_optimal_beta_order, parameters={"beta_range": 1.0},
+    measurements=("lam", "beta", "samples", "diverged", "names"),
     readings=W_READINGS,
     note="beta* over the grid's betas in the paper's range (0, 0.3, 0.6, 0.9, 0.99; Sec. V-D tests beta up to 0.99) "
          "by the final optimization error. Which W the paper uses is not in the seed: Definition 1 keeps the property "
@@ -616,41 +629,35 @@ CLAIM_OPT_BETA = Claim(
          "decided as readings. Remark 2 argues that a larger beta lowers the error while Theorem 1's (stripped) beta "
          "condition bounds it from above, so its 'optimal beta' is that upper bound; a measured optimum at the edge of "
          "the grid or next to a diverged beta is never evidence (inconclusive by rule, in the predicate). Compare with "
-         "the derived consensus-only optimum oledfl.derived.beta_consensus_opt." + _MIN_EFFECT_NOTE)
-CLAIM_K = Claim(
+         "the derived consensus-only optimum oledfl.derived.beta_consensus_opt.")
+CLAIM_K = _trend_claim(
+    "decreasing",
     id="oledfl.claim.local_steps_speed", quote="002_750e045df608fece.txt:76: 'Moreover, a larger number of local epochs also leads to a faster convergence rate, as confirmed in Section V-D (see Figure 8 (b)).'", title="More local steps K converge faster",
     source=f"{SEED}, Remark 1 ('a larger number of local epochs also leads to a faster convergence rate'), Sec. V-D, "
-           "Fig. 8(b)", statement="rounds to reach eps do not increase with K", predicate=_monotone,
-    parameters={"direction": "decreasing"}, min_effect=MIN_EFFECT, measurements=("x", "samples"), **_c,
-    note=_MIN_EFFECT_NOTE.strip())
-CLAIM_STAB_BETA = Claim(
-    readings=W_READINGS,
+           "Fig. 8(b)", statement="rounds to reach eps do not increase with K")
+CLAIM_STAB_BETA = _beta_claim(
+    _decreasing_in_beta,
     id="oledfl.claim.ole_lowers_stability_gap", quote="002_750e045df608fece.txt:109: 'This implies that with an increase in [beta], the generalization error of the algorithm will decrease, thereby enhancing its generalization performance.' (symbol stripped)", title="Larger beta lowers the generalization (stability) error",
     source=f"{SEED}, Remark 3 ('as beta increases, the terms ... decrease ... the generalization error of the "
            "algorithm will decrease'), Theorem 2",
     statement="the coupled-run stability gap decreases in beta over beta < 1",
-    predicate=_decreasing_in_beta, parameters={"beta_range": 1.0}, min_effect=MIN_EFFECT,
-    measurements=("beta", "samples", "diverged"), **_c,
     note="Stability gap = max over the pooled samples z of |f(x_bar^T; z) - f(x~_bar^T; z)| for data sets that differ "
-         "in one sample, averaged over coupled pairs that share every random stream (uniform stability's definition)."
-         + _MIN_EFFECT_NOTE)
-CLAIM_STAB_TOPO = Claim(
+         "in one sample, averaged over coupled pairs that share every random stream (uniform stability's definition).")
+CLAIM_STAB_TOPO = _trend_claim(
+    "increasing",
     readings=W_READINGS,
     id="oledfl.claim.connectivity_lowers_stability_gap", quote="002_750e045df608fece.txt:109: 'Furthermore, from Theorem 2, it can be observed that better topological connectivity (smaller [lambda]) leads to a smaller generalization error, which is validated in Section V-C (see Figure 6).' (symbol stripped)", title="Smaller lambda gives a smaller generalization error",
     source=f"{SEED}, Remark 3 ('better topological connectivity (smaller lambda) leads to a smaller generalization "
-           "error'), Fig. 6", statement="the stability gap does not decrease as lambda grows", predicate=_monotone,
-    parameters={"direction": "increasing"}, min_effect=MIN_EFFECT, measurements=("x", "samples"), **_c,
-    note=_MIN_EFFECT_NOTE.strip())
-CLAIM_REMARK4 = Claim(
+           "error'), Fig. 6", statement="the stability gap does not decrease as lambda grows")
+CLAIM_REMARK4 = _seeded_claim(
     id="oledfl.remark4", quote="002_750e045df608fece.txt:111: 'Compared with the generalization bound of D-SGD proposed by [43], [...], the local epochs in DFedAvg can enhance its generalization, which is consistent with the observation in Figure 2&3.' (formula stripped)", title=f"Remark 4: local steps improve generalization over D-SGD {NA}",
     source=f"{SEED}, Remark 4 (compares with the D-SGD bound of [43]) and Figs. 2-3",
     statement="DFedAvg (K local steps) has a smaller generalization (stability) error than D-PSGD (one step per round) "
               "after the same number of rounds",
-    predicate=_smaller, min_effect=MIN_EFFECT, measurements=("samples_a", "samples_b"), **_c,
+    predicate=_smaller, measurements=("samples_a", "samples_b"),
     note="Both bounds (DFedAvg's at beta = 0 and D-SGD's from [43]) are stripped; the remark compares bounds obtained "
          "through uniform stability, so the measured counterpart is the coupled-run stability gap (as in "
-         "oledfl.claim.ole_lowers_stability_gap) at equal rounds. The check also reports the population risk."
-         + _MIN_EFFECT_NOTE)
+         "oledfl.claim.ole_lowers_stability_gap) at equal rounds. The check also reports the population risk.")
 CLAIM_SPARSITY = Claim(
     id="oledfl.claim.sparsity_order", quote="002_750e045df608fece.txt:171: 'In Table V, the degree of sparse connectivity follows the order: Ring Grid Exponential Full-connected [16, 45, 55].'", title="Sparse connectivity order Ring > Grid > Exponential > Full",
     source=f"{SEED}, Sec. V-C and Table V (lambda per topology; the entries are stripped except Full: 0)",
