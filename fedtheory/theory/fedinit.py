@@ -109,6 +109,11 @@ U_DEF = Definition(
     "points a run visited (a lower estimate of the true sup; see the stability check's note).", title="loss bound U")
 register(KAPPA1, KAPPA2, LAMBDA_MAX, C_DEF, U_DEF)
 
+# The optimization analysis's assumptions and the constants its bounds name (Thms 1, 2, 4, 5, 6 and Lemmas 2-4; the
+# PL theorems add PL(mu)); Thm 3 (stability) lists its own.
+OPT_ASSUMPTIONS = ("L_smooth", "bounded_variance", "heterogeneity(G,B)")
+OPT_DEFINITIONS = (KAPPA1, KAPPA2, LAMBDA_MAX)
+
 # ------------------------------------------------------------------------------------ conditions
 
 _cond = lambda name, rel, src="", note="": Condition(name, rel, src, note)
@@ -133,10 +138,10 @@ THM1_EXPR = 2 * D / (lam * eta * K * T) + kappa2 * eta * L * sigma_l**2 / (lam *
 THM1 = Bound(
     id="fedinit.thm1", paper=PAPER, title="Theorem 1: non-convex convergence of FedInit",
     source=f"{SEED}, Thm 1, eq. (9) and rate eq. (10); App. A.2.3, Thm 7, eq. (27)-(28); {POSTER}, table row 1",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    symbols=S_, assumptions=OPT_ASSUMPTIONS,
     units=Units(lhs="f^2/w^2"),
     lhs="avg_grad_norm2", lhs_description="(1/T) sum_{t=0}^{T-1} E||grad f(w^t)||^2", lhs_kind="grad_norm2",
-    expr=THM1_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM1_CONDITIONS,
+    expr=THM1_EXPR, definitions=OPT_DEFINITIONS, conditions=THM1_CONDITIONS,
     order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / sp.sqrt(N * K * T), T, {eta: sp.sqrt(N / (K * T))},
                       source=f"{SEED}, eq. (10)", track=(N, K)),
     note="Bound as in eq. (9)/(27) and the poster. The poster prints the sum from t=1; the proof sums t=0..T-1. "
@@ -149,10 +154,10 @@ THM2_EXPR = (sp.exp(-lam * mu * eta * K * T) * D + 3 * kappa1 * eta * K * L * G*
 THM2 = Bound(
     id="fedinit.thm2", paper=PAPER, title="Theorem 2: convergence under the PL condition",
     source=f"{SEED}, Thm 2, eq. (11)-(12); App. A.2.4, Thm 8, eq. (29)-(30); {POSTER}, table row 2",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "PL(mu)"),
+    symbols=S_, assumptions=OPT_ASSUMPTIONS + ("PL(mu)",),
     units=Units(lhs="f"),
     lhs="opt_error_T", lhs_description="E[f(w^T) - f(w*)]", lhs_kind="opt_error",
-    expr=THM2_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM1_CONDITIONS + (ETA_PL,),
+    expr=THM2_EXPR, definitions=OPT_DEFINITIONS, conditions=THM1_CONDITIONS + (ETA_PL,),
     order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / (N * K * T), T,
                       {eta: sp.log(lam * mu * N * K * T) / (lam * mu * K * T)}, up_to_log=True,
                       source=f"{SEED}, eq. (12) ('where we omit the O(log(NKT)) term')", track=(N, K)),
@@ -254,10 +259,10 @@ THM4_REDERIVED_EXPR = _thm4_expr(THM4_GRAD_COEF_REDERIVED)
 THM4 = Bound(
     id="fedinit.thm4", paper=PAPER, title="Theorem 4: average divergence (explicit form from the proof)",
     source=f"{SEED}, Thm 4, eq. (16); App. A.2.5, Thm 9, eq. (31) and the display before it",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    symbols=S_, assumptions=OPT_ASSUMPTIONS,
     units=Units(lhs="w^2"),
     lhs="avg_delta", lhs_description="(1/T) sum_{t=0}^{T-1} Delta^t", lhs_kind="divergence",
-    expr=THM4_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX), conditions=THM45_CONDITIONS,
+    expr=THM4_EXPR, definitions=OPT_DEFINITIONS, conditions=THM45_CONDITIONS,
     order=StatedOrder(N * (sigma_l**2 + K * G**2) / T + sp.sqrt(N * K) * B**2 * (D + L * (sigma_l**2 + K * G**2)) / T ** sp.Rational(3, 2),
                       T, {eta: sp.sqrt(N / (K * T))}, source=f"{SEED}, eq. (16)/(31)", track=(N, K)),
     note="Explicit inequality = the last display of the proof before the O(.) (coefficients 534, 267, 801, 69, 267 "
@@ -302,10 +307,10 @@ THM5_EXPR = _THM5_REST + THM5_D_TERM_LOOSE
 THM5 = Bound(
     id="fedinit.thm5", paper=PAPER, title="Theorem 5: final divergence under PL (explicit form from the proof)",
     source=f"{SEED}, Thm 5, eq. (17); App. A.2.6, Thm 10, eq. (32) and the displays before it",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "PL(mu)"),
+    symbols=S_, assumptions=OPT_ASSUMPTIONS + ("PL(mu)",),
     units=Units(lhs="w^2"),
     lhs="delta_T", lhs_description="Delta^T", lhs_kind="divergence",
-    expr=THM5_EXPR, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX),
+    expr=THM5_EXPR, definitions=OPT_DEFINITIONS,
     conditions=THM45_CONDITIONS + (ETA_PL, _cond("beta_geometric", 96 * beta**2 <= sp.exp(-lam * mu * eta * K),
                                                  f"{SEED}, App. A.2.6 ('let 96 beta^2 < e^(-lambda mu eta K)')")),
     order=StatedOrder((D + G**2) / T**2 + (N * sigma_l**2 + K * G**2) / (N * K * T**2) + 1 / (N * K * T**3), T,
@@ -331,11 +336,10 @@ THM5 = Bound(
 THM6_COMPOSED = Bound(
     id="fedinit.thm6.composed", paper=PAPER, title="Excess risk bound composed from eq. (3), Thm 2 and Thm 3",
     source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and Thm 3 (eq. 14); the basis of Thm 6, eq. (18)",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "lipschitz(L_G)", "PL(mu)",
-                             "nonnegative_loss"),
+    symbols=S_, assumptions=OPT_ASSUMPTIONS + ("lipschitz(L_G)", "PL(mu)", "nonnegative_loss"),
     units=Units(lhs="f", alternative="fedinit.thm6.composed.rederived", finding="fedinit.thm3.printed_divergence_term"),
     lhs="excess_risk", lhs_description="E[F(w^T)] - E[f(w*)] (population risk of the output minus the empirical optimum)",
-    lhs_kind="loss_range", expr=THM2_EXPR + STAB_TERM_PRINTED + DIV_TERM_PRINTED, definitions=(KAPPA1, KAPPA2, LAMBDA_MAX),
+    lhs_kind="loss_range", expr=THM2_EXPR + STAB_TERM_PRINTED + DIV_TERM_PRINTED, definitions=OPT_DEFINITIONS,
     conditions=THM1_CONDITIONS + (ETA_PL,) + THM3_CONDITIONS, readings=DIVERGENCE_READINGS,
     note="Thm 6 combines Thm 2 (which needs a constant eta <= 1/(lambda mu K), chosen as log(lambda mu N K T)/"
          "(lambda mu K T)) with Thm 3 (which needs eta_tau = c/tau). One run cannot satisfy both step-size rules; "
@@ -392,7 +396,7 @@ ETA_KL = _cond("eta_le_1_over_KL", eta <= 1 / (K * L), f"{SEED}, Lemma 3 proof (
 LEMMA2 = Bound(
     id="fedinit.lemma2", paper=PAPER, title="Lemma 2: bounded local updates",
     source=f"{SEED}, App. A.2.1, Lemma 2, eq. (24)", symbols=S_,
-    assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    assumptions=OPT_ASSUMPTIONS,
     lhs="V1", lhs_description="V_1^t = (1/C) sum_{i in C} sum_{k<K} E||w_{i,k}^t - w^t||^2", lhs_kind="local_path",
     expr=4 * K * beta**2 * Delta_t + 3 * K**2 * eta**2 * (sigma_l**2 + 4 * K * G**2) + 12 * K**3 * eta**2 * B**2 * grad_norm2_t,
     conditions=(K_MIN, LEMMA_ETA), requires={"full_participation": True},
@@ -400,7 +404,7 @@ LEMMA2 = Bound(
 LEMMA3 = Bound(
     id="fedinit.lemma3", paper=PAPER, title="Lemma 3: bounded global update",
     source=f"{SEED}, App. A.2.1, Lemma 3, eq. (25)", symbols=S_,
-    assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    assumptions=OPT_ASSUMPTIONS,
     lhs="V2", lhs_description="V_2^t = E||w^{t+1} - w^t||^2", lhs_kind="divergence",
     expr=(15 * beta**2 * Delta_t / N + 10 * eta**2 * K * sigma_l**2 / N + 39 * eta**2 * K**2 * G**2 / N
           + 39 * eta**2 * K**2 * B**2 * grad_norm2_t / N + eta**2 * (N - 1) / (N * C * (C - 1)) * local_grad_sum2),
@@ -412,7 +416,7 @@ LEMMA3 = Bound(
 LEMMA4 = Bound(
     id="fedinit.lemma4", paper=PAPER, title="Lemma 4: divergence recursion",
     source=f"{SEED}, App. A.2.1, Lemma 4, eq. (26)", symbols=S_,
-    assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)"),
+    assumptions=OPT_ASSUMPTIONS,
     units=Units(lhs="w^2"),
     lhs="delta_next", lhs_description="Delta^{t+1} (given Delta^t)", lhs_kind="divergence",
     expr=(72 * beta**2 * Delta_t + 51 * eta**2 * K * sigma_l**2 + 195 * eta**2 * K**2 * G**2
