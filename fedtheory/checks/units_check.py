@@ -279,7 +279,7 @@ def units_symbols(record) -> dict[str, str]:
     """The dimension of every symbol the record's formulas use ('?' undeclared; readings joined by ' | ')."""
     info = _symbols_of(record)
     out = {}
-    for n in sorted(free_names(record_formulas(record, "1")), key=str.lower):
+    for n in sorted(free_names(record_formulas(record, "1")), key=lambda n: (n.lower(), n)):  # C before c, always
         d = getattr(info.get(n), "dimension", None)
         if d is None:
             out[n] = "?"
