@@ -197,6 +197,31 @@ def test_draw_ahead_gives_the_streams_of_round_by_round_draws(seeds, rounds, sha
         assert all(np.array_equal(x.random(2), y.random(2)) for x, y in zip(a.generators(c), b.generators(c)))
 
 
+@given(seeds=st.lists(st.integers(0, 2), min_size=2, max_size=6), rounds=st.integers(1, 30),
+       shape=st.sampled_from([(3,), (2, 4, 3)]), ahead=st.sampled_from([7, 100]), switch_at=st.integers(0, 35),
+       advance=st.integers(0, 2))
+def test_draw_ahead_with_repeated_seeds_gives_each_runs_own_draws(seeds, rounds, shape, ahead, switch_at, advance):
+    """issue 26 (speed2): runs in the same generator state (a sweep's paired seeds) draw a block once and copy it;
+    every run's numbers, and its generators afterwards, are what its own generator drawing call by call gives, also
+    when one of the paired runs' generators was advanced first (then it is not shared)."""
+    from fedtheory.sim.rng import RunStreams
+
+    a = RunStreams(seeds, rounds_ahead=ahead)
+    a.generators("init")[0].random(advance)  # a concern drawn directly on one run: its pairs now differ
+    fresh = [RunStreams([s]) for s in seeds]  # each run alone, drawn call by call
+    fresh[0].generators("init")[0].random(advance)
+    for t in range(rounds):
+        if t == switch_at:
+            got = a.generators("batch")[-1].random(3)
+            assert np.array_equal(got, fresh[-1].generators("batch")[0].random(3))
+        assert np.array_equal(a.normal("noise", shape), np.concatenate([f.normal("noise", shape) for f in fresh]))
+        assert np.array_equal(a.uniform("batch", shape), np.concatenate([f.uniform("batch", shape) for f in fresh]))
+        assert np.array_equal(a.uniform("init", shape), np.concatenate([f.uniform("init", shape) for f in fresh]))
+        assert np.array_equal(a.choose_clients(6, 3), np.concatenate([f.choose_clients(6, 3) for f in fresh]))
+    for c in ("noise", "batch", "sampling", "init"):
+        assert all(np.array_equal(x.random(2), f.generators(c)[0].random(2)) for x, f in zip(a.generators(c), fresh))
+
+
 def test_the_oracle_gathers_a_view_only_when_the_participants_change():
     """issue 26: one oracle per simulate call; the participants' data are gathered once under full participation
     and again only in rounds whose participants differ."""
