@@ -109,7 +109,7 @@ class RunStreams:
             data = np.empty((rounds, len(gens)) + shape)
         first: dict = {}  # a generator's state -> the first run in that state: runs in the same state draw the same
         for r, g in enumerate(gens):
-            key = _state_key(states[r])
+            key = state_key(states[r])
             lead = first.setdefault(key, r)
             if lead != r:  # the same seed (e.g. the paired seeds of a sweep): its draws are the leader's, copied
                 data[:, r] = data[:, lead]
@@ -135,9 +135,9 @@ class RunStreams:
                 getattr(g, block.method)((block.pos,) + block.shape)
 
 
-def _state_key(state: dict):
+def state_key(state: dict):
     """A hashable form of a bit generator's state: two generators of one kind with equal keys draw the same numbers
-    (None: not comparable, never shared)."""
+    (another kind of bit generator: a key equal to no other)."""
     if state.get("bit_generator") != "PCG64":
         return None, object()
     inner = state["state"]
