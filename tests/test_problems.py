@@ -167,3 +167,29 @@ def test_factories_validate():
         heterogeneous_least_squares(3, 3, 5, random_state=-2)
     with pytest.raises(ParameterError, match="n_clients"):
         pl_nonconvex(1, 3, 5)
+
+
+@pytest.mark.parametrize("classes", [3, 20])  # the folded (k <= 16) and the reduced softmax
+def test_logistic_gradients_in_place_equal_the_written_out_formula(classes):
+    """issue 26 (speed2): the logistic view's gradients, computed in the logits' memory, are bit for bit the formula
+    written out with temporaries: softmax(XW), (P - Y) mask, X'E / S_i + reg w (and the minibatch form)."""
+    p = synthetic_logistic(4, 5, classes, 9, random_state=1)
+    g = np.random.default_rng(0)
+    R = 3
+    sel = np.stack([g.permutation(4)[:3] for _ in range(R)])
+    v = p.view(sel, np.zeros(R, dtype=np.int64))
+    w = g.standard_normal((R, 3, p.dim))
+    W = w.reshape(R, 3, p.n_features, p.n_classes)
+
+    def softmax(z):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    P = softmax(np.matmul(v.X, W))
+    G = np.matmul(np.swapaxes(v.X, -1, -2), (P - v.Y) * v.mask[..., None]) / v.size[..., None, None]
+    assert np.array_equal(v.grad(w), G.reshape(w.shape) + p.reg * w)
+    idx = g.integers(0, 9, (R, 3, 4))
+    Xb = np.take_along_axis(v.X, idx[..., None], axis=2)
+    Yb = np.take_along_axis(v.Y, idx[..., None], axis=2)
+    Gb = np.matmul(np.swapaxes(Xb, -1, -2), softmax(np.matmul(Xb, W)) - Yb) / 4
+    assert np.array_equal(v.grad_batch(w, idx), Gb.reshape(w.shape) + p.reg * w)
