@@ -330,3 +330,19 @@ def test_choice_rounds_draws_call_by_call_after_a_rejection():
     x = choice_rounds(a, 10_000, 7, 300)
     y = np.stack([b.choice(10_000, 7, replace=False) for _ in range(300)])
     assert np.array_equal(x, y) and a.bit_generator.state == b.bit_generator.state
+
+
+@given(seed=st.integers(0, 1000), shape=st.sampled_from([(5,), (3, 4), (2, 3, 7), (4, 1, 2)]), special=st.booleans())
+def test_numpy_ops_norm_and_max_are_numpys_bit_for_bit(seed, shape, special):
+    """issue 26 (speed2): NumpyOps.norm / max along one axis take numpy's own reductions without their Python layers:
+    the same numbers as np.linalg.norm / np.max (NaN and infinities included), on every axis, with keepdims."""
+    from fedtheory.sim.backend import NumpyOps
+
+    x = np.random.default_rng(seed).standard_normal(shape) * 1e3
+    if special:
+        x.flat[0], x.flat[-1] = np.nan, np.inf
+    for axis in range(-len(shape), len(shape)):
+        for keep in (False, True):
+            np.testing.assert_array_equal(NumpyOps.norm(x, axis=axis, keepdims=keep),
+                                          np.linalg.norm(x, axis=axis, keepdims=keep), strict=True)
+        np.testing.assert_array_equal(NumpyOps.max(x, axis=axis), np.max(x, axis=axis), strict=True)
