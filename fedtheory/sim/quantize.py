@@ -352,7 +352,7 @@ def _search_rows(sorted_rows: np.ndarray, q: np.ndarray, side: str) -> np.ndarra
         return _RowSearch(sorted_rows)(q, side=side)
     out = np.empty(q.shape, dtype=np.int64)
     for i in range(B):
-        out[i] = np.searchsorted(sorted_rows[i], q[i], side=side)
+        out[i] = sorted_rows[i].searchsorted(q[i], side=side)
     return out
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 from ..partition import dirichlet_label_skew
-from .base import ClientView, Constant, Problem, gather
+from .base import ClientView, Constant, Problem, gather, shared_index
 
 __all__ = ["LogisticProblem", "digits_logistic", "digits_split", "synthetic_logistic"]
 
@@ -50,8 +50,14 @@ def _logsumexp(z):
 class _LogView(ClientView):
     def __init__(self, p: "LogisticProblem", clients, variant):
         self.p = p
-        self.X = gather(p.X, variant, clients)  # (R,N,S,f)
-        self.Y = gather(p.Yoh, variant, clients)  # (R,N,S,k)
+        index = shared_index(variant, clients, p.X.shape[1])
+        if index is not None:  # every run: the same clients and data, one read-only (N,S,...) block seen by all runs
+            R, N = clients.shape
+            self.X = np.broadcast_to(p.X[index], (R, N) + p.X.shape[2:])  # (R,N,S,f)
+            self.Y = np.broadcast_to(p.Yoh[index], (R, N) + p.Yoh.shape[2:])  # (R,N,S,k)
+        else:
+            self.X = gather(p.X, variant, clients)  # (R,N,S,f)
+            self.Y = gather(p.Yoh, variant, clients)  # (R,N,S,k)
         self.mask = p.mask[clients]  # (R,N,S)
         self.size = p.client_sizes[clients].astype(float)  # (R,N)
 
