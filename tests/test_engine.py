@@ -197,6 +197,31 @@ def test_draw_ahead_gives_the_streams_of_round_by_round_draws(seeds, rounds, sha
         assert all(np.array_equal(x.random(2), y.random(2)) for x, y in zip(a.generators(c), b.generators(c)))
 
 
+@given(seeds=st.lists(st.integers(0, 2), min_size=2, max_size=6), rounds=st.integers(1, 30),
+       shape=st.sampled_from([(3,), (2, 4, 3)]), ahead=st.sampled_from([7, 100]), switch_at=st.integers(0, 35),
+       advance=st.integers(0, 2))
+def test_draw_ahead_with_repeated_seeds_gives_each_runs_own_draws(seeds, rounds, shape, ahead, switch_at, advance):
+    """issue 26 (speed2): runs in the same generator state (a sweep's paired seeds) draw a block once and copy it;
+    every run's numbers, and its generators afterwards, are what its own generator drawing call by call gives, also
+    when one of the paired runs' generators was advanced first (then it is not shared)."""
+    from fedtheory.sim.rng import RunStreams
+
+    a = RunStreams(seeds, rounds_ahead=ahead)
+    a.generators("init")[0].random(advance)  # a concern drawn directly on one run: its pairs now differ
+    fresh = [RunStreams([s]) for s in seeds]  # each run alone, drawn call by call
+    fresh[0].generators("init")[0].random(advance)
+    for t in range(rounds):
+        if t == switch_at:
+            got = a.generators("batch")[-1].random(3)
+            assert np.array_equal(got, fresh[-1].generators("batch")[0].random(3))
+        assert np.array_equal(a.normal("noise", shape), np.concatenate([f.normal("noise", shape) for f in fresh]))
+        assert np.array_equal(a.uniform("batch", shape), np.concatenate([f.uniform("batch", shape) for f in fresh]))
+        assert np.array_equal(a.uniform("init", shape), np.concatenate([f.uniform("init", shape) for f in fresh]))
+        assert np.array_equal(a.choose_clients(6, 3), np.concatenate([f.choose_clients(6, 3) for f in fresh]))
+    for c in ("noise", "batch", "sampling", "init"):
+        assert all(np.array_equal(x.random(2), f.generators(c)[0].random(2)) for x, f in zip(a.generators(c), fresh))
+
+
 def test_the_oracle_gathers_a_view_only_when_the_participants_change():
     """issue 26: one oracle per simulate call; the participants' data are gathered once under full participation
     and again only in rounds whose participants differ."""
@@ -305,3 +330,19 @@ def test_choice_rounds_draws_call_by_call_after_a_rejection():
     x = choice_rounds(a, 10_000, 7, 300)
     y = np.stack([b.choice(10_000, 7, replace=False) for _ in range(300)])
     assert np.array_equal(x, y) and a.bit_generator.state == b.bit_generator.state
+
+
+@given(seed=st.integers(0, 1000), shape=st.sampled_from([(5,), (3, 4), (2, 3, 7), (4, 1, 2)]), special=st.booleans())
+def test_numpy_ops_norm_and_max_are_numpys_bit_for_bit(seed, shape, special):
+    """issue 26 (speed2): NumpyOps.norm / max along one axis take numpy's own reductions without their Python layers:
+    the same numbers as np.linalg.norm / np.max (NaN and infinities included), on every axis, with keepdims."""
+    from fedtheory.sim.backend import NumpyOps
+
+    x = np.random.default_rng(seed).standard_normal(shape) * 1e3
+    if special:
+        x.flat[0], x.flat[-1] = np.nan, np.inf
+    for axis in range(-len(shape), len(shape)):
+        for keep in (False, True):
+            np.testing.assert_array_equal(NumpyOps.norm(x, axis=axis, keepdims=keep),
+                                          np.linalg.norm(x, axis=axis, keepdims=keep), strict=True)
+        np.testing.assert_array_equal(NumpyOps.max(x, axis=axis), np.max(x, axis=axis), strict=True)

@@ -156,6 +156,67 @@ def test_kmeans_fixed_point_with_ties(seed, bits, decimals):
         assert np.all(cr[1:] >= cr[:-1])  # sorted; retired or unused entries are +inf at the end
 
 
+def _lloyd_every_row(x, k, max_iter=300):
+    """The straightforward batched Lloyd (every row searched and updated every iteration, row by row), the form
+    lloyd_1d had before it updated only the rows still moving (issue 26)."""
+    B, n = x.shape
+    k = np.broadcast_to(np.asarray(k, dtype=np.int64), (B,))
+    k_max = int(k.max())
+    xs = np.sort(x, axis=1)
+    base = xs[:, :1]
+    cs = np.zeros((B, n + 1))
+    np.cumsum(xs - base, axis=1, out=cs[:, 1:])
+    j = np.arange(k_max)
+    active = j[None, :] < k[:, None]
+    start = np.minimum(((2 * j[None, :] + 1) * n) // (2 * k[:, None]), n - 1)
+    c = np.where(active, np.take_along_axis(xs, np.where(active, start, 0), axis=1), np.inf)
+    if k_max > 1:
+        c[:, 1:] = np.where(c[:, 1:] == c[:, :-1], np.inf, c[:, 1:])
+        c = np.sort(c, axis=1)
+    rows = np.arange(B)[:, None]
+    edges = np.empty((B, k_max + 1), dtype=np.int64)
+    edges[:, 0], edges[:, -1] = 0, n
+    prev = None
+    it = 0
+    for it in range(1, max_iter + 1):
+        mid = 0.5 * c[:, :-1] + 0.5 * c[:, 1:]
+        for r in range(B):
+            edges[r, 1:-1] = np.searchsorted(xs[r], mid[r], side="right")
+        if prev is not None and np.array_equal(edges, prev):
+            break
+        cnt = edges[:, 1:] - edges[:, :-1]
+        sums = cs[rows, edges[:, 1:]] - cs[rows, edges[:, :-1]]
+        c = np.where(cnt > 0, base + sums / np.maximum(cnt, 1), c)
+        if np.any(c[:, 1:] < c[:, :-1]):
+            c = np.sort(c, axis=1)
+        prev = edges.copy()
+    mid = 0.5 * c[:, :-1] + 0.5 * c[:, 1:]
+    labels = np.stack([np.searchsorted(mid[r], x[r], side="left") for r in range(B)])
+    return c, labels, it
+
+
+@given(seed=st.integers(0, 10_000), rows=st.integers(1, 12), n=st.integers(1, 70), decimals=st.sampled_from([0, 1, 8]))
+def test_lloyd_updating_the_moving_rows_equals_updating_every_row(seed, rows, n, decimals):
+    """issue 26 (speed2): lloyd_1d searches and updates only the rows whose centroids moved in the last update, one
+    searchsorted per row (or one call for all rows beyond LOOP_ROWS): the same centroids, labels and iteration
+    count, bit for bit, as every row updated every iteration (ties, constant rows, a different k per row)."""
+    from fedtheory.sim import quantize
+
+    g = np.random.default_rng(seed)
+    x = np.round(g.standard_normal((rows, n)) * g.uniform(0.1, 5, (rows, 1)), decimals)
+    x[0] = x[0, 0]  # a constant row
+    k = 2 ** g.integers(0, 7, rows)
+    for kk in (k, int(k.max())):
+        rc, rlab, rit = _lloyd_every_row(x, kk)
+        for loop_rows in (quantize.LOOP_ROWS, 0):
+            saved, quantize.LOOP_ROWS = quantize.LOOP_ROWS, loop_rows
+            try:
+                c, lab, it = lloyd_1d(x, kk)
+            finally:
+                quantize.LOOP_ROWS = saved
+            assert np.array_equal(c, rc) and np.array_equal(lab, rlab) and it == rit
+
+
 def test_kmeans_layers_codebook_and_lossless_when_few_values():
     x = np.random.default_rng(1).standard_normal((3, 40))
     code = kmeans_quantize(x, 3, [10, 30])

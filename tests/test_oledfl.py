@@ -505,3 +505,35 @@ def test_checks_quick_profile_verdicts():
     # one row per topology: decided on Metropolis and on lazy W (the readings of W) and joined
     assert len(by["oledfl.claim.beta_lowers_error"]) == 5
     assert all(set(r.extra["readings"]) == {"definition1", "psd"} for r in by["oledfl.claim.beta_lowers_error"])
+
+
+def test_paired_seeds_draw_a_time_varying_graph_once_and_get_each_runs_own_matrix():
+    """issue 26 (speed2): runs of one time-varying topology whose generators are in the same state (a sweep's paired
+    seeds) draw the graph once and share its W block; every round's block-diagonal matrix is, entry for entry, each
+    run's own Metropolis matrix drawn from its own stream alone, and the generators end where each run's would."""
+    import types
+
+    import scipy.sparse as sps
+
+    from fedtheory.sim import RunStreams
+    from fedtheory.sim.gossip import Gossip
+    from fedtheory.sim.topology import canonical_edges, metropolis_matrix
+
+    m = 7
+    rnd, lazy = RandomKNeighbour(m, 2), RandomKNeighbour(m, 3, laziness=0.2)
+    tops = [rnd, Ring(m), rnd, lazy, rnd, lazy, Ring(m), rnd]
+    seeds = [5, 5, 5, 5, 6, 5, 9, 6]
+    comm = Gossip(tops)
+    comm.setup(types.SimpleNamespace(w=np.zeros((len(tops), 3)), clients={}), len(tops), m, 3)
+    streams = RunStreams(seeds)
+    alone = [RunStreams([s]).generators("topology")[0] for s in seeds]
+    streams.generators("topology")[3].random()  # run 3 advanced: no longer paired with run 5
+    alone[3].random()
+    for _ in range(4):
+        got = comm.round_matrix(streams)
+        blocks = [metropolis_matrix(m, *canonical_edges(m, *t.pairs(g)), t.laziness) if t.time_varying
+                  else metropolis_matrix(m, *canonical_edges(m, *t.pairs()), t.laziness) for t, g in zip(tops, alone)]
+        want = sps.block_diag(blocks, format="csr")
+        assert np.array_equal(got.toarray(), want.toarray())
+    for g, a in zip(streams.generators("topology"), alone):
+        assert g.random() == a.random()

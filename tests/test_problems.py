@@ -167,3 +167,50 @@ def test_factories_validate():
         heterogeneous_least_squares(3, 3, 5, random_state=-2)
     with pytest.raises(ParameterError, match="n_clients"):
         pl_nonconvex(1, 3, 5)
+
+
+@pytest.mark.parametrize("shared", ["every client", "the same clients", "different clients"])
+@pytest.mark.parametrize("classes", [3, 20])  # the folded (k <= 16) and the reduced softmax
+def test_logistic_gradients_in_place_equal_the_written_out_formula(classes, shared):
+    """issue 26 (speed2): the logistic view's gradients, computed in the logits' memory and, when every run has the
+    same clients, on one read-only block of their data seen by all runs, are bit for bit the formula written out
+    with temporaries on each run's own copy of the data: softmax(XW), (P - Y) mask, X'E / S_i + reg w, the
+    minibatch form, the loss and the representation."""
+    p = synthetic_logistic(4, 5, classes, 9, random_state=1)
+    g = np.random.default_rng(0)
+    R = 3
+    sel = {"every client": np.broadcast_to(np.arange(4), (R, 4)),
+           "the same clients": np.broadcast_to(g.permutation(4)[:3], (R, 3)),
+           "different clients": np.stack([g.permutation(4)[:3] for _ in range(R)])}[shared]
+    v = p.view(sel, np.zeros(R, dtype=np.int64))
+    N = sel.shape[1]
+    X, Y, mask = p.X[0][sel], p.Yoh[0][sel], p.mask[sel]  # each run's own copy (R,N,S,...)
+    assert np.array_equal(v.X, X) and np.array_equal(v.Y, Y) and (v.X.strides[0] == 0) == (shared != "different clients")
+    w = g.standard_normal((R, N, p.dim))
+    W = w.reshape(R, N, p.n_features, p.n_classes)
+
+    def softmax(z):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    size = p.client_sizes[sel].astype(float)
+    Z = np.matmul(X, W)
+    P = softmax(Z)
+    G = np.matmul(np.swapaxes(X, -1, -2), (P - Y) * mask[..., None]) / size[..., None, None]
+    assert np.array_equal(v.grad(w), G.reshape(w.shape) + p.reg * w)
+    assert np.array_equal(v.representation(w), Z)
+    assert np.array_equal(v.representation_grad(w, P), np.matmul(np.swapaxes(X, -1, -2), P).reshape(w.shape))
+    lse = Z.max(axis=-1)
+    if classes <= 16:  # the folded max and sum of the class slices
+        s = np.exp(Z[..., 0] - lse)
+        for c in range(1, classes):
+            s = s + np.exp(Z[..., c] - lse)
+    else:
+        s = np.exp(Z - lse[..., None]).sum(axis=-1)
+    ce = (lse + np.log(s) - np.sum(Z * Y, axis=-1)) * mask
+    assert np.array_equal(v.loss(w), ce.sum(axis=-1) / size + 0.5 * p.reg * np.sum(w**2, axis=-1))
+    idx = g.integers(0, 9, (R, N, 4))
+    Xb = np.take_along_axis(X, idx[..., None], axis=2)
+    Yb = np.take_along_axis(Y, idx[..., None], axis=2)
+    Gb = np.matmul(np.swapaxes(Xb, -1, -2), softmax(np.matmul(Xb, W)) - Yb) / 4
+    assert np.array_equal(v.grad_batch(w, idx), Gb.reshape(w.shape) + p.reg * w)

@@ -20,6 +20,9 @@ class NumpyOps:
 
     @staticmethod
     def norm(x, axis=-1, keepdims=False):
+        if isinstance(axis, int) and isinstance(x, np.ndarray) and x.dtype == np.float64:
+            # np.linalg.norm's own arithmetic for one axis (sqrt of add.reduce of x * x), without its Python layers
+            return np.sqrt(np.add.reduce(x * x, axis=axis, keepdims=keepdims))
         return np.linalg.norm(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
@@ -35,6 +38,8 @@ class NumpyOps:
 
     @staticmethod
     def max(x, axis=None):
+        if isinstance(axis, int) and isinstance(x, np.ndarray):
+            return np.maximum.reduce(x, axis=axis)  # np.max's own reduction, without its Python layers
         return np.max(x, axis=axis)
 
     # numpy's own functions where the signature is numpy's

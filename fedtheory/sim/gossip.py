@@ -36,7 +36,7 @@ from .plugins import (SAM, Communication, LocalTransform, MeanModels,
                       RelaxedInit, RoundState, every_client)
 from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
-from .rng import RunStreams
+from .rng import RunStreams, state_key
 from .topology import Topology, canonical_edges, metropolis_matrix, topology_by_name
 
 if TYPE_CHECKING:
@@ -134,8 +134,24 @@ class Gossip(Communication):
         if streams is None:
             raise ParameterError("streams", None, "the engine's RunStreams (a time-varying topology draws every round)")
         gens = streams.generators("topology")
-        drawn = self._union_coo(self._varying, [self._tops[r].pairs(gens[r]) for r in self._varying])
-        return self._csr([self._static_coo, drawn])
+        # runs of one topology whose generators are in the same state (a sweep's paired seeds) draw the same graph:
+        # the first draws it, the others take its W block and its generator's state after the draw
+        first: dict = {}
+        lead = {r: first.setdefault((id(self._tops[r]), state_key(gens[r].bit_generator.state)), r)
+                for r in self._varying}
+        leaders = list(first.values())
+        rows, cols, vals = self._union_coo(leaders, [self._tops[r].pairs(gens[r]) for r in leaders])
+        followers = [r for r in self._varying if lead[r] != r]
+        if followers:
+            m = self._m
+            ends = np.searchsorted(rows, np.array([[lead[r] * m, (lead[r] + 1) * m] for r in followers]))  # sorted
+            take = np.concatenate([np.arange(a, b) for a, b in ends])
+            shift = np.repeat([(r - lead[r]) * m for r in followers], ends[:, 1] - ends[:, 0])
+            rows, cols, vals = (np.concatenate([rows, rows[take] + shift]), np.concatenate([cols, cols[take] + shift]),
+                                np.concatenate([vals, vals[take]]))
+            for r in followers:
+                gens[r].bit_generator.state = gens[lead[r]].bit_generator.state
+        return self._csr([self._static_coo, (rows, cols, vals)])
 
     def mix(self, B: sps.csr_matrix, X):
         """(R, m, d) -> (R, m, d): each run's models multiplied by its W (numpy or torch)."""

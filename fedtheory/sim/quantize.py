@@ -315,25 +315,45 @@ def lloyd_1d(x: np.ndarray, k, *, max_iter: int = 300) -> tuple[np.ndarray, np.n
     if k_max > 1:  # a start equal to its left neighbour could never win a point (ties go left): retire it
         c[:, 1:] = np.where(c[:, 1:] == c[:, :-1], np.inf, c[:, 1:])
         c = np.sort(c, axis=1)
-    search = _RowSearch(xs)
-    rows = np.arange(B)[:, None]
     edges = np.empty((B, k_max + 1), dtype=np.int64)
     edges[:, 0], edges[:, -1] = 0, n
-    edges_prev = None
+    moving = np.arange(B)  # the rows whose centroids changed in the last update (every row at first)
     it = 0
     for it in range(1, max_iter + 1):
+        # a row whose centroids did not change keeps its edges and centroids from then on (the update is a
+        # function of the row's edges and centroids alone): only the moving rows are searched and updated
+        cm = c[moving]
+        em = edges[moving]
         if k_max > 1:
-            edges[:, 1:-1] = search(0.5 * c[:, :-1] + 0.5 * c[:, 1:], side="right")  # a point at a midpoint goes left
-        if edges_prev is not None and np.array_equal(edges, edges_prev):
+            em[:, 1:-1] = _search_rows(xs[moving], 0.5 * cm[:, :-1] + 0.5 * cm[:, 1:], side="right")  # ties go left
+        if it > 1 and np.array_equal(em, edges[moving]):
             break
-        cnt = edges[:, 1:] - edges[:, :-1]
-        sums = cs[rows, edges[:, 1:]] - cs[rows, edges[:, :-1]]
-        c = np.where(cnt > 0, base + sums / np.maximum(cnt, 1), c)
-        if np.any(c[:, 1:] < c[:, :-1]):  # an empty cluster kept its place between moved neighbours
-            c = np.sort(c, axis=1)
-        edges_prev = edges.copy()
-    labels = _RowSearch(0.5 * c[:, :-1] + 0.5 * c[:, 1:])(x, side="left") if k_max > 1 else np.zeros((B, n), np.int64)
+        edges[moving] = em
+        cnt = em[:, 1:] - em[:, :-1]
+        rows = moving[:, None]
+        sums = cs[rows, em[:, 1:]] - cs[rows, em[:, :-1]]
+        new = np.where(cnt > 0, base[moving] + sums / np.maximum(cnt, 1), cm)
+        if np.any(new[:, 1:] < new[:, :-1]):  # an empty cluster kept its place between moved neighbours
+            new = np.sort(new, axis=1)
+        changed = np.any(new != cm, axis=1)
+        c[moving] = new
+        moving = moving[changed]
+    labels = _search_rows(0.5 * c[:, :-1] + 0.5 * c[:, 1:], x, side="left") if k_max > 1 else np.zeros((B, n), np.int64)
     return c, labels, it
+
+
+LOOP_ROWS = 4096  # _search_rows: up to this many rows one searchsorted per row, beyond it one call for all rows
+
+
+def _search_rows(sorted_rows: np.ndarray, q: np.ndarray, side: str) -> np.ndarray:
+    """np.searchsorted(sorted_rows[i], q[i], side) for every row i: (B, m) and (B, n) -> (B, n) int64."""
+    B = sorted_rows.shape[0]
+    if B > LOOP_ROWS:
+        return _RowSearch(sorted_rows)(q, side=side)
+    out = np.empty(q.shape, dtype=np.int64)
+    for i in range(B):
+        out[i] = sorted_rows[i].searchsorted(q[i], side=side)
+    return out
 
 
 class _RowSearch:

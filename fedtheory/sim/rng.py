@@ -12,7 +12,9 @@ so a block of B rounds holds exactly the numbers B calls would have drawn, and `
 the streams are the same bits as without draw-ahead. Should a concern
 then be asked for another kind or shape of draw, or its generators be used directly, the generators are put back
 where the draws handed out so far leave them (their state before the block, advanced by those draws) and the
-concern is drawn call by call from there on: the same bits either way.
+concern is drawn call by call from there on: the same bits either way. Runs whose generators are in the same state
+when a block is drawn (the same seed, e.g. the paired seeds of a sweep over a parameter) draw it once: the others copy
+it and take the first one's state, the numbers their own generators would have drawn.
 """
 from __future__ import annotations
 
@@ -103,11 +105,18 @@ class RunStreams:
         states = [g.bit_generator.state for g in gens]
         if method == "choice":
             data = np.empty((rounds, len(gens), shape[1]), dtype=np.int64)
-            for r, g in enumerate(gens):
-                data[:, r] = choice_rounds(g, shape[0], shape[1], rounds)
         else:
             data = np.empty((rounds, len(gens)) + shape)
-            for r, g in enumerate(gens):
+        first: dict = {}  # a generator's state -> the first run in that state: runs in the same state draw the same
+        for r, g in enumerate(gens):
+            key = state_key(states[r])
+            lead = first.setdefault(key, r)
+            if lead != r:  # the same seed (e.g. the paired seeds of a sweep): its draws are the leader's, copied
+                data[:, r] = data[:, lead]
+                g.bit_generator.state = gens[lead].bit_generator.state
+            elif method == "choice":
+                data[:, r] = choice_rounds(g, shape[0], shape[1], rounds)
+            else:
                 data[:, r] = getattr(g, method)((rounds,) + shape)
         block = self._blocks[concern] = _Block(method, shape, data, states)
         return block
@@ -124,6 +133,15 @@ class RunStreams:
                     _call(g, "choice", block.shape)
             elif block.pos:
                 getattr(g, block.method)((block.pos,) + block.shape)
+
+
+def state_key(state: dict):
+    """A hashable form of a bit generator's state: two generators of one kind with equal keys draw the same numbers
+    (another kind of bit generator: a key equal to no other)."""
+    if state.get("bit_generator") != "PCG64":
+        return None, object()
+    inner = state["state"]
+    return "PCG64", inner["state"], inner["inc"], state["has_uint32"], state["uinteger"]
 
 
 def _call(g: np.random.Generator, method: str, shape: tuple[int, ...]) -> np.ndarray:

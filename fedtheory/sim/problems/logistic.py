@@ -8,34 +8,38 @@ import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 from ..partition import dirichlet_label_skew
-from .base import ClientView, Constant, Problem, gather
+from .base import ClientView, Constant, Problem, gather, shared_index
 
 __all__ = ["LogisticProblem", "digits_logistic", "digits_split", "synthetic_logistic"]
 
 
 
 
-def _shifted_exp(z):
+def _shifted_exp(z, overwrite: bool = False):
     """The steps softmax and logsumexp share, over the last axis: m = max z, e = exp(z - m), s = sum e. With few
-    classes numpy's reductions over a short last axis are slow; the class slices are folded instead."""
+    classes numpy's reductions over a short last axis are slow; the class slices are folded instead.
+    overwrite: e is computed in z's memory (z is then lost; the same numbers, no temporaries)."""
     k = z.shape[-1]
     if k > 16:
         m = z.max(axis=-1)
-        e = np.exp(z - m[..., None])
+    else:
+        m = z[..., 0].copy()
+        for c in range(1, k):
+            np.maximum(m, z[..., c], out=m)
+    e = np.subtract(z, m[..., None], out=z if overwrite else None)
+    np.exp(e, out=e)
+    if k > 16:
         return m, e, e.sum(axis=-1)
-    m = z[..., 0].copy()
-    for c in range(1, k):
-        np.maximum(m, z[..., c], out=m)
-    e = np.exp(z - m[..., None])
     s = e[..., 0].copy()
     for c in range(1, k):
         s += e[..., c]
     return m, e, s
 
 
-def _softmax(z):
-    _, e, s = _shifted_exp(z)
-    return e / s[..., None]
+def _softmax(z, overwrite: bool = False):
+    """softmax over the last axis; overwrite: in z's memory (see _shifted_exp)."""
+    _, e, s = _shifted_exp(z, overwrite)
+    return np.divide(e, s[..., None], out=e)
 
 
 def _logsumexp(z):
@@ -46,8 +50,14 @@ def _logsumexp(z):
 class _LogView(ClientView):
     def __init__(self, p: "LogisticProblem", clients, variant):
         self.p = p
-        self.X = gather(p.X, variant, clients)  # (R,N,S,f)
-        self.Y = gather(p.Yoh, variant, clients)  # (R,N,S,k)
+        index = shared_index(variant, clients, p.X.shape[1])
+        if index is not None:  # every run: the same clients and data, one read-only (N,S,...) block seen by all runs
+            R, N = clients.shape
+            self.X = np.broadcast_to(p.X[index], (R, N) + p.X.shape[2:])  # (R,N,S,f)
+            self.Y = np.broadcast_to(p.Yoh[index], (R, N) + p.Yoh.shape[2:])  # (R,N,S,k)
+        else:
+            self.X = gather(p.X, variant, clients)  # (R,N,S,f)
+            self.Y = gather(p.Yoh, variant, clients)  # (R,N,S,k)
         self.mask = p.mask[clients]  # (R,N,S)
         self.size = p.client_sizes[clients].astype(float)  # (R,N)
 
@@ -56,9 +66,11 @@ class _LogView(ClientView):
 
     def grad(self, w):
         W = self._W(w)
-        P = _softmax(np.matmul(self.X, W))  # (R,N,S,k)
-        E = (P - self.Y) * self.mask[..., None]
-        G = np.matmul(np.swapaxes(self.X, -1, -2), E) / self.size[..., None, None]
+        E = _softmax(np.matmul(self.X, W), overwrite=True)  # (R,N,S,k): P, then (P - Y) * mask in its memory
+        np.subtract(E, self.Y, out=E)
+        np.multiply(E, self.mask[..., None], out=E)
+        G = np.matmul(np.swapaxes(self.X, -1, -2), E)
+        np.divide(G, self.size[..., None, None], out=G)
         return G.reshape(w.shape) + self.p.reg * w
 
     def loss(self, w):
@@ -85,8 +97,10 @@ class _LogView(ClientView):
         W = self._W(w)
         Xb = np.take_along_axis(self.X, idx[..., None], axis=2)
         Yb = np.take_along_axis(self.Y, idx[..., None], axis=2)
-        P = _softmax(np.matmul(Xb, W))
-        G = np.matmul(np.swapaxes(Xb, -1, -2), P - Yb) / idx.shape[-1]
+        E = _softmax(np.matmul(Xb, W), overwrite=True)  # P, then P - Y_b in its memory
+        np.subtract(E, Yb, out=E)
+        G = np.matmul(np.swapaxes(Xb, -1, -2), E)
+        np.divide(G, idx.shape[-1], out=G)
         return G.reshape(w.shape) + self.p.reg * w
 
 
