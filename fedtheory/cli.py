@@ -589,7 +589,7 @@ MAX_SETTINGS_BYTES = 16 << 20  # a --config file or a sweep.json: settings, kilo
 
 def _read_json_object(flag: str, path: str, what: str) -> dict:
     """A JSON object from a regular file of at most MAX_SETTINGS_BYTES, or a ParameterError naming ``flag``."""
-    from ._files import FileRefused, read_regular
+    from .files import FileRefused, read_regular
 
     try:
         data = json.loads(read_regular(path, MAX_SETTINGS_BYTES, "settings file"))

@@ -672,7 +672,7 @@ def check_payload(data: Any) -> None:
 def _load(payload_or_path: Any) -> dict[str, Any]:
     if isinstance(payload_or_path, Mapping):
         return dict(payload_or_path)
-    from ._files import FileRefused, read_regular
+    from .files import FileRefused, read_regular
     from ._validation import ParameterError
 
     path = Path(payload_or_path)

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from fedtheory import _files
+from fedtheory import files
 from fedtheory.cli import main
 from fedtheory.empirical.runs import MANIFEST, write_manifest
 
@@ -29,12 +29,12 @@ def _mode(path) -> int:
 def test_a_written_file_gets_the_users_umask(tmp_path, umask, mask):
     umask(mask)
     path = tmp_path / "out.json"
-    _files.write_atomic(path, "{}")
+    files.write_atomic(path, "{}")
     assert _mode(path) == 0o666 & ~mask
     with open(tmp_path / "plain.txt", "w"):  # what any file the user writes gets
         pass
     assert _mode(path) == _mode(tmp_path / "plain.txt")
-    _files.write_atomic(path, b"[]")  # replacing keeps the rule, and leaves no temporary file
+    files.write_atomic(path, b"[]")  # replacing keeps the rule, and leaves no temporary file
     assert path.read_text() == "[]" and _mode(path) == 0o666 & ~mask
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "plain.txt"]
 
@@ -64,7 +64,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
     def broken_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_files.os, "replace", broken_replace)
+    monkeypatch.setattr(files.os, "replace", broken_replace)
     with pytest.raises(OSError, match="No space"):
-        _files.write_atomic(path, "new")
+        files.write_atomic(path, "new")
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["keep.json"]

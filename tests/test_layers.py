@@ -24,7 +24,7 @@ PACKAGE = Path(fedtheory.__file__).resolve().parent
 
 # The floors of docs/architecture.md, ground first. A module imports the ground, its own layer, and layers on
 # lower floors; never a layer on its own floor or above.
-GROUND = ("fedtheory", "_validation", "_jsonutil", "_files")
+GROUND = ("fedtheory", "_validation", "_jsonutil", "files")
 FLOORS = (
     ("theory", "sim", "parallel", "scaffold"),
     ("plugins", "empirical", "testing"),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedtheory._files import FileRefused, read_regular
+from fedtheory.files import FileRefused, read_regular
 from fedtheory.cli import main
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images

@@ -8,7 +8,7 @@ import sys
 import textwrap
 from typing import Any, Mapping, Sequence, TextIO
 
-from .. import _files
+from .. import files
 from .._validation import ParameterError
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
 
@@ -257,12 +257,12 @@ def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, An
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` whole, with the user's file mode (``fedtheory._files.write_atomic``); folders are
+    """Write ``text`` to ``path`` whole, with the user's file mode (``fedtheory.files.write_atomic``); folders are
     made. An unwritable place is a ParameterError naming the path."""
     d = os.path.dirname(os.path.abspath(path)) or "."
     try:
         os.makedirs(d, exist_ok=True)
-        _files.write_atomic(path, text)
+        files.write_atomic(path, text)
     except OSError as exc:
         allowed = "a file in a writable folder" if not os.access(d, os.W_OK) else "a writable file path"
         raise ParameterError("--out", path, f"{allowed} ({exc.strerror or exc})") from None

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .._files import FileRefused, read_regular, write_atomic
+from ..files import FileRefused, read_regular, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError
 

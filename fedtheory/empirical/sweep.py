@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._files import write_atomic
+from ..files import write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
 from .config import EXTENSIBLE_FIELDS, TrainConfig

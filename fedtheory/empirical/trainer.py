@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._files import FileRefused, fsync_dir, open_regular
+from ..files import FileRefused, fsync_dir, open_regular
 from .._validation import FedTheoryError, ParameterError
 from ..sim.plugins import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._files import FileRefused, read_regular, write_atomic
+from ..files import FileRefused, read_regular, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
 from ..sim import simulate

@@ -6,7 +6,8 @@ results file or a report is meant to be read by others, attached or served.
 
 Files read that may be someone else's (a run directory, an instance file, a results file) are read with
 :func:`read_regular`: a regular file only (never a device, a FIFO or a socket: ``/dev/zero`` would fill the memory,
-a FIFO would block), at most a stated number of bytes."""
+a FIFO would block), at most a stated number of bytes. Public: a plug-in that writes or reads files uses the same
+functions (``fedtheory.files.write_atomic``, ``read_regular``, ``open_regular``)."""
 from __future__ import annotations
 
 import os
