@@ -359,7 +359,7 @@ def test_plugins_run_on_torch_tensors():
     view = rs_np.view
 
     class TorchView:  # the logistic view's representation methods, in torch
-        X = torch.as_tensor(view.X)
+        X = torch.as_tensor(np.array(view.X))  # a copy: the view shares read-only data across runs
 
         def representation(self, w):
             return torch.matmul(self.X, w.reshape(*w.shape[:-1], p.n_features, p.n_classes))
