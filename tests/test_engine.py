@@ -346,3 +346,34 @@ def test_numpy_ops_norm_and_max_are_numpys_bit_for_bit(seed, shape, special):
             np.testing.assert_array_equal(NumpyOps.norm(x, axis=axis, keepdims=keep),
                                           np.linalg.norm(x, axis=axis, keepdims=keep), strict=True)
         np.testing.assert_array_equal(NumpyOps.max(x, axis=axis), np.max(x, axis=axis), strict=True)
+
+
+def test_select_reads_one_setting_of_a_batch_as_if_simulated_alone():
+    """Several settings in one batch (per-run step and beta, paired seeds), read with Trace.select: each setting's
+    runs are those of a batch of its own (the check of FedInit's bounds simulates its admissible and practice
+    settings this way)."""
+    p = heterogeneous_least_squares(8, 6, 20, random_state=0)
+    seeds = [3, 4, 5]
+    settings = [(0.0, 0.05), (0.1, 0.05), (0.1, 0.2)]  # (beta, lr)
+    betas = np.repeat([b for b, _ in settings], len(seeds))
+    lrs = np.repeat([lr for _, lr in settings], len(seeds))
+    cfg = RunConfig(rounds=15, local_steps=3, lr=lrs, oracle=AdditiveNoise(0.1))
+    measures = ("opt_error", "grad_norm2", "delta")
+    batch = simulate(p, fedinit(betas), cfg, np.tile(seeds, len(settings)), measures=measures)
+    for j, (beta, lr) in enumerate(settings):
+        part = batch.select(slice(j * len(seeds), (j + 1) * len(seeds)))
+        alone = simulate(p, fedinit(beta), dataclasses.replace(cfg, lr=lr), seeds, measures=measures)
+        assert part.runs == len(seeds) and np.array_equal(part.seeds, alone.seeds)
+        assert np.array_equal(part.config.lr, np.full(len(seeds), lr))  # the per-run step, sliced
+        assert np.array_equal(part.run_params["relaxed.beta"], np.full(len(seeds), beta))
+        assert np.array_equal(part.diverged_at, alone.diverged_at)
+        np.testing.assert_allclose(part.final_w, alone.final_w, rtol=1e-13, atol=1e-15)
+        for m in measures:
+            np.testing.assert_allclose(part[m], alone[m], rtol=1e-12, atol=1e-15)
+    mask = np.zeros(batch.runs, dtype=bool)
+    mask[[1, 7]] = True
+    picked = batch.select(mask)
+    assert np.array_equal(picked.seeds, [4, 4]) and np.array_equal(picked["delta"], batch["delta"][:, [1, 7]])
+    assert np.array_equal(batch.select([7, 1]).final_w, batch.final_w[[7, 1]])  # in the order given
+    with pytest.raises(ParameterError, match="runs"):
+        batch.select(np.zeros((2, 2), dtype=int))

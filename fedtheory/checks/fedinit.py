@@ -162,30 +162,36 @@ _MEASURES = ("opt_error", "grad_norm2", "client_grad_norm2", "delta", "V1", "V2"
              "init_offset", "eq15_residual", "delta_code", "drift", "visited_max_dist2")
 
 
-def _admissible_runs(session: Session, key, problem, w0):
+def _bound_runs(session: Session, key, problem, w0):
+    """The admissible settings (per beta, the admissible constant step) and the practice setting (PRACTICE) on one
+    problem, simulated as one batch on the same seeds: the runs are independent of each other and a run's numbers
+    depend on its seed alone, so each setting's runs are those of a batch of its own, and the paired seeds draw their
+    noise once. Read setting by setting with ``Trace.select`` (``_admissible_runs``, ``_practice_runs``)."""
     def run():
         big = problem.dim > 100  # logistic regression on digits: full-batch gradients are costly
         z = SIZES["quick"] if big else session.pick(SIZES)
         R, Tn = z["runs"], z["rounds"]
         C = problem.n_clients
         eta = admissible_eta(problem.constants["L"].value, C, C, K_LOCAL, max(BETAS), _B_ref(problem))
-        betas = np.repeat(BETAS, R)
-        seeds = np.tile(session.seeds(R), len(BETAS))
-        tr = simulate(problem, fedinit(betas), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, oracle=AdditiveNoise(SIGMA2)),
+        betas = np.repeat(BETAS + (PRACTICE["beta"],), R)
+        lrs = np.repeat([eta] * len(BETAS) + [PRACTICE["eta"]], R)
+        seeds = np.tile(session.seeds(R), len(BETAS) + 1)
+        tr = simulate(problem, fedinit(betas), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=lrs, oracle=AdditiveNoise(SIGMA2)),
                       seeds, w0=w0, measures=_MEASURES, progress=session.progress)
-        return {"trace": tr, "eta": eta, "R": R, "T": Tn, "C": C}
-    return session.memo(("fedinit", "admissible", key), run)
+        n = len(BETAS) * R
+        return {"admissible": {"trace": tr.select(slice(0, n)), "eta": eta, "R": R, "T": Tn, "C": C},
+                "practice": {"trace": tr.select(slice(n, None)), "eta": PRACTICE["eta"], "R": R, "T": Tn, "C": C}}
+    return session.memo(("fedinit", "bound_runs", key), run)
+
+
+def _admissible_runs(session: Session, key, problem, w0):
+    """R runs per beta in BETAS at the admissible constant step (one slice of R per beta)."""
+    return _bound_runs(session, key, problem, w0)["admissible"]
 
 
 def _practice_runs(session: Session, key, problem, w0):
-    def run():
-        z = SIZES["quick"] if problem.dim > 100 else session.pick(SIZES)
-        R, Tn = z["runs"], z["rounds"]
-        tr = simulate(problem, fedinit(PRACTICE["beta"]),
-                      RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=PRACTICE["eta"], oracle=AdditiveNoise(SIGMA2)),
-                      session.seeds(R), w0=w0, measures=_MEASURES)
-        return {"trace": tr, "eta": PRACTICE["eta"], "R": R, "T": Tn, "C": problem.n_clients}
-    return session.memo(("fedinit", "practice", key), run)
+    """R runs at the practice setting (PRACTICE: beyond the admissible step)."""
+    return _bound_runs(session, key, problem, w0)["practice"]
 
 
 def _finite_mean(x) -> float:

@@ -127,10 +127,7 @@ def _at_bits(run, bits):
     R, nb = run["R"], len(run["bits"])
     j = list(run["bits"]).index(bits)
     idx = np.concatenate([np.arange(j * R, (j + 1) * R), np.arange((nb + j) * R, (nb + j + 1) * R)])
-    sub = type(tr)({k: v[:, idx] for k, v in tr.measures.items()}, tr.seeds[idx], tr.variants[idx],
-                   {k: v[idx] for k, v in tr.run_params.items()}, tr.config, tr.algorithm, tr.problem,
-                   tr.diverged_at[idx], [tr.diverged_quantity[i] for i in idx], tr.final_w[idx])
-    return {**run, "trace": sub, "metric": run["metric"][idx]}
+    return {**run, "trace": tr.select(idx), "metric": run["metric"][idx]}
 
 
 def _halves(run):

@@ -236,6 +236,23 @@ class Trace:
         except KeyError:
             raise KeyError(f"measure {name!r} was not recorded; recorded: {sorted(self.measures)}") from None
 
+    def select(self, runs) -> "Trace":
+        """The sub-batch of the given runs (a slice, indices or a boolean mask over the R runs), in that order: every
+        measure, seed, variant, per-run parameter (a per-run step size too) and divergence of those runs. A batch that
+        simulated several settings at once (runs independent of each other, same seed same bits) is read setting by
+        setting this way."""
+        idx = np.arange(self.runs)[runs]
+        if idx.ndim != 1:
+            raise ParameterError("runs", runs, f"a slice, indices or a boolean mask over the {self.runs} runs")
+        config = self.config
+        if np.ndim(config.lr) == 1:
+            config = dataclasses.replace(config, lr=np.asarray(config.lr)[idx])
+        return Trace({k: v[:, idx] for k, v in self.measures.items()}, self.seeds[idx], self.variants[idx],
+                     {k: np.asarray(v)[idx] for k, v in self.run_params.items()}, config, self.algorithm, self.problem,
+                     self.diverged_at[idx], [self.diverged_quantity[i] for i in idx], self.final_w[idx],
+                     None if self.iterates is None else self.iterates[:, idx],
+                     None if self.step_iterates is None else self.step_iterates[:, idx])
+
     def to_frame(self):
         import pandas as pd
 
