@@ -14,7 +14,7 @@ import numpy as np
 from _timing import best_of
 
 from fedtheory.sim import AdditiveNoise, RunConfig, simulate, synthetic_logistic
-from fedtheory.sim.fedmrur import fedmrur, fedmrur_n, mofedsam
+from fedtheory.papers.fedmrur.algorithms import fedmrur, fedmrur_n, mofedsam
 from fedtheory.sim.reference import reference_simulate
 
 

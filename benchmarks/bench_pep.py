@@ -4,7 +4,7 @@ Thm 1 ((1/T) sum_t ||grad f(w^t)||^2, class: L-smooth non-convex clients), both 
 
 Constants: today's FedInit check (seed 0, sc_least_squares_mild, admissible, beta = 0.1: L, mu, B, G, D as
 `fedtheory worst fedinit.thm2` reads them), exact gradients, and the check's own step rule at each (C, K)
-(``checks.fedinit.admissible_eta``: the largest eta meeting every condition of Thms 1-6 with lambda_max >= 1/2).
+(``fedtheory.papers.fedinit.checks.admissible_eta``: the largest eta meeting every condition of Thms 1-6 with lambda_max >= 1/2).
 Goals (issue 11): (3, 3, 4) in <= 5 s; every setting with C K T <= 40 in <= 60 s.
 `python benchmarks/bench_pep.py --headline` times (3, 3, 4) alone (with the load average).
 
@@ -35,8 +35,8 @@ def _grid(quick: bool):
 
 
 def _spec(rid, rule, C, K, T):
-    from fedtheory.checks.fedinit import admissible_eta
-    from fedtheory.worst.fedinit import fedinit_pep
+    from fedtheory.papers.fedinit.checks import admissible_eta
+    from fedtheory.papers.fedinit.worst import fedinit_pep
 
     eta = admissible_eta(CHECK["L"], C, C, K, CHECK["beta"], CHECK["B"])
     return fedinit_pep(rid, **CHECK, eta=eta, C=C, K=K, T=T, server_rule=rule)

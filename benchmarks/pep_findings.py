@@ -27,9 +27,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="one size, a small budget")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    from fedtheory.checks.fedinit import admissible_eta
+    from fedtheory.papers.fedinit.checks import admissible_eta
     from fedtheory.worst import entry, make_spec, pep_worst_case, worst_case
-    from fedtheory.worst.fedinit import best_lambda, fedinit_pep
+    from fedtheory.papers.fedinit.worst import best_lambda, fedinit_pep
 
     ref = {rid: entry(rid).reference(0) for rid in ("fedinit.thm2", "fedinit.thm1")}
     P = ref["fedinit.thm2"]["params"]

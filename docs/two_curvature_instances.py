@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from fedtheory.worst import evaluate, make_spec, worst_case
-from fedtheory.worst.fedinit import fedinit_reference
+from fedtheory.papers.fedinit.worst import fedinit_reference
 
 
 def family(space, lam_grid, splits, starts):

@@ -394,12 +394,14 @@ def _explain_units(rec) -> None:
 
 
 def _cmd_new_paper(args) -> int:
+    from .checks import all_checks
     from .plugins import BUILTIN_PAPERS, PluginError, papers
     from .scaffold import write_skeleton
 
     taken = set(BUILTIN_PAPERS)
     try:
         taken |= set(papers())  # the installed plug-ins' papers too
+        taken |= {spec.paper for spec in all_checks().values()}  # and the checks' (the core's empirical.runs)
     except PluginError as exc:  # a broken plug-in does not stop writing a new one; its name is unknown
         print(f"fedtheory: warning: {exc}", file=sys.stderr)
     root = write_skeleton(args.name, args.dir, taken=taken)

@@ -14,9 +14,10 @@ found in three places, in this order:
 A plug-in that fails to import raises :class:`PluginError` (the CLI exits with status 2), naming the
 plug-in, where it came from and the exception (``sys.exit()`` at import included): never a silent skip.
 
-This module stands right above the theory layer: the records' lookups that load the plug-ins first
-(:func:`records`, :func:`record`, :func:`papers`) are here, since ``fedtheory.theory`` imports nothing that finds
-plug-ins. The layers above (``checks``, ``worst``, the CLI) call :func:`load_plugins` before their own lookups.
+This module stands right above the theory and simulation layers: the lookups that load the plug-ins first (the
+records': :func:`records`, :func:`record`, :func:`papers`; the algorithms': :func:`algorithms`) are here, since
+``fedtheory.theory`` and ``fedtheory.sim`` import nothing that finds plug-ins. The layers above (``empirical``,
+``checks``, ``worst``, the CLI) call :func:`load_plugins` before their own lookups.
 """
 from __future__ import annotations
 
@@ -32,9 +33,11 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ._validation import FedTheoryError
+from .sim.algorithms import AlgorithmSpec
+from .sim.algorithms import algorithms as algorithm_table
 from .theory.core import Definition, Record, get, registered_ids, registry
 
-__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "count_registered",
+__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "algorithms", "count_registered",
            "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "portable_target", "record", "records",
            "worker_targets"]
 
@@ -48,7 +51,6 @@ BUILTIN_PAPERS = {
     "oledfl": "fedtheory.papers.oledfl",
     "fedmrur": "fedtheory.papers.fedmrur",
     "fedshift": "fedtheory.papers.fedshift",
-    "empirical": "fedtheory.papers.empirical",
 }
 
 
@@ -291,3 +293,10 @@ def record(record_id: str) -> Record | Definition:
 def papers() -> list[str]:
     """The papers with registered records, after loading the paper plug-ins."""
     return sorted({r.paper for r in records().values()})
+
+
+def algorithms() -> dict[str, AlgorithmSpec]:
+    """Every registered algorithm by name after loading the plug-ins: the core's (``fedtheory.sim``) and those the
+    paper plug-ins register when they load (FedMRUR's, FedShift's)."""
+    load_plugins()
+    return algorithm_table()

@@ -225,7 +225,7 @@ def _reference_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
     """(T+1, R, d) global models of the naive reference for the algorithm's communication kind."""
     import dataclasses as _dc
 
-    from .sim.fedshift import WeightShift, reference_mixed_precision
+    from .sim.mixed_precision import WeightShift, reference_mixed_precision
     from .sim.gossip import Gossip, reference_gossip
     from .sim.quantize import ErrorFeedback
     from .sim.reference import reference_simulate

@@ -187,9 +187,9 @@ def test_measure_catalogue_lists_every_engine_and_plugin_measure():
 
 
 def test_track_gradients_is_public_and_records():
-    from fedtheory.sim import fedshift
+    from fedtheory.sim import engine, measures
 
-    assert fedshift.TrackGradients is TrackGradients
+    assert measures.TrackGradients is engine.TrackGradients is TrackGradients
     p = heterogeneous_least_squares(4, 3, 8)
     alg = dataclasses.replace(fedavg(), local=(TrackGradients(),))
     w0 = p.initial_point(0)

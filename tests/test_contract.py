@@ -8,8 +8,9 @@ import sys
 import numpy as np
 import pytest
 
+from fedtheory.empirical.algorithms import build_algorithm
+from fedtheory.plugins import algorithms
 from fedtheory.sim import Minibatch, heterogeneous_least_squares, synthetic_logistic
-from fedtheory.sim.algorithms import algorithms, build_algorithm
 from fedtheory.testing import check_algorithm
 
 N_CLIENTS = 6
@@ -80,11 +81,27 @@ def test_contract_says_when_the_reference_does_not_know_a_plugin():
     assert out["torch_backend"] == "ok"
 
 
-def test_the_registry_is_whole_whichever_module_is_imported_first():
-    """The paper modules register their algorithms; fedtheory.sim's face imports them all, so importing the
-    registry's own module is enough (in the order `fedtheory train --list-algorithms` shows)."""
+CORE = ["FedAvg", "FedInit", "SCAFFOLD", "FedCM", "FedProx", "FedSAM", "DFedAvg", "DFedAvgM", "DFedSAM", "D-PSGD",
+        "OledFL-SGD", "OledFL-SAM"]
+
+
+def test_the_core_table_is_whole_whichever_module_is_imported_first():
+    """The core's modules register their algorithms; fedtheory.sim's face imports them all, so importing the
+    registry's own module is enough. It holds no paper's own algorithm: those come with their plug-in."""
     code = "from fedtheory.sim.algorithms import algorithms; print(' '.join(algorithms()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["FedAvg", "FedInit", "SCAFFOLD", "FedCM", "FedProx", "FedSAM", "MoFedSAM", "FedMRUR",
-                                  "DFedAvg", "DFedAvgM", "DFedSAM", "D-PSGD", "OledFL-SGD", "OledFL-SAM", "FedShift"]
+    assert out.stdout.split() == CORE
+
+
+@pytest.mark.parametrize("lookup", ["fedtheory.plugins.algorithms()",
+                                    "fedtheory.empirical.algorithms.resolve('FedShift')[0].name"])
+def test_the_plug_ins_complete_the_table_in_a_fresh_process(lookup):
+    """The lookups above the sim layer load the plug-ins first: FedMRUR's and FedShift's algorithms are found in a
+    process that imported nothing else (a sweep's worker), in the order `fedtheory train --list-algorithms` shows."""
+    module = lookup.split("(")[0].rsplit(".", 1)[0]
+    code = (f"import {module}, fedtheory.plugins; {lookup}; "
+            "print(' '.join(fedtheory.plugins.algorithms()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == CORE + ["MoFedSAM", "FedMRUR", "FedShift"]

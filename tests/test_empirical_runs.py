@@ -17,7 +17,8 @@ from fedtheory.empirical.data import load_digits_images
 from fedtheory.empirical.runs import (CHECKPOINT, CORE_COLUMNS, MANIFEST, METRICS, SCHEMA, find_runs, load_run,
                                       runs_table, write_manifest)
 from fedtheory.empirical.trainer import FAULT_ENV, TrainingInterrupted, train
-from fedtheory.theory import experiments as X
+from fedtheory.papers.fedinit import experiments as X
+from fedtheory.papers.fedmrur import experiments as XM
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--dataset", "digits", "--model", "cnn2", "--model-option", "channels=2,4", "--model-option", "hidden=8",
@@ -344,13 +345,13 @@ def test_near_orthogonality_rule():
     n = 10
     c = np.full((10, n), 0.05)
     m = {"cos_abs_mean": c, "cos_mean": c, "d_t_over_sqrtN": np.ones_like(c)}
-    st = _policy(X.NEAR_ORTHOGONAL)
-    assert X._near_orthogonal(m, stats=st).supported is True
-    assert X._near_orthogonal({**m, "cos_abs_mean": c + 0.3}, stats=st).supported is False
-    assert X._near_orthogonal({**m, "cos_abs_mean": c[:3]}, stats=st).supported is None
+    st = _policy(XM.NEAR_ORTHOGONAL)
+    assert XM._near_orthogonal(m, stats=st).supported is True
+    assert XM._near_orthogonal({**m, "cos_abs_mean": c + 0.3}, stats=st).supported is False
+    assert XM._near_orthogonal({**m, "cos_abs_mean": c[:3]}, stats=st).supported is None
     noisy = c + np.tile([0.12, -0.02], n // 2)  # per-run medians 0.17 and 0.03: mean 0.1, SE 0.02
-    assert X._near_orthogonal({**m, "cos_abs_mean": noisy}, stats=st).supported is None
-    assert X._near_orthogonal({**m, "cos_abs_mean": c[:, :1]}, stats=st).supported is None  # one run: no SE
+    assert XM._near_orthogonal({**m, "cos_abs_mean": noisy}, stats=st).supported is None
+    assert XM._near_orthogonal({**m, "cos_abs_mean": c[:, :1]}, stats=st).supported is None  # one run: no SE
 
 
 def _fake_log(root: Path, name: str, betas, seeds, gap_fn, rounds=5, algorithm="FedInit", status="completed"):

@@ -18,7 +18,7 @@ from fedtheory.cli import main  # noqa: E402
 from fedtheory.sim import Exact, RunConfig, fedinit, simulate  # noqa: E402
 from fedtheory.worst import (PEPSetting, QuadraticClass, build_pep, isotypic_bases, make_spec, pep_worst_case,  # noqa: E402
                              solve_pep, worst_case)
-from fedtheory.worst.fedinit import fedinit_pep  # noqa: E402
+from fedtheory.papers.fedinit.worst import fedinit_pep  # noqa: E402
 from fedtheory.testing import scaled_bound
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # cvxpy: "Solution may be inaccurate" (status kept)

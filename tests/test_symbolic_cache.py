@@ -23,8 +23,8 @@ def test_expressions_come_back_from_the_cache_without_eval():
     import sympy as sp
 
     from fedtheory.checks.base import expr_from_srepr
-    from fedtheory.checks.fedinit import _lambda_max_roots
-    from fedtheory.theory import fedinit as F
+    from fedtheory.papers.fedinit.checks import _lambda_max_roots
+    from fedtheory.papers.fedinit import records as F
 
     target, roots = _lambda_max_roots()
     assert roots == sp.solve(sp.Eq(F.LAMBDA_MAX.expr, target), F.eta)

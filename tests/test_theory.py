@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fedtheory._validation import ParameterError
 from fedtheory.plugins import records
 from fedtheory.theory import Bound, StatedOrder, SymbolSet, get
-from fedtheory.theory import fedinit as F
+from fedtheory.papers.fedinit import records as F
 from fedtheory.theory.rates import check_order
 
 

@@ -11,7 +11,7 @@ from fedtheory.sim.rng import RunStreams
 from fedtheory.sim.topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, canonical_edges,
                                     metropolis_matrix, mixing_lambda, mixing_lambda_norm, mixing_matrix_properties,
                                     paper_topologies, spectrum)
-from fedtheory.theory import oledfl as T
+from fedtheory.papers.oledfl import records as T
 
 # ------------------------------------------------------------------------------------ closed-form spectra
 

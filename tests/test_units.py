@@ -342,7 +342,7 @@ def test_every_paper_gets_the_units_check_and_explain_prints_it():
 
 
 def test_records_imported_before_the_plugins_load_get_their_units_check():
-    code = ("import fedtheory.theory.fedshift\n"
+    code = ("import fedtheory.papers.fedshift.records\n"
             "from fedtheory.checks import all_checks\n"
             "assert 'fedshift.units' in all_checks(), sorted(all_checks())\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,

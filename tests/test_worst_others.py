@@ -12,17 +12,17 @@ from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.checks import Session
-from fedtheory.checks.fedmrur import admissible_steps, bound_problems
-from fedtheory.checks.fedshift import EPS_GRID
+from fedtheory.papers.fedmrur.checks import admissible_steps, bound_problems
+from fedtheory.papers.fedshift.checks import EPS_GRID
 from fedtheory.cli import main
 from fedtheory.sim import SeparablePLProblem, fedavg, pl_nonconvex, pl_ratio_infimum
-from fedtheory.sim.fedshift import reference_mixed_precision
+from fedtheory.sim.mixed_precision import reference_mixed_precision
 from fedtheory.sim.reference import reference_simulate
-from fedtheory.theory import fedmrur as TM
-from fedtheory.theory import fedshift as TS
+from fedtheory.papers.fedmrur import records as TM
+from fedtheory.papers.fedshift import records as TS
 from fedtheory.worst import SeparablePLClass, evaluate, make_spec, replay, worst_case, z_threshold
-from fedtheory.worst.fedmrur import check_start
-from fedtheory.worst.fedshift import inferior_mask
+from fedtheory.papers.fedmrur.worst import check_start
+from fedtheory.papers.fedshift.worst import inferior_mask
 from fedtheory.testing import scaled_bound
 
 SHIFT = dict(L=2.0, mu=0.25, Delta1_max=2.0, E=2, T=15, sigma2=0.05, C=4, d=3, alpha=0.5, runs=3)
@@ -121,7 +121,7 @@ def test_mofedsam_left_side_and_bound_against_the_naive_reference():
     for t in (0, T - 1):
         b = float(TM.MOFEDSAM.evaluate(dict(vals, T=float(t + 1))))
         np.testing.assert_allclose(ev.bound_all[0, t], b, rtol=1e-12)
-    from fedtheory.checks.fedmrur import c_max
+    from fedtheory.papers.fedmrur.checks import c_max
 
     assert vals["C"] == c_max(vals) > 0
 

@@ -8,6 +8,8 @@
 * deciding: :func:`assess_bound` (a Bound over candidate values vs per-run measurements),
   :func:`compare_mean`, :func:`compare_rounds`, :func:`claim_result`, :func:`identity_result`,
   :func:`rate_check` (symbolic), :func:`fit_rate` and :func:`rate_verdict` (measured);
+* checks on runs logged by ``fedtheory train`` (``check --runs DIR``): :func:`run_check`, :func:`logged_runs`,
+  :func:`unusable_runs`, :func:`run_label`;
 * running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code` (0 / 1 findings / 2 usage / 3 errors), :func:`errors`, :func:`format_table`,
   :func:`print_results`, :func:`results_payload`, :func:`write_json`; how long each check took: :class:`CheckTiming`
   (``run_checks(timings=[])``), :func:`format_timings`.
@@ -16,11 +18,12 @@ from __future__ import annotations
 
 from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
                    PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, CheckTiming, Control, ControlOutcome, Session,
-                   all_checks, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
-                   errors, exit_code, group_findings, holm_reject, id_matches, register_spec, registered_check_ids,
-                   run_control, run_controls, select)
+                   all_checks, cached_symbolic, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
+                   errors, exit_code, expr_from_srepr, group_findings, holm_reject, id_matches, register_spec,
+                   registered_check_ids, run_control, run_controls, select, symbolic_part)
 from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
                      simulation_text, summarize, summarize_findings, write_json)
+from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
@@ -38,4 +41,5 @@ __all__ = ["register_units_checks", "units_result", "units_rows", "register_spec
            "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",
            "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "id_matches",
            "simulation_text", "summarize",
-           "write_json"]
+           "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
+           "unusable_runs"]

@@ -5,7 +5,7 @@ its gradient through the problem's client view (``objective_grad(rs, w)``). A ne
 view: here the term is written once more as a function of the minibatch's representations under the
 local and the anchor model, and autograd differentiates it together with the cross-entropy (so SAM's
 ascent point, clipping and every other rule see the whole local objective, as in the sim engine).
-The distance itself is the sim layer's code (``sim.fedmrur.lifted_sqdist``), not a copy.
+The distance itself is the sim layer's code (``sim.hyperbolic.lifted_sqdist``), not a copy.
 
 An adapter gives (per-run parameters (R, P), term(z, z_anchor, params (P,)) -> scalar). The trainer
 refuses an objective plug-in that has none, rather than training without its term.
@@ -46,7 +46,7 @@ def adapter_for(plugin) -> ObjectiveAdapter:
 
 
 def _hyperbolic():
-    from ..sim.fedmrur import HyperbolicRegularizer, lifted_sqdist
+    from ..sim.hyperbolic import HyperbolicRegularizer, lifted_sqdist
 
     def params(plugin, like):
         return torch.cat([plugin.param(n, like)[:, :, 0] for n in ("gamma", "sigma", "beta")], dim=1)  # (R, 3)

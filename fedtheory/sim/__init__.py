@@ -1,11 +1,11 @@
 """Simulation layer: problems with exact constants, algorithm plug-ins, the vectorized engine.
 
-The paper modules register their algorithms into ``algorithms``' registry when imported; this face imports them
-all (in the order ``fedtheory train --list-algorithms`` shows), so the registry is complete once any part of
-``fedtheory.sim`` is imported."""
+The modules that write algorithms register them into ``algorithms``' registry when imported; this face imports them
+all, so the core's algorithms are registered once any part of ``fedtheory.sim`` is imported. A paper plug-in registers
+its own (FedMRUR's, FedShift's) when it loads: ``fedtheory.plugins.load_plugins()`` completes the table."""
 from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fedprox, fedsam,
-                         register_algorithm, scaffold)
-from . import fedmrur, gossip, fedshift  # noqa: F401 - register MoFedSAM and FedMRUR, the gossip ones, FedShift
+                         register_algorithm, resolve, scaffold, unregister_algorithm)
+from . import gossip  # noqa: F401 - registers the gossip algorithms
 from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, ProblemOracle,
                      RunConfig, StepWeights, Trace, simulate)
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round
@@ -18,6 +18,8 @@ from .problems import (Constant, Constants, LeastSquaresProblem, LogisticProblem
                        pl_nonconvex, pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
 from .rng import RunStreams
 from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
+from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
+from .mixed_precision import WeightShift, mixed_precision, reference_mixed_precision
 from .gossip import (Gossip, LocalMomentum, d_psgd, dfedavg, dfedavgm, dfedsam, oledfl_sam, oledfl_sgd, reference_gossip,
                      with_ole)
 from .topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, Topology, exponential,
@@ -32,6 +34,8 @@ __all__ = [
     "build_algorithm",
     "commit_round",
     "register_algorithm",
+    "resolve",
+    "unregister_algorithm",
     "run_round",
     "AdditiveNoise",
     "Aggregator",
@@ -114,4 +118,10 @@ __all__ = [
     "reference_gossip",
     "ring",
     "with_ole",
+    # rules from FedMRUR (hyperbolic regularizer, normalized aggregation) and FedShift (mixed precision, weight shift)
+    "HyperbolicRegularizer",
+    "NormalizedAggregation",
+    "WeightShift",
+    "mixed_precision",
+    "reference_mixed_precision",
 ]

@@ -8,7 +8,8 @@ beta=0.1``); numeric ones accept one value per run (a sweep trains as one batch)
 '+RI' suffix (seed 000 Table 2): the same algorithm with FedInit's relaxed initialisation, hyperparameter ``beta``.
 
 Adding an algorithm whose plug-ins exist is one line, where its factory is written (registration flows one way:
-a paper module registers into this registry; ``fedtheory/sim/__init__.py`` imports the paper modules)::
+a module registers into this registry when it is imported; ``fedtheory/sim/__init__.py`` imports the core's, and a
+paper plug-in registers its own when it loads, as FedMRUR's does in ``fedtheory/papers/fedmrur/algorithms.py``)::
 
     register_algorithm("FedMRUR", fedmrur, source="seed 003 Alg. 1")
 
@@ -208,8 +209,8 @@ register_algorithm("SCAFFOLD", scaffold, source="Karimireddy et al. 2020 (option
 register_algorithm("FedCM", fedcm, source="Xu et al. 2021; seed 000 Table 2")
 register_algorithm("FedProx", fedprox, source="Li et al. 2020")
 register_algorithm("FedSAM", fedsam, source="Qu et al. 2022; seed 000 Table 2")
-# The paper modules register their own (sim.fedmrur, sim.gossip, sim.fedshift); fedtheory.sim imports them all,
-# so the registry is complete once any part of fedtheory.sim is imported.
+# sim.gossip registers the gossip family (fedtheory.sim imports it); paper plug-ins register their own when they load
+# (fedtheory.plugins.load_plugins() completes the table).
 
 
 def describe(alg: Algorithm) -> dict[str, Any]:

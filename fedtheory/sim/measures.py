@@ -1,5 +1,5 @@
 """The catalogue of every measure ``simulate`` can record: the engine's, and those of the shipped plug-ins (the
-paper modules' ones too, so this module stands above them). :class:`TrackGradients`, the plug-in that adds a
+rule modules' ones too, so this module stands above them). :class:`TrackGradients`, the plug-in that adds a
 measure to any algorithm, is the engine's (re-exported here).
 
 Indexing of a recorded measure ``trace[name]`` (one column per run):
@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 
 from .engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, StepWeights, TrackGradients
-from .fedmrur import HyperbolicRegularizer, NormalizedAggregation
-from .fedshift import WeightShift
+from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
+from .mixed_precision import WeightShift
 from .gossip import Gossip
 from .plugins import Plugin, RelaxedInit
 from .quantize import Quantize

@@ -6,7 +6,7 @@ again here, one client vector at a time, from the papers' pseudo-code. Tests hol
 engine to them; the benchmarks time the engine against them.
 
 One reference per communication kind: ``reference_simulate`` (a server), ``reference_gossip``
-(``sim.gossip``) and ``reference_mixed_precision`` (``sim.fedshift``). They share this module's
+(``sim.gossip``) and ``reference_mixed_precision`` (``sim.mixed_precision``). They share this module's
 naive client: the initialisation (``naive_start``), the local transform chain (``NaiveClients``), and
 the oracle (``naive_grad``), so each rule is written once here.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from .algorithms import Algorithm
 from .engine import RunConfig, TrackGradients
-from .fedmrur import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
+from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
 from .plugins import (AdditiveNoise, ClientMomentum, ControlVariates, Exact, MeanModels, MeanUpdates, Minibatch,
                       PlainInit, Prox, RelaxedInit, SAM)
 from .problems import Problem

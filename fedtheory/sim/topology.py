@@ -120,7 +120,7 @@ def _dense(W) -> np.ndarray:
 
 
 def mixing_matrix_properties(W, adjacency=None, tol: float = 1e-10) -> dict[str, PropertyResult]:
-    """Each property of seed 002 Definition 1 (record ``theory.oledfl.DEF1``: graph, symmetry, null_space,
+    """Each property of seed 002 Definition 1 (record ``oledfl.def1`` of the OledFL plug-in: graph, symmetry, null_space,
     spectral) on a given W (dense or scipy sparse), with the size of its worst violation.
 
     adjacency: optional boolean (m, m) graph; without it the graph is the support of W and property (i)

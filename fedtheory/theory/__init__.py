@@ -4,12 +4,12 @@ A record is a :class:`Bound` (``lhs <= expr`` under :class:`Condition` s, with :
 :class:`StatedOrder`), an :class:`Identity`, an :class:`OrderStatement` or a :class:`Claim`; symbols come
 from a :class:`SymbolSet`, each with its dimension in the loss [f] and the parameter [w] (:func:`dimension_of`,
 ``fedtheory.theory.dimensions``). :func:`register` makes a record visible to ``fedtheory list / explain / check``.
-The built-in papers (``fedinit``, ``oledfl``, ``fedmrur``, ``fedshift``) are plug-ins like any other:
-see ``fedtheory.plugins`` and docs/extending.md.
+The built-in papers (``fedinit``, ``oledfl``, ``fedmrur``, ``fedshift``) are plug-ins like any other, each a package
+under ``fedtheory/papers/``: see ``fedtheory.plugins`` and docs/extending.md.
 """
 from __future__ import annotations
 
-from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Identity, MissingValuesError,
+from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, MissingValuesError,
                    OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import ASSUMPTIONS, register_assumption
 from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
@@ -23,6 +23,6 @@ def papers() -> list[str]:
 
 __all__ = ["ASSUMPTIONS", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
            "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
-           "Definition", "Identity", "OrderStatement", "RateReport",
+           "Definition", "Evaluator", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]

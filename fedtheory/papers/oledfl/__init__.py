@@ -1,0 +1,7 @@
+"""Plug-in: OledFL (Li, Zhang, Wang, Yin, Shen 2024), seed 002: stated orders, Definition 1, claims and tables.
+
+* ``records``: what the paper states (sympy records);
+* ``checks``: the checks on the built-in problems (gossip algorithms on the paper's topologies).
+"""
+from . import records  # noqa: F401 - registers the records
+from . import checks  # noqa: F401 - registers the checks

@@ -1,0 +1,8 @@
+"""Parameter validation for plug-ins: the errors fedtheory raises on purpose, and the checks its own parameters go
+through (a value outside its range is a :class:`ParameterError` naming the parameter, the value and what is allowed;
+the CLI turns it into exit status 2). A paper plug-in's problems, algorithms and checks use the same."""
+from ._validation import (FedTheoryError, ParameterError, check_choice, check_finite, check_float, check_int,
+                          check_random_state, per_run)
+
+__all__ = ["FedTheoryError", "ParameterError", "check_choice", "check_finite", "check_float", "check_int",
+           "check_random_state", "per_run"]

@@ -1,0 +1,225 @@
+"""Issue 27 for OledFL: the sentence as written, the statistics policy, edges and divergence boundaries that are never
+evidence, the readings of W and of the stripped threshold, negative controls, self-checks by design, errata.
+Each test failed on the code before the change (see the docstrings)."""
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+import pytest
+
+from fedtheory.checks import (Session, StatsPolicy, all_checks, claim_result, group_findings, run_checks,
+                              run_control)
+from fedtheory.papers.oledfl import records as T
+
+BETAS = np.array([0.0, 0.3, 0.6, 0.9, 0.99, 1.0, 1.1])
+
+
+@pytest.fixture(scope="module")
+def quick():
+    res = run_checks(paper="oledfl", profile="quick", parallel_symbolic=False)
+    by: dict[str, list] = {}
+    for r in res:
+        by.setdefault(r.id, []).append(r)
+    return res, by
+
+
+def _grid(means, runs, noise=1e-4, seed=0, diverged=None):
+    rng = np.random.default_rng(seed)
+    m = np.asarray(means, float)
+    return {"beta": BETAS, "samples": m[:, None] * (1 + noise * rng.standard_normal((len(m), runs))),
+            "diverged": np.zeros(len(m), bool) if diverged is None else np.asarray(diverged, bool), "paired": True}
+
+
+# ------------------------------------------------------------------------------------ rule 5: the sentence as written
+
+
+def test_consistency_compares_ole_with_no_ole():
+    """The issue's case: every beta > 0 well below beta = 0, and 0.99 0.85% above 0.9. The sentence ('by adopting this
+    initialization ... the mutual consistency among them is naturally strengthened') compares Ole with no Ole:
+    supported. The old check tested monotonicity in beta and refuted it on the 0.85% rise."""
+    mm = _grid([0.114, 0.0937, 0.0823, 0.0786, 0.0793, 0.0797, 0.0828], runs=10)
+    r = claim_result(T.CLAIM_CONSISTENCY, mm, seeds=10)
+    assert r.verdict == "claim_supported", r.detail
+    # Ole significantly worse than no Ole, by more than the declared effect, on 10 seeds: refuted
+    worse = _grid([0.10, 0.13, 0.0823, 0.0786, 0.0793, 0.0797, 0.0828], runs=10)
+    assert claim_result(T.CLAIM_CONSISTENCY, worse, seeds=10).verdict == "claim_refuted"
+    assert T.CLAIM_CONSISTENCY.min_effect == T.MIN_EFFECT
+
+
+def test_a_small_rise_on_few_seeds_refutes_nothing():
+    """The statistics policy: the issue's 0.85% rise on 3 paired runs (z = 3, uncorrected) refuted the old
+    'larger beta lowers the error'; it is below the declared minimum effect and rests on 3 < 10 seeds."""
+    mm = _grid([7.0, 6.0, 5.0, 4.0, 4.034, 3.0, 9.0], runs=3)
+    r = claim_result(T.CLAIM_ERROR, mm, seeds=3, settings=10)
+    assert r.verdict != "claim_refuted", r.detail
+    big = _grid([7.0, 6.0, 5.0, 4.0, 4.034, 3.0, 9.0], runs=10)
+    assert claim_result(T.CLAIM_ERROR, big, seeds=10).verdict != "claim_refuted"  # 0.85% < the 5% min_effect
+    large = _grid([7.0, 6.0, 5.0, 4.0, 4.8, 3.0, 9.0], runs=10)
+    assert claim_result(T.CLAIM_ERROR, large, seeds=10).verdict == "claim_refuted"  # a 20% rise on 10 seeds
+
+
+SEED_DECIDED = (T.CLAIM_ERROR, T.CLAIM_SPEED, T.CLAIM_CONSISTENCY, T.CLAIM_TOPOLOGY, T.CLAIM_OPT_BETA, T.CLAIM_K,
+                T.CLAIM_STAB_BETA, T.CLAIM_STAB_TOPO, T.CLAIM_REMARK4)
+
+
+@pytest.mark.parametrize("claim", SEED_DECIDED, ids=lambda c: c.id)
+def test_claims_decided_from_seeds_use_the_statistics_policy(claim):
+    """Every OledFL claim decided from per-seed values takes ``stats`` and declares a min_effect (the old predicates
+    had their own z = 3 rule and no effect size)."""
+    assert "stats" in inspect.signature(claim.predicate).parameters
+    assert claim.min_effect is not None and claim.min_effect > 0 and "min_effect" in claim.note
+    assert not {"z", "rtol"} & set(claim.parameters)
+
+
+# ------------------------------------------------------------------------------------ edges and divergence boundaries
+
+
+def _opt(best, diverged_after, lam=(0.979, 0.724, 0.39, 0.0), runs=10):
+    """Per topology an optimum at grid index best[j], every beta after diverged_after[j] diverged (None: none)."""
+    S = np.full((len(lam), len(BETAS), runs), 10.0) + 0.01 * np.random.default_rng(4).standard_normal((len(lam), len(BETAS), runs))
+    div = np.zeros((len(lam), len(BETAS)), bool)
+    for j, (i, d) in enumerate(zip(best, diverged_after)):
+        S[j, i] -= 3.0
+        if d is not None:
+            div[j, d + 1:] = True
+    return {"lam": list(lam), "beta": BETAS, "samples": S, "diverged": div, "names": ["ring", "grid", "exp", "full"],
+            "paired": True}
+
+
+def test_an_optimum_at_a_divergence_boundary_or_a_grid_edge_is_never_evidence():
+    """The issue's Metropolis case: ring 0.6, grid 0.3, exponential 0.6 each next to a diverged beta, full at 0.99,
+    the edge of the paper's range. The old rule refuted (exponential's 0.6 above grid's 0.3, 'significant' through the
+    diverged neighbour); an optimum at a divergence boundary or a grid edge is never evidence."""
+    mm = _opt([2, 1, 2, 4], [2, 1, 2, None])
+    assert claim_result(T.CLAIM_OPT_BETA, mm, seeds=10).verdict == "inconclusive"
+    out = T.CLAIM_OPT_BETA.evaluate(mm, stats=StatsPolicy(min_effect=T.MIN_EFFECT))
+    assert "divergence boundary" in out.detail and "grid edge" in out.detail
+    # the lazy W: larger beta better up to 0.99 everywhere: every optimum at the edge of the paper's range
+    assert claim_result(T.CLAIM_OPT_BETA, _opt([4, 4, 4, 4], [None] * 4), seeds=10).verdict == "inconclusive"
+    # beta >= 1 is outside the paper's range: an optimum there is not judged either
+    assert claim_result(T.CLAIM_OPT_BETA, _opt([5, 6, 5, 6], [None] * 4), seeds=10).verdict == "inconclusive"
+
+
+def test_optimal_beta_is_decided_under_both_readings_of_W(quick):
+    """Which W the paper uses is not in the seed: the record declares the two readings (Definition 1's Metropolis W,
+    the positive semi-definite lazy W under which beta < 1 is the stability limit) and the check joins them."""
+    assert set(T.CLAIM_OPT_BETA.readings) == {"definition1", "psd"}
+    (row,) = quick[1]["oledfl.claim.optimal_beta_vs_lambda"]
+    assert set(row.extra["readings"]) == {"definition1", "psd"}
+    assert row.verdict == "inconclusive" and not row.is_finding
+    assert "0.99 at the grid edge" in row.extra["readings"]["psd"]["detail"]
+    assert "at the divergence boundary" in row.extra["readings"]["definition1"]["detail"]
+
+
+# ------------------------------------------------------------------------------------ readings of the threshold
+
+
+def test_divergence_threshold_readings_are_joined(quick):
+    """'When [beta >= 1 | beta > 1] the algorithm diverges': both readings decided, joined by combine_readings; on
+    W = 11^T/m beta = 1 is the consensus boundary (neither diverges nor converges), beta = 1.1 diverges: the readings
+    disagree, 'ambiguous' (the old rule said 'inconclusive' by hand)."""
+    rows = quick[1]["oledfl.claim.diverges_at_beta_ge_1"]
+    full = next(r for r in rows if r.params["setting"] == "full, Metropolis W")
+    assert full.verdict == "ambiguous" and set(full.extra["readings"]) == {"ge", "gt"}
+    ring = next(r for r in rows if r.params["setting"] == "ring, Metropolis W")
+    assert ring.verdict == "claim_supported" and "every reading (ge, gt)" in ring.detail
+    assert all(r.scope == "extrapolation" and not r.is_finding for r in rows)
+
+
+# ------------------------------------------------------------------------------------ controls and self-checks
+
+
+OLEDFL_SPECS = {i: s for i, s in all_checks().items() if s.paper == "oledfl"}
+
+
+def test_eq6_and_beta0_are_self_checks_by_design(quick):
+    """eq. (6) is the tautology F - f* = (F - f) + (f - f*) (as fedinit.eq3); OledFL at beta = 0 runs DFedAvg's code
+    path with x_i + 0 (x_i - x_i^{t-1,K}) = x_i. Neither can fail: both say why, and their rows are self-checks."""
+    for cid in ("oledfl.eq6", "oledfl.claim.beta0_is_dfedavg"):
+        assert OLEDFL_SPECS[cid].self_check and OLEDFL_SPECS[cid].control is None
+        assert all(r.self_check and not r.is_finding for r in quick[1][cid])
+
+
+def test_every_other_claim_or_identity_check_has_a_control():
+    bare = [i for i, s in OLEDFL_SPECS.items() if s.kind in ("claim", "identity") and s.control is None
+            and not s.self_check]
+    assert bare == []
+
+
+def test_the_tables_control_refutes_every_table_claim():
+    """The control of oledfl.tables mutates one entry against each of the seven claims: each row must be refuted,
+    not just one of them."""
+    out = run_control(OLEDFL_SPECS["oledfl.tables"], Session("quick", 0))
+    assert out.status == "fails_as_required"
+    assert [r.verdict for r in out.rows] == ["claim_refuted"] * 7
+    assert {r.id for r in out.rows} == set(OLEDFL_SPECS["oledfl.tables"].records)
+
+
+# ------------------------------------------------------------------------------------ severity
+
+
+def test_table_findings_are_errata_and_the_only_counted_findings(quick):
+    """Table III's speed-ups against its own round counts and Sec. V-B's margin against Table II: errata (the paper's
+    text or table against its own numbers), and the only counted OledFL findings of the quick profile (the old
+    refutations of consistency and of the optimal beta are gone)."""
+    res, by = quick
+    for cid in ("oledfl.table.speedup_arithmetic", "oledfl.table.margin_vs_dfedsam"):
+        (row,) = by[cid]
+        assert row.verdict == "claim_refuted" and row.finding_class == "erratum" and row.is_finding
+    assert sorted(group_findings(res)) == sorted(["oledfl.table.margin_vs_dfedsam|the paper's Tables II-IV|as printed",
+                                                  "oledfl.table.speedup_arithmetic|the paper's Tables II-IV|as printed"])
+
+
+def test_corrected_tables_pass():
+    """Positive controls of the two errata: with Table III's two speed-ups printed as their columns give, and Table
+    II's CIFAR-10 non-IID margins at 4.5 points, both claims hold (under both readings of '%')."""
+    t = copy.deepcopy(T.tables())
+    cols = T.TABLE3_COLUMNS_DIR
+    t["table3_dir"]["FedSAM"][1][cols.index("IID Acc@82")] = 1.4  # 500/363
+    t["table3_dir"]["OledFL-SAM"][1][cols.index("Dir0.6 Acc@75")] = 3.4  # 152/45
+    assert T.TCLAIM_ARITH.evaluate(t).supported is True
+    for half, names in (("table2_dir", T.TABLE2_COLUMNS_DIR), ("table2_path", T.TABLE2_COLUMNS_PATH)):
+        for j, col in enumerate(names):
+            if col.startswith("C10") and col != "C10 IID":
+                base = t[half]["DFedSAM"][0][j]
+                t[half]["OledFL-SAM"][0][j] = max(t[half]["OledFL-SAM"][0][j], base + 4.5, base * 1.045)
+    assert set(T.TCLAIM_MARGIN.readings) == {"points", "relative"}
+    for reading in T.TCLAIM_MARGIN.readings:
+        assert T.TCLAIM_MARGIN.evaluate(t, reading=reading).supported is True
+
+
+# ------------------------------------------------------------------------------------ bounds
+
+
+def test_every_bound_row_says_whether_it_is_vacuous(quick):
+    """Lemma 3's rows compare with the trivial bound of a contraction (1); Theorems 1-2 have no bound to compare."""
+    for r in quick[0]:
+        if r.kind == "bound" and r.id.startswith("oledfl.lemma3"):
+            assert r.extra["vacuity"] == "informative" and r.trivial_bound == 1.0
+    assert T.LEMMA3.lhs_kind == T.LEMMA3_PRODUCT.lhs_kind == "contraction"
+    for r in quick[1]["oledfl.thm1"] + quick[1]["oledfl.thm2"]:
+        assert r.extra["vacuity"].startswith("no bound")
+
+
+def test_every_claim_decided_on_both_mixing_matrices_counts_only_when_both_readings_agree():
+    """The seed does not say which W it uses: the claims decided on the simulator's topologies are decided under both
+    readings (Metropolis, lazy) and joined. Before, the lazy-W row of the connectivity claim counted on its own (the
+    full profile refuted it for DFedAvg while the Metropolis row supported it)."""
+    from fedtheory.checks import CheckResult
+    from fedtheory.papers.oledfl.checks import LAZY, METROPOLIS, _join_w
+
+    def row(verdict, w):
+        return CheckResult("oledfl.claim.connectivity_speeds_convergence", "oledfl", "claim", verdict,
+                           params={"setting": f"DFedAvg (beta=0), {w}"})
+
+    (joined,) = _join_w({METROPOLIS[1]: [row("claim_supported", METROPOLIS[1])],
+                         LAZY[1]: [row("claim_refuted", LAZY[1])]})
+    assert joined.verdict == "ambiguous" and not joined.is_finding
+    assert joined.params["setting"] == "DFedAvg (beta=0), W: both readings (Metropolis, lazy)"
+    (both,) = _join_w({METROPOLIS[1]: [row("claim_refuted", METROPOLIS[1])], LAZY[1]: [row("claim_refuted", LAZY[1])]})
+    assert both.verdict == "claim_refuted" and both.is_finding
+    for rec in (T.CLAIM_ERROR, T.CLAIM_SPEED, T.CLAIM_CONSISTENCY, T.CLAIM_TOPOLOGY, T.CLAIM_STAB_BETA,
+                T.CLAIM_STAB_TOPO, T.CLAIM_OPT_BETA):
+        assert set(rec.readings) == {"definition1", "psd"}, rec.id
