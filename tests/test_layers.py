@@ -24,10 +24,11 @@ PACKAGE = Path(fedtheory.__file__).resolve().parent
 
 # The floors of docs/architecture.md, ground first. A module imports the ground, its own layer, and layers on
 # lower floors; never a layer on its own floor or above.
-GROUND = ("fedtheory", "_validation", "_jsonutil", "files")
+GROUND = ("fedtheory", "_validation", "validation", "_jsonutil", "files")
 FLOORS = (
     ("theory", "sim", "parallel", "scaffold"),
-    ("plugins", "empirical", "testing"),
+    ("plugins",),
+    ("empirical", "testing"),
     ("checks",),
     ("worst", "report"),
     ("papers",),
@@ -199,8 +200,121 @@ def test_no_import_circle():
 def test_every_import_goes_down_the_floors():
     """A module imports the ground, its own layer, and the layers on lower floors (docs/architecture.md)."""
     bad = sorted(str(i) for i in IMPORTS if layer_of(i.source) != layer_of(i.target)
-                 and floor_of(layer_of(i.target)) >= floor_of(layer_of(i.source)))
+                 and floor_of(layer_of(i.target)) >= floor_of(layer_of(i.source)) > 0)
     assert bad == []
+
+
+def paper_of(module: str) -> str | None:
+    """'fedinit' for fedtheory.papers.fedinit and its modules; None for the core (and the papers' face)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "papers" else None
+
+
+def core_imports_of_papers(imports: list[Import]) -> list[str]:
+    """Imports of a paper by the core (every module outside fedtheory/papers/)."""
+    return sorted(str(i) for i in imports if layer_of(i.source) != "papers" and paper_of(i.target))
+
+
+def cross_paper_imports(imports: list[Import]) -> list[str]:
+    """Imports of one paper by another."""
+    return sorted(str(i) for i in imports if paper_of(i.source) and paper_of(i.target)
+                  and paper_of(i.source) != paper_of(i.target))
+
+
+def private_names_used_by_papers(root: Path) -> list[str]:
+    """Every private module or name of the core (a part starting with '_') that a paper imports: a paper uses the
+    public API a user's plug-in has."""
+    bad = []
+    for name, (path, face) in read_modules(root).items():
+        if not paper_of(name):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(root.name):
+                names = [a.name for a in node.names]
+                if any(p.startswith("_") for p in node.module.split(".")) or any(n.startswith("_") for n in names):
+                    bad.append(f"{name}:{node.lineno} from {node.module} import {', '.join(names)}")
+            elif isinstance(node, ast.ImportFrom) and node.level > 1:
+                bad.append(f"{name}:{node.lineno}: a relative import out of the paper's package (use fedtheory.X)")
+            elif isinstance(node, ast.Import):
+                bad += [f"{name}:{node.lineno} import {a.name}" for a in node.names
+                        if a.name.startswith(root.name) and any(p.startswith("_") for p in a.name.split("."))]
+    return sorted(bad)
+
+
+def test_the_core_imports_no_paper():
+    """The core (theory, sim, checks, worst, report, the CLI, ...) knows no paper: papers are plug-ins found through
+    the entry points, as a user's are."""
+    assert core_imports_of_papers(IMPORTS) == []
+
+
+def test_papers_do_not_import_each_other():
+    assert cross_paper_imports(IMPORTS) == []
+
+
+def test_papers_use_only_the_public_api():
+    """Whatever a built-in paper uses, a user's plug-in can use: no private module or name of the core."""
+    assert private_names_used_by_papers(PACKAGE) == []
+
+
+def test_every_built_in_paper_is_one_package_of_the_plug_in_shape():
+    """A paper is one folder: its face registers everything (records, checks, and what else it has), and the
+    folders of the core hold no paper's records, checks or worst cases."""
+    papers = sorted(p.name for p in (PACKAGE / "papers").iterdir() if (p / "__init__.py").exists())
+    assert papers == ["fedinit", "fedmrur", "fedshift", "oledfl"]
+    for paper in papers:
+        assert (PACKAGE / "papers" / paper / "records.py").exists() and (PACKAGE / "papers" / paper / "checks.py").exists()
+    for layer in ("theory", "checks", "worst", "sim"):
+        assert not sorted(f.stem for f in (PACKAGE / layer).glob("*.py") if f.stem in papers), layer
+
+
+def test_the_paper_contracts_fail_on_a_violation(tmp_path):
+    """The three paper contracts catch what they forbid: a core module importing a paper (inside a function too), one
+    paper importing another, and a paper importing a private module of the core."""
+    pkg = tmp_path / "fedtheory"
+    for d in ("", "sim", "papers", "papers/a", "papers/b"):
+        (pkg / d).mkdir(exist_ok=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "_validation.py").write_text("X = 1\n")
+    (pkg / "sim" / "engine.py").write_text("def f():\n    from ..papers.a import records\n    return records\n")
+    (pkg / "papers" / "a" / "records.py").write_text("from fedtheory._validation import X\n")
+    (pkg / "papers" / "b" / "checks.py").write_text("from fedtheory.papers.a.records import X\n")
+    imports, _ = read_imports(pkg)
+    assert core_imports_of_papers(imports) == ["fedtheory.sim.engine:2 -> fedtheory.papers.a (its package face)",
+                                               "fedtheory.sim.engine:2 -> fedtheory.papers.a.records"]
+    assert cross_paper_imports(imports) == ["fedtheory.papers.b.checks:1 -> fedtheory.papers.a (its package face)",
+                                            "fedtheory.papers.b.checks:1 -> fedtheory.papers.a.records"]
+    assert private_names_used_by_papers(pkg) == ["fedtheory.papers.a.records:1 from fedtheory._validation import X"]
+
+
+def test_import_linter_contracts():
+    """A second, independent reading of the same contracts by import-linter (its own import graph, grimp):
+    ``forbidden`` (no core module imports fedtheory.papers), ``independence`` (the papers), ``layers`` (the floors)."""
+    from importlinter import api  # noqa: F401 - the test extra installs it
+
+    core = sorted(m for m in read_modules(PACKAGE) if m.count(".") == 1 and layer_of(m) != "papers")
+    papers = sorted({f"fedtheory.papers.{paper_of(m)}" for m in read_modules(PACKAGE) if paper_of(m)})
+    floors = [" | ".join(f"fedtheory.{layer}" for layer in floor if (PACKAGE / layer).exists()
+                         or (PACKAGE / f"{layer}.py").exists()) for floor in reversed(FLOORS)]
+    config = "\n".join([
+        "[importlinter]", "root_package = fedtheory", "",
+        "[importlinter:contract:core]", "name = The core imports no paper", "type = forbidden",
+        "source_modules =", *[f"    {m}" for m in core], "forbidden_modules =", "    fedtheory.papers", "",
+        "[importlinter:contract:papers]", "name = Papers do not import each other", "type = independence",
+        "modules =", *[f"    {m}" for m in papers], "",
+        "[importlinter:contract:floors]", "name = Every import goes down the floors", "type = layers",
+        "layers =", *[f"    {f}" for f in floors], ""])
+    ini = Path(os.environ.get("TMPDIR", "/tmp")) / f"fedtheory-importlinter-{os.getpid()}.ini"
+    ini.write_text(config)
+    try:
+        out = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                              "sys.exit(lint_imports_command())", "--config", str(ini), "--no-cache"],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE.parent),
+                                                                               os.environ.get("PYTHONPATH", "")])})
+    finally:
+        ini.unlink()
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "3 kept, 0 broken" in out.stdout, out.stdout[-2000:]
 
 
 def test_imports_by_computed_name_are_declared():
