@@ -360,7 +360,7 @@ def _cmd_explain(args) -> int:
         print("\n(`fedtheory explain " + rec.id + " --run` runs these checks and lists the simulations behind each "
               "verdict; every result's JSON record holds them under extra.simulations)")
     if specs and args.run:
-        from .checks import run_checks, simulation_text
+        from .checks import certificate_text, run_checks, simulation_text
 
         results = run_checks(only=[s.id for s in specs], profile="quick", seed=0)
         names = rec.paper_names() if hasattr(rec, "paper_names") else {}
@@ -378,6 +378,12 @@ def _cmd_explain(args) -> int:
             if not r.extra.get("simulations") and (r.id, r.verdict) not in seen:
                 seen.add((r.id, r.verdict))
                 print(f"  {r.id}: no simulation ({r.kind}: {r.verdict})")
+        lines = list(dict.fromkeys(f"  {r.id}: {certificate_text(c)}" for r in results
+                                   for c in r.extra.get("certificates", [])))
+        if lines:
+            print("\nwhere the constants came from (each assumption as the runs certified it; a row whose run does "
+                  "not certify one is not applicable):")
+            print("\n".join(lines))
     return 0
 
 

@@ -697,6 +697,7 @@ def render_report(payload: Mapping[str, Any]) -> str:
     from dataclasses import MISSING, fields
 
     from .checks.base import CheckResult
+    from .checks.certification import certificate_text
 
     F = _Figures()
     defaults = {f.name: (f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
@@ -750,7 +751,9 @@ def render_report(payload: Mapping[str, Any]) -> str:
                       "measured": _fmt(r.get("measured")), "bound": _fmt(r.get("bound")), "ratio": _fmt(r.get("ratio")),
                       "statement": ex.get("statement", ""), "title": ex.get("title", ""),
                       "measurement_scalars": (ex.get("measurements") or {}).get("scalars") or {},
-                      "decision_rule": ex.get("decision_rule") or {}})
+                      "decision_rule": ex.get("decision_rule") or {},
+                      "certificates": [certificate_text(c) for c in ex.get("certificates") or []
+                                       if isinstance(c, Mapping)]})
     findings = payload.get("findings") or {}
     paper_blocks = []
     for paper, rows in papers.items():

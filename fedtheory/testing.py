@@ -184,22 +184,32 @@ def _describe(instance: Any) -> str:
 
 
 def assert_bound_holds(bound, measured: Any, values: Mapping[str, Any], *, instance: Any = None, rtol: float = 0.0,
-                       atol: float = 0.0, require_conditions: bool = True) -> np.ndarray:
+                       atol: float = 0.0, require_conditions: bool = True, certification: Any = None) -> np.ndarray:
     """Assert ``measured <= bound(values) * (1 + rtol) + atol`` entrywise (arrays broadcast, e.g. one per run).
 
     ``bound`` is a :class:`fedtheory.theory.Bound`; ``values`` the numbers its parameters take. If any of its
     conditions fails at ``values``, the theorem does not apply: AssertionError when ``require_conditions``
-    (default), else nothing is checked. Non-finite measured values or bound values fail. The message names
-    the bound, the instance, the values, the measured and bound numbers (worst entry) and failing conditions.
-    Returns the bound's values.
+    (default), else nothing is checked. ``certification`` (``fedtheory.checks.certify(bound, problem=..., ...)``):
+    the instance's certificates of the bound's assumptions; an assumption not certified, or a value the certificates
+    do not admit, is a premise that fails like a condition, and the certified constants fill the values not given.
+    Non-finite measured values or bound values fail. The message names the bound, the instance, the values, the
+    measured and bound numbers (worst entry) and failing conditions. Returns the bound's values.
     """
     rtol = check_float("rtol", rtol, 0.0)
     atol = check_float("atol", atol, 0.0)
     where = f"{getattr(bound, 'id', 'bound')} on {_describe(instance)}"
+    premises: list[str] = []
+    if certification is not None:
+        premises = list(certification.failures)
+        if not premises:
+            values = certification.fill(values)
+            premises = certification.admits(values)
     shown = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items())
-    failed = bound.conditions_failed(values)
+    failed = premises + (bound.conditions_failed(values) if not premises or certification.applicable else [])
     if failed:
         if not require_conditions:
+            if certification is not None and not certification.applicable:
+                return np.asarray(np.nan)  # an assumption not certified: no certified constants to evaluate at
             return np.asarray(bound.evaluate(values), dtype=float)
         raise AssertionError(f"{where}: conditions fail, so the bound does not apply:\n  "
                              + "\n  ".join(failed) + f"\nvalues: {shown}")

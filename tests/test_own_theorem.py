@@ -213,7 +213,7 @@ PLUGIN = textwrap.dedent('''
     """A user's plug-in whose K counts workers and H local steps (Stich's names), for the CLI items of issue 23."""
     import numpy as np
     from fedtheory.checks import CheckResult, assess_bound, check
-    from fedtheory.sim import RunConfig, fedavg, heterogeneous_least_squares, simulate
+    from fedtheory.sim import AdditiveNoise, RunConfig, fedavg, heterogeneous_least_squares, simulate
     from fedtheory.theory import Bound, SymbolSet, register
 
     S = SymbolSet("byot")
@@ -238,7 +238,8 @@ PLUGIN = textwrap.dedent('''
 
     @check("byot.shrunk", "byot", "bound", records=("byot.thm",))
     def shrunk(session):
-        cfg = RunConfig(rounds=6, local_steps=8, lr=1.0, lr_schedule="inverse_step", lr_offset=40.0)
+        cfg = RunConfig(rounds=6, local_steps=8, lr=1.0, lr_schedule="inverse_step", lr_offset=40.0,
+                        oracle=AdditiveNoise(0.01))  # stochastic runs: the rounds are decided by statistics
         tr = simulate(P, fedavg(), cfg, session.seeds(4), measures=("opt_error",))
         lhs = tr["opt_error"][1:]
         T = np.arange(1, 7) * 8

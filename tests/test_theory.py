@@ -150,7 +150,11 @@ def test_fedinit_rate_verdicts():
 
 
 def test_every_record_explains_and_cites_a_seed():
+    from fedtheory.plugins import BUILTIN_PAPERS
+
     for rid, rec in records().items():
+        if rec.paper not in BUILTIN_PAPERS:  # a plug-in another test loaded (examples/) cites its own paper
+            continue
         text = rec.explain()
         assert rid in text
         assert ".txt" in rec.source, rid

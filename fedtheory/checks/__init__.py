@@ -10,6 +10,8 @@
   :func:`rate_check` (symbolic), :func:`fit_rate` and :func:`rate_verdict` (measured);
 * checks on runs logged by ``fedtheory train`` (``check --runs DIR``): :func:`run_check`, :func:`logged_runs`,
   :func:`unusable_runs`, :func:`run_label`;
+* assumptions checked, not declared: :func:`certify` (a record's assumptions against what a run's problem, oracle,
+  topology, sampling and algorithm certify) -> :class:`Certification` (``assess_bound(..., certification=)``);
 * running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code` (0 / 1 findings / 2 usage / 3 errors), :func:`errors`, :func:`format_table`,
   :func:`print_results`, :func:`results_payload`, :func:`write_json`; how long each check took: :class:`CheckTiming`
   (``run_checks(timings=[])``), :func:`format_timings`.
@@ -23,6 +25,7 @@ from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_US
                    registered_check_ids, run_control, run_controls, select, symbolic_part)
 from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
                      simulation_text, summarize, summarize_findings, write_json)
+from .certification import Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions
 from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
@@ -42,4 +45,4 @@ __all__ = ["register_units_checks", "units_result", "units_rows", "register_spec
            "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "id_matches",
            "simulation_text", "summarize",
            "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
-           "unusable_runs"]
+           "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions"]

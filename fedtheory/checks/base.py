@@ -362,10 +362,16 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     mean = float(np.mean(gap))
     se = float(np.std(gap, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
     m_l, m_r = float(np.mean(lhs)), float(np.mean(rhs))
-    crit = float(stats.t.isf(0.5 * math.erfc(z / math.sqrt(2.0)), n - 1)) if n > 1 else z
+    deterministic = bool(np.all(gap == gap.flat[0]))  # one run, or every run the same: no statistics to do
+    crit = float(stats.t.isf(0.5 * math.erfc(z / math.sqrt(2.0)), n - 1)) if n > 1 and not deterministic else z
     info = {"measured": m_l, "measured_se": float(np.std(lhs, ddof=1) / np.sqrt(n)) if n > 1 else 0.0,
             "bound": m_r, "ratio": (m_r / m_l) if m_l > 0 else (math.inf if m_r > 0 else None), "runs": n,
-            "t_critical": crit}
+            "t_critical": None if deterministic else crit}
+    if deterministic:
+        info["deterministic"] = True
+        info["detail"] = (f"deterministic: {'the run' if n == 1 else f'every one of the {n} runs'} gives the same "
+                          f"measurement, decided on it without statistics (measured {m_l:.4g} vs bound {m_r:.4g})")
+        return ("holds" if mean >= 0 else "violated"), info
     if mean >= 0:
         return "holds", info
     if mean + crit * se < 0:
@@ -393,6 +399,31 @@ Z3_ALPHA = 0.5 * math.erfc(3.0 / math.sqrt(2.0))  # one-sided level of a single 
 def _rounds_text(labels: np.ndarray, rows: np.ndarray, name: str, most: int = 10) -> str:
     shown = ", ".join(f"{float(v):g}" for v in labels[rows[:most]])
     return f"{name} = {shown}" + (f", ... ({rows.size} in all)" if rows.size > most else "")
+
+
+def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label) -> tuple[str, dict]:
+    """compare_rounds when every run follows the same trajectory (or there is one): each round is decided on it,
+    exactly, without statistics; the worst round is the one with the largest gap (measured above the bound)."""
+    m_fam = int(lhs.shape[0])
+    lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
+    runs = "the run" if n == 1 else f"every one of the {n} runs (identical at every compared round)"
+    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
+            "rounds_excluded": excluded, "rounds": m_fam, "runs": n, "rounds_violated": int(np.sum(mean < 0)),
+            "family_size": m_fam, "correction": "none (deterministic)", "family_alpha": None, "deterministic": True,
+            "rounds_significant_uncorrected": int(np.sum(mean < 0)), "rounds_significant_holm": int(np.sum(mean < 0))}
+    below = np.flatnonzero(mean < 0)
+    info["rounds_below"] = [float(v) for v in lab[below]]
+    if below.size == 0:
+        return "holds", info
+    w = int(below[np.argmin(mean[below])])
+    info["worst_round"] = int(index[w])
+    info["runs_violating_at_worst"] = n
+    info["rounds_failed"] = [float(v) for v in lab[below]]
+    info["detail"] = (f"deterministic: {runs} gives the same trajectory, decided on it without statistics; the "
+                      f"measurement is above the bound at {below.size} of {m_fam} compared rounds "
+                      f"({_rounds_text(lab, below, label)}); the largest gap at {label} = {float(lab[w]):g}: measured "
+                      f"{m_l[w]:.4g} vs bound {m_r[w]:.4g}, gap {mean[w]:.3g}")
+    return "violated", info
 
 
 def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction: str = "holm",
@@ -439,6 +470,8 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
         ratios = np.where(m_l > 0, m_r / m_l, np.inf)
         tstat = np.where(se > 0, mean / se, np.where(mean < 0, -np.inf, np.inf))
     j = int(np.argmin(ratios))
+    if bool(np.all(gap == gap[:, :1])):  # one run, or every run the same trajectory: decided on it
+        return _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label)
     alpha = 0.5 * math.erfc(z / math.sqrt(2.0)) if family_alpha is None else float(family_alpha)
     naive = (mean + z * se < 0) & (se > 0) | ((se == 0) & (mean < 0))
     pvals = stats.t.cdf(tstat, df=max(n - 1, 1)) if n > 1 else np.where(mean < 0, 0.0, 1.0)
@@ -465,7 +498,7 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     info["rounds_below"] = [float(v) for v in lab[below]]
     if np.any(sig):
         rows = np.flatnonzero(sig)
-        w = int(np.argmin(np.where(sig, tstat, np.inf)))
+        w = int(rows[np.lexsort((mean[rows], tstat[rows]))[0]])  # the most significant; ties: the largest gap
         info["worst_round"] = int(index[w])
         info["runs_violating_at_worst"] = int(np.sum(gap[w] < 0))
         info["rounds_failed"] = [float(v) for v in lab[rows]]

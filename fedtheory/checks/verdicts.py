@@ -11,9 +11,10 @@ import numpy as np
 import sympy as sp
 
 from .._validation import ParameterError
-from ..theory.core import Bound, Claim, Identity, OrderStatement, StatedOrder
+from ..theory.core import Bound, Claim, Identity, MissingValuesError, OrderStatement, StatedOrder
 from ..theory.rates import check_order
 from .base import CheckResult, cached_symbolic, compare_mean, compare_rounds
+from .certification import Certification
 
 
 def scalar_params(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,6 +167,7 @@ def assess_bound(
     self_check: bool = False,
     rounds: Sequence[float] | None = None,
     round_name: str = "round",
+    certification: Certification | None = None,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -189,8 +191,31 @@ def assess_bound(
     rounds, round_name: per-round bounds: what each compared row is in the paper's terms (e.g. the paper's T of
     every row, round_name 'T'); the row's note then names the failing rounds by it, and the report's figure uses it
     as its x axis (default: row i is round i + 1).
+    certification: what the run certifies of the bound's assumptions (``fedtheory.checks.certify``); required when
+    the bound states assumptions (they are checked, not declared). An assumption not certified makes the row
+    ``not_applicable`` naming it; the certified constants fill the candidates' missing symbols, and a candidate
+    whose values the certificates do not admit (an L below the certified one) is excluded like one whose
+    conditions fail. A row resting on constants certified on the visited region only says so.
     """
     cid = check_id or bound.id
+    if bound.assumptions and certification is None:
+        raise ParameterError("certification", None, f"the run's certification of {bound.id}'s assumptions "
+                             f"({', '.join(bound.assumptions)}): fedtheory.checks.certify(record, problem=..., "
+                             "oracle=..., ...); assumptions are checked, not declared")
+    cert_extra = {"certificates": certification.summary()} if certification is not None else {}
+    if certification is not None and not certification.applicable:
+        failures = certification.failures
+        vals = candidates[0] if candidates else {}
+        excluded = _conditions_exclude_all(bound, [certification.fill(c) for c in candidates])
+        text = "assumption not certified on this run: " + "; ".join(failures)
+        if excluded:  # the statement's own conditions exclude the setting too: say that first
+            text = "conditions exclude every tested setting: " + "; ".join(excluded) + "; and " + text
+        return CheckResult(cid, bound.paper, "bound", "not_applicable", conditions_failed=excluded + failures,
+                           problem=problem, params={**dict(params or {}), **scalar_params(vals)}, source=bound.source,
+                           detail=text + (f". {detail}" if detail else ""), extra={**_bound_labels(bound), **cert_extra})
+    if certification is not None:
+        needed = set(bound.parameters())
+        candidates = [{**{k: v for k, v in certification.fill(c).items() if k in needed or k in c}} for c in candidates]
     if bound.requires and settings is None:
         raise ParameterError("settings", None, f"a mapping of the run's structural settings: {bound.id} requires "
                              + ", ".join(f"{k}={v!r}" for k, v in bound.requires.items()))
@@ -199,7 +224,8 @@ def assess_bound(
     best: tuple[float, Mapping, Any] | None = None
     fewest: list[str] | None = None
     for vals in candidates:
-        failed = failed_struct + bound.conditions_failed(vals)
+        failed = failed_struct + (certification.admits(vals) if certification is not None else [])
+        failed = failed + bound.conditions_failed(vals)
         if failed:
             if fewest is None or len(failed) < len(fewest):
                 fewest, fewest_vals = failed, vals
@@ -218,7 +244,7 @@ def assess_bound(
         return CheckResult(cid, bound.paper, "bound", "not_applicable", conditions_failed=fewest or ["no candidate values"],
                            problem=problem, params={**base_params, **scalar_params(vals)}, source=bound.source,
                            detail=("conditions exclude every tested setting: " + "; ".join(fewest or [])) +
-                                  (f". {detail}" if detail else ""), extra=_bound_labels(bound))
+                                  (f". {detail}" if detail else ""), extra={**_bound_labels(bound), **cert_extra})
     _, vals, payload = best
     vacuous = False
     formula = "(given by the check)"
@@ -249,7 +275,13 @@ def assess_bound(
     if vacuous:
         detail = (detail + ". " if detail else "") + (f"vacuous: the bound exceeds the trivial bound "
                                                        f"{trivial_bound:.4g} of its left side, {formula}")
-    extra = {**{k: v for k, v in info.items() if k not in ("measured", "bound", "ratio")}, **_bound_labels(bound)}
+    visited_note = certification.note() if certification is not None else ""
+    if visited_note:
+        detail = (detail + ". " if detail else "") + visited_note
+    extra = {**{k: v for k, v in info.items() if k not in ("measured", "bound", "ratio")}, **_bound_labels(bound),
+             **cert_extra}
+    if visited_note:
+        extra["visited_only"] = certification.visited_only
     extra["vacuity"] = vacuity or ("vacuous" if vacuous else "informative")
     if trivial_bound is not None:
         extra["trivial_bound_formula"] = formula
@@ -259,6 +291,22 @@ def assess_bound(
                        vacuous=vacuous, trivial_bound=trivial_bound, self_check=self_check,
                        family_size=info.get("family_size"),
                        seeds=info.get("runs"), quote=bound.quote)
+
+
+def _conditions_exclude_all(bound: Bound, candidates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The fewest failed conditions when every candidate fails some (values a condition needs but the candidate lacks
+    count as unknown, not failed); [] when some candidate meets them all or none can be evaluated."""
+    fewest = None
+    for vals in candidates:
+        try:
+            failed = bound.conditions_failed(vals)
+        except MissingValuesError:
+            return []
+        if not failed:
+            return []
+        if fewest is None or len(failed) < len(fewest):
+            fewest = failed
+    return fewest or []
 
 
 def rate_key(explicit, order, conditions) -> list[str]:

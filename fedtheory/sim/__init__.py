@@ -12,11 +12,13 @@ from .rounds import LocalOracle, StepSchedule, commit_round, run_round
 from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, Exact,
                       LocalTransform, MeanModels, MeanUpdates, Minibatch, OppositeLookahead, Oracle, PlainInit, Plugin,
                       Prox, RelaxedInit, RoundState, Server, State)
-from .measures import TrackGradients, measure_catalogue
-from .problems import (Constant, Constants, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
-                       SeparablePLProblem, digits_logistic, heterogeneous_least_squares, identical_least_squares,
-                       pl_nonconvex, pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
+from .measures import TrackGradients, measure_catalogue, register_measure, registered_measures
+from .problems import (Constant, Constants, HuberProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
+                       Problem, SeparablePLProblem, digits_logistic, heterogeneous_least_squares, huber_regression,
+                       identical_least_squares, least_squares_noise_at_optimum, opposed_huber, pl_nonconvex,
+                       pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
 from .rng import RunStreams
+from .certificates import Certificate, ClientSampling, certified, from_visited, refused, unknown
 from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
 from .mixed_precision import WeightShift, mixed_precision, reference_mixed_precision
@@ -89,6 +91,8 @@ __all__ = [
     "quadratic_B_min",
     "quadratic_G2",
     "measure_catalogue",
+    "register_measure",
+    "registered_measures",
     "measured_heterogeneity_G2",
     "pl_nonconvex",
     "pl_ratio_infimum",
@@ -118,6 +122,17 @@ __all__ = [
     "reference_gossip",
     "ring",
     "with_ole",
+    # what problems, oracles, topologies, sampling and algorithms certify (fedtheory.sim.certificates)
+    "Certificate",
+    "ClientSampling",
+    "certified",
+    "from_visited",
+    "refused",
+    "unknown",
+    "HuberProblem",
+    "huber_regression",
+    "least_squares_noise_at_optimum",
+    "opposed_huber",
     # rules from FedMRUR (hyperbolic regularizer, normalized aggregation) and FedShift (mixed precision, weight shift)
     "HyperbolicRegularizer",
     "NormalizedAggregation",

@@ -33,6 +33,7 @@ import numpy as np
 from .._validation import ParameterError, check_choice, check_float
 from .plugins import (Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, LocalTransform,
                       MeanModels, MeanUpdates, PlainInit, Plugin, Prox, RelaxedInit, SAM, Server)
+from .certificates import Certificate, certified, undeclared
 from .topology import TOPOLOGIES, topology_by_name  # noqa: F401 - re-exported (they lived here)
 
 CONTEXT = ("n_clients", "layer_sizes", "client_groups")
@@ -65,6 +66,22 @@ class Algorithm:
     def with_relaxed_init(self, beta) -> "Algorithm":
         """The "+RI" of seed 000 Table 2: the same algorithm with relaxed initialisation."""
         return dataclasses.replace(self, name=self.name + "+RI", init=RelaxedInit(beta))
+
+    def certify(self, name: str, problem=None, visited: Any = None) -> Certificate:
+        """The algorithm's answer to a catalogue assumption about it (subject 'algorithm'): a regularizer added to the
+        local objectives is answered by the plug-ins that add one (``objective = True``); none added: r = 0."""
+        if name != "regularizer_smooth":
+            return undeclared(name, self.name)
+        terms = [p for p in self.local if getattr(p, "objective", False)]
+        if not terms:
+            return certified(name, f"{self.name} adds no term to the local objectives", r=0.0).with_by(self.name)
+        certs = [p.certify(name, problem, visited) for p in terms]
+        bad = [c for c in certs if c.status != "certified"]
+        if bad:
+            return bad[0].with_by(self.name)
+        r = sum(np.asarray(c.constants["r"], dtype=float) for c in certs)
+        region = "visited" if any(c.region == "visited" for c in certs) else "global"
+        return certified(name, "; ".join(c.how for c in certs), region=region, kind=certs[0].kind, r=r).with_by(self.name)
 
 
 def fedavg(server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:

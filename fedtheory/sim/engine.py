@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_finite, check_float, check_int, per_run
 from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
-from .plugins import Exact, LocalTransform, Oracle, RoundState, State
+from .plugins import Exact, LocalTransform, Oracle, RoundState, State, on_request
 from .problems import Problem
 from .rng import RunStreams
 from .rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
@@ -92,6 +92,8 @@ ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^
     "drift": "(1/N) sum_{i in N_t} ||w_{i,K}^t - w^t||^2 (seed 001 consistency row; client drift)",
     "unbiased_gap": "||(1/N) sum_{i in N_t} w_{i,0}^t - w^t||",
     "init_offset": "max_{i in N_t} ||w_{i,0}^t - w^t|| (size of the initialisation offsets)",
+    "client_deviation_max": "max_{i in N_t} ||w_{i,K}^t - w^{t+1}||: the largest deviation of a participant's local end "
+                            "point from the new global model (the largest of delta_code's terms, not squared)",
     "V1": "(1/N) sum_{i in N_t} sum_{k<K} ||w_{i,k}^t - w^t||^2 (seed 000 Table 4, V_1)",
     "V2": "||w^{t+1} - w^t||^2 (seed 000 Table 4, V_2)",
     "local_grad_sum2": "||sum_{i in N_t} sum_{k<K} grad f_i(w_{i,k}^t)||^2 (exact gradients)",
@@ -328,7 +330,7 @@ def simulate(
     w0: the common starting point (d,), or one per run (R, d); default: ``problem.initial_point(0)``.
     measures: names from ``fedtheory.sim.measure_catalogue()``. The measures the algorithm's plug-ins declare are
     recorded too, named or not (as the torch trainer logs them), except those of a plug-in that sets
-    ``measures_on_request = True`` (costly ones), which are recorded when named.
+    ``measures_on_request = True`` (costly ones), or names them in a tuple, which are recorded when named.
     keep_iterates: also return the global models w^0..w^T as ``trace.iterates`` (T+1, R, d).
     step_weights: the weights of the step measures wavg_* (:class:`StepWeights`; default uniform).
     keep_step_iterates: also return the averaged iterate at every local step as ``trace.step_iterates``
@@ -348,7 +350,7 @@ def simulate(
             raise ParameterError("measures", m, "names from " + ", ".join(sorted(known)))
     # every plug-in's own measures are recorded, named or not (unless the plug-in records them on request only)
     measures += tuple(name for name, p in plugin_measures.items()
-                      if name not in measures and not getattr(p, "measures_on_request", False))
+                      if name not in measures and not on_request(p, name))
     measuring = [p for p in algorithm.plugins() if any(name in measures for name in p.measures())]
     if step_weights is not None and not isinstance(step_weights, StepWeights):
         raise ParameterError("step_weights", step_weights, "a StepWeights(power, offset, ratio)")
@@ -696,6 +698,8 @@ def _record_round(rs: RoundState, measures, rec, t, v1, gsum, alive) -> None:
         put("unbiased_gap", np.linalg.norm(rs.w0.mean(axis=1) - w, axis=1))
     if "init_offset" in measures:
         put("init_offset", np.linalg.norm(rs.w0 - w[:, None, :], axis=2).max(axis=1))
+    if "client_deviation_max" in measures:
+        put("client_deviation_max", np.linalg.norm(rs.wK - w1[:, None, :], axis=2).max(axis=1))
     if "V1" in measures:
         put("V1", v1)
     if "V2" in measures:

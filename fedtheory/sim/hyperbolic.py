@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_float, per_run
 from .backend import ops
+from .certificates import Certificate, from_visited, undeclared, visited_values
 from .plugins import Aggregator, LocalTransform
 
 # ------------------------------------------------------------------------------------ the Lorentz model
@@ -169,6 +170,22 @@ class HyperbolicRegularizer(LocalTransform):
         dist = xp.max(xp.norm(w - rs.anchor, axis=-1), axis=1)
         rs.extra["hyp_radius"] = xp.maximum(rs.extra["hyp_radius"], dist)
         return coef[..., None] * rs.view.representation_grad(w, Gz)
+
+    def certify(self, name: str, problem=None, visited=None) -> Certificate:
+        """R's smoothness r: R = gamma exp(D/sigma) has no uniform smoothness constant over every w (exp of a
+        growing distance), so r is certified on the visited region only: the largest of each round's closed-form
+        bound over the ball around w^t that the round's iterates stayed in (measure hyp_r_bound, per run)."""
+        if name != "regularizer_smooth":
+            return undeclared(name, self)
+        values = visited_values(visited, "hyp_r_bound")
+        if values is not None and values.ndim == 2:  # (rounds, runs): the largest round per run
+            values = {"hyp_r_bound": np.nanmax(values, axis=0)[None]}
+        else:
+            values = visited
+        return from_visited(name, values, "hyp_r_bound", "r", lambda v: v,
+                            "r = the largest closed-form bound on ||Hess R|| over the balls around w^t that the rounds' "
+                            "iterates stayed in (r_bound)", globally="R = gamma exp(D/sigma) is not uniformly smooth "
+                                                                    "over every w")
 
     def direction(self, rs, g, w, grad_at):
         return g  # the gradient of the term is already in g (objective = True)

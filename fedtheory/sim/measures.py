@@ -31,7 +31,7 @@ INDEXING = {
 }
 
 __all__ = ["INDEXING", "MEASURE_DIMENSIONS", "STEP_MEASURES", "StepWeights", "TrackGradients", "measure_catalogue",
-           "measure_dimension"]
+           "measure_dimension", "register_measure", "registered_measures"]
 
 # The dimension of every shipped measure, in the loss [f] and the parameter [w] (plain data: the checks read it, see
 # fedtheory.theory.dimensions). A bound's left side is a measure: its dimension is the formula's target.
@@ -44,6 +44,7 @@ MEASURE_DIMENSIONS = {
     "visited_client_grad2": "f^2/w^2", "visited_client_grad2_running": "f^2/w^2", "quant_error2": "w^2", "shift_m_prev": "w", "shift_m_next": "w",
     "shift_m_hat": "w", "shift_rms_next": "w", "shift_D_FA2": "w^2", "shift_D_FS2": "w^2", "shift_I": "1",
     "shift_divergence": "w", "shift_drift": "w", "shift_drift_local": "w", "consensus": "w^2", "consensus_init": "w^2",
+    "consensus_max": "w", "client_deviation_max": "w",
     "hyp_R": "f", "hyp_radius": "w", "hyp_r_bound": "f/w^2", "d_t": "1", "update_norm": "w", "update_norm_plain": "w",
     "cos_pairwise": "1", "cos_to_aggregate": "1", "geometry_residual": "1",
     # the step measures (at the averaged iterate of every local step and its running averages)
@@ -52,13 +53,47 @@ MEASURE_DIMENSIONS = {
 }
 
 
+# Measures a user's plug-in declares once, by name (register_measure): {name: {"definition", "dimension", "indexing"}}.
+_REGISTERED: dict[str, dict[str, str]] = {}
+
+
+def register_measure(name: str, dimension: str, definition: str = "", *, indexing: str = "round") -> None:
+    """Declare a plug-in's measure once, by name: its dimension in the loss f and the parameter w ('w', 'f^2/w^2',
+    '1', ...), what it is, and how ``trace[name]`` is indexed (a key of ``INDEXING``). The catalogue
+    (``fedtheory list --measures``) lists it, and a record whose left side is the measure has its units checked
+    against the dimension (docs/extending.md, "A measure of your own"). The same name twice must mean the same."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        from .._validation import ParameterError
+
+        raise ParameterError("name", name, "a measure name (a Python identifier)")
+    if indexing not in INDEXING:
+        from .._validation import ParameterError
+
+        raise ParameterError("indexing", indexing, "one of " + ", ".join(INDEXING))
+    entry = {"definition": str(definition), "dimension": str(dimension), "indexing": indexing}
+    old = _REGISTERED.get(name) or ({"dimension": MEASURE_DIMENSIONS[name]} if name in MEASURE_DIMENSIONS else None)
+    if old is not None and old["dimension"] != entry["dimension"]:
+        from .._validation import ParameterError
+
+        raise ParameterError("dimension", dimension, f"{old['dimension']!r}, the dimension {name!r} already has")
+    _REGISTERED[name] = entry
+
+
+def registered_measures() -> dict[str, dict[str, str]]:
+    """The measures declared with :func:`register_measure`, by name."""
+    return {k: dict(v) for k, v in _REGISTERED.items()}
+
+
 def measure_dimension(name: str, *plugins: Plugin) -> str:
     """A measure's dimension ('f^2/w^2', '1', ...): the shipped table (a per-block FedShift measure, ``NAME_b<j>``,
-    is its NAME's), else what a plug-in declares in ``measure_dimensions()``; '' when nobody declares one."""
+    is its NAME's), a measure declared with :func:`register_measure`, else what a plug-in declares in
+    ``measure_dimensions()``; '' when nobody declares one."""
     base = re.sub(r"_b\d+$", "", name)
     for key in (name, base):
         if key in MEASURE_DIMENSIONS:
             return MEASURE_DIMENSIONS[key]
+        if key in _REGISTERED:
+            return _REGISTERED[key]["dimension"]
     for p in plugins:
         d = p.measure_dimensions().get(name)
         if d:
@@ -86,6 +121,9 @@ def measure_catalogue(*plugins: Plugin) -> dict[str, dict[str, str]]:
         for name, text in p.measures().items():
             out.setdefault(name, {"definition": text, "indexing": INDEXING["round"],
                                   "source": f"plug-in {type(p).__name__}"})
+    for name, entry in _REGISTERED.items():
+        out.setdefault(name, {"definition": entry["definition"], "indexing": INDEXING[entry["indexing"]],
+                              "source": "register_measure"})
     all_plugins = [*_builtin_plugins(), *plugins]
     for name, row in out.items():
         row["dimension"] = measure_dimension(name, *all_plugins)

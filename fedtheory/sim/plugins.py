@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float, check_int, per_run
 from .backend import ops
+from .certificates import Certificate, certified, from_visited, refused, undeclared, unknown
 
 
 @dataclass
@@ -67,14 +68,21 @@ def every_client(runs: int, n_clients: int) -> np.ndarray:
     return np.broadcast_to(np.arange(n_clients), (runs, n_clients))
 
 
+def on_request(plugin: "Plugin", name: str) -> bool:
+    """Whether ``plugin`` records its measure ``name`` only when it is named (``measures_on_request``: True for all of
+    them, or a tuple of names)."""
+    flag = getattr(plugin, "measures_on_request", False)
+    return name in flag if isinstance(flag, (tuple, list, set, frozenset)) else bool(flag)
+
+
 class Plugin:
     """Base: every hook is a no-op; a plug-in overrides what it needs.
 
     A plug-in may also contribute round measures: ``measures()`` names them (with descriptions) and
     ``measure(rs)`` returns {name: (R,) array} after communication (rs.w_next is then set). They are recorded
     whenever the plug-in is part of the algorithm (``simulate`` and the torch trainer add them); a plug-in whose
-    measures cost real work sets ``measures_on_request = True``, and they are then recorded only when named in
-    ``simulate(measures=...)``. Setting ``needs_direction_sum = True`` makes the engine keep
+    measures cost real work sets ``measures_on_request = True`` (or a tuple naming the costly ones), and they are
+    then recorded only when named in ``simulate(measures=...)``. Setting ``needs_direction_sum = True`` makes the engine keep
     rs.extra['direction_sum'] (R, N, d), the sum over local steps of the directions the steps used.
     """
 
@@ -214,6 +222,10 @@ class LocalTransform(Plugin):
 
     def objective_grad(self, rs: RoundState, w):
         raise NotImplementedError
+
+    def certify(self, name: str, problem=None, visited: Any = None) -> Certificate:
+        """What the rule satisfies (an objective term answers 'regularizer_smooth'): unknown unless it says."""
+        return undeclared(name, self)
 
 
 class SAM(LocalTransform):
@@ -447,6 +459,74 @@ class Oracle:
         problems.Constant saying how it is known; with points w (R, d), its value at each point (max over clients)."""
         raise NotImplementedError(f"{type(self).__name__} states no gradient-noise variance")
 
+    # ---- what the oracle satisfies (fedtheory.sim.certificates)
+    def certify(self, name: str, problem=None, visited: Any = None) -> Certificate:
+        """The oracle's answer to the catalogue assumption ``name`` (subject 'oracle') on ``problem``: certified with
+        its constant (sigma, sigma_star, G), refused, or unknown; ``visited``: the run's measures, for constants that
+        hold only on the visited region."""
+        if problem is None:
+            return unknown(name, f"{type(self).__name__}: the oracle's noise depends on the problem; none was given")
+        changed = self._changed_without_certificate()
+        if changed and name in ("bounded_variance", "noise_at_optimum", "bounded_gradient"):
+            return unknown(name, f"{type(self).__name__} changes how gradients are drawn ({changed}) but states no noise "
+                                 f"of its own (noise_variance, client_noise): its parent's certificate does not "
+                                 "carry over").with_by(type(self).__name__)
+        if name == "bounded_variance":
+            cert = self._variance_certificate(problem, visited)
+        elif name == "noise_at_optimum":
+            cert = self._optimum_certificate(problem)
+        elif name == "bounded_gradient":
+            cert = self._second_moment_certificate(problem, visited)
+        else:
+            cert = undeclared(name, self)
+        return cert.with_by(type(self).__name__)
+
+    def _changed_without_certificate(self) -> str:
+        """The sampling methods (grad, draws) a subclass overrides below the class that states its noise: a biased
+        or otherwise changed oracle inherits no certificate."""
+        def owner(attr):
+            return next(c for c in type(self).__mro__ if attr in c.__dict__)
+        stated = owner("noise_variance")
+        return ", ".join(a for a in ("grad", "draws") if issubclass(owner(a), stated) and owner(a) is not stated)
+
+    def _variance_certificate(self, problem, visited) -> Certificate:
+        try:
+            var = self.noise_variance(problem)
+        except NotImplementedError as exc:
+            return unknown("bounded_variance", str(exc))
+        v = np.asarray(var.value, dtype=float)
+        if np.all(np.isfinite(v)):
+            return certified("bounded_variance", var.note, kind=var.kind, sigma=float(np.sqrt(v)))
+        return refused("bounded_variance", f"{var.note}")
+
+    def _optimum_certificate(self, problem) -> Certificate:
+        w_star = np.asarray(problem.constants["w_star"].value, dtype=float)[None]
+        try:
+            v = float(np.mean(self.client_noise(problem, w_star)))
+        except NotImplementedError as exc:
+            return unknown("noise_at_optimum", str(exc))
+        return certified("noise_at_optimum", f"(1/C) sum_i E||g_i(w*) - grad f_i(w*)||^2 at w* ({self.name} oracle)",
+                         kind=problem.constants["w_star"].kind, sigma_star=float(np.sqrt(v)))
+
+    def client_noise(self, problem, w: np.ndarray) -> np.ndarray:
+        """E||g_i(w) - grad f_i(w)||^2 of every client at one point w (1, d): (C,)."""
+        raise NotImplementedError(f"{type(self).__name__} states no per-client noise")
+
+    def _second_moment_certificate(self, problem, visited) -> Certificate:
+        """E||g_i||^2 = ||grad f_i||^2 + E||g_i - grad f_i||^2 <= G_grad^2 + sigma^2 (unbiased oracle)."""
+        grad = problem.certify("bounded_grad_norm", visited)
+        var = self._variance_certificate(problem, visited)
+        for part in (grad, var):
+            if part.status != "certified":
+                return Certificate("bounded_gradient", part.status, {}, f"E||g_i||^2 = ||grad f_i||^2 + noise: {part.how}")
+        region = "visited" if "visited" in (grad.region, var.region) else grad.region
+        G = np.sqrt(np.asarray(grad.constants["G"], dtype=float) ** 2 + np.asarray(var.constants["sigma"], dtype=float) ** 2)
+        return certified("bounded_gradient", f"G^2 = G_grad^2 + sigma^2 (an unbiased oracle): {grad.how}; {var.how}",
+                         region=region, kind="measured" if region == "visited" else var.kind, G=G)
+
+    def _visited_variance(self, problem, visited) -> Certificate | None:
+        return None
+
 
 class Exact(Oracle):
     """Full local gradients (sigma = 0)."""
@@ -460,6 +540,9 @@ class Exact(Oracle):
         from .problems import Constant
 
         return Constant(0.0 if w is None else np.zeros(len(w)), "exact", "exact gradients: no noise")
+
+    def client_noise(self, problem, w):
+        return np.zeros(problem.n_clients)
 
 
 class AdditiveNoise(Oracle):
@@ -484,6 +567,9 @@ class AdditiveNoise(Oracle):
 
         v = self.sigma2 if w is None else np.full(len(w), self.sigma2)
         return Constant(v, "exact", "E||xi||^2 = sigma2 at every point and client, whatever the problem")
+
+    def client_noise(self, problem, w):
+        return np.full(problem.n_clients, self.sigma2)
 
 
 class Minibatch(Oracle):
@@ -517,3 +603,20 @@ class Minibatch(Oracle):
             return Constant(var / b, "exact", f"max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 / {b} at the points")
         one = problem.sample_gradient_variance()
         return Constant(one.value / b, one.kind, f"one-sample variance / {b}: {one.note}")
+
+    def client_noise(self, problem, w):
+        return problem.client_sample_variances(np.asarray(w, dtype=np.float64)) / self.batch_size
+
+    def _visited_variance(self, problem, visited) -> Certificate | None:
+        b = self.batch_size
+        return from_visited("bounded_variance", visited, "visited_max_grad_var", "sigma", lambda v: np.sqrt(v / b),
+                            f"sigma^2 = the largest one-sample variance over the visited points / {b}",
+                            globally="unbounded over every w")
+
+    def _variance_certificate(self, problem, visited) -> Certificate:
+        cert = super()._variance_certificate(problem, visited)
+        if cert.status == "certified":
+            return cert
+        return self._visited_variance(problem, visited) if visited is not None else \
+            refused("bounded_variance", f"{cert.how}; certified on the visited region only when the run records "
+                                        "'visited_max_grad_var'")

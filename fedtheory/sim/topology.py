@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sps
 
 from .._validation import ParameterError, check_float, check_int
+from .certificates import Certificate, certified, refused, undeclared, unknown
 
 WEIGHTS = "metropolis"
 
@@ -251,6 +252,35 @@ class Topology:
         lams = np.asarray(lams)
         rms = float(np.sqrt(max(np.linalg.eigvalsh(M).max(), 0.0)))
         return {"mean": float(lams.mean()), "min": float(lams.min()), "max": float(lams.max()), "rms": rms}
+
+    # -- what the mixing satisfies (fedtheory.sim.certificates)
+    def certify(self, name: str, visited: Any = None) -> Certificate:
+        """The topology's answer to the catalogue assumption ``name`` (subject 'topology'): its Metropolis W checked
+        against Definition 1's properties, with lambda = max(|lambda_2|, |lambda_m|) or p = 1 - lambda^2 exact; a
+        time-varying topology certifies the contraction in mean square (Koloskova et al.) from its draws."""
+        if name == "mixing_matrix":
+            if self.time_varying:
+                cert = refused(name, f"{self.label()} draws a new graph and W every round: no fixed W (its contraction "
+                                     "in mean square is certified as consensus_rate)")
+            else:
+                W, A = self.draw()
+                bad = [f"{k}: {v.detail}" for k, v in mixing_matrix_properties(W, A).items() if not v.ok]
+                cert = (refused(name, "; ".join(bad)) if bad else
+                        certified(name, "Metropolis W: symmetric, doubly stochastic, on the graph (checked to 1e-10); "
+                                        "lambda from its eigenvalues", **{"lambda": mixing_lambda(W)}))
+        elif name == "consensus_rate":
+            if self.time_varying:
+                st = self.lambda_stats()
+                cert = unknown(name, f"{self.label()} draws W every round: p = 1 - lambda_max(E[(W - 11'/m)'(W - 11'/m)]) "
+                                     f"is only estimated ({1.0 - st['rms'] ** 2:.4g} over 64 draws, a Monte Carlo "
+                                     "estimate, not a certificate)")
+            else:
+                lam = self.lam
+                cert = certified(name, "||(X - Xbar)(W - 11'/m)||_F <= lambda ||X - Xbar||_F for a fixed symmetric W: "
+                                       "p = 1 - lambda^2", p=1.0 - lam ** 2)
+        else:
+            cert = undeclared(name, self)
+        return cert.with_by(type(self).__name__)
 
     def describe(self) -> dict[str, Any]:
         out = {"name": self.name, "n_clients": self.n_clients, "weights": WEIGHTS, "laziness": self.laziness,

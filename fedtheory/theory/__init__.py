@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, MissingValuesError,
                    OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
-from .assumptions import ASSUMPTIONS, register_assumption
+from .assumptions import (ASSUMPTIONS, CATALOGUE, Assumption, AssumptionConstant, AssumptionRef, bind,
+                          parse_reference, register_assumption)
 from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
@@ -21,7 +22,7 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["ASSUMPTIONS", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
+__all__ = ["ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
            "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
            "Definition", "Evaluator", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",

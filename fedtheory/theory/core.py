@@ -601,6 +601,25 @@ def _check_dimensions(r) -> None:
                       stacklevel=3)
 
 
+def _check_assumptions(r) -> None:
+    """Every assumption a record names parses (NAME or NAME(symbol, ...)); in a strict (built-in) paper it is in the
+    catalogue and binds only the record's own symbols, else FedTheoryError."""
+    from .assumptions import CATALOGUE, parse_reference
+
+    refs = [parse_reference(a) for a in getattr(r, "assumptions", ()) or ()]
+    symbols = getattr(r, "symbols", None)
+    if symbols is None or not getattr(symbols, "strict", False):
+        return
+    for ref in refs:
+        if ref.name not in CATALOGUE:
+            raise FedTheoryError(f"{r.paper}: record {r.id} assumes {ref.text!r}, which is not in the assumption "
+                                 "catalogue (fedtheory.theory.CATALOGUE; register_assumption adds one)")
+        unknown = sorted(sym for sym in ref.binding.values() if sym not in symbols.info)
+        if unknown:
+            raise FedTheoryError(f"{r.paper}: record {r.id}'s assumption {ref.text!r} binds {', '.join(unknown)}, "
+                                 "which the record's symbols do not declare")
+
+
 def register(*records):
     """Register records (and definitions) by id, so that ``fedtheory list``/``explain``/``check`` find them.
 
@@ -616,6 +635,7 @@ def register(*records):
             raise FedTheoryError(f"record id {r.id} registered twice")
         if r.id not in _REGISTRY:
             _check_dimensions(r)
+            _check_assumptions(r)
         _REGISTRY[r.id] = r
     return records[0] if len(records) == 1 else records
 

@@ -14,15 +14,23 @@ def test_thm2_2_holds_where_it_applies():
     assert inside and all(r.verdict == "holds" and r.ratio >= 1 for r in inside)
     assert all(r.extra["vacuity"] == "informative" for r in inside)  # below (L/2) R^2 at some T
     outside = {r.params["setting"]: r for r in rows if r.verdict == "not_applicable"}
-    assert any("identical_clients=True" in c for c in outside["K=4 H=8 heterogeneous"].conditions_failed)
+    assert any(c.startswith("identical_data: refused") for c in outside["K=4 H=8 heterogeneous"].conditions_failed)
     assert any(c.startswith("shift_kappa") for c in outside["K=4 H=8 a=8kappa"].conditions_failed)
 
 
-def test_biased_gradients_are_caught():
-    """The control: the same check on biased stochastic gradients must report eq. (4) violated, naming the rounds."""
-    (row,) = checks._biased_control(Session(seed=0))
+def test_a_constant_twenty_times_too_small_is_caught():
+    """The control: eq. (4) divided by 20 must be reported violated, naming the rounds."""
+    (row,) = checks._scaled_control(Session(seed=0))
     assert row.verdict == "violated"
     assert "T = " in row.detail and row.extra["rounds_failed"]
+
+
+def test_biased_gradients_are_outside_the_theorem_not_a_finding():
+    """Biased stochastic gradients break the theorem's unbiasedness: the oracle certifies nothing, so the row is
+    not applicable, naming the assumption (before this, the same run was reported violated)."""
+    (row,) = checks._biased_run(Session(seed=0))
+    assert row.verdict == "not_applicable"
+    assert any(c.startswith("bounded_variance: unknown by BiasedNoise") for c in row.conditions_failed)
 
 
 def test_S_T_is_the_sum_of_the_weights():

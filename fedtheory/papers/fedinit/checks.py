@@ -25,11 +25,11 @@ import functools
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import (CheckResult, Control, Session, assess_bound, cached_symbolic, check, claim_result,
+from fedtheory.checks import (CheckResult, Control, Session, assess_bound, cached_symbolic, certify, check, claim_result,
                               combine_readings, expr_from_srepr, faster_order, fit_rate, identity_result, rate_check,
                               rate_verdict, symbolic_part)
-from fedtheory.sim import (AdditiveNoise, Minibatch, RelaxedInit, RunConfig, coupled_runs, digits_logistic, fedinit,
-                           heterogeneous_least_squares, measured_heterogeneity_G2, pl_nonconvex, simulate)
+from fedtheory.sim import (AdditiveNoise, ClientSampling, Minibatch, RelaxedInit, RunConfig, coupled_runs,
+                           digits_logistic, fedinit, heterogeneous_least_squares, pl_nonconvex, simulate)
 from fedtheory.theory import expand_sum, growth
 
 from . import records as fedinit_records
@@ -77,23 +77,29 @@ def _exact_heterogeneity(problem) -> bool:
     return "B_min" in problem.constants
 
 
-def _B_grid(problem, trace=None, sl=None) -> list[tuple[float, float]]:
-    """(B, G^2(B)) pairs with finite G, B >= 1 (Assumption 8); each is a valid instance of Assumption 3.
-    Exact where the problem has a closed form; else measured over the points the runs visited."""
-    if _exact_heterogeneity(problem):
-        bmin = max(1.0, float(problem.constants["B_min"].value))
-        grid = [(bmin * f, float(problem.heterogeneity_G2(bmin * f).value)) for f in (1.0, 1.02, 1.1, 1.3, 1.6, 2.0, 3.0, 5.0)]
-    else:
-        grid = [(B, measured_heterogeneity_G2(trace["client_grad_norm2"][:, sl], trace["grad_norm2"][:, sl], B).value)
-                for B in (1.0, 1.2, 1.5, 2.0, 3.0)]
-    return [(B, G2) for B, G2 in grid if np.isfinite(G2)]
+def _certification(record, problem, oracle, C, N, trace=None):
+    """What the run certifies of ``record``'s assumptions: the problem (L, mu, the (G, B) family), the oracle (sigma_l),
+    the client sampling (N of C) and, for constants certified on the visited region, the run's trace."""
+    return certify(record, problem=problem, oracle=oracle, sampling=ClientSampling(C, N), visited=trace)
 
 
-def _base_values(problem, w0, *, N, C, K, T, eta, beta, sigma2):
+def _B_grid(cert) -> list[tuple[float, float]]:
+    """(B, G(B)) pairs with finite G, B >= 1 (Assumption 8), from the certified (G, B) family of Assumption 3: each is
+    a valid instance of it (exact where the problem has a closed form, a certified bound otherwise)."""
+    h = next(e.certificate for e in cert.entries if e.ref.name == "heterogeneity")
+    bmin = max(1.0, float(h.constants["B"]))
+    Bs = [bmin * f for f in (1.0, 1.02, 1.1, 1.3, 1.6, 2.0, 3.0, 5.0)]
+    return [(B, float(G)) for B, G in zip(Bs, h.family[1](np.asarray(Bs))) if np.isfinite(G)]
+
+
+def _base_values(problem, w0, cert, *, N, C, K, T, eta, beta):
+    """The values every FedInit bound is evaluated at: L and sigma_l as the run certifies them (and mu, the problem's
+    certified PL constant), the run's settings, and D = f(w^0) - f*."""
     c = problem.constants
     D = float(problem.loss(w0[None])[0] - c["f_star"].value)
-    return {"L": c["L"].value, "mu": c["mu"].value, "sigma_l": float(np.sqrt(sigma2)), "N": N, "C": C, "K": K, "T": T,
-            "eta": eta, "beta": beta, "D": D}
+    certified = cert.values
+    return {"L": certified["L"], "mu": problem.certify("PL").constants["mu"], "sigma_l": certified["sigma_l"], "N": N,
+            "C": C, "K": K, "T": T, "eta": eta, "beta": beta, "D": D}
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,18 +109,18 @@ def _lambda_max():
     return sp.lambdify((r.eta, r.K, r.L, r.B, r.N, r.beta), r.LAMBDA_MAX_EXPR, "numpy")
 
 
-def _candidates(problem, base, trace=None, sl=None):
-    """The candidate values of the bounds: ``base`` with every (B, G) pair of ``_B_grid`` and lambda = lambda_max
-    there (evaluated once over all pairs)."""
-    grid = _B_grid(problem, trace, sl)
+def _candidates(base, cert):
+    """The candidate values of the bounds: ``base`` with every certified (B, G) pair of ``_B_grid`` and lambda =
+    lambda_max there (evaluated once over all pairs)."""
+    grid = _B_grid(cert)
     if not grid:
         return []
     Bs = np.array([B for B, _ in grid], dtype=float)
     with np.errstate(all="ignore"):
         lam = np.broadcast_to(_lambda_max()(base["eta"], base["K"], base["L"], Bs, base["N"], base["beta"]), Bs.shape)
     cands = []
-    for (B, G2), lam_max in zip(grid, lam.tolist()):
-        v = dict(base, B=B, G=float(np.sqrt(G2)))
+    for (B, G), lam_max in zip(grid, lam.tolist()):
+        v = dict(base, B=B, G=G)
         v["lam"] = lam_max if 0 < lam_max < 1 else 1e-9  # no admissible lambda: lambda_admissible fails, reported
         cands.append(v)
     return cands
@@ -161,6 +167,9 @@ def _B_ref(problem) -> float:
 
 _MEASURES = ("opt_error", "grad_norm2", "client_grad_norm2", "delta", "V1", "V2", "local_grad_sum2", "unbiased_gap",
              "init_offset", "eq15_residual", "delta_code", "drift", "visited_max_dist2")
+# the visited region's per-sample gradient and loss maxima, from which Thm 6's L_G and U are certified (on the problem
+# the composed check runs on)
+_VISITED = ("visited_max_grad", "visited_max_loss")
 
 
 def _bound_runs(session: Session, key, problem, w0):
@@ -177,11 +186,14 @@ def _bound_runs(session: Session, key, problem, w0):
         betas = np.repeat(BETAS + (PRACTICE["beta"],), R)
         lrs = np.repeat([eta] * len(BETAS) + [PRACTICE["eta"]], R)
         seeds = np.tile(session.seeds(R), len(BETAS) + 1)
-        tr = simulate(problem, fedinit(betas), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=lrs, oracle=AdditiveNoise(SIGMA2)),
-                      seeds, w0=w0, measures=_MEASURES, progress=session.progress)
+        oracle = AdditiveNoise(SIGMA2)
+        measures = _MEASURES + (_VISITED if key == "sc_least_squares" else ())
+        tr = simulate(problem, fedinit(betas), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=lrs, oracle=oracle),
+                      seeds, w0=w0, measures=measures, progress=session.progress)
         n = len(BETAS) * R
-        return {"admissible": {"trace": tr.select(slice(0, n)), "eta": eta, "R": R, "T": Tn, "C": C},
-                "practice": {"trace": tr.select(slice(n, None)), "eta": PRACTICE["eta"], "R": R, "T": Tn, "C": C}}
+        return {"admissible": {"trace": tr.select(slice(0, n)), "eta": eta, "R": R, "T": Tn, "C": C, "oracle": oracle},
+                "practice": {"trace": tr.select(slice(n, None)), "eta": PRACTICE["eta"], "R": R, "T": Tn, "C": C,
+                             "oracle": oracle}}
     return session.memo(("fedinit", "bound_runs", key), run)
 
 
@@ -233,16 +245,18 @@ def _bound_checks(session, bound, lhs_fn, *, pl_only=False):
             tr = run["trace"]
             betas = BETAS if label == "admissible" else (PRACTICE["beta"],)
             for j, sl in enumerate(_slices(run["R"], len(betas))):
-                base = _base_values(p, w0, N=run["C"], C=run["C"], K=K_LOCAL, T=run["T"], eta=run["eta"], beta=betas[j],
-                                    sigma2=SIGMA2)
-                cands = _candidates(p, base, tr, sl)
+                cert = _certification(bound, p, run["oracle"], run["C"], run["C"])
+                base = _base_values(p, w0, cert, N=run["C"], C=run["C"], K=K_LOCAL, T=run["T"], eta=run["eta"],
+                                    beta=betas[j])
+                cands = _candidates(base, cert)
                 measured = lhs_fn(tr, sl)
                 res = assess_bound(bound, cands, measured, problem=key, per_round=callable(measured), settings=_settings(run),
-                                   params={"setting": label, "runs": run["R"]}, trivial=_trivial(p, tr, sl, K_LOCAL))
+                                   params={"setting": label, "runs": run["R"]}, trivial=_trivial(p, tr, sl, K_LOCAL),
+                                   certification=cert)
                 if tr.diverged[sl].any():
                     res.detail += f" {int(tr.diverged[sl].sum())} of {run['R']} runs diverged."
                 if not _exact_heterogeneity(p):
-                    res.detail += " G^2(B) measured over the visited points (a lower estimate of the sup over all w)."
+                    res.detail += " G(B) a certified bound (no closed form)."
                 out.append(res)
     return out
 
@@ -284,11 +298,12 @@ def _partial_runs(session: Session, C, N):
         eta = admissible_eta(p.constants["L"].value, N, C, K_LOCAL, max(BETAS), _B_ref(p))
         mu = p.constants["mu"].value
         Tn = int(min(3000, max(300, np.ceil(5.0 / (0.5 * mu * eta * K_LOCAL) / 100.0) * 100)))  # lambda mu eta K T >= 5
+        oracle = AdditiveNoise(SIGMA2)
         tr = simulate(p, fedinit(np.repeat(BETAS, R)),
-                      RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, clients_per_round=N, oracle=AdditiveNoise(SIGMA2)),
+                      RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, clients_per_round=N, oracle=oracle),
                       np.tile(session.seeds(R), len(BETAS)), w0=w0,
                       measures=("opt_error", "grad_norm2", "delta", "visited_max_dist2"))
-        return {"trace": tr, "eta": eta, "R": R, "T": Tn, "C": C, "N": N, "problem": p, "w0": w0}
+        return {"trace": tr, "eta": eta, "R": R, "T": Tn, "C": C, "N": N, "problem": p, "w0": w0, "oracle": oracle}
     return session.memo(("fedinit", "partial", C, N), run)
 
 
@@ -304,12 +319,14 @@ def thm4_partial(session):
         run = _partial_runs(session, C, N)
         tr, p, w0 = run["trace"], run["problem"], run["w0"]
         for j, sl in enumerate(_slices(run["R"], len(BETAS))):
-            base = _base_values(p, w0, N=N, C=C, K=K_LOCAL, T=run["T"], eta=run["eta"], beta=BETAS[j], sigma2=SIGMA2)
-            cands = _candidates(p, base)
+            cert = _certification(fedinit_records.THM4, p, run["oracle"], C, N)
+            base = _base_values(p, w0, cert, N=N, C=C, K=K_LOCAL, T=run["T"], eta=run["eta"], beta=BETAS[j])
+            cands = _candidates(base, cert)
             measured = np.nanmean(tr["delta"][:-1, sl], axis=0)
             pair = []
             for rec in (fedinit_records.THM4, fedinit_records.THM4_REDERIVED):
                 res = assess_bound(rec, cands, measured, check_id=rec.id, problem="sc_least_squares_mild",
+                                   certification=_certification(rec, p, run["oracle"], C, N),
                                    params={"setting": f"partial participation {N} of {C}", "runs": run["R"],
                                            "rounds": run["T"]}, trivial=_trivial(p, tr, sl, K_LOCAL),
                                    detail=f"N/C = {N / C:g}; measured (1/T) sum_t Delta^t over all C clients' latest models")
@@ -366,18 +383,22 @@ def _stability_runs(session: Session, beta: float, c: float):
         z = session.pick(SIZES)
         R, Tn = z["stability_runs"], z["stability_rounds"]
         p, w0 = stability_problem(session.seed)
+        oracle = Minibatch(1)
         res = coupled_runs(p, fedinit(beta), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=c, lr_schedule="inverse",
-                                                       oracle=Minibatch(1)),
+                                                       oracle=oracle),
                            session.seeds(R), w0=w0, random_state=session.seed + 11,
                            measures=("delta", "visited_max_loss", "visited_max_grad", "visited_max_grad_var"))
         tr = res.trace
-        vals = {"L": p.constants["L"].value, "L_G": float(np.nanmax(tr["visited_max_grad"])),
-                "U": float(np.nanmax(tr["visited_max_loss"])),
-                "sigma_l": float(np.sqrt(np.nanmax(tr["visited_max_grad_var"]))), "S": int(p.client_sizes[0]),
+        cert = _certification(fedinit_records.THM3, p, oracle, p.n_clients, p.n_clients, trace=tr)
+        if not cert.applicable:
+            return {"cert": cert, "R": R}
+        # one value for every pair of coupled runs: the largest of the runs' certified constants (each valid for all)
+        top = {k: float(np.max(cert.values[k])) for k in ("L_G", "U", "sigma_l")}
+        vals = {"L": cert.values["L"], **top, "S": int(p.client_sizes[0]),
                 "T": Tn, "K": K_LOCAL, "c": c, "beta": beta,
                 "sum_sqrt_Delta": float(np.mean(np.sum(np.sqrt(tr["delta"][1:, res.original]), axis=0))),
                 "sqrt_Delta_T": float(np.mean(np.sqrt(tr["delta"][-1, res.original])))}
-        return {"gap": res.loss_gap, "param_gap": res.param_gap, "vals": vals, "R": R}
+        return {"gap": res.loss_gap, "param_gap": res.param_gap, "vals": vals, "R": R, "cert": cert}
     return session.memo(("fedinit", "stability", beta, c), run)
 
 
@@ -414,10 +435,16 @@ def thm3(session):
         note = ("measured: mean over coupled pairs of max over the pooled samples of |f(w^T;z) - f(w~^T;z)| "
                 "(>= the theorem's sup_z E|.|); U, L_G, sigma_l measured over the points the runs visited")
         for rec in (fedinit_records.THM3, fedinit_records.THM3_REDERIVED):
+            if "vals" not in run:  # an assumption the runs do not certify (a diverged run): not applicable, named
+                out.append(assess_bound(rec, [{}], np.zeros(run["R"]), check_id=rec.id, problem="sc_least_squares(5x5x20)",
+                                        settings=settings, certification=run["cert"],
+                                        params={"setting": f"eta_tau = c/tau, c = {c:.3g}", "runs": run["R"]}))
+                continue
             out.append(by_reading(rec, lambda r: assess_bound(
                 r, [run["vals"]], run["gap"], check_id=r.id, problem="sc_least_squares(5x5x20)", settings=settings,
                 trivial={"U": run["vals"]["U"]}, detail=note + f"; mean ||w^T - w~^T|| = {np.mean(run['param_gap']):.3g}",
-                params={"setting": f"eta_tau = c/tau, c = {c:.3g}", "runs": run["R"], "oracle": "minibatch(1)"})))
+                params={"setting": f"eta_tau = c/tau, c = {c:.3g}", "runs": run["R"], "oracle": "minibatch(1)"},
+                certification=run["cert"])))
     return out
 
 
@@ -472,27 +499,27 @@ def _composed(session):
         beta = BETAS[-1]
         w_T = tr.final_w[sl]
         measured = p.population_loss(w_T) - p.constants["f_star"].value
-        base = _base_values(p, w0, N=ad["C"], C=ad["C"], K=K_LOCAL, T=ad["T"], eta=ad["eta"], beta=beta, sigma2=SIGMA2)
+        cert = _certification(fedinit_records.THM6_COMPOSED, p, ad["oracle"], ad["C"], ad["C"], trace=tr.select(sl))
+        base = _base_values(p, w0, cert, N=ad["C"], C=ad["C"], K=K_LOCAL, T=ad["T"], eta=ad["eta"], beta=beta)
         # the stability part: any run with steps eta_tau <= c/tau is covered with c = max_tau tau eta_tau = eta T K
         S = int(p.client_sizes[0])
-        gstats = p.sample_grad_stats(tr.final_w[sl])
         base.update({"S": S, "c": ad["eta"] * ad["T"] * K_LOCAL,
-                     "L_G": float(np.max(gstats[0])), "U": float(np.nanmax(p.sample_losses(tr.final_w[sl]))),
+                     "L_G": float(np.max(cert.values["L_G"])), "U": float(np.max(cert.values["U"])),
                      "sum_sqrt_Delta": float(np.mean(np.sum(np.sqrt(tr["delta"][1:, sl]), axis=0))),
                      "sqrt_Delta_T": float(np.mean(np.sqrt(tr["delta"][-1, sl])))})
-        return p, key, base, measured
+        return p, key, base, measured, cert
     return session.memo(("fedinit", "composed"), run)
 
 
 @check("fedinit.thm6.composed", PAPER, "bound", records=("fedinit.thm6.composed", "fedinit.thm6.composed.rederived"))
 def thm6_composed(session):
-    p, key, base, measured = _composed(session)
-    cands = _candidates(p, base)
+    p, key, base, measured, cert = _composed(session)
+    cands = _candidates(base, cert)
     return [by_reading(rec, lambda r: assess_bound(
                 r, cands, measured, check_id=r.id, problem=key, params={"setting": "admissible", "beta": base["beta"]},
-                trivial={"U": base["U"]},
+                trivial={"U": base["U"]}, certification=cert,
                 detail="stability part instantiated with c = eta T K (a constant step satisfies eta <= c/tau); "
-                       "L_G and U measured at the final models"))
+                       "L_G and U certified over every point the runs visited"))
             for rec in (fedinit_records.THM6_COMPOSED, fedinit_records.THM6_COMPOSED_REDERIVED)]
 
 
@@ -559,8 +586,10 @@ def _dominates_grid(session):
             w0 = session.initial_point(p)
             for K in Ks:
                 eta = admissible_eta(p.constants["L"].value, 10, 10, K, max(betas), _B_ref(p))
+                oracle = AdditiveNoise(SIGMA2)
+                cert = _certification(fedinit_records.THM2, p, oracle, 10, 10)
                 tr = simulate(p, fedinit(np.repeat(betas, R)),
-                              RunConfig(rounds=max(Th), local_steps=K, lr=eta, oracle=AdditiveNoise(SIGMA2)),
+                              RunConfig(rounds=max(Th), local_steps=K, lr=eta, oracle=oracle),
                               np.tile(session.seeds(R), len(betas)), w0=w0, measures=("delta",))
                 ws = np.concatenate([w0[None], tr.final_w])
                 L_G = float(np.max(p.sample_grad_stats(ws)[0]))
@@ -568,11 +597,11 @@ def _dominates_grid(session):
                 csum = np.cumsum(np.sqrt(tr["delta"][1:]), axis=0)
                 for j, sl in enumerate(_slices(R, len(betas))):
                     for Tp in Th:
-                        base = _base_values(p, w0, N=10, C=10, K=K, T=Tp, eta=eta, beta=betas[j], sigma2=SIGMA2)
+                        base = _base_values(p, w0, cert, N=10, C=10, K=K, T=Tp, eta=eta, beta=betas[j])
                         base.update({"S": S, "c": eta * Tp * K, "L_G": L_G, "U": U,
                                      "sum_sqrt_Delta": float(np.nanmean(csum[Tp - 1, sl])),
                                      "sqrt_Delta_T": float(np.nanmean(np.sqrt(tr["delta"][Tp, sl])))})
-                        vals = next((v for v in _candidates(p, base) if not rec.conditions_failed(v)), None)
+                        vals = next((v for v in _candidates(base, cert) if not rec.conditions_failed(v)), None)
                         if vals is None:
                             continue
                         terms = {name: {k: float(rec.evaluate_expr(e, vals)) for k, e in

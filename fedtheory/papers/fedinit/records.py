@@ -110,7 +110,7 @@ register(KAPPA1, KAPPA2, LAMBDA_MAX, C_DEF, U_DEF)
 
 # The optimization analysis's assumptions and the constants its bounds name (Thms 1, 2, 4, 5, 6 and Lemmas 2-4; the
 # PL theorems add PL(mu)); Thm 3 (stability) lists its own.
-OPT_ASSUMPTIONS = ("L_smooth", "bounded_variance", "heterogeneity(G,B)")
+OPT_ASSUMPTIONS = ("L_smooth", "bounded_variance(sigma_l)", "heterogeneity(G, B)")
 OPT_DEFINITIONS = (KAPPA1, KAPPA2, LAMBDA_MAX)
 
 # ------------------------------------------------------------------------------------ conditions
@@ -214,7 +214,7 @@ _thm3_requires = {"lr_schedule": "inverse", "nonnegative_losses": True, "equal_c
 THM3 = Bound(
     id="fedinit.thm3", paper=PAPER, title="Theorem 3: uniform stability of FedInit (as printed)",
     source=f"{SEED}, Thm 3, eq. (14); {POSTER}, table row 5 (the coefficient (1+beta)^(1/(beta c L)))",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance", "lipschitz(L_G)", "PL(mu)", "nonnegative_loss"),
+    symbols=S_, assumptions=("L_smooth", "bounded_variance(sigma_l)", "lipschitz(L_G)", "PL(mu)", "nonnegative_loss(U)"),
     units=Units(lhs="f", alternative="fedinit.thm3.rederived", finding="fedinit.thm3.printed_divergence_term"),
     lhs="stability", lhs_description="sup_z E|f(w^T; z) - f(w~^T; z)| for data sets differing in one sample",
     lhs_kind="loss_range", expr=STAB_TERM_PRINTED + DIV_TERM_PRINTED, conditions=THM3_CONDITIONS,
@@ -335,7 +335,7 @@ THM5 = Bound(
 THM6_COMPOSED = Bound(
     id="fedinit.thm6.composed", paper=PAPER, title="Excess risk bound composed from eq. (3), Thm 2 and Thm 3",
     source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and Thm 3 (eq. 14); the basis of Thm 6, eq. (18)",
-    symbols=S_, assumptions=OPT_ASSUMPTIONS + ("lipschitz(L_G)", "PL(mu)", "nonnegative_loss"),
+    symbols=S_, assumptions=OPT_ASSUMPTIONS + ("lipschitz(L_G)", "PL(mu)", "nonnegative_loss(U)"),
     units=Units(lhs="f", alternative="fedinit.thm6.composed.rederived", finding="fedinit.thm3.printed_divergence_term"),
     lhs="excess_risk", lhs_description="E[F(w^T)] - E[f(w*)] (population risk of the output minus the empirical optimum)",
     lhs_kind="loss_range", expr=THM2_EXPR + STAB_TERM_PRINTED + DIV_TERM_PRINTED, definitions=OPT_DEFINITIONS,

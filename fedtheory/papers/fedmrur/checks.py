@@ -39,10 +39,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import (CheckResult, Control, Session, assess_bound, check, claim_result, combine_readings,
-                              faster_order, identity_result, rate_check)
-from fedtheory.sim import (AdditiveNoise, Algorithm, NormalizedAggregation, RunConfig, pl_nonconvex, simulate,
-                           synthetic_logistic)
+from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, claim_result,
+                              combine_readings, faster_order, identity_result, rate_check)
+from fedtheory.sim import (AdditiveNoise, Algorithm, ClientSampling, NormalizedAggregation, RunConfig, pl_nonconvex,
+                           simulate, synthetic_logistic)
 from fedtheory.sim.hyperbolic import (lifted_sqdist, lorentz_inner, lorentz_lift, lorentz_sqdist, r_bound,
                                       reference_regularizer_grad, regularizer_hessian)
 from fedtheory.validation import ParameterError
@@ -76,8 +76,7 @@ def logistic_sigma_g2_bound(problem, reading: str = "client_mean") -> float:
     mean b)^2."""
     if reading not in ("client_mean", "client_max"):
         raise ParameterError("reading", reading, "'client_mean' or 'client_max'")
-    b = np.array([np.sqrt(2.0) * float(np.mean(np.linalg.norm(problem.X[0, i, :s], axis=1)))
-                  for i, s in enumerate(problem.client_sizes)])
+    b = problem.ce_gradient_bounds()
     return float(np.mean(b**2)) if reading == "client_mean" else float(np.max((b + b.mean()) ** 2))
 
 
@@ -106,11 +105,12 @@ def _problems(session: Session):
     def make():
         out = []
         p = pl_nonconvex(N_CLIENTS, 10, 50, heterogeneity=0.5, random_state=session.seed)
-        out.append({"key": "pl_nonconvex", "problem": p, "L": 8.0, "sigma_g2": float(p.heterogeneity_G2(1.0).value),
+        out.append({"key": "pl_nonconvex", "problem": p, "L": p.certify("L_smooth").constants["L"],
+                    "sigma_g2": float(p.heterogeneity_G2(1.0).value),
                     "sigma_g2_max": float(np.max(np.sum(p.h[0] ** 2, axis=1))), "sigma_g2_kind": "exact",
                     "hyperbolic": False})
         q = synthetic_logistic(N_CLIENTS, 10, 3, 20, random_state=session.seed)
-        out.append({"key": "synthetic_logistic", "problem": q, "L": float(q.constants["L"].value),
+        out.append({"key": "synthetic_logistic", "problem": q, "L": float(q.certify("L_smooth").constants["L"]),
                     "sigma_g2": logistic_sigma_g2_bound(q), "sigma_g2_max": logistic_sigma_g2_bound(q, "client_max"),
                     "sigma_g2_kind": "bound", "hyperbolic": True})
         for e in out:
@@ -173,14 +173,15 @@ def _runs(session: Session, e, variant: str, clients_per_round: int = S_PART, se
                           hyperbolic=hyperbolic)
         measures = _MEASURES + (("hyp_r_bound", "hyp_radius") if hyperbolic else ())
         seeds = np.tile(session.seeds(R), len(settings))
+        oracle = AdditiveNoise(noise)
         tr = simulate(p, alg, RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=rep(lr), clients_per_round=clients_per_round,
-                                        oracle=AdditiveNoise(noise)),
+                                        oracle=oracle),
                       seeds, w0=e["w0"], measures=measures, progress=session.progress)
         acc = None
         if hasattr(p, "test_accuracy"):
             acc = np.where(tr.diverged, np.nan, p.test_accuracy(np.nan_to_num(tr.final_w)))
         return {"trace": tr, "R": R, "T": Tn, "eta_g": eta_g, "eta_l": eta_l, "settings": tuple(settings), "alg": alg,
-                "acc": acc, "S": clients_per_round, "hyperbolic": hyperbolic}
+                "acc": acc, "S": clients_per_round, "hyperbolic": hyperbolic, "oracle": oracle}
     key = ("fedmrur", "runs", e["key"], variant, clients_per_round, tuple(settings))
     return session.memo(key + ((server_scale, noise) if (server_scale, noise) != (1.0, SIGMA2) else ()), run)
 
@@ -190,17 +191,29 @@ def _block(run, s):
     return slice(j * run["R"], (j + 1) * run["R"])
 
 
-def _values(e, run, s, sl, assumption3: str = "client_mean"):
-    """The values Theorem 1 is evaluated at for setting s of a batch, sigma_g^2 under the reading ``assumption3``
-    of Assumption 3 ('client_mean' or 'client_max')."""
+def certification(bound, e, run, sl, noise_certificate=None):
+    """What setting ``sl`` of a batch certifies of ``bound``'s assumptions: the problem (L, sigma_g), the oracle
+    (sigma_t), the client sampling, the algorithm (r: the regularizer's smoothness over the region the runs
+    visited, or 0 without one). noise_certificate: a negative control's own bounded-variance certificate."""
+    return certify(bound, problem=e["problem"], oracle=run["oracle"], sampling=ClientSampling(N_CLIENTS, run["S"]),
+                   algorithm=run["alg"], visited=run["trace"].select(sl),
+                   extra=(noise_certificate,) if noise_certificate is not None else ())
+
+
+def _values(e, run, s, sl, cert, assumption3: str = "client_mean"):
+    """The values Theorem 1 is evaluated at for setting s of a batch, its constants as ``cert`` certifies them,
+    sigma_g under the reading ``assumption3`` of Assumption 3 ('client_mean': the certified mean dissimilarity;
+    'client_max': the problem's certified largest one, which also satisfies the mean reading)."""
     tr = run["trace"]
     if s == "P":
         eta_g, eta_l, rho = PRACTICE["eta_g"], PRACTICE["eta_l"], PRACTICE["rho"]
     else:
         eta_g, eta_l, rho = run["eta_g"], run["eta_l"], RHO
-    r = float(np.nanmax(tr["hyp_r_bound"][:, sl])) if run["hyperbolic"] else 0.0
-    sigma_g2 = e["sigma_g2"] if assumption3 == "client_mean" else e["sigma_g2_max"]
-    vals = {"L": e["L"], "r": r, "sigma_t": float(np.sqrt(SIGMA2)), "sigma_g": float(np.sqrt(sigma_g2)),
+    certified = cert.values
+    r = float(np.max(certified["r"]))  # the largest run's: valid for every run of the setting
+    sigma_g = (certified["sigma_g"] if assumption3 == "client_mean"
+               else e["problem"].certify("heterogeneity_max").constants["zeta"])
+    vals = {"L": certified["L"], "r": r, "sigma_t": certified["sigma_t"], "sigma_g": sigma_g,
             "rho": rho, "alpha": ALPHA, "eta_l": eta_l, "eta_g": eta_g, "K": K_LOCAL, "S": run["S"], "N": N_CLIENTS,
             "T": run["T"], "D": e["D"]}
     cm = c_max(vals)
@@ -277,16 +290,21 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
     tr = run["trace"]
     sl = _block(run, s)
     variant = run["alg"].name
-    base = _values(e, run, s, sl)
+    cert = certification(bound, e, run, sl)
+    if not cert.applicable:  # an assumption the runs do not certify: not applicable, whatever the reading
+        return assess_bound(bound, [{}], np.zeros(run["R"]), problem=e["key"], certification=cert,
+                            params={"setting": f"{LABEL[s]}, {variant}", "algorithm": variant, "runs": run["R"]})
+    base = _values(e, run, s, sl, cert)
     params = {"setting": f"{LABEL[s]}, {variant}", "algorithm": variant, "runs": run["R"], "rounds": run["T"],
               "sum_d_mean": float(np.mean(base["sum_d"]))}
     trivial = {"L": e["L"], "visited_max_dist2": tr["visited_max_dist2"][0, sl]}
     rows = {}
     for name in bound.readings:
         a3, index = name.split(", ")
-        vals = _values(e, run, s, sl, a3.replace("-", "_"))
+        vals = _values(e, run, s, sl, cert, a3.replace("-", "_"))
         r = assess_bound(bound, [vals], _horizons(bound, tr, sl, weighted, FIRST_ROUND[index]), problem=e["key"],
-                         per_round=True, settings=settings_of(run["alg"]), params=params, trivial=trivial)
+                         per_round=True, settings=settings_of(run["alg"]), params=params, trivial=trivial,
+                         certification=cert)
         if r.verdict == "not_applicable":
             r.measured = float(np.nanmean(_lhs(tr, sl, weighted)))
             r.detail = (f"measured at T = {run['T']} (not compared): {r.measured:.4g}; {r.detail}; "
@@ -350,7 +368,10 @@ def remark2(session):
         run = _runs(session, e, variant)
         for s in STEP_READINGS:
             sl = _block(run, s)
-            vals = _values(e, run, s, sl)
+            cert = certification(fedmrur_records.THM1, e, run, sl)
+            if not cert.applicable:
+                continue
+            vals = _values(e, run, s, sl, cert)
             if fedmrur_records.THM1.conditions_failed(vals):
                 continue
             lhs = fedmrur_records.THM1.evaluate(vals)

@@ -175,7 +175,7 @@ THM1_ORDER = StatedOrder(1 / sp.sqrt(S * K * T) + sp.sqrt(K) / (S * T) + 1 / sp.
 THM1 = Bound(
     id="fedmrur.thm1", paper=PAPER, title="Theorem 1: convergence of FedMRUR (non-convex, partial participation)",
     source=f"{SEED}, Thm 1, eq. (7) and rate eq. (8)", symbols=S_,
-    assumptions=("L_smooth", "regularizer_smooth(r)", "bounded_variance", "heterogeneity_global(sigma_g)"),
+    assumptions=("L_smooth", "regularizer_smooth(r)", "bounded_variance(sigma_t)", "heterogeneity_global(sigma_g)"),
     units=Units(lhs="f^2/w^2"),
     lhs="weighted_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/sum_t d_t) sum_t d_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (eq. 7; READINGS)",

@@ -223,7 +223,7 @@ THM1_QUOTE = (f"{SEED}:211: 'for the choice of beta = 2/mu, gamma = max{{8L/mu, 
 THM1 = Bound(
     id="fedshift.thm1", paper=PAPER, title="Theorem 1: convergence of FedShift (as printed)",
     source=f"{SEED}, Sec. IV-B, Thm 1; App. A-D, eq. (20)", symbols=S_,
-    assumptions=("L_smooth", "strongly_convex(mu)", "bounded_variance", "bounded_gradient(G)",
+    assumptions=("L_smooth", "strongly_convex_clients(mu)", "bounded_variance", "bounded_gradient(G)",
                  "bounded_weight_mean(M)"),
     units=Units(lhs="f"),
     lhs="opt_error_tau", lhs_description="E[F(w_bar_tau)] - F* (the global model after t rounds at tau = t E + 1)",

@@ -108,7 +108,7 @@ register(DEF1, LAMBDA)
 
 LEMMA3 = Bound(
     id="oledfl.lemma3", paper=PAPER, title="Lemma 3: ||W^k - 11^T/m|| <= lambda^k (formula from [13])",
-    source=f"{SEED}, App. B-A1, Lemma 3 ('[Lemma 4, [13]]')", symbols=S_, assumptions=("mixing_matrix",),
+    source=f"{SEED}, App. B-A1, Lemma 3 ('[Lemma 4, [13]]')", symbols=S_, assumptions=("mixing_matrix(lam)",),
     units=Units(lhs="1"),
     lhs="mixing_power_gap", lhs_description="||W^k - 11^T/m||_op (spectral norm)", lhs_kind="contraction",
     expr=lam**k, conditions=(Condition("k_at_least_1", k >= 1),),
@@ -119,7 +119,7 @@ LEMMA3_PRODUCT = Bound(
     id="oledfl.lemma3.product", paper=PAPER,
     title="Lemma 3 for a time-varying W: ||W_k...W_1 - 11^T/m|| <= prod_t lambda(W_t) (derived)",
     source=f"{SEED}, App. B-A1, remark after Lemma 3 ('[Proposition 1, [56]] ... C lambda^k'); product form derived",
-    symbols=S_, assumptions=("mixing_matrix",),
+    symbols=S_, assumptions=("mixing_matrix(lam)",),
     units=Units(lhs="1"),
     lhs="mixing_product_gap", lhs_description="||W_k ... W_1 - 11^T/m||_op over k rounds of a time-varying topology",
     lhs_kind="contraction",
@@ -201,7 +201,7 @@ _DEF_EVAL: dict[str, Any] = {}
 THM1 = OrderStatement(
     id="oledfl.thm1", paper=PAPER, title=f"Theorem 1: convergence of OledFL-SGD / OledFL-SAM {NA}",
     source=f"{SEED}, Sec. IV-C, Theorem 1; App. B-A3 (restated as Theorem 3); Remarks 1-2", symbols=S_,
-    assumptions=("L_smooth", "bounded_variance", "heterogeneity(G,B)", "mixing_matrix"),
+    assumptions=("L_smooth", "bounded_variance", "heterogeneity", "mixing_matrix(lam)"),
     statement="Under Assumptions 1-3, a step-size condition ('where [...]') and a condition on the Ole parameter "
               "beta, (1/T) sum_t E||grad f(x_bar^t)||^2 is bounded by an initialization-bias term, variance and "
               "heterogeneity terms involving lambda, a SAM term in rho, and a consistency term with a negative "
@@ -217,7 +217,7 @@ THM1 = OrderStatement(
 THM2 = OrderStatement(
     id="oledfl.thm2", paper=PAPER, title=f"Theorem 2: uniform stability / generalization of OledFL {NA}",
     source=f"{SEED}, Sec. IV-D, Theorem 2 and Definition 2; App. B-B (Lemmas 6-10); Remarks 3-4", symbols=S_,
-    assumptions=("bounded_variance", "heterogeneity(G,B)", "lipschitz(L_G)", "L_smooth", "mixing_matrix"),
+    assumptions=("bounded_variance", "heterogeneity", "lipschitz", "L_smooth", "mixing_matrix(lam)"),
     statement="With a step size decayed by communication round (a constant c; the form is stripped), a first round "
               "t0 at which the differing sample is drawn and a loss bound U, sup_z E|f(x^T; z) - f(x~^T; z)| is bounded by terms in the per-client sample "
               "count n, T, K, lambda and beta; choosing t0 optimally gives an order in these. [Every formula is "

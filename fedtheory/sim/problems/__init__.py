@@ -16,15 +16,23 @@ Every problem also states per-client constants (arrays of length C, variant 0 un
 ``w_star_clients`` (C, d) and ``f_star_clients`` (client minimisers and minima), and ``Gamma`` =
 f* - sum_i p_i f_i* (Li et al. 2020's heterogeneity, p_i = ``client_weights``). They are computed on
 first access (logistic client minima cost one solve per client).
+
+What a problem satisfies is a certificate (``Problem.certify(name)``, ``fedtheory.sim.certificates``): every family
+answers every catalogue assumption about problems (``fedtheory.theory.CATALOGUE``) with the exact constant and how it
+was computed, or refuses it with the reason, or says it cannot tell. Families: least squares (exact, unbounded
+gradients), the PL non-convex and separable families, logistic regression with an L2 term, Huber regression
+(convex with globally bounded gradients), and least squares with a controlled noise at the optimum.
 """
 from .base import CLIENT_CONSTANTS, ClientView, Constant, Constants, Problem
+from .huber import HuberProblem, huber_regression, opposed_huber
 from .least_squares import (B_MIN_ROUNDING, GaussianClientModel, LeastSquaresProblem, heterogeneous_least_squares,
-                            identical_least_squares, quadratic_B_min, quadratic_G2)
+                            identical_least_squares, least_squares_noise_at_optimum, quadratic_B_min, quadratic_G2)
 from .logistic import LogisticProblem, digits_logistic, digits_split, synthetic_logistic
 from .pl import (AMPLITUDE_MAX, PLNonconvexProblem, SeparablePLProblem, linear_shift_G2, pl_nonconvex, pl_ratio,
                  pl_ratio_infimum)
 
 __all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "GaussianClientModel",
+           "HuberProblem", "huber_regression", "least_squares_noise_at_optimum", "opposed_huber",
            "LeastSquaresProblem", "LogisticProblem", "PLNonconvexProblem", "Problem", "SeparablePLProblem",
            "digits_logistic", "digits_split", "heterogeneous_least_squares", "identical_least_squares",
            "linear_shift_G2", "pl_nonconvex", "quadratic_B_min", "quadratic_G2",

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..._validation import check_int, check_random_state
+from ..certificates import Certificate, certified, from_visited, refused, undeclared, visited_values
 
 __all__ = ["CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "Problem", "gather", "sample_rows", "shared_index"]
 
@@ -202,6 +203,11 @@ class Problem:
         Stich 2019's). False unless the problem can tell (least squares compares its clients' data)."""
         return False
 
+    def client_sample_variances(self, w: np.ndarray) -> np.ndarray:
+        """(1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 of every client at one point w (1, d), variant 0: (C,)
+        (the one-sample gradient variance per client; a minibatch of b divides it by b)."""
+        raise NotImplementedError(f"{self.name} states no per-client one-sample variance")
+
     def sample_gradient_variance(self) -> Constant:
         """sup_w max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2: the variance of a one-sample gradient
         (variant 0); the value at given points is ``sample_grad_stats(w)[1]``."""
@@ -251,6 +257,68 @@ class Problem:
         rng = check_random_state(random_state)
         w_star = np.asarray(self.constants["w_star"].value)
         return w_star + scale * rng.standard_normal(self.dim) / np.sqrt(self.dim)
+
+    # ---- what the problem satisfies
+    def certify(self, name: str, visited: Any = None) -> Certificate:
+        """The problem's answer to the catalogue assumption ``name`` (``fedtheory.theory.CATALOGUE``, subject
+        'problem'): certified with its exact constants, refused with the reason, or unknown
+        (``fedtheory.sim.certificates``). ``visited``: the run's visited measures, for constants that hold only on
+        the region the run visited."""
+        cert = self._certify(name, visited)
+        return (cert if cert is not None else undeclared(name, self)).with_by(type(self).__name__)
+
+    def _certify(self, name: str, visited: Any) -> Certificate | None:
+        """A family's answers (None: not declared). Families override it and answer every catalogue assumption
+        about problems (tests/test_certificates.py holds them to it), falling back on :meth:`_certify_run` for the
+        ones every family answers the same way."""
+        return self._certify_run(name, visited)
+
+    def _certify_run(self, name: str, visited: Any) -> Certificate | None:
+        """The assumptions about where a run goes rather than about the objectives, answered alike for every family:
+        a bounded domain and a bounded weight mean hold only on the region the run visited (the engine does not
+        project), and identical data is the problem's ``identical_clients``."""
+        if name == "bounded_domain":
+            return from_visited(name, visited, "visited_max_dist2", "R", np.sqrt,
+                                "R = sqrt(max ||w - w*||^2) over every point the run visited",
+                                globally="the iterates are unconstrained (the algorithms do not project onto a set)")
+        if name == "bounded_weight_mean":
+            m = visited_values(visited, "shift_m_next")
+            globally = "the weights of an unconstrained model have no bounded mean over every w"
+            if m is None or m.ndim != 2:
+                return refused(name, f"{globally}; certified on the visited region only when the run records "
+                                     "'shift_m_next' (the weight mean of each round's aggregate, per run)")
+            if not np.all(np.isfinite(m)):
+                return refused(name, f"{globally}; on the visited region: 'shift_m_next' is not finite (diverged)")
+            return certified(name, "M = max over rounds of the mean over runs of (m^t)^2, m^t the weight mean of "
+                                   "round t's aggregate (E over the runs' randomness; on the visited region: "
+                                   "shift_m_next)", region="visited", kind="measured",
+                             M=float(np.max(np.mean(m ** 2, axis=1))))
+        if name == "identical_data":
+            return (certified(name, "every client holds the same objective (identical_clients)")
+                    if self.identical_clients else refused(name, "the clients' objectives differ"))
+        return None
+
+    def _visited_grad_norm(self, name: str, visited: Any, globally: str) -> Certificate:
+        """||grad f_i|| <= G on the region the run visited: G = sqrt of the largest ||grad f_i(w)||^2 over every point
+        the selected clients visited, per run (TrackGradients' per-round visited_client_grad2, maximum over rounds)."""
+        return from_visited(name, visited, "visited_client_grad2", "G",
+                            lambda v: np.sqrt(np.max(np.atleast_2d(v), axis=0)),
+                            "G = sqrt(max ||grad f_i(w)||^2) over the points the clients visited (every local iterate, "
+                            "each round's start and end points)", globally=globally)
+
+    def _visited_lipschitz(self, name: str, visited: Any, globally: str) -> Certificate:
+        """Per-sample Lipschitz on the visited region: L_G = max ||grad f(w; z)|| over the visited points
+        (visited_max_grad; it bounds |f(u) - f(v)| / ||u - v|| of f too)."""
+        return from_visited(name, visited, "visited_max_grad", "L_G", lambda v: v,
+                            "L_G = max over the visited points of max_ij ||grad f(w; z_ij)||", globally=globally)
+
+    def _visited_loss_range(self, name: str, visited: Any) -> Certificate:
+        """0 <= f(w; z) <= U with U the largest per-sample loss over the visited points (nonnegative losses only)."""
+        if not self.nonnegative_losses:
+            return refused(name, f"{self.name}: per-sample losses can be negative")
+        return from_visited(name, visited, "visited_max_loss", "U", lambda v: v,
+                            "losses >= 0 everywhere; U = max over the visited points of max_ij f(w; z_ij)",
+                            globally="per-sample losses are unbounded above over every w")
 
     def describe(self) -> dict[str, Any]:
         out = {"name": self.name, "dim": self.dim, "n_clients": self.n_clients}

@@ -9,10 +9,11 @@ from functools import cached_property
 import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
+from ..certificates import Certificate, certified, refused
 from .base import ClientView, Constant, Problem, gather, sample_rows, shared_index
 
 __all__ = ["B_MIN_ROUNDING", "GaussianClientModel", "LeastSquaresProblem", "heterogeneous_least_squares",
-           "identical_least_squares", "quadratic_B_min", "quadratic_G2"]
+           "identical_least_squares", "least_squares_noise_at_optimum", "quadratic_B_min", "quadratic_G2"]
 
 #: B_min within this of 1 is 1: identical clients (or clients whose Hessians differ only by rounding) give B_min = 1
 #: exactly, and then G^2(1) is finite, rather than 1.0000000000000004 and G^2(1) = inf.
@@ -207,6 +208,12 @@ class LeastSquaresProblem(Problem):
         var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)  # (R,C)
         return norms.max(axis=(1, 2)), var.max(axis=1)
 
+    def client_sample_variances(self, w):
+        X = self.X[0]
+        r = X @ np.asarray(w, dtype=float)[0] - self.y[0]  # (C, S)
+        g = X * r[..., None]  # the ridge term is the same for every sample: it cancels
+        return np.mean(np.sum((g - g.mean(axis=1, keepdims=True)) ** 2, axis=-1), axis=1)
+
     def population_loss(self, w):
         if self.model is None:
             raise NotImplementedError(f"{self.name} was built from data without a known distribution")
@@ -289,6 +296,79 @@ class LeastSquaresProblem(Problem):
             return Constant(np.inf, "exact", f"no finite G for B={B}" + (" (B < B_min)" if B < self._B_min() else ""))
         return Constant(G2, "exact", "sup over w of a concave quadratic, in closed form")
 
+    # ---- what it satisfies (fedtheory.sim.certificates)
+    @cached_property
+    def _mean_spectrum(self) -> tuple[np.ndarray, float]:
+        """Eigenvalues of the mean Hessian (variant 0) and the tolerance below which one counts as zero."""
+        eig = np.linalg.eigvalsh(self.H[0].mean(axis=0))
+        return eig, 1e-10 * max(float(np.abs(eig).max()), 1e-300)
+
+    def _G_of_B(self, B) -> np.ndarray:
+        """The smallest G with the (G, B) dissimilarity at each B (array in, array out): sqrt(G^2(B)), inf below B_min."""
+        B = np.asarray(B, dtype=float)
+        G2 = [quadratic_G2(self.H[:1], self.h[:1], float(b))[0] for b in B.ravel()]
+        return np.sqrt(np.asarray(G2, dtype=float)).reshape(B.shape)
+
+    def _certify(self, name: str, visited=None) -> Certificate | None:
+        c = self.constants
+        eig, tol = self._mean_spectrum
+        bounded_below = eig.min() >= -tol
+        unbounded = "f is unbounded below: the mean Hessian has a negative eigenvalue (a negative ridge)"
+        grads_unbounded = ("least squares: gradients unbounded (grad f_i(w) = H_i w - h_i grows linearly in ||w||)")
+        if name == "L_smooth":
+            return certified(name, c["L"].note, L=c["L"].value)
+        if name == "L_smooth_global":
+            return certified(name, "largest eigenvalue of the mean Hessian", L=float(eig.max()))
+        if name in ("convex", "strongly_convex_clients"):
+            lo = np.asarray(c["mu_clients"].value, float)
+            i = int(np.argmin(lo))
+            if name == "convex":
+                return (certified(name, "every client Hessian H_i is positive semidefinite") if lo[i] >= 0 else
+                        refused(name, f"client {i}'s Hessian has the eigenvalue {lo[i]:.4g} < 0 (ridge {self.ridge:g})"))
+            return (certified(name, "smallest eigenvalue over the client Hessians H_i (min over variants)",
+                              mu=float(lo[i])) if lo[i] > 0 else
+                    refused(name, f"client {i} is not strongly convex: its Hessian's smallest eigenvalue is {lo[i]:.4g}"))
+        if name == "convex_global":
+            return (certified(name, "the mean Hessian is positive semidefinite") if bounded_below else refused(name, unbounded))
+        if name == "strongly_convex":
+            if c["strongly_convex"].value:
+                return certified(name, c["mu"].note, mu=c["mu"].value)
+            return refused(name, unbounded if not bounded_below else
+                           "f is only PL: the mean Hessian is singular (rank-deficient features)")
+        if name == "PL":
+            return certified(name, c["mu"].note, mu=c["mu"].value) if bounded_below else refused(name, unbounded)
+        if name == "lower_bounded":
+            return (certified(name, "f at the solution of the normal equations", f_star=c["f_star"].value)
+                    if bounded_below else refused(name, unbounded))
+        if name == "bounded_grad_norm":
+            return self._visited_grad_norm(name, visited, grads_unbounded)
+        if name == "lipschitz":
+            return self._visited_lipschitz(name, visited, "least squares: the loss is quadratic, not Lipschitz over "
+                                                          "every w (per-sample gradients grow linearly in ||w||)")
+        if name == "nonnegative_loss":
+            return self._visited_loss_range(name, visited)
+        if name == "heterogeneity":
+            B_min = float(c["B_min"].value)
+            return certified(name, "G^2(B) = sup_w (1/C) sum_i ||grad f_i||^2 - B^2 ||grad f||^2 in closed form, for "
+                                   f"every B >= B_min = {B_min:.6g}", B=B_min, family=("G", self._G_of_B))
+        if name in ("heterogeneity_global", "heterogeneity_max"):
+            Hd = self.H[0] - self.H[0].mean(axis=0)
+            if np.max(np.abs(Hd)) > 1e-12 * max(float(np.abs(self.H[0]).max()), 1e-300):
+                return refused(name, "least squares with client Hessians that differ: ||grad f_i - grad f|| = "
+                                     "||(H_i - Hbar) w - (h_i - hbar)|| grows linearly in ||w||")
+            dev = np.sum((self.h[0] - self.h[0].mean(axis=0)) ** 2, axis=1)
+            if name == "heterogeneity_global":
+                return certified(name, "equal client Hessians: (1/C) sum_i ||h_i - hbar||^2, the same at every w",
+                                 sigma_g=float(np.sqrt(dev.mean())))
+            return certified(name, "equal client Hessians: max_i ||h_i - hbar||^2, the same at every w",
+                             zeta=float(np.sqrt(dev.max())))
+        if name == "heterogeneity_at_optimum":
+            w = np.asarray(c["w_star"].value)[None]
+            g = self.client_grads(w, np.zeros(1, dtype=np.int64))[0]
+            return certified(name, "(1/C) sum_i ||H_i w* - h_i||^2 at the normal equations' solution w*",
+                             zeta_star=float(np.sqrt(np.mean(np.sum(g ** 2, axis=1)))))
+        return super()._certify(name, visited)
+
     def neighbours(self, replacements, random_state=0) -> "LeastSquaresProblem":
         if self.model is None:
             raise ParameterError("problem", self.name, "a problem with a known data distribution to draw the replacement from")
@@ -367,3 +447,41 @@ def identical_least_squares(
                                 np.broadcast_to(w_true, (n_clients, dim)).copy(), noise_std)
     X, y = model.draw(rng, 0, S)
     return LeastSquaresProblem.identical(X, y, n_clients, ridge=ridge, model=model)
+
+
+def least_squares_noise_at_optimum(
+    n_clients: int = 10,
+    dim: int = 5,
+    samples_per_client: int = 20,
+    *,
+    sigma_star2: float = 0.1,
+    heterogeneity: float = 1.0,
+    condition: float = 10.0,
+    random_state=0,
+) -> LeastSquaresProblem:
+    """Least squares with a controlled noise at the optimum: every client's optimum is the same w* (each client's
+    residuals at w*, e_i = X_i w* - y_i, are orthogonal to its features, so grad f_i(w*) = 0: no heterogeneity at
+    the optimum), and the one-sample gradient variance at w*, (1/C) sum_i (1/S) sum_j ||x_ij||^2 e_ij^2, equals
+    ``sigma_star2`` exactly (0: interpolation). A minibatch of b then has noise sigma_star2 / b at w*; elsewhere its
+    variance grows with ||w - w*|| (the clients' features differ: ``heterogeneity`` spreads their means and scales),
+    so bounded variance holds only on a visited region while the noise at the optimum is exact."""
+    n_clients = check_int("n_clients", n_clients, 1)
+    dim = check_int("dim", dim, 1)
+    S = check_int("samples_per_client", samples_per_client, dim + 1)
+    sigma_star2 = check_float("sigma_star2", sigma_star2, 0.0)
+    heterogeneity = check_float("heterogeneity", heterogeneity, 0.0)
+    condition = check_float("condition", condition, 1.0)
+    rng = check_random_state(random_state)
+    X = np.empty((n_clients, S, dim))
+    for i in range(n_clients):
+        Q = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
+        scale = np.sqrt(np.geomspace(1.0, 1.0 / condition, dim) * np.exp(0.3 * heterogeneity * rng.standard_normal(dim)))
+        X[i] = heterogeneity * 0.5 * rng.standard_normal(dim) + rng.standard_normal((S, dim)) @ (Q * scale).T
+    w_star = rng.standard_normal(dim) / np.sqrt(dim)
+    e = rng.standard_normal((n_clients, S))
+    for i in range(n_clients):  # residuals orthogonal to the client's features: X_i' e_i = 0
+        e[i] -= X[i] @ np.linalg.lstsq(X[i], e[i], rcond=None)[0]
+    v = float(np.mean(np.mean(np.sum(X ** 2, axis=-1) * e ** 2, axis=1)))
+    e *= np.sqrt(sigma_star2 / v) if v > 0 else 0.0
+    y = np.einsum("csd,d->cs", X, w_star) - e
+    return LeastSquaresProblem(X, y, name="ls_noise_at_optimum")

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
 from ..partition import dirichlet_label_skew
+from ..certificates import Certificate, certified, refused
 from .base import ClientView, Constant, Problem, gather, shared_index
 
 __all__ = ["LogisticProblem", "digits_logistic", "digits_split", "synthetic_logistic"]
@@ -165,6 +166,62 @@ class LogisticProblem(Problem):
         mean = np.sum(G * m[..., None], axis=2, keepdims=True) / self.client_sizes[None, :, None, None]
         var = np.sum(np.sum((G - mean) ** 2, axis=-1) * m, axis=2) / self.client_sizes[None]
         return norms.max(axis=(1, 2)), var.max(axis=1)
+
+    def client_sample_variances(self, w):
+        w = np.asarray(w, dtype=float)
+        W = w.reshape(-1, self.n_features, self.n_classes)
+        X = self.X[0][None]
+        E = _softmax(np.einsum("rcsf,rfk->rcsk", X, W)) - self.Yoh[0][None]
+        G = np.einsum("rcsf,rcsk->rcsfk", X, E).reshape(*E.shape[:3], -1)  # the L2 term is common: it cancels
+        m = self.mask[None]
+        mean = np.sum(G * m[..., None], axis=2, keepdims=True) / self.client_sizes[None, :, None, None]
+        return (np.sum(np.sum((G - mean) ** 2, axis=-1) * m, axis=2) / self.client_sizes[None])[0]
+
+    def ce_gradient_bounds(self) -> np.ndarray:
+        """b_i = sqrt(2) (1/S_i) sum_j ||x_ij||: a bound on ||grad ce_i(W)|| at every W, each client's cross-entropy
+        part (||softmax - onehot|| <= sqrt(2)); the L2 term is common to the clients."""
+        return np.array([np.sqrt(2.0) * float(np.mean(np.linalg.norm(self.X[0, i, :s], axis=1)))
+                         for i, s in enumerate(self.client_sizes)])
+
+    def _certify(self, name: str, visited=None) -> Certificate | None:
+        c = self.constants
+        grads_unbounded = (f"logistic regression with an L2 term: its gradient reg w (reg = {self.reg:g}) grows "
+                           "linearly in ||w||")
+        if name in ("L_smooth", "L_smooth_global"):
+            return certified(name, c["L"].note, kind=c["L"].kind, L=c["L"].value)
+        if name in ("convex", "convex_global"):
+            return certified(name, "the cross-entropy of a linear model is convex, the L2 term strongly so")
+        if name in ("strongly_convex", "strongly_convex_clients", "PL"):
+            return certified(name, "reg: the L2 term's strong convexity (the cross-entropy is flat along W + v 1')"
+                             + ("; strong convexity implies PL" if name == "PL" else ""), mu=self.reg)
+        if name == "lower_bounded":
+            return certified(name, c["f_star"].note, kind=c["f_star"].kind, f_star=c["f_star"].value)
+        if name == "bounded_grad_norm":
+            return self._visited_grad_norm(name, visited, grads_unbounded)
+        if name == "lipschitz":
+            return self._visited_lipschitz(name, visited, grads_unbounded)
+        if name == "nonnegative_loss":
+            return self._visited_loss_range(name, visited)
+        b = self.ce_gradient_bounds()
+        how = ("grad f_i - grad f = grad ce_i - mean_q grad ce_q (the L2 parts cancel), ||grad ce_i|| <= b_i = sqrt(2) "
+               "mean_j ||x_ij||")
+        if name == "heterogeneity":
+            return certified(name, how + ": mean_i ||grad f_i||^2 = ||grad f||^2 + mean_i ||grad f_i - grad f||^2 <= "
+                                         "||grad f||^2 + mean_i b_i^2, so G^2 = mean_i b_i^2 for every B >= 1",
+                             kind="bound", B=1.0,
+                             family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(np.mean(b**2)), np.inf)))
+        if name == "heterogeneity_global":
+            return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2", kind="bound",
+                             sigma_g=float(np.sqrt(np.mean(b**2))))
+        if name == "heterogeneity_max":
+            return certified(name, how + ": ||g_i - mean g|| <= b_i + mean_q b_q", kind="bound",
+                             zeta=float(np.sqrt(np.max((b + b.mean()) ** 2))))
+        if name == "heterogeneity_at_optimum":
+            w = np.asarray(c["w_star"].value)[None]
+            g = self.client_grads(w, np.zeros(1, dtype=np.int64))[0]
+            return certified(name, f"(1/C) sum_i ||grad f_i(w*)||^2 at w* ({c['w_star'].note})", kind=c["w_star"].kind,
+                             zeta_star=float(np.sqrt(np.mean(np.sum(g ** 2, axis=1)))))
+        return super()._certify(name, visited)
 
     def test_loss(self, w):
         if self.test is None:

@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
+from ..certificates import Certificate, certified, refused
 from .base import ClientView, Constant, Problem, gather, sample_rows
 
 __all__ = ["AMPLITUDE_MAX", "PLNonconvexProblem", "SeparablePLProblem", "linear_shift_G2", "pl_nonconvex", "pl_ratio",
@@ -79,6 +80,44 @@ def linear_shift_G2(h: np.ndarray, B: float) -> Constant:
         return Constant(np.inf, "exact", "B < 1 is never valid (Jensen)")
     return Constant(float(np.mean(np.sum(h ** 2, axis=1))), "exact",
                     "(1/C) sum_i ||grad g + h_i||^2 = ||grad g||^2 + (1/C) sum_i ||h_i||^2 exactly")
+
+
+def _certify_linear_shift(p: Problem, name: str, visited, h: np.ndarray, lowest_curvature: float) -> Certificate | None:
+    """The answers of a problem f_i = g + h_i.w with sum_i h_i = 0 (so f = g, w* = 0, f* = 0, grad f_i - grad f = h_i):
+    the PL non-convex problem and the separable family. lowest_curvature: inf_w lambda_min of g's Hessian."""
+    c = p.constants
+    sq = np.sum(h ** 2, axis=1)
+    if name in ("L_smooth", "L_smooth_global"):
+        return certified(name, c["L"].note, L=c["L"].value)
+    if name in ("convex", "convex_global"):
+        return (certified(name, f"g's Hessian is >= {lowest_curvature:.4g} >= 0 everywhere") if lowest_curvature >= 0
+                else refused(name, f"g's Hessian reaches {lowest_curvature:.4g} < 0: non-convex"))
+    if name in ("strongly_convex", "strongly_convex_clients"):
+        return (certified(name, "inf_w lambda_min of g's Hessian (every f_i has g's Hessian)", mu=lowest_curvature)
+                if lowest_curvature > 0 else
+                refused(name, f"not strongly convex: g's Hessian reaches {lowest_curvature:.4g} <= 0 (only PL)"))
+    if name == "PL":
+        return certified(name, c["mu"].note, mu=c["mu"].value)
+    if name == "lower_bounded":
+        return certified(name, "f = g >= 0 with g(0) = 0", f_star=0.0)
+    if name == "bounded_grad_norm":
+        return p._visited_grad_norm(name, visited, "gradients unbounded (grad f_i(w) = grad g(w) + h_i grows linearly "
+                                                   "in ||w||)")
+    if name == "lipschitz":
+        return p._visited_lipschitz(name, visited, "per-sample gradients grow linearly in ||w||")
+    if name == "nonnegative_loss":
+        return refused(name, f"{p.name}: per-sample losses can be negative (the linear term z.w)")
+    if name == "heterogeneity":
+        return certified(name, "(1/C) sum_i ||grad f_i||^2 = ||grad f||^2 + (1/C) sum_i ||h_i||^2 exactly: "
+                               "G^2 = (1/C) sum_i ||h_i||^2 for every B >= 1", B=1.0,
+                         family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(sq.mean()), np.inf)))
+    if name == "heterogeneity_global":
+        return certified(name, "grad f_i - grad f = h_i at every w: (1/C) sum_i ||h_i||^2", sigma_g=float(np.sqrt(sq.mean())))
+    if name == "heterogeneity_max":
+        return certified(name, "grad f_i - grad f = h_i at every w: max_i ||h_i||^2", zeta=float(np.sqrt(sq.max())))
+    if name == "heterogeneity_at_optimum":
+        return certified(name, "grad f_i(w* = 0) = h_i: (1/C) sum_i ||h_i||^2", zeta_star=float(np.sqrt(sq.mean())))
+    return None
 
 
 class _PLView(ClientView):
@@ -166,6 +205,13 @@ class PLNonconvexProblem(Problem):
             "w_star_clients": Constant(w, "exact", how),
             "f_star_clients": Constant(self._client_losses_at(w), "exact", "f_i(w_i*)"),
         }
+
+    def _certify(self, name: str, visited=None) -> Certificate | None:
+        cert = _certify_linear_shift(self, name, visited, self.h[0], -4.0)
+        return cert if cert is not None else super()._certify(name, visited)
+
+    def client_sample_variances(self, w):
+        return np.mean(np.sum((self.Z[0] - self.h[0][:, None, :]) ** 2, axis=-1), axis=1)
 
     def sample_gradient_variance(self) -> Constant:
         return Constant(self.constants["minibatch_variance_1"].value, "exact",
@@ -308,6 +354,13 @@ class SeparablePLProblem(Problem):
             "mu_clients": Constant(np.full(C, lo), "exact", "inf_w lambda_min(Hessian of g) = min_j c_j (2 - 2 a_j) "
                                                             "(< 0: non-convex clients)"),
         }
+
+    def _certify(self, name: str, visited=None) -> Certificate | None:
+        cert = _certify_linear_shift(self, name, visited, self.h[0], float(np.min(self.c * (2 - 2 * self.a))))
+        return cert if cert is not None else super()._certify(name, visited)
+
+    def client_sample_variances(self, w):
+        return np.zeros(self.n_clients)
 
     def sample_gradient_variance(self) -> Constant:
         return Constant(0.0, "exact", "one sample per client")

@@ -46,7 +46,7 @@ def test_the_index_reading_leaves_w0_out():
     run = CF._runs(s, e, "FedMRUR-N")
     sl = CF._block(run, "B")
     tr = run["trace"]
-    vals = CF._values(e, run, "B", sl)
+    vals = CF._values(e, run, "B", sl, CF.certification(T.THM1, e, run, sl))
     lhs1, _ = CF._horizons(T.THM1, tr, sl, True, first=1)(vals)
     lhs0, _ = CF._horizons(T.THM1, tr, sl, True, first=0)(vals)
     assert np.allclose(lhs1[0], tr["grad_norm2"][1, sl]) and np.allclose(lhs0[0], tr["grad_norm2"][0, sl])

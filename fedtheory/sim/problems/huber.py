@@ -1,0 +1,206 @@
+"""Huber regression, f(w; (x, y)) = huber_delta(x.w - y) with huber_delta(r) = r^2/2 for |r| <= delta and
+delta (|r| - delta/2) beyond: convex, smooth, and with gradients bounded at every w (the derivative of the loss is
+clip(r, -delta, delta)). The problem family of theorems that assume bounded gradients (decentralized gradient
+descent's consensus bound, Yuan, Ling & Yin 2016), where least squares and logistic regression with an L2 term
+certify them only on the region a run visited.
+
+Exact or bounded constants: the per-sample Lipschitz constant delta max_j ||x_j|| (exact: attained far from the
+data), each client's gradient bound delta (1/S) sum_j ||x_j|| (a bound), L = max_i lambda_max(X_i'X_i/S) (a bound:
+the loss's curvature is 1 inside the kink, 0 beyond); w* and f* are computed (L-BFGS to a stated gradient norm), and
+the problem is convex but neither strongly convex nor PL (the loss is linear far from the data).
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
+from ..certificates import Certificate, certified, refused
+from .base import ClientView, Constant, Problem, gather, sample_rows
+
+__all__ = ["HuberProblem", "huber_regression", "opposed_huber"]
+
+
+def _psi(r: np.ndarray, delta: float) -> np.ndarray:
+    """huber_delta'(r) = clip(r, -delta, delta)."""
+    return np.clip(r, -delta, delta)
+
+
+def _huber(r: np.ndarray, delta: float) -> np.ndarray:
+    a = np.abs(r)
+    return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+
+
+class _HuberView(ClientView):
+    def __init__(self, p: "HuberProblem", clients, variant):
+        self.p, self.clients, self.variant = p, clients, variant
+        self.X = gather(p.X, variant, clients)  # (R,N,S,d)
+        self.y = gather(p.y, variant, clients)  # (R,N,S)
+
+    def _r(self, w):
+        return np.einsum("rnsd,rnd->rns", self.X, w) - self.y
+
+    def grad(self, w):
+        return np.einsum("rnsd,rns->rnd", self.X, _psi(self._r(w), self.p.delta)) / self.X.shape[2]
+
+    def loss(self, w):
+        return _huber(self._r(w), self.p.delta).mean(axis=-1)
+
+    def grad_batch(self, w, idx):
+        rows = sample_rows(self.p.X, self.variant, self.clients, idx)
+        Xb = np.take(self.p.X.reshape(-1, self.p.dim), rows, axis=0)  # (R,N,b,d)
+        yb = np.take(self.p.y.reshape(-1), rows)
+        r = np.einsum("rnbd,rnd->rnb", Xb, w) - yb
+        return np.einsum("rnbd,rnb->rnd", Xb, _psi(r, self.p.delta)) / idx.shape[-1]
+
+
+class HuberProblem(Problem):
+    """Federated Huber regression: f_i(w) = (1/S) sum_j huber_delta(x_ij . w - y_ij), f = (1/C) sum_i f_i.
+
+    X: (C, S, d) or (V, C, S, d); y: (C, S) or (V, C, S); delta > 0 the kink. Every client holds S samples.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, *, delta: float = 1.0, name: str = "huber"):
+        X, y = check_finite("X", X), check_finite("y", y)
+        if X.ndim == 3:
+            X, y = X[None], y[None]
+        if X.ndim != 4 or y.shape != X.shape[:3]:
+            raise ParameterError("X", X.shape, "an array (clients, samples, dim) or (variants, clients, samples, dim)")
+        self.X, self.y = X, y
+        self.delta = check_float("delta", delta, 0.0, low_inclusive=False)
+        self.name = name
+        self.n_variants, self.n_clients, S, self.dim = X.shape
+        self.client_sizes = np.full(self.n_clients, S)
+
+    def view(self, clients, variant):
+        return _HuberView(self, clients, variant)
+
+    def sample_losses(self, w, variant=None):
+        v = self._variant(w, variant)
+        return _huber(np.einsum("rcsd,rd->rcs", self.X[v], w) - self.y[v], self.delta)
+
+    def sample_grad_stats(self, w, variant=None):
+        v = self._variant(w, variant)
+        X = self.X[v]
+        g = X * _psi(np.einsum("rcsd,rd->rcs", X, w) - self.y[v], self.delta)[..., None]
+        var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)
+        return np.linalg.norm(g, axis=-1).max(axis=(1, 2)), var.max(axis=1)
+
+    def client_sample_variances(self, w):
+        X = self.X[0]
+        g = X * _psi(X @ np.asarray(w, dtype=float)[0] - self.y[0], self.delta)[..., None]
+        return np.mean(np.sum((g - g.mean(axis=1, keepdims=True)) ** 2, axis=-1), axis=1)
+
+    @cached_property
+    def _gradient_bounds(self) -> np.ndarray:
+        """b_i = delta (1/S) sum_j ||x_ij||: ||grad f_i(w)|| <= b_i at every w (triangle inequality)."""
+        return self.delta * np.linalg.norm(self.X[0], axis=-1).mean(axis=1)
+
+    @cached_property
+    def _constants(self) -> dict[str, Constant]:
+        import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
+
+        S = self.X.shape[2]
+        lam = np.linalg.eigvalsh(np.einsum("vcsd,vcse->vcde", self.X, self.X) / S)[..., -1]
+        Xf, yf = self.X[0].reshape(-1, self.dim), self.y[0].reshape(-1)
+        n = len(yf)
+
+        def fun(w):
+            r = Xf @ w - yf
+            return float(_huber(r, self.delta).sum() / n), Xf.T @ _psi(r, self.delta) / n
+
+        w0 = np.linalg.lstsq(Xf, yf, rcond=None)[0]
+        res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B",
+                                      options={"gtol": 1e-13, "ftol": 1e-15, "maxiter": 20000})
+        w = res.x
+        gn = float(np.linalg.norm(fun(w)[1]))
+        return {
+            "L": Constant(float(lam.max()), "bound", "max_i lambda_max(X_i'X_i/S): huber'' <= 1 (= 1 inside the kink)"),
+            "mu": Constant(0.0, "exact", "not strongly convex: the loss is linear beyond the kink"),
+            "strongly_convex": Constant(False, "exact"),
+            "w_star": Constant(w, "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
+            "f_star": Constant(fun(w)[0], "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
+        }
+
+    @cached_property
+    def _client_curvature(self):
+        S = self.X.shape[2]
+        lam = np.linalg.eigvalsh(np.einsum("vcsd,vcse->vcde", self.X, self.X) / S)[..., -1].max(axis=0)
+        return {"L_clients": Constant(lam, "bound", "lambda_max(X_i'X_i/S) (huber'' <= 1)"),
+                "mu_clients": Constant(np.zeros(self.n_clients), "exact", "0: each f_i is convex, not strongly")}
+
+    def sample_gradient_variance(self) -> Constant:
+        sq = np.max(np.mean(np.sum(self.X[0] ** 2, axis=-1), axis=1))
+        return Constant(float(self.delta**2 * sq), "bound", "max_i delta^2 (1/S) sum_j ||x_ij||^2: the variance is at "
+                                                            "most the second moment, and |huber'| <= delta")
+
+    def _certify(self, name: str, visited=None) -> Certificate | None:
+        c = self.constants
+        b = self._gradient_bounds
+        not_pl = ("the Huber loss is linear beyond its kink: far from w*, f grows linearly while ||grad f|| stays "
+                  "bounded, so no mu > 0 satisfies the inequality")
+        if name in ("L_smooth", "L_smooth_global"):
+            return certified(name, c["L"].note, kind="bound", L=c["L"].value)
+        if name in ("convex", "convex_global"):
+            return certified(name, "the Huber loss of an affine function of w is convex")
+        if name in ("strongly_convex", "strongly_convex_clients", "PL"):
+            return refused(name, not_pl)
+        if name == "lower_bounded":
+            return certified(name, c["f_star"].note, kind="computed", f_star=c["f_star"].value)
+        if name == "bounded_grad_norm":
+            return certified(name, "max_i delta (1/S) sum_j ||x_ij|| (|huber'| <= delta; the triangle inequality)",
+                             kind="bound", G=float(b.max()))
+        if name == "lipschitz":
+            lg = float(self.delta * np.linalg.norm(self.X, axis=-1).max())
+            return certified(name, "delta max_ij ||x_ij||, attained where |x.w - y| >= delta", L_G=lg)
+        if name == "nonnegative_loss":
+            return self._visited_loss_range(name, visited)
+        how = "||grad f_i|| <= b_i = delta mean_j ||x_ij|| at every w"
+        if name == "heterogeneity":
+            return certified(name, how + ": mean_i ||grad f_i||^2 <= ||grad f||^2 + mean_i b_i^2 for B = 1 (the "
+                                         "variance identity), so G^2 = mean_i b_i^2 for every B >= 1", kind="bound",
+                             B=1.0, family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0,
+                                                                    np.sqrt(np.mean(b ** 2)), np.inf)))
+        if name == "heterogeneity_global":
+            return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2", kind="bound",
+                             sigma_g=float(np.sqrt(np.mean(b ** 2))))
+        if name == "heterogeneity_max":
+            return certified(name, how + ": ||g_i - mean g|| <= b_i + mean_q b_q", kind="bound",
+                             zeta=float(np.max(b + b.mean())))
+        if name == "heterogeneity_at_optimum":
+            g = self.client_grads(np.asarray(c["w_star"].value)[None], np.zeros(1, dtype=np.int64))[0]
+            return certified(name, f"(1/C) sum_i ||grad f_i(w*)||^2 at w* ({c['w_star'].note})", kind="computed",
+                             zeta_star=float(np.sqrt(np.mean(np.sum(g ** 2, axis=1)))))
+        return super()._certify(name, visited)
+
+
+def huber_regression(n_clients: int = 10, dim: int = 5, samples_per_client: int = 20, *, delta: float = 1.0,
+                     heterogeneity: float = 1.0, noise_std: float = 0.5, random_state=0) -> HuberProblem:
+    """Client i: x ~ N(m_i, I), y = x.w_i + noise; ``heterogeneity`` scales the spread of m_i and w_i."""
+    n_clients = check_int("n_clients", n_clients, 1)
+    dim = check_int("dim", dim, 1)
+    S = check_int("samples_per_client", samples_per_client, 1)
+    heterogeneity = check_float("heterogeneity", heterogeneity, 0.0)
+    noise_std = check_float("noise_std", noise_std, 0.0)
+    rng = check_random_state(random_state)
+    means = heterogeneity * 0.5 * rng.standard_normal((n_clients, dim))
+    w_true = rng.standard_normal(dim) / np.sqrt(dim) + heterogeneity * rng.standard_normal((n_clients, dim)) / np.sqrt(dim)
+    X = means[:, None, :] + rng.standard_normal((n_clients, S, dim))
+    y = np.einsum("csd,cd->cs", X, w_true) + noise_std * rng.standard_normal((n_clients, S))
+    return HuberProblem(X, y, delta=delta, name="huber_regression")
+
+
+def opposed_huber(n_agents: int = 16, dim: int = 1, *, delta: float = 1.0, target: float = 10.0) -> HuberProblem:
+    """One agent's Huber loss opposed to the others': agent 0 pulls w towards +target, the other n - 1 towards
+    -target, one sample each (x = e_1 in R^dim): every gradient norm is at most delta, and at the consensus optimum
+    the agents' gradients are as far apart as the kink allows (the extreme case of a bounded-gradient consensus
+    bound)."""
+    n_agents = check_int("n_agents", n_agents, 2)
+    dim = check_int("dim", dim, 1)
+    target = check_float("target", target, 0.0, low_inclusive=False)
+    X = np.zeros((n_agents, 1, dim))
+    X[:, 0, 0] = 1.0
+    y = np.full((n_agents, 1), -target)
+    y[0, 0] = target
+    return HuberProblem(X, y, delta=delta, name="opposed_huber")
