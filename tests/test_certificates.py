@@ -379,3 +379,25 @@ def test_deterministic_runs_are_decided_on_the_trajectory_without_statistics():
     rng = np.random.default_rng(0)
     v, info = compare_rounds(lhs + rng.normal(0, 0.01, lhs.shape), rhs)
     assert v == "violated" and not info.get("deterministic")
+
+
+def test_a_finding_on_an_unverified_transcription_is_listed_apart():
+    """A zoo record written from memory (Record.transcription 'unverified: ...') is decided and shown, but its finding
+    is not counted until checked against a text; the summary says so per collection."""
+    from fedtheory.checks import CheckResult, exit_code
+    from fedtheory.checks.base import unverified_rule
+    from fedtheory.checks.output import collection_lines
+    from fedtheory.theory import register, register_paper
+
+    S = SymbolSet("zoo_unverified_test", strict=True)
+    c = S.add("c", "a constant", dim="f")
+    register(Bound(id="zoo_unverified_test.t", paper="zoo_unverified_test", title="t", source="memory", symbols=S,
+                   expr=c, lhs="opt_error", lhs_kind="opt_error", transcription="unverified: no public copy read"))
+    register_paper("zoo_unverified_test", collection="zoo", citation="test")
+    rows = [CheckResult("zoo_unverified_test.t", "zoo_unverified_test", "bound", "violated"),
+            CheckResult("zoo_unverified_test.t", "zoo_unverified_test", "bound", "holds")]
+    unverified_rule(rows)
+    assert rows[0].scope == "unverified_transcription" and not rows[0].is_finding and exit_code(rows) == 0
+    assert "transcription is unverified" in rows[0].detail
+    (line,) = collection_lines(rows)
+    assert line.startswith("zoo (trusted theorems): 1 paper(s), 2 rows, 0 counted finding(s), 1 on unverified")

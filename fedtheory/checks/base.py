@@ -16,6 +16,7 @@ import numpy as np
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
+from ..theory.core import registry
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
             "claim_refuted", "inconclusive", "ambiguous", "proof_step_loose", "error")
@@ -39,7 +40,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 # A text with several readings is not a scope: the record declares its readings and the row's verdict is
 # 'ambiguous' when they disagree (checks.verdicts.combine_readings).
 SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "regime_boundary", "not_reproduced",
-          "by_construction")
+          "by_construction", "unverified_transcription")
 # What kind of finding a counted row is (its severity class; the summary, the JSON and the report group by it):
 #   erratum: a printed formula that differs from its own derivation, a table that contradicts its own columns;
 #   inconsistent_rate: a stated order that does not follow from the exact bound;
@@ -700,6 +701,20 @@ def checked_rows(spec: CheckSpec, out: Any) -> list[CheckResult]:
 SELF_CHECK_BY_RULE = "implementation self-check by rule: the check declares no negative control that can make it fail"
 
 
+def unverified_rule(rows: list[CheckResult]) -> None:
+    """A finding on a record whose transcription was not checked against a text (``Record.transcription``
+    'unverified...') is decided and shown, but listed apart (scope 'unverified_transcription'), never counted."""
+    known = registry()
+    for r in rows:
+        rec = known.get(r.id) or known.get(str(r.params.get("record", "")) if isinstance(r.params, dict) else "")
+        if rec is None or not getattr(rec, "unverified", False):
+            continue
+        if r.verdict in FINDINGS and r.scope == "inside":
+            r.scope = "unverified_transcription"
+            r.detail = (f"not counted: the record's transcription is unverified ({rec.transcription}). "
+                        + (r.detail or ""))
+
+
 def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
     """Rows of a kind in CONTROLLED_KINDS from a check without a negative control are implementation self-checks
     (never findings): nothing has shown that the check can fail."""
@@ -715,8 +730,6 @@ def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
 
 def spec_quantities(spec: CheckSpec) -> dict[str, str]:
     """The paper's symbols -> the tool's quantities, from the records the check tests (``Record.quantities``)."""
-    from ..theory.core import registry
-
     reg = registry()
     out: dict[str, str] = {}
     for rid in spec.records:
@@ -760,6 +773,7 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     v = versions()
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
+    unverified_rule(out)
     names = spec_quantities(spec)
     for r in out:
         r.versions = v

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence, TextIO
 
 from .. import files
 from .._validation import ParameterError
+from ..theory.core import paper_info
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
 
 __all__ = ["format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
@@ -218,7 +219,39 @@ def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None
     n_err = len(errors(results))
     print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items())
           + f"; {n_find} distinct finding(s)" + (f"; {n_err} check error(s)" if n_err else ""), file=file)
+    for line in collection_lines(results):
+        print(line, file=file)
     print(_findings_text(results), file=file)
+
+
+def collection_summary(results: Sequence[CheckResult]) -> dict[str, dict[str, Any]]:
+    """Per collection of papers (``fedtheory.theory.register_paper(..., collection=...)``, e.g. 'zoo', the trusted
+    theorems): its papers, rows, distinct counted findings and the findings listed apart (unverified transcriptions)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in results:
+        name = paper_info(r.paper).collection
+        if not name:
+            continue
+        c = out.setdefault(name, {"papers": set(), "rows": [], "counted": 0, "unverified": 0})
+        c["papers"].add(r.paper)
+        c["rows"].append(r)
+    for c in out.values():
+        rows = c.pop("rows")
+        c["rows"] = len(rows)
+        c["counted"] = len(group_findings(rows))
+        c["unverified"] = len([r for r in rows if r.verdict in FINDINGS and r.scope == "unverified_transcription"])
+        c["papers"] = sorted(c["papers"])
+    return out
+
+
+def collection_lines(results: Sequence[CheckResult]) -> list[str]:
+    """One line per collection: 'zoo (trusted theorems): 14 papers, 230 rows, 0 counted findings'."""
+    lines = []
+    for name, c in collection_summary(results).items():
+        label = f"{name} (trusted theorems)" if name == "zoo" else name
+        lines.append(f"{label}: {len(c['papers'])} paper(s), {c['rows']} rows, {c['counted']} counted finding(s)"
+                     + (f", {c['unverified']} on unverified transcriptions (listed apart)" if c["unverified"] else ""))
+    return lines
 
 
 def format_timings(timings: Sequence[Any], elapsed_s: float | None = None, load_s: float | None = None) -> str:

@@ -297,6 +297,15 @@ class Record:
     readings: Mapping[str, str] = field(default_factory=dict)
     units: Units | None = None  # the left side's dimension, a stated normalisation, the consistent alternative
     quantities: Mapping[str, str] = field(default_factory=dict)
+    # how the formula was transcribed: '' (from the cited source file), 'checked against <text>' (e.g. 'checked
+    # against arXiv:1805.09767v3, Thm 2.2 and its proof'), or 'unverified: <why>' (written from memory where no public
+    # copy could be read): a finding on an unverified record is listed apart and not counted until checked
+    transcription: str = ""
+
+    @property
+    def unverified(self) -> bool:
+        """Whether the record's transcription was not checked against a text (``transcription`` 'unverified...')."""
+        return self.transcription.strip().lower().startswith("unverified")
 
     def __post_init__(self):
         check_quantities(self)
@@ -618,6 +627,39 @@ def _check_assumptions(r) -> None:
         if unknown:
             raise FedTheoryError(f"{r.paper}: record {r.id}'s assumption {ref.text!r} binds {', '.join(unknown)}, "
                                  "which the record's symbols do not declare")
+
+
+@dataclass(frozen=True)
+class PaperInfo:
+    """What a plug-in says about one of its papers: ``collection`` ('' for a paper under review, 'zoo' for a
+    trusted theorem the tool must stay quiet on, or a name of the plug-in's own), the ``citation`` (arXiv id,
+    version, venue) and a ``title``."""
+
+    paper: str
+    collection: str = ""
+    citation: str = ""
+    title: str = ""
+
+
+_PAPERS: dict[str, PaperInfo] = {}
+
+
+def register_paper(paper: str, *, collection: str = "", citation: str = "", title: str = "") -> PaperInfo:
+    """Say what a paper is (``PaperInfo``); the summary of ``fedtheory check`` groups the papers of a collection
+    ('zoo': trusted theorems, whose counted findings it states in one line)."""
+    if not isinstance(paper, str) or not paper:
+        raise FedTheoryError(f"register_paper: the paper's name must be a non-empty string, not {paper!r}")
+    info = PaperInfo(paper, str(collection), str(citation), str(title))
+    old = _PAPERS.get(paper)
+    if old is not None and old != info:
+        raise FedTheoryError(f"paper {paper!r} registered twice with different information")
+    _PAPERS[paper] = info
+    return info
+
+
+def paper_info(paper: str) -> PaperInfo:
+    """The registered ``PaperInfo`` of ``paper`` (an empty one when the plug-in said nothing)."""
+    return _PAPERS.get(paper, PaperInfo(paper))
 
 
 def register(*records):
