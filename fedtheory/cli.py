@@ -76,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
                          "worst_instances/ in the current folder; created if missing)")
     ck.add_argument("--report", metavar="FILE", help="also write the self-contained HTML report to FILE "
                     "(see `fedtheory report`)")
+    ck.add_argument("--mutants", action="store_true", help="the mutation score instead of the checks: every bound and "
+                    "stated order of the selected papers (--paper, --only: record ids) mutated (a constant halved, a "
+                    "term dropped, an exponent moved, a symbol swapped, a faster order) and run through its own units, "
+                    "rate and simulation checks; prints killed / survived per record with each survivor's reason "
+                    "(exit 0; --out writes the JSON)")
     ck.add_argument("--controls", action="store_true", help="run the negative controls of the selected checks instead "
                     "of the checks: each must make its check report a finding (exit 0 when all do, 3 when one does "
                     "not); also lists the checks without a control (implementation self-checks by rule); with "
@@ -669,6 +674,28 @@ def _worst_cases(args, results, ex=None) -> list[dict]:
     return out
 
 
+def _cmd_mutants(args) -> int:
+    """`check --mutants`: the mutation score of the selected records (fedtheory.checks.mutants)."""
+    from .checks import write_json
+    from .checks.mutants import format_mutation_table, mutation_payload, run_mutants
+
+    if args.worst_case or args.report or args.controls or args.runs is not None:
+        raise ParameterError("--mutants", True, "without --worst-case, --report, --controls and --runs")
+    t0 = time.perf_counter()
+    show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
+    scores = run_mutants(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=show)
+    payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
+                               seed=args.seed, elapsed_s=round(time.perf_counter() - t0, 2))
+    if args.out:
+        write_json(args.out, payload)
+    if args.format == "json":
+        print(json.dumps(payload, indent=2))
+    else:
+        print(format_mutation_table(scores, verbose=args.verbose))
+        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {args.out}" if args.out else ""))
+    return 0
+
+
 def _cmd_controls(args) -> int:
     """`check --controls`: every selected check's negative control must make it report a finding."""
     from .checks import run_controls, write_json
@@ -725,6 +752,8 @@ def _cmd_check(args) -> int:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
     if args.controls:
         return _cmd_controls(args)
+    if args.mutants:
+        return _cmd_mutants(args)
     if args.worst_case:
         from .worst.search import worst_case
 

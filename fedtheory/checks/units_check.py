@@ -30,7 +30,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from ..sim.measures import measure_catalogue, registered_measures
-from ..theory.core import paper_symbols, registered, symbol_sets
+from ..theory.core import paper_symbols, registered, standing_in, symbol_sets
 from ..theory.dimensions import (Dim, FormulaResult, symbol_dims, check_formula, format_dimension, free_names,
                                  implied_normal, iter_readings, parse_dimension, record_formulas)
 from ..plugins import on_records_registered
@@ -279,6 +279,7 @@ def _analyse(record) -> dict[str, Any]:
 
 def units_result(record) -> CheckResult:
     """The units row of one record, id RECORD.units (for ``fedtheory explain`` and the per-paper check)."""
+    record = standing_in(record)  # a mutant of the statement, when one stands in (fedtheory.checks.mutants)
     a = units_analysis(record)
     return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
                        detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],

@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from .._validation import ParameterError
-from ..theory.core import Bound, Claim, Identity, MissingValuesError, OrderStatement, StatedOrder
+from ..theory.core import Bound, Claim, Identity, MissingValuesError, OrderStatement, StatedOrder, standing_in
 from ..theory.rates import check_order
 from .base import CheckResult, cached_symbolic, compare_mean, compare_rounds
 from .certification import Certification
@@ -348,6 +348,7 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
     proof (``Bound.exact``) and that exact form is covered, the verdict is ``proof_step_loose`` (listed apart,
     never counted): the loose step, not the stated rate, is at fault. order: another stated order than the
     record's (a negative control states a faster one)."""
+    record = standing_in(record)  # a mutant of the statement, when one stands in (fedtheory.checks.mutants)
     explicit, rec_order, conditions = rate_inputs(record)
     order = order or rec_order
     rep = _rate_report(explicit, order, conditions)

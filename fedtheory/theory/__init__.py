@@ -10,7 +10,7 @@ under ``fedtheory/papers/``: see ``fedtheory.plugins`` and docs/extending.md.
 from __future__ import annotations
 
 from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, MissingValuesError,
-                   PaperInfo, paper_info, register_paper,
+                   PaperInfo, paper_info, record_evaluations, register_paper, stand_ins, standing_in,
                    OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import (ASSUMPTIONS, CATALOGUE, Assumption, AssumptionConstant, AssumptionRef, bind,
                           parse_reference, register_assumption)
@@ -23,7 +23,7 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["PaperInfo", "paper_info", "register_paper", "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
+__all__ = ["PaperInfo", "paper_info", "record_evaluations", "register_paper", "stand_ins", "standing_in", "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
            "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
            "Definition", "Evaluator", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",

@@ -8,6 +8,8 @@ the symbols they use with domains, side conditions, a stated order, and a transc
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
+from contextvars import ContextVar
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -275,6 +277,43 @@ def _expanded(expr: sp.Basic, definitions: tuple[Definition, ...]) -> sp.Basic:
     return out
 
 
+_STAND_INS: ContextVar[Mapping[str, Any]] = ContextVar("fedtheory_stand_ins", default={})
+
+
+@contextmanager
+def stand_ins(records: Mapping[str, Any]):
+    """Within the block, each record of ``records`` (record id -> another record object) stands in for the registered
+    record of that id wherever a check evaluates it (``Bound.evaluate``, ``expanded``; ``standing_in`` for the
+    verdict helpers): how a mutant of a statement is run through the record's own checks unchanged."""
+    token = _STAND_INS.set({**_STAND_INS.get(), **dict(records)})
+    try:
+        yield
+    finally:
+        _STAND_INS.reset(token)
+
+
+_EVALUATIONS: ContextVar[dict | None] = ContextVar("fedtheory_evaluations", default=None)
+MAX_LOGGED = 64  # evaluations kept per record in record_evaluations (the first ones)
+
+
+@contextmanager
+def record_evaluations():
+    """Within the block, every ``Bound.evaluate`` call appends its values to the yielded dict (record id -> list of
+    value mappings, the first MAX_LOGGED per record): the instances at which checks evaluated a statement."""
+    log: dict[str, list] = {}
+    token = _EVALUATIONS.set(log)
+    try:
+        yield log
+    finally:
+        _EVALUATIONS.reset(token)
+
+
+def standing_in(record):
+    """The record standing in for ``record`` in this context (``stand_ins``), else ``record`` itself."""
+    other = _STAND_INS.get().get(getattr(record, "id", None))
+    return record if other is None or other is record else other
+
+
 @dataclass
 class Record:
     """What every record carries. readings: where the text admits more than one reading (garbled OCR, unstated
@@ -378,6 +417,9 @@ class Bound(Record):
 
     def expanded(self, expr: sp.Expr | None = None) -> sp.Expr:
         """The expression with every definition substituted (innermost last)."""
+        stand_in = standing_in(self)
+        if stand_in is not self and expr is None:
+            return stand_in.expanded()
         return _expanded(self.expr if expr is None else expr, tuple(self.definitions))
 
     def parameters(self) -> list[str]:
@@ -388,6 +430,12 @@ class Bound(Record):
         return sorted(names)
 
     def evaluate(self, values: Mapping[str, Any]) -> np.ndarray:
+        stand_in = standing_in(self)
+        if stand_in is not self:  # a mutant stands in for this record (fedtheory.checks.mutants)
+            return stand_in.evaluate(values)
+        log = _EVALUATIONS.get()
+        if log is not None and len(log.setdefault(self.id, [])) < MAX_LOGGED:
+            log[self.id].append(dict(values))
         if self._eval is None:
             self._eval = Evaluator(self.expanded(), self.symbols, self.id)
         return self._eval(values)
@@ -419,6 +467,7 @@ class Bound(Record):
                 ev = self._cond_eval[c.name] = Evaluator(diff, self.symbols, f"{self.id} condition {c.name}")
                 ev.lhs = Evaluator(rel.lhs, self.symbols, c.name) if rel.lhs.free_symbols else None
                 ev.rhs = Evaluator(rel.rhs, self.symbols, c.name) if rel.rhs.free_symbols else None
+                ev.text = sp.sstr(c.relation)  # printed once: a grid of candidates fails the same condition often
             margin = ev(values)
             if isinstance(rel, sp.Equality):  # both ways, relative to the sides' size
                 lhs_v = ev.lhs(values) if ev.lhs else float(rel.lhs)
@@ -434,7 +483,7 @@ class Bound(Record):
             if not np.all(ok):
                 lhs_v = ev.lhs(values) if ev.lhs else float(rel.lhs)
                 rhs_v = ev.rhs(values) if ev.rhs else float(rel.rhs)
-                failed.append(f"{c.name}: {sp.sstr(c.relation)} ({_fmt(lhs_v)} vs {_fmt(rhs_v)})")
+                failed.append(f"{c.name}: {ev.text} ({_fmt(lhs_v)} vs {_fmt(rhs_v)})")
         return failed
 
     def explain(self) -> str:

@@ -1,0 +1,445 @@
+"""The mutation score of a statement's checks: would they notice a wrong constant, a dropped term, a wrong exponent,
+a swapped symbol, a faster stated rate? (``fedtheory check --mutants``)
+
+For every bound (and every record with a stated order) the mutants that make the statement stronger or change its
+rate are generated systematically from its sympy expression:
+
+* ``scale``: the whole bound, and each of its additive terms, times 1/2 and 1/10;
+* ``coefficient``: each numeric coefficient times 1/2 and 1/10;
+* ``term``: each additive term dropped (every sum in the expression);
+* ``exponent``: the dependence on each count (T, K, S, N, ...: integer symbols of dimension 1) and on each step size
+  (dimension w^2/f) moved by -1, -1/2, +1/2, +1 (the bound times the symbol to that power), and each explicit
+  power of one moved the same way;
+* ``swap``: each symbol replaced by another of the same dimension that the bound also uses;
+* ``order``: the stated order one half and one power of its variable faster.
+
+A mutant is **run through the record's own checks unchanged**: it stands in for the record wherever a check
+evaluates it (``fedtheory.theory.stand_ins``), in a session whose simulations were run once for the statement, so
+a mutant costs the evaluations, not the simulations. It is **killed** by the first layer that reports it: the units
+row (inconsistent where the statement is consistent), the rate check (an inconsistent rate where the statement's
+is consistent), or a simulation row (violated where the statement's row is not a finding).
+
+Mutants that are not stronger than the statement at any instance the checks evaluated it at (and leave its rate
+alone) are weaker or equal: discarded (counted). Every survivor gets its measured reason: an equivalent mutant
+(sympy proves it equal), or the bound is looser than the mutation's factor on every instance tried (with the
+tightest measured/bound ratio found against the mutant's factor), or no row decides it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from ..theory.core import Bound, OrderStatement, Record, StatedOrder, record_evaluations, stand_ins
+from ..theory.dimensions import parse_dimension
+from .base import FINDINGS, CheckResult, CheckSpec, Session, run_spec, select
+from .units_check import units_result
+from .verdicts import rate_check
+
+__all__ = ["Mutant", "MutantOutcome", "RecordScore", "mutants_of", "mutation_payload", "format_mutation_table",
+           "run_mutants", "score_record"]
+
+FACTORS = (sp.Rational(1, 2), sp.Rational(1, 10))
+EXPONENT_MOVES = (sp.Integer(-1), sp.Rational(-1, 2), sp.Rational(1, 2), sp.Integer(1))
+MAX_PER_KIND = 40  # mutants of one kind per record (the first ones, in a fixed order)
+KILLING = ("units", "rate", "simulation")
+
+
+@dataclass
+class Mutant:
+    """One mutant of a record: what changed (``kind``, ``description``), the mutated record (the same id), and the
+    factor it multiplies the bound by where that is one number (scale and coefficient mutants)."""
+
+    record_id: str
+    kind: str
+    description: str
+    record: Any
+    factor: float | None = None
+
+
+@dataclass
+class MutantOutcome:
+    """What became of one mutant: ``status`` killed | survived | equivalent | weaker; ``layer`` the layer that killed
+    it; ``reason`` why it survived (measured)."""
+
+    mutant: Mutant
+    status: str
+    layer: str = ""
+    reason: str = ""
+    rows: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.mutant.kind, "mutant": self.mutant.description, "status": self.status,
+                "layer": self.layer, "reason": self.reason, "rows": self.rows[:5]}
+
+
+@dataclass
+class RecordScore:
+    """A record's mutation score: the outcomes, the killed share of the mutants that are neither equivalent nor
+    weaker, and by which layer."""
+
+    record_id: str
+    outcomes: list[MutantOutcome]
+    seconds: float = 0.0
+    note: str = ""
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def scored(self) -> int:
+        return self.count("killed") + self.count("survived")
+
+    @property
+    def score(self) -> float | None:
+        return self.count("killed") / self.scored if self.scored else None
+
+    def by_layer(self) -> dict[str, int]:
+        return {layer: sum(o.status == "killed" and o.layer == layer for o in self.outcomes) for layer in KILLING}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"record": self.record_id, "mutants": len(self.outcomes), "killed": self.count("killed"),
+                "survived": self.count("survived"), "equivalent": self.count("equivalent"),
+                "weaker": self.count("weaker"), "score": self.score, "killed_by": self.by_layer(),
+                "seconds": round(self.seconds, 2), "note": self.note,
+                "outcomes": [o.as_dict() for o in self.outcomes]}
+
+
+# ------------------------------------------------------------------------------------ generating mutants
+
+
+def _paths(expr: sp.Basic, path: tuple[int, ...] = (), exponent: bool = False):
+    """(path, node, in an exponent) for every node, pre-order; path = the indices of the args leading to it."""
+    yield path, expr, exponent
+    for i, a in enumerate(expr.args):
+        yield from _paths(a, path + (i,), exponent or (isinstance(expr, sp.Pow) and i == 1))
+
+
+def _replace_at(expr: sp.Basic, path: tuple[int, ...], new: sp.Basic) -> sp.Basic:
+    if not path:
+        return new
+    args = list(expr.args)
+    args[path[0]] = _replace_at(args[path[0]], path[1:], new)
+    return expr.func(*args)
+
+
+def _dims(record) -> dict[str, Any]:
+    out = {}
+    for name, info in getattr(record, "symbols").info.items():
+        d = getattr(info, "dimension", None)
+        if isinstance(d, str):
+            try:
+                out[name] = parse_dimension(d)
+            except Exception:  # noqa: BLE001 - an unparsable dimension: no swap partner
+                continue
+    return out
+
+
+def _rate_symbols(record, expr: sp.Expr) -> list[sp.Symbol]:
+    """Counts (integer symbols of dimension 1) and step sizes (dimension w^2/f) the expression uses."""
+    dims = _dims(record)
+    one, step = parse_dimension("1"), parse_dimension("w^2/f")
+    out = []
+    for s in sorted(expr.free_symbols, key=lambda s: s.name):
+        d = dims.get(s.name)
+        if d is None:
+            continue
+        if (d == one and s.is_integer) or d == step:
+            out.append(s)
+    return out
+
+
+def _with_expr(record, expr: sp.Expr):
+    return dataclasses.replace(record, expr=expr)
+
+
+def _cap(items: list, n: int = MAX_PER_KIND) -> list:
+    return items[:n]
+
+
+def _fmt_factor(f) -> str:
+    return f"x {sp.sstr(f)}"
+
+
+def mutants_of(record) -> list[Mutant]:
+    """The mutants of a Bound (its expression and its stated order) or of an OrderStatement (its stated order), in
+    a fixed order, at most MAX_PER_KIND of each kind."""
+    out: list[Mutant] = []
+    rid = record.id
+    if isinstance(record, Bound):
+        expr = sp.sympify(record.expr)
+        scale = []
+        for f in FACTORS:
+            scale.append(Mutant(rid, "scale", f"the whole bound {_fmt_factor(f)}", _with_expr(record, expr * f), float(f)))
+        terms = sp.Add.make_args(sp.expand(expr)) if isinstance(expr, sp.Add) else sp.Add.make_args(expr)
+        if len(terms) > 1:
+            for i, t in enumerate(terms):
+                for f in FACTORS:
+                    new = sp.Add(*[u * f if j == i else u for j, u in enumerate(terms)])
+                    scale.append(Mutant(rid, "scale", f"term {sp.sstr(t)} {_fmt_factor(f)}", _with_expr(record, new),
+                                        None))
+        out += _cap(scale)
+        coeff = []
+        for path, node, in_exp in _paths(expr):
+            if in_exp or not path or not isinstance(node, sp.Number) or node in (sp.S.One, sp.S.NegativeOne, sp.S.Zero):
+                continue
+            for f in FACTORS:
+                coeff.append(Mutant(rid, "coefficient", f"the coefficient {sp.sstr(node)} at {'.'.join(map(str, path))} "
+                                                         f"{_fmt_factor(f)}", _with_expr(record, _replace_at(expr, path, node * f)),
+                                    None))
+        out += _cap(coeff)
+        drops = []
+        for path, node, in_exp in _paths(expr):
+            if in_exp or not isinstance(node, sp.Add) or len(node.args) < 2:
+                continue
+            for i, t in enumerate(node.args):
+                rest = sp.Add(*[a for j, a in enumerate(node.args) if j != i])
+                drops.append(Mutant(rid, "term", f"the term {sp.sstr(t)} dropped", _with_expr(record, _replace_at(expr, path, rest))))
+        out += _cap(drops)
+        expo = []
+        for s in _rate_symbols(record, expr):
+            for d in EXPONENT_MOVES:
+                expo.append(Mutant(rid, "exponent", f"the dependence on {s} moved by {sp.sstr(d)} (x {s}^{sp.sstr(d)})",
+                                   _with_expr(record, expr * s ** d)))
+            for path, node, in_exp in _paths(expr):
+                if not in_exp and isinstance(node, sp.Pow) and node.base == s and node.exp.is_number:
+                    for d in EXPONENT_MOVES:
+                        expo.append(Mutant(rid, "exponent", f"{sp.sstr(node)} -> {s}^{sp.sstr(node.exp + d)}",
+                                           _with_expr(record, _replace_at(expr, path, s ** (node.exp + d)))))
+        out += _cap(expo)
+        swaps = []
+        dims = _dims(record)
+        used = sorted(expr.free_symbols, key=lambda s: s.name)
+        for a in used:
+            for b in used:
+                if a != b and a.name in dims and dims.get(b.name) == dims[a.name]:
+                    swaps.append(Mutant(rid, "swap", f"{a} replaced by {b}", _with_expr(record, expr.xreplace({a: b}))))
+        out += _cap(swaps)
+    order = getattr(record, "order", None)
+    if isinstance(order, StatedOrder) and (isinstance(record, Bound) or getattr(record, "explicit", None) is not None):
+        for d in (sp.Rational(1, 2), sp.Integer(1)):
+            faster = dataclasses.replace(order, expr=order.expr / order.variable ** d)
+            out.append(Mutant(rid, "order", f"the stated order O({sp.sstr(order.expr)}) one {sp.sstr(d)} power of "
+                                            f"{order.variable} faster", dataclasses.replace(record, order=faster)))
+    return out
+
+
+# ------------------------------------------------------------------------------------ deciding them
+
+
+def _row_key(r: CheckResult) -> str:
+    setting = r.params.get("setting") if isinstance(r.params, dict) else None
+    return f"{r.id}|{r.problem}|{setting}|{r.params.get('reading') if isinstance(r.params, dict) else ''}"
+
+
+def _is_finding(r: CheckResult) -> bool:
+    return r.verdict in FINDINGS
+
+
+def _evaluate(record, values: Mapping[str, Any]) -> np.ndarray | None:
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(record.evaluate(values), dtype=float)
+    except Exception:  # noqa: BLE001 - a value the mutant needs that the instance lacks: not comparable there
+        return None
+
+
+def _stronger_somewhere(original, mutant, points: Sequence[Mapping[str, Any]]) -> tuple[bool, float | None]:
+    """(whether the mutant's bound is below the statement's at some evaluated instance, the smallest ratio
+    mutant/statement over the instances)."""
+    ratios = []
+    for v in points:
+        a, b = _evaluate(original, v), _evaluate(mutant.record, v)
+        if a is None or b is None:
+            continue
+        a, b = np.broadcast_arrays(a, b)
+        ok = np.isfinite(a) & np.isfinite(b) & (np.abs(a) > 0)
+        if ok.any():
+            ratios.append(float(np.min(b[ok] / a[ok])))
+    if not ratios:
+        return False, None
+    low = min(ratios)
+    return low < 1 - 1e-12, low
+
+
+def _equivalent(original, mutant) -> bool:
+    try:
+        return bool(sp.simplify(mutant.record.expanded() - original.expanded()) == 0) if isinstance(original, Bound) \
+            else False
+    except Exception:  # noqa: BLE001 - sympy could not decide: not proven equivalent
+        return False
+
+
+def _rate_changes(original, mutant) -> bool:
+    if mutant.kind == "order":
+        return True
+    order = getattr(original, "order", None)
+    if not isinstance(order, StatedOrder) or mutant.kind != "exponent":
+        return False
+    return order.variable in sp.sympify(mutant.record.expr).free_symbols
+
+
+def _simulation_rows(specs: Sequence[CheckSpec], session: Session) -> list[CheckResult]:
+    rows = []
+    for spec in specs:
+        rows += run_spec(spec, session)
+    return rows
+
+
+def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
+                 mutants: Sequence[Mutant] | None = None) -> RecordScore:
+    """Every mutant of ``record`` decided by the units row, the rate check and the rows of ``specs`` (its simulation
+    checks, run once for the statement in ``session`` and then once per mutant on the same simulations)."""
+    t0 = time.perf_counter()
+    with record_evaluations() as log:
+        base_rows = _simulation_rows(specs, session)
+    points = log.get(record.id, [])
+    base = {_row_key(r): r for r in base_rows if r.id == record.id}
+    holding = [r for r in base.values() if r.verdict in ("holds", "inconclusive")]
+    if not holding:  # every row already a finding or not applicable: a stronger mutant cannot be told apart there
+        specs = ()
+    base_units = units_result(record).verdict
+    has_order = isinstance(getattr(record, "order", None), StatedOrder) or getattr(record, "explicit", None) is not None
+    base_rate = rate_check(record).verdict if has_order and getattr(record, "order", None) is not None else None
+    outcomes = []
+    for m in (mutants if mutants is not None else mutants_of(record)):
+        rate_changed = _rate_changes(record, m)
+        stronger, low = (True, None) if m.kind == "order" else _stronger_somewhere(record, m, points)
+        if not stronger and not rate_changed and m.kind != "swap":
+            outcomes.append(MutantOutcome(m, "weaker", reason="not below the statement at any instance the checks "
+                                                               "evaluated" + (f" (smallest mutant/statement {low:.3g})"
+                                                                              if low is not None else " (none evaluated)")))
+            continue
+        if m.kind != "order" and (low is None or low >= 1 - 1e-12) and _equivalent(record, m):
+            outcomes.append(MutantOutcome(m, "equivalent", reason="sympy proves the mutant equal to the statement"))
+            continue
+        with stand_ins({record.id: m.record}):
+            u = units_result(record)
+            if u.verdict == "violated" and base_units in ("holds", "ambiguous"):
+                outcomes.append(MutantOutcome(m, "killed", "units", rows=[u.detail[:200]]))
+                continue
+            if base_rate in ("rate_consistent", "proof_step_loose"):
+                rr = rate_check(record)
+                if rr.verdict == "rate_inconsistent":
+                    outcomes.append(MutantOutcome(m, "killed", "rate", rows=[rr.detail[:200]]))
+                    continue
+            rows = [r for r in _simulation_rows(specs, session) if r.id == record.id] if specs else []
+        killed = [r for r in rows if _is_finding(r) and not _is_finding(base.get(_row_key(r), r))
+                  and _row_key(r) in base]
+        if killed:
+            outcomes.append(MutantOutcome(m, "killed", "simulation",
+                                          rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}"
+                                                for r in killed]))
+            continue
+        outcomes.append(MutantOutcome(m, "survived", reason=_survivor_reason(base, rows, low)))
+    note = ("" if holding else "no simulation row holds for the statement (each is a finding or not applicable): "
+            "units and rate layers only") if points else "no check evaluated the statement on a run (units and rate " \
+                                                         "layers only)"
+    return RecordScore(record.id, outcomes, time.perf_counter() - t0, note=note)
+
+
+def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult], low: float | None) -> str:
+    """Why a stronger mutant survived, from the rows: looser than its factor on every instance, or undecided."""
+    decided = []
+    for r in rows:
+        b = base.get(_row_key(r))
+        if b is None or b.verdict != "holds" or not isinstance(b.measured, (int, float)) or not b.bound:
+            continue
+        if not isinstance(r.bound, (int, float)) or not math.isfinite(r.bound):
+            continue
+        decided.append((b.measured / b.bound, r.bound / b.bound, r.verdict))
+    if not decided:
+        return ("no simulation row decides it (the record's rows are not applicable, or it has no simulation check)"
+                + (f"; its smallest factor mutant/statement at the evaluated instances is {low:.3g}" if low is not None else ""))
+    tight = max(t for t, _, _ in decided)
+    factor = min(f for _, f, _ in decided)
+    inconclusive = sum(v == "inconclusive" for _, _, v in decided)
+    if tight < factor:
+        return (f"the bound is looser than the mutation's factor on every instance tried: tightest measured/bound "
+                f"{tight:.3g} < the mutant's factor {factor:.3g} ({len(decided)} rows)")
+    return (f"not significant: tightest measured/bound {tight:.3g} vs the mutant's factor {factor:.3g} over "
+            f"{len(decided)} rows ({inconclusive} inconclusive under the mutant)")
+
+
+# ------------------------------------------------------------------------------------ running
+
+
+def mutable_records(paper: str | None = None, only: Iterable[str] | None = None) -> list[Record]:
+    """The bounds and the records with a stated order of the selected papers (ids matched as ``--only`` matches
+    check ids), in registration order."""
+    from ..plugins import records as all_records
+    from .base import id_matches
+
+    pats = list(only or [])
+    out = []
+    for rid, r in all_records().items():
+        if not isinstance(r, (Bound, OrderStatement)):
+            continue
+        if paper is not None and r.paper != paper:
+            continue
+        if pats and not any(id_matches(p, rid) for p in pats):
+            continue
+        if isinstance(r, OrderStatement) and (r.order is None or r.explicit is None):
+            continue
+        out.append(r)
+    return out
+
+
+def run_mutants(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick", seed: int = 0,
+                progress: Callable[[str], None] | None = None) -> list[RecordScore]:
+    """The mutation score of every selected record (``mutable_records``) with its simulation checks (the checks
+    of kind 'bound' that test it), each record in a session of its own."""
+    chosen = select(paper, None, profile)  # loads the plug-ins; validates the paper; the profile's checks
+    out = []
+    for rec in mutable_records(paper, only):
+        specs = [s for s in chosen if rec.id in s.records and s.kind == "bound"]
+        if progress:
+            progress(rec.id)
+        out.append(score_record(rec, specs, Session(profile, seed)))
+    return out
+
+
+def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, Any]:
+    """The JSON document of ``fedtheory check --mutants --out``: per record and overall."""
+    killed = sum(s.count("killed") for s in scores)
+    scored = sum(s.scored for s in scores)
+    layers = {layer: sum(s.by_layer()[layer] for s in scores) for layer in KILLING}
+    return {**meta, "overall": {"records": len(scores), "mutants": sum(len(s.outcomes) for s in scores),
+                                "killed": killed, "survived": scored - killed,
+                                "equivalent": sum(s.count("equivalent") for s in scores),
+                                "weaker": sum(s.count("weaker") for s in scores),
+                                "score": killed / scored if scored else None, "killed_by": layers},
+            "records": [s.as_dict() for s in scores]}
+
+
+def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) -> str:
+    """The table ``fedtheory check --mutants`` prints: per record, the mutants, killed by layer, survivors, score;
+    then every survivor with its reason (all of them, or with ``verbose`` every outcome)."""
+    head = ["record", "mutants", "weaker", "equiv.", "units", "rate", "simulation", "survived", "score", "s"]
+    body = []
+    for s in scores:
+        b = s.by_layer()
+        body.append([s.record_id, str(len(s.outcomes)), str(s.count("weaker")), str(s.count("equivalent")),
+                     str(b["units"]), str(b["rate"]), str(b["simulation"]), str(s.count("survived")),
+                     "-" if s.score is None else f"{s.score:.2f}", f"{s.seconds:.1f}"])
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(head)]
+    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    lines = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
+    p = mutation_payload(scores)["overall"]
+    lines.append("")
+    lines.append(f"{p['records']} records, {p['mutants']} mutants: {p['killed']} killed (units {p['killed_by']['units']}, "
+                 f"rate {p['killed_by']['rate']}, simulation {p['killed_by']['simulation']}), {p['survived']} survived, "
+                 f"{p['equivalent']} equivalent, {p['weaker']} weaker (discarded); mutation score "
+                 + ("-" if p["score"] is None else f"{p['score']:.3f}"))
+    surv = [(s.record_id, o) for s in scores for o in s.outcomes if verbose or o.status == "survived"]
+    if surv:
+        lines.append("\n" + ("every mutant:" if verbose else "survivors and why:"))
+        for rid, o in surv:
+            lines.append(f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: {o.status}"
+                         + (f" by {o.layer}" if o.layer else "") + (f" - {o.reason}" if o.reason else ""))
+    return "\n".join(lines)
