@@ -589,14 +589,12 @@ MAX_SETTINGS_BYTES = 16 << 20  # a --config file or a sweep.json: settings, kilo
 
 def _read_json_object(flag: str, path: str, what: str) -> dict:
     """A JSON object from a regular file of at most MAX_SETTINGS_BYTES, or a ParameterError naming ``flag``."""
-    from .files import FileRefused, read_regular
+    from .files import FileRefused, read_json
 
     try:
-        data = json.loads(read_regular(path, MAX_SETTINGS_BYTES, "settings file"))
+        data = read_json(path, MAX_SETTINGS_BYTES, "settings file")
     except FileRefused as exc:
         raise ParameterError(flag, path, f"{what} ({exc.why})") from None
-    except ValueError as exc:
-        raise ParameterError(flag, path, f"{what} (not JSON: {exc})") from None
     if not isinstance(data, dict):
         raise ParameterError(flag, path, f"{what}: a JSON object, not a {type(data).__name__}")
     return data

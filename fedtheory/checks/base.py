@@ -16,6 +16,7 @@ import numpy as np
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
+from .schema import SchemaError, check_record
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
             "claim_refuted", "inconclusive", "ambiguous", "proof_step_loose", "error")
@@ -661,6 +662,11 @@ def checked_rows(spec: CheckSpec, out: Any) -> list[CheckResult]:
         if bad is not None:
             rows[i] = _error_row(spec, f"check {spec.id}: row {i} ({r.verdict}) has {bad} = NaN and records no "
                                        "divergence (extra['diverged_runs']); a NaN is never a measurement")
+            continue
+        try:  # the results file's schema, which `fedtheory report` reads back: never a file it refuses
+            check_record(r.to_json(), f"row {i} ({r.verdict})")
+        except SchemaError as exc:
+            rows[i] = _error_row(spec, f"check {spec.id}: {exc} (fedtheory.checks.schema; docs/results.md)")
     return rows
 
 

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_regular, write_atomic
+from ..files import FileRefused, read_json, read_regular, write_atomic, write_error_text
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError
 
@@ -433,11 +433,9 @@ def read_manifest(run_dir: str | os.PathLike) -> dict[str, Any]:
     other file is a RunDirError naming it and what is wrong."""
     mpath = Path(run_dir) / MANIFEST
     try:
-        manifest = json.loads(read_regular(mpath, MAX_MANIFEST_BYTES, "run manifest"))
+        manifest = read_json(mpath, MAX_MANIFEST_BYTES, "run manifest")
     except FileRefused as exc:
         raise RunDirError(str(exc)) from None
-    except ValueError as exc:
-        raise RunDirError(f"{mpath}: cannot read it ({exc})") from None
     if not isinstance(manifest, dict):
         raise RunDirError(f"{mpath}: not a fedtheory run manifest (a JSON {type(manifest).__name__}, expected an "
                           f"object with schema {SCHEMA!r})")

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..files import FileRefused, fsync_dir, open_regular
+from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
 from .._validation import FedTheoryError, ParameterError
 from ..sim.plugins import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
@@ -708,7 +708,10 @@ class Trainer:
         raise RunDirError(f"{cpath.parent}: no readable checkpoint ({'; '.join(errors)}); start a new run directory")
 
     def _restore(self, ck, path, state, streams, alive, diverged_at) -> int:
-        ident = json.loads(ck["identity"]) if isinstance(ck.get("identity"), str) else None
+        try:  # a checkpoint may be someone else's: its JSON parts are read like any JSON file
+            ident = parse_json(ck["identity"], path, "checkpoint") if isinstance(ck.get("identity"), str) else None
+        except FileRefused as exc:
+            raise RunDirError(f"{path}: its settings cannot be read ({exc.why})") from None
         mine = json.loads(json.dumps(self._checkpoint_identity(), sort_keys=True))
         if ident is not None:  # checkpoints written before rounds could change carry it; it may differ
             ident = {k: v for k, v in ident.items() if k not in EXTENSIBLE_FIELDS}
@@ -720,7 +723,10 @@ class Trainer:
                               f"does not match this algorithm's ({sorted(state.server)}, {sorted(state.clients)})")
         state.server.update(ck["server"])
         state.clients.update(ck["clients"])
-        streams.load_state_json(ck["streams"])
+        try:
+            streams.load_state_json(ck["streams"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RunDirError(f"{path}: its random streams cannot be restored ({exc})") from None
         alive[:] = ck["alive"].numpy()
         diverged_at[:] = ck["diverged_at"].numpy()
         return int(ck["round"])

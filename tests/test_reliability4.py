@@ -1,0 +1,164 @@
+"""Reliability round 4 (issue 37), case by case: each test names its case and fails on the code before it (5a4609d).
+Bad input is exit 2 naming the parameter or the file, never a traceback, a hang or unbounded memory; the results
+file the checks write is the one the report reads; a signal that ends fedtheory ends its workers."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import resource
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedtheory import files
+from fedtheory._validation import ParameterError
+from fedtheory.checks import CheckResult, checked_rows
+from fedtheory.checks.base import CheckSpec
+from fedtheory.cli import main
+from fedtheory.theory import Bound, Condition, Definition, SymbolSet, dimension_of, register
+from fedtheory.theory.dimensions import parse_dimension
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args, env_extra=None, timeout=600, **kw):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("FEDTHEORY_PLUGINS", None)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "fedtheory.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, **kw)
+
+
+def _plugin(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / f"{name}.py"
+    path.write_text("import sympy as sp\nfrom fedtheory.theory import Bound, SymbolSet, register\n" + body)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A small completed run directory (digits, 2 runs x 2 rounds)."""
+    from fedtheory.empirical.config import TrainConfig
+    from fedtheory.empirical.data import load_digits_images
+    from fedtheory.empirical.trainer import train
+
+    d = tmp_path_factory.mktemp("rel4") / "run"
+    train(TrainConfig(dataset="digits", model="linear", n_clients=4, clients_per_round=2, rounds=2, local_steps=1,
+                      batch_size=8, seeds=(0, 1), checkpoint_every=1), d, dataset=load_digits_images())
+    return d
+
+
+def _copy_run(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".writer.lock"))
+    return dst
+
+
+# ------------------------------------------------------------------------------------ 0. the tool's own results
+
+
+@pytest.mark.slow
+def test_0_report_draws_the_quick_profiles_own_results(tmp_path):
+    """Before: `fedtheory report results/check-quick.json` exited 2 ("record 151 (id
+    'oledfl.claim.ole_improves_consistency'): 'measured' is an object"); every quick and full results file did."""
+    from fedtheory.checks.schema import check_payload
+
+    out = tmp_path / "check-quick.json"
+    run = _cli("check", "--profile", "quick", "--no-progress", "--out", str(out), timeout=1800)
+    assert run.returncode in (0, 1), run.stderr
+    payload = json.loads(out.read_text())
+    check_payload(payload)  # the schema the writer holds every row to
+    kinds = {type(r["measured"]).__name__ for r in payload["results"]}
+    assert "dict" in kinds  # a record whose measurement is an object of values by setting is in it
+    rep = _cli("report", str(out), "--out", str(tmp_path / "r.html"), timeout=1800)
+    assert rep.returncode == 0, rep.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "oledfl.claim.ole_improves_consistency" in html
+
+
+def test_0_the_schema_is_written_down_in_the_docs():
+    from fedtheory.checks.schema import schema_markdown
+
+    text = (ROOT / "docs" / "results.md").read_text()
+    assert schema_markdown() in text  # docs/results.md is the schema's own text (regenerate it when it changes)
+
+
+def test_0_the_full_profiles_record_shapes_pass_the_schema():
+    """The shapes the full profile writes that the report refused (records 207 of the full profile: 'measured' an
+    object), and every other shape of a results file, pass; a file that breaks the schema is refused by name."""
+    from fedtheory.report import check_payload
+    rec = {"id": "oledfl.claim.ole_improves_consistency", "paper": "oledfl", "kind": "claim",
+           "verdict": "claim_supported", "measured": {"0.3": -0.095, "0.6": -0.163}, "bound": None, "ratio": None,
+           "conditions_failed": [], "problem": "p", "params": {}, "seed": 0, "source": "", "detail": "", "extra": {},
+           "versions": {}, "elapsed_s": 0.1, "finding": "", "scope": "inside", "self_check": False,
+           "vacuous": False, "trivial_bound": None, "family_size": None, "seeds": 10, "quote": "",
+           "finding_class": ""}
+    check_payload({"results": [rec, dict(rec, measured=[1.0, "inf", None]), dict(rec, measured="nan", ratio="inf")]})
+    with pytest.raises(ValueError, match=r"record 0 \(id 'x'\): 'params' is a list, expected an object"):
+        check_payload({"results": [dict(rec, id="x", params=[1])]})
+    with pytest.raises(ValueError, match=r"extra.series: 'x' is a list holding true/false, expected a list of"):
+        check_payload({"results": [dict(rec, extra={"series": {"x": [True]}})]})
+
+
+def test_0_a_row_the_report_could_not_read_is_an_error_row_never_a_file():
+    """The writer side of the one schema: a check that returns a row the report would refuse gets an 'error' row
+    naming the field (exit 3), not a results file that `fedtheory report` refuses afterwards."""
+    spec = CheckSpec("t_schema.c", "t_schema", "bound", lambda s: [], ("t_schema.c",))
+    good = CheckResult("t_schema.c", "t_schema", "bound", "holds", measured=1.0, bound=2.0, ratio=2.0)
+    bad = [CheckResult("t_schema.c", "t_schema", "bound", "holds", measured=sp.Float(1.5)),  # not a JSON value
+           CheckResult("t_schema.c", "t_schema", "bound", "holds", measured=1.0, extra={"series": {"x": ["t1"]}}),
+           CheckResult("t_schema.c", "t_schema", "bound", "holds", measured=1.0, problem={"n": 3})]
+    rows = checked_rows(spec, [good] + bad)
+    assert rows[0] is good
+    assert [r.verdict for r in rows[1:]] == ["error"] * 3
+    assert "measured" in rows[1].detail or "Float" in rows[1].detail
+    assert "extra.series: 'x'" in rows[2].detail and "'problem' is an object" in rows[3].detail
+
+
+# ------------------------------------------------------------------------------------ 13. deep JSON
+
+
+@pytest.fixture(scope="module")
+def deep(tmp_path_factory):
+    p = tmp_path_factory.mktemp("deep") / "deep.json"
+    p.write_text("[" * 200_000 + "]" * 200_000)
+    return p
+
+
+@pytest.mark.parametrize("what", ["report", "replay", "config", "manifest"])
+def test_13_json_nested_200000_deep_is_refused_naming_the_file(tmp_path, capsys, deep, what):
+    """Before: "internal error: RecursionError" (exit 3) from report, worst --replay, train --config and a run
+    manifest."""
+    if what == "manifest":
+        (tmp_path / "r").mkdir()
+        (tmp_path / "r" / "manifest.json").write_text(deep.read_text())
+    args = {"report": ["report", str(deep), "--out", str(tmp_path / "r.html")],
+            "replay": ["worst", "--replay", str(deep)],
+            "config": ["train", "--config", str(deep), "--out", str(tmp_path / "t")],
+            "manifest": ["check", "--runs", str(tmp_path)]}[what]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "nested deeper than the 100 levels" in err and "RecursionError" not in err
+    assert (str(deep) if what != "manifest" else "manifest.json") in err
+
+
+def test_13_read_json_counts_levels_without_recursion(tmp_path):
+    ok, deep = tmp_path / "ok.json", tmp_path / "deep.json"
+    ok.write_text("[" * files.MAX_JSON_DEPTH + "]" * files.MAX_JSON_DEPTH)
+    deep.write_text('{"a": ' * (files.MAX_JSON_DEPTH + 1) + "1" + "}" * (files.MAX_JSON_DEPTH + 1))
+    assert files.json_depth(files.read_json(ok, 1 << 20)) == files.MAX_JSON_DEPTH
+    with pytest.raises(files.FileRefused, match="nested deeper than the 100 levels"):
+        files.read_json(deep, 1 << 20)
+    with pytest.raises(files.FileRefused, match="not JSON"):
+        files.parse_json("{", "x")
