@@ -126,6 +126,139 @@ def test_0_a_row_the_report_could_not_read_is_an_error_row_never_a_file():
     assert "extra.series: 'x'" in rows[2].detail and "'problem' is an object" in rows[3].detail
 
 
+# ------------------------------------------------------------------------------------ 1. symbols named like sympy's
+
+
+def test_1_a_symbol_named_pi_e_or_exp_is_evaluated_as_itself():
+    """Before: D*pi*sp.pi + e*sp.E at D = pi = e = 1 gave 2.0 (the symbols replaced the constants), a symbol named
+    exp gave "TypeError: 'numpy.ndarray' object is not callable"."""
+    S = SymbolSet("t_names")
+    D, pi, e, ex, x = (S.add(n, n, dim="1") for n in ("D", "pi", "e", "exp", "x"))
+    kappa = sp.Symbol("kappa", positive=True)
+    b = Bound(id="t_names.b", paper="t_names", title="", source="t", symbols=S, lhs="x", lhs_kind="none",
+              expr=D * pi * sp.pi + e * sp.E + 0 * kappa,
+              conditions=(Condition("small", sp.Le(pi * sp.pi, e * sp.E)),),
+              definitions=(Definition("t_names.kappa", "t_names", kappa, ex * sp.exp(x), "t"),))
+    v = {"D": 1.0, "pi": 1.0, "e": 1.0, "exp": 2.0, "x": 1e-9}
+    assert b.evaluate(v) == pytest.approx(float(sp.pi + sp.E))
+    assert b.evaluate_expr(e * sp.E + pi, v) == pytest.approx(float(sp.E) + 1)
+    assert b.definition_values(v)["kappa"] == pytest.approx(2.0 * np.exp(1e-9))
+    assert b.conditions_failed(v) == ["small: pi*pi <= E*e (3.142 vs 2.718)"]
+    assert b.conditions_failed({**v, "e": 2.0}) == []
+
+
+# ------------------------------------------------------------------------------------ 5. exponents of dimensions
+
+
+@pytest.mark.parametrize("text", ["f^I", "f^oo", "f^w", "f^inf", "f^nan", "w^(1/0)", "f^1e400", "f^zoo"])
+def test_5_an_exponent_must_be_a_finite_real_number(text):
+    """Before: dim="f^I" ended in 'internal error: TypeError' (exit 3); f^oo and f^w were accepted as [f]^(oo)."""
+    with pytest.raises(ParameterError, match=r"an exponent must be a finite real number|neither f nor w"):
+        parse_dimension(text)
+
+
+def test_5_a_plug_in_with_an_imaginary_exponent_is_exit_2(tmp_path):
+    plug = _plugin(tmp_path, "t5plug", 'S = SymbolSet("t5plug")\nx = S.add("x", "x", dim="f^I")\n')
+    out = _cli("list", "--plugin", plug)
+    assert out.returncode == 2 and "dim of x='f^I' is invalid" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_5_finite_exponents_still_read():
+    for text, f, w in (("f^2/w^2", 2, -2), ("[f]^2/[w]^2", 2, -2), ("f^(1/2)", sp.Rational(1, 2), 0),
+                       ("w^-1", 0, -1), ("f^0.5*w", sp.Rational(1, 2), 1), ("1/w", 0, -1), ("1", 0, 0)):
+        d = parse_dimension(text)
+        assert (d.f, d.w) == (f, w), text
+
+
+# ------------------------------------------------------------------------------------ 6. bounded work
+
+
+def test_6_a_20000_term_formula_is_printed_in_part_and_says_so():
+    """Before: explain on a sum of 20,000 symbols ran out of memory in sympy's printer (MemoryError at 3.9 GB)."""
+    from fedtheory.theory.printing import MAX_PRINTED_NODES, formula_text
+
+    expr = sp.Add(*sp.symbols("a0:20000", positive=True))
+    text = formula_text(expr)
+    assert len(text) < 2000
+    assert f"a sum of 20000 terms, over the {MAX_PRINTED_NODES} nodes fedtheory prints whole" in text
+    small = sp.Symbol("L") * sp.Symbol("x") ** 2 / 2
+    assert formula_text(small) == sp.sstr(small)
+
+
+@pytest.mark.slow
+def test_6_an_exponent_of_40_symbols_is_not_simplified_and_says_so(tmp_path):
+    """Before: explain (and check) hung in sp.cancel(sp.together(...)) on an exponent that is a 40-symbol sum."""
+    plug = _plugin(tmp_path, "t6plug", "from fedtheory.theory.dimensions import Units\n"
+                   'S = SymbolSet("t6plug")\n'
+                   'a = [S.add(f"a{i}", "a", dim="1") for i in range(40)]\n'
+                   'x = S.add("x", "x", dim="f")\n'
+                   'register(Bound(id="t6plug.b", paper="t6plug", title="t", source="s", symbols=S, lhs="x", '
+                   'lhs_kind="none", units=Units(lhs="f"), '
+                   'expr=x ** sp.Add(*[s / (i + 2) / (s + i + 1) for i, s in enumerate(a)])))\n')
+    out = _cli("explain", "t6plug.b", "--plugin", plug, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert ("units: inconclusive: not decided (statement: an exponent of 40 symbols is not simplified (at most 8 "
+            "symbols") in out.stdout
+
+
+# ------------------------------------------------------------------------------------ 7. texts never run
+
+
+def test_7_a_dimension_text_or_an_expression_string_never_runs_code(tmp_path):
+    """Before: dimension_of and SymbolSet.add(dim=...) evaluated strings with sympify: a text could call os.system."""
+    marker = tmp_path / "ran"
+    call = f"__import__('os').system('touch {marker}')"
+    with pytest.raises(ParameterError, match="dim of x="):
+        dimension_of(sp.Symbol("x"), {"x": f"{call} or f"})
+    with pytest.raises(ParameterError, match="expr=.*a string"):
+        dimension_of(f"{call} + x", {"x": "1"})
+    with pytest.raises(ParameterError, match="dim of y="):
+        SymbolSet("t7").add("y", "y", dim=f"{call} or w")
+    assert not marker.exists()
+
+
+def test_7_wrong_types_are_fedtheorys_own_errors():
+    L = sp.Symbol("L")
+    for call, name in ((lambda: dimension_of(object(), {"L": "f/w^2"}), "expr"),
+                       (lambda: dimension_of(L, 5), "symbols"),
+                       (lambda: dimension_of(L, {"L": 3.5}), "dim of L"),
+                       (lambda: dimension_of(L, {"L": "f"}, normalisation="L"), "normalisation"),
+                       (lambda: SymbolSet("t7b").add("z", "z", dim=["f"]), "dim of z"),
+                       (lambda: SymbolSet("t7c").add("z", "z", domain="positive"), "domain"),
+                       (lambda: Bound(id="t7.b", paper="t7", title="", source="", symbols=SymbolSet("t7"),
+                                      expr="x**2"), "t7.b: expr")):
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert info.value.name == name
+    assert dimension_of(L * 2, {"L": "f/w^2"}) is not None  # sympy input still works
+
+
+# ------------------------------------------------------------------------------------ 12. ids and printed commands
+
+
+@pytest.mark.parametrize("rid", ["", "x.t; rm -rf ~", "t12..b", "t12.1b", "t12 .b", "t12." + "b" * 120])
+def test_12_record_ids_follow_one_grammar(rid):
+    """Before: a plug-in record id '' or 'x.t; rm -rf ~' was accepted and printed unquoted in suggested commands."""
+    S = SymbolSet("t12")
+    x = S.add("x", "x", dim="1")
+    with pytest.raises(ParameterError, match="dotted identifiers"):
+        register(Bound(id=rid, paper="t12", title="", source="", symbols=S, lhs="x", lhs_kind="none", expr=x))
+
+
+def test_12_check_ids_follow_the_grammar_and_a_plug_in_with_a_bad_id_is_exit_2(tmp_path):
+    from fedtheory.checks import check
+
+    with pytest.raises(ParameterError, match="check id"):
+        check("t12.c; ls", "t12", "bound")
+    with pytest.raises(ParameterError, match="paper of check"):
+        check("t12.c", "t12 x", "bound")
+    plug = _plugin(tmp_path, "t12plug", 'S = SymbolSet("t12plug")\nx = S.add("x", "x", dim="1")\n'
+                   'register(Bound(id="t12plug.t; rm -rf ~", paper="t12plug", title="", source="", symbols=S, '
+                   'lhs="x", lhs_kind="none", expr=x))\n')
+    out = _cli("list", "--plugin", plug)
+    assert out.returncode == 2 and "dotted identifiers" in out.stderr
+
+
 # ------------------------------------------------------------------------------------ 13. deep JSON
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
+from ..theory.core import check_id
 from .schema import SchemaError, check_record
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
@@ -216,6 +217,10 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     implementation self-check by design (e.g. an identity of the simulator's own construction); its rows are
     self-checks with that reason (give a control or this, not both).
     """
+    check_id(id, "check id")
+    check_id(paper, f"paper of check {id}", paper=True)
+    for rid in records:
+        check_id(rid, f"records of check {id}")
     check_choice("kind", kind, KINDS)
     check_choice("cost", cost, ("sim", "symbolic"))
     for pr in profiles:
@@ -238,6 +243,7 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
 def register_spec(spec: CheckSpec, *, replace: bool = False) -> CheckSpec:
     """Register a CheckSpec built without the decorator (a check generated for a paper, e.g. PAPER.units);
     ``replace`` refreshes an existing one (same id)."""
+    check_id(spec.id, "check id")
     if spec.id in _CHECKS and not replace:
         raise ValueError(f"check {spec.id} registered twice")
     _CHECKS[spec.id] = spec

@@ -213,6 +213,12 @@ def _analyse(record) -> dict[str, Any]:
         out["verdict"] = "error" if _strict(record) else "inconclusive"
         out["detail"] = out["summary"] = f"units: unknown (no dimension for: {', '.join(unknown)})"
         return out
+    undecided = list(dict.fromkeys(f"{x.formula.part}: {x.undecided}" for r in readings for x in r.results
+                                   if x.undecided))
+    if undecided:  # bounded work (TooLargeToDecide): said, never guessed
+        out["verdict"] = "inconclusive"
+        out["detail"] = out["summary"] = "units: not decided (" + "; ".join(undecided[:MAX_PARTS]) + ")"
+        return out
 
     def text(r: _Reading, needs: bool = True) -> str:
         order = ""

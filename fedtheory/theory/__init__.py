@@ -9,10 +9,12 @@ see ``fedtheory.plugins`` and docs/extending.md.
 """
 from __future__ import annotations
 
-from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Identity, MissingValuesError,
-                   OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
+from .core import (ID_RULE, MAX_ID_LENGTH, TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Identity,
+                   MissingValuesError, OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, check_id, get, register,
+                   registered_ids, registry)
 from .assumptions import ASSUMPTIONS, register_assumption
 from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
+from .printing import formula_text
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
 
@@ -21,8 +23,9 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["ASSUMPTIONS", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
-           "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
+__all__ = ["ASSUMPTIONS", "DIMENSION_SYSTEM", "DimensionError", "ID_RULE", "LOSS", "MAX_ID_LENGTH", "PARAMETER",
+           "Units", "UnitsWarning", "check_id", "dimension_of", "formula_text", "TOOL_QUANTITIES", "MissingValuesError",
+           "Bound", "Claim", "ClaimOutcome", "Condition",
            "Definition", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]
