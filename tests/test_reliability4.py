@@ -147,6 +147,116 @@ def test_1_a_symbol_named_pi_e_or_exp_is_evaluated_as_itself():
     assert b.conditions_failed({**v, "e": 2.0}) == []
 
 
+# ------------------------------------------------------------------------------------ 2. signals end the workers
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Running or asleep: not gone, not a zombie (a dead child this machine's init has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2,
+                    reason="reads /proc; the worker lane exists on more than one core")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_2_a_signal_that_ends_check_ends_its_worker(sig, code):
+    """Before: SIGTERM (and SIGKILL) to `fedtheory check` left its worker process running with parent pid 1, asleep on
+    a pipe; SIGINT waited for the worker's current check. Now each ends the worker, and the exit status says which
+    signal (128 + its number; a SIGKILLed process has no say)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("FEDTHEORY_PLUGINS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "fedtheory.cli", "check", "--profile", "quick", "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        workers = []
+        for _ in range(3000):  # until the worker lane has started (its process is the check's only child)
+            workers = _children(proc.pid)
+            if workers or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert workers, "the worker process never started"
+        time.sleep(1.0)  # let it take a check
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+        # SIGINT: 130, or death by SIGINT where the interrupt landed in code that exec()s a string (CPython then
+        # re-raises SIGINT at exit even though fedtheory caught it); a shell shows 130 for both
+        assert proc.returncode in ((code, -signal.SIGINT) if sig == signal.SIGINT else (code,)), err
+        if sig != signal.SIGKILL:
+            assert f"SIG{signal.Signals(sig).name[3:]}" in err and "Traceback" not in err
+        for _ in range(600):
+            if not any(_alive(w) for w in workers):
+                break
+            time.sleep(0.1)
+        assert not any(_alive(w) for w in workers), f"worker(s) {workers} outlived the check"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for w in _children(proc.pid):
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------------------------ 3. check --controls --runs
+
+
+@pytest.mark.parametrize("case", ["empty", "dev_zero", "inf_test_acc"])
+def test_3_controls_read_run_folders_as_check_does(tmp_path, run_dir, capsys, case):
+    """Before: `check --controls --runs DIR` accepted an empty folder, a manifest linked to /dev/zero and a run with
+    test_acc = inf (exit 3, '0 of 4 controls fail'), which `check --runs` refused (exit 2). Now both refuse alike."""
+    d = tmp_path / case
+    d.mkdir()
+    if case == "dev_zero":
+        (d / "r").mkdir()
+        (d / "r" / "manifest.json").symlink_to("/dev/zero")
+    elif case == "inf_test_acc":
+        r = _copy_run(run_dir, d / "r")
+        lines = (r / "metrics.csv").read_text().split("\n")
+        col = lines[0].split(",").index("test_acc")
+        cells = lines[2].split(",")
+        cells[col] = "inf"
+        lines[2] = ",".join(cells)
+        (r / "metrics.csv").write_text("\n".join(lines))
+    messages = []
+    for args in (["check", "--runs", str(d)], ["check", "--controls", "--runs", str(d)]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "--runs=" in err
+        messages.append(err)
+    assert messages[0] == messages[1]  # one reader, one refusal
+    if case != "empty":
+        assert ("character device" if case == "dev_zero" else "column test_acc: inf is outside its range") \
+            in messages[1]
+
+
+# ------------------------------------------------------------------------------------ 4. --only length
+
+
+def test_4_a_long_only_pattern_is_refused_by_its_length(capsys):
+    """Before: 40,000 '[' took 29-77 s (fnmatch's translation is quadratic), 120,000 never returned."""
+    assert main(["check", "--only", "[" * 40000]) == 2
+    err = capsys.readouterr().err
+    assert "--only=" in err and "at most 240 characters" in err
+    assert main(["check", "--only", "fedinit.eq15", "[" * 241]) == 2
+    assert "at most 240 characters" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------------------ 5. exponents of dimensions
 
 
@@ -233,6 +343,63 @@ def test_7_wrong_types_are_fedtheorys_own_errors():
     assert dimension_of(L * 2, {"L": "f/w^2"}) is not None  # sympy input still works
 
 
+# ------------------------------------------------------------------------------------ 9 and 10. --out, --report
+
+
+def _no_checks(monkeypatch):
+    import fedtheory.checks as C
+
+    def refuse(*a, **k):
+        raise AssertionError("checks ran before --out/--report were refused")
+
+    monkeypatch.setattr(C, "run_checks", refuse)
+
+
+@pytest.mark.parametrize("flag", ["--out", "--report"])
+def test_9_an_unwritable_output_is_refused_before_any_check_runs(tmp_path, capsys, monkeypatch, flag):
+    """Before: --out onto a folder (or into a read-only place) was refused only after the checks ran (the full
+    profile's minutes), and the table was not printed."""
+    _no_checks(monkeypatch)
+    for target in (tmp_path, Path("/proc/fedtheory-results.json")):
+        assert main(["check", "--only", "fedinit.eq15", flag, str(target)]) == 2
+        err = capsys.readouterr().err
+        assert f"{flag}=" in err and "Traceback" not in err
+
+
+def test_10_report_onto_a_folder_names_report_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    """Before: `check --out b.json --report DIR` said "--out='DIR' is invalid" after b.json was written, and exit 2
+    replaced the run's own exit code."""
+    _no_checks(monkeypatch)
+    assert main(["check", "--only", "fedinit.eq15", "--out", str(tmp_path / "b.json"), "--report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--report='{tmp_path}' is invalid" in err and "--out=" not in err
+    assert not (tmp_path / "b.json").exists()
+
+
+def test_9_results_are_kept_when_a_write_fails_after_the_run(tmp_path, capsys, monkeypatch):
+    """A disk that fills during the run: the table is printed, the results are kept in a file that `fedtheory report`
+    reads, and the message names --out, the kept file and the run's own exit status."""
+    out = tmp_path / "r.json"
+    real = files.write_atomic
+
+    def full(path, data):
+        if Path(path) == out:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(files, "write_atomic", full)
+    assert main(["check", "--only", "fedinit.eq15", "--one-process", "--no-progress", "--out", str(out)]) == 2
+    cap = capsys.readouterr()
+    assert "fedinit.eq15" in cap.out and "JSON records written" not in cap.out  # the table, not a false claim
+    assert f"--out='{out}' is invalid" in cap.err and "No space left on device" in cap.err
+    kept = re.search(r"the results are kept in (\S+) ", cap.err).group(1)
+    from fedtheory.report import check_payload
+
+    check_payload(json.loads(Path(kept).read_text()))
+    assert "the checks' own exit status was 0" in cap.err
+    os.unlink(kept)
+
+
 # ------------------------------------------------------------------------------------ 12. ids and printed commands
 
 
@@ -257,6 +424,18 @@ def test_12_check_ids_follow_the_grammar_and_a_plug_in_with_a_bad_id_is_exit_2(t
                    'lhs="x", lhs_kind="none", expr=x))\n')
     out = _cli("list", "--plugin", plug)
     assert out.returncode == 2 and "dotted identifiers" in out.stderr
+
+
+def test_12_printed_commands_are_shell_quoted(tmp_path, capsys):
+    d = tmp_path / "my papers; x"
+    d.mkdir()
+    assert main(["new-paper", "quoted12", "--dir", str(d)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    check_line = next(ln for ln in lines if "fedtheory check --plugin" in ln).split("#")[0]
+    assert shlex.split(check_line)[3] == f"{d}/quoted12/src/quoted12"
+    assert main(["explain", "fedinit.eq15"]) == 0
+    out = capsys.readouterr().out
+    assert "(`fedtheory check --only fedinit.eq15`)" in out and "`fedtheory explain fedinit.eq15 --run`" in out
 
 
 # ------------------------------------------------------------------------------------ 13. deep JSON
@@ -295,3 +474,16 @@ def test_13_read_json_counts_levels_without_recursion(tmp_path):
         files.read_json(deep, 1 << 20)
     with pytest.raises(files.FileRefused, match="not JSON"):
         files.parse_json("{", "x")
+
+
+# ------------------------------------------------------------------------------------ 14. plug-ins that are not
+
+
+def test_14_a_module_that_registers_nothing_is_warned_about_and_blank_entries_are_skipped():
+    """Before: FEDTHEORY_PLUGINS=os loaded os as a plug-in with 0 records and 0 checks, silently; a blank entry was
+    reported as `plug-in ''` (exit 2)."""
+    out = _cli("list", "--plugins", env_extra={"FEDTHEORY_PLUGINS": "os"})
+    assert out.returncode == 0, out.stderr
+    assert "fedtheory: warning: plug-in 'os' ($FEDTHEORY_PLUGINS: os) registered no record and no check" in out.stderr
+    out = _cli("list", "--plugins", env_extra={"FEDTHEORY_PLUGINS": f" {os.pathsep}{os.pathsep} "})
+    assert out.returncode == 0 and out.stderr == "", out.stderr

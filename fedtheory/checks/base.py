@@ -16,7 +16,7 @@ import numpy as np
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
-from ..theory.core import check_id
+from ..theory.core import MAX_ID_LENGTH, check_id
 from .schema import SchemaError, check_record
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
@@ -758,6 +758,9 @@ ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm
              "p.thm2_2 and p.thm2.rate; quote it in a shell)")
 
 
+MAX_ONLY_LENGTH = 2 * MAX_ID_LENGTH  # the longest --only entry (a pattern may be longer than the ids it matches)
+
+
 def id_matches(pattern: str, check_id: str) -> bool:
     """Whether ``pattern`` (a ``--only`` entry) selects ``check_id``: see ONLY_RULE."""
     import fnmatch
@@ -820,6 +823,9 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
     if only:
         only = list(only)
         for o in only:
+            if not isinstance(o, str) or len(o) > MAX_ONLY_LENGTH:  # fnmatch's translation is quadratic in '['
+                raise ParameterError("--only", o, f"{ONLY_RULE}; at most {MAX_ONLY_LENGTH} characters (an id has at "
+                                     f"most {MAX_ID_LENGTH})")
             if not any(id_matches(o, s.id) for s in specs.values()):
                 near = sorted(s.id for s in specs.values() if s.id.startswith(o))[:6]
                 hint = (f"; it is not a whole dotted part of {', '.join(near)}: '{o}*' would select "

@@ -514,7 +514,7 @@ def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, recor
     payload = {"format": FORMAT, "id": spec.record_id, "params": dict(spec.params), "seeds": list(seeds),
                "theta": inst.theta[0].tolist(), "instance": inst.to_json(),
                "worst_measured": record["worst_measured"], "bound": record["bound"], "verdict": record["verdict"],
-               "replay": f"fedtheory worst --replay {path}"}
+               "replay": shlex.join(["fedtheory", "worst", "--replay", str(path)])}
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     write_atomic(path, json.dumps(jsonable(payload), allow_nan=False))  # strict JSON: inf/nan as strings
