@@ -343,6 +343,58 @@ def test_7_wrong_types_are_fedtheorys_own_errors():
     assert dimension_of(L * 2, {"L": "f/w^2"}) is not None  # sympy input still works
 
 
+# ------------------------------------------------------------------------------------ 8. new-paper
+
+
+def _listing(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@pytest.mark.parametrize("name", ["papéř", "a" * 256, "a" * 250, "a" * 65])
+def test_8_new_paper_names_are_ascii_and_short_and_nothing_half_written(tmp_path, capsys, name):
+    """Before: papéř wrote a pyproject.toml that is not TOML; 256 characters exited 3 (File name too long); 250 left
+    a half-written skeleton (a rerun then said 'exists')."""
+    assert main(["new-paper", name, "--dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "NAME=" in err and "ASCII" in err and "at most 64 characters" in err
+    assert _listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("where", ["file", "missing", "proc"])
+def test_8_new_paper_dir_must_be_a_folder_that_can_hold_it(tmp_path, capsys, where):
+    """Before: --dir naming a file or /proc/sys exited 3 (NotADirectoryError / FileNotFoundError); a --dir that does
+    not exist was created, at the file system's root if asked, without a word."""
+    if where == "proc" and not Path("/proc/sys").is_dir():
+        pytest.skip("no /proc/sys here")
+    d = {"file": tmp_path / "afile", "missing": tmp_path / "no" / "such", "proc": Path("/proc/sys")}[where]
+    if where == "file":
+        d.write_text("mine")
+    assert main(["new-paper", "mypaper4", "--dir", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert "--dir=" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists() and (where != "file" or d.read_text() == "mine")
+
+
+def test_8_new_paper_writes_valid_toml_whole_or_nothing(tmp_path, capsys, monkeypatch):
+    assert main(["new-paper", "mypaper5", "--dir", str(tmp_path)]) == 0
+    meta = tomllib.loads((tmp_path / "mypaper5" / "pyproject.toml").read_text())
+    assert meta["project"]["entry-points"]["fedtheory.papers"] == {"mypaper5": "mypaper5"}
+    # a write that fails halfway (a full disk) leaves nothing behind, and says so
+    real = Path.write_text
+    calls = []
+
+    def failing(self, *a, **k):
+        calls.append(self)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "write_text", failing)
+    assert main(["new-paper", "mypaper6", "--dir", str(tmp_path)]) == 2
+    assert "No space left on device: nothing was written" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["mypaper5"]
+
+
 # ------------------------------------------------------------------------------------ 9 and 10. --out, --report
 
 
@@ -398,6 +450,33 @@ def test_9_results_are_kept_when_a_write_fails_after_the_run(tmp_path, capsys, m
     check_payload(json.loads(Path(kept).read_text()))
     assert "the checks' own exit status was 0" in cap.err
     os.unlink(kept)
+
+
+# ------------------------------------------------------------------------------------ 11. a full disk in train
+
+
+def _file_size_limit(limit: int):
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE")
+def test_11_a_failed_checkpoint_write_names_the_disk_and_leaves_no_temporary(tmp_path):
+    """Before: "internal error: RuntimeError: [enforce fail at inline_container.cc:672]" (exit 3) and
+    .checkpoint.pt.<pid>.tmp left behind for good. A real failed write: the process may write no file over 20 KB
+    (the manifest and metrics.csv are smaller, a checkpoint is not)."""
+    d = tmp_path / "run"
+    out = _cli("train", "--out", str(d), "--dataset", "digits", "--model", "linear", "--clients", "4", "--rounds", "2",
+               "--local-steps", "1", "--batch-size", "8", "--seeds", "0", "1", "--checkpoint-every", "1",
+               "--no-progress", preexec_fn=_file_size_limit(20_000))
+    assert out.returncode == 2, out.stderr
+    assert "checkpoint.pt: the checkpoint of round 1 could not be written (File too large; the disk holding" \
+           in out.stderr and "Traceback" not in out.stderr
+    assert not [p.name for p in d.iterdir() if p.name.endswith(".tmp")]
+    assert (d / "manifest.json").is_file() and (d / "metrics.csv").is_file()
 
 
 # ------------------------------------------------------------------------------------ 12. ids and printed commands

@@ -32,6 +32,7 @@ import pickle
 import platform
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -649,11 +650,25 @@ class Trainer:
                    "diverged_at": torch.as_tensor(diverged_at), "identity": json.dumps(self._checkpoint_identity(),
                                                                                         sort_keys=True)}
         path = self.out_dir / CHECKPOINT
-        tmp = path.with_name(f".{CHECKPOINT}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
+        fd, tmp = tempfile.mkstemp(dir=self.out_dir, prefix=f".{CHECKPOINT}.", suffix=".tmp")
+        sink = _WriteErrors(os.fdopen(fd, "wb"))
+        try:
+            with sink.file:
+                torch.save(payload, sink)  # torch reports a failed write as a RuntimeError without its cause
+                sink.file.flush()
+                os.fsync(sink.file.fileno())
+        except (OSError, RuntimeError) as exc:
+            _unlink(tmp)
+            cause = sink.error if sink.error is not None else exc if isinstance(exc, OSError) else None
+            if cause is None:
+                raise
+            raise RunDirError(f"{path}: the checkpoint of round {t} could not be written ("
+                              f"{write_error_text(cause, self.out_dir)}); its temporary file was removed, any earlier "
+                              "checkpoint and the logged rounds are kept: make room and continue with --resume") \
+                from None
+        except BaseException:
+            _unlink(tmp)
+            raise
         _fault("kill_in_checkpoint", t)
         if path.exists():
             os.replace(path, self.out_dir / PREV_CHECKPOINT)
@@ -869,6 +884,35 @@ def _fault(point: str, t: int) -> None:
         except FileExistsError:
             return
     os.kill(os.getpid(), signal.SIGKILL if spec.startswith("kill") else signal.SIGTERM)
+
+
+class _WriteErrors:
+    """A binary file for torch.save that remembers the OSError of a failed write (a full disk), which torch turns
+    into a RuntimeError that does not say why."""
+
+    def __init__(self, file):
+        self.file, self.error = file, None
+
+    def write(self, data):
+        try:
+            return self.file.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self):
+        try:
+            self.file.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+
+def _unlink(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _install_stop_handlers(stop: dict):
