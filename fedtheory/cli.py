@@ -245,18 +245,25 @@ def _train_parser(sub, execp) -> None:
 THP_ENV = "THP_MEM_ALLOC_ENABLE"
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """fedtheory's own warnings (a plug-in that registers nothing) as one line, like its errors; others as Python
-    shows them."""
+@contextlib.contextmanager
+def _own_warnings_in_one_line():
+    """While the CLI runs, fedtheory's own warnings (a plug-in that registers nothing) print as one line, like its
+    errors ('fedtheory: warning: ...'); others as before. The previous ``warnings.showwarning`` comes back after."""
     from .plugins import PluginWarning
 
-    if issubclass(category, PluginWarning):
-        print(f"fedtheory: warning: {message}", file=sys.stderr if file is None else file)
-        return
-    _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+    previous = warnings.showwarning
 
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, PluginWarning):
+            print(f"fedtheory: warning: {message}", file=sys.stderr if file is None else file)
+        else:
+            previous(message, category, filename, lineno, file, line)
 
-_PYTHON_SHOWWARNING = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 class Terminated(BaseException):
@@ -295,9 +302,8 @@ def _signals_end_the_run():
 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault(THP_ENV, "1")
-    warnings.showwarning = _show_warning
     args = _parser().parse_args(argv)
-    with _signals_end_the_run():
+    with _signals_end_the_run(), _own_warnings_in_one_line():
         return _main(args)
 
 
@@ -744,8 +750,12 @@ def _cmd_controls(args) -> int:
                "self_checks_by_design": {s.id: s.self_check for s in missing if s.self_check},
                "without_control": [s.id for s in missing if not s.self_check],
                "exit_code": 3 if bad else 0, "elapsed_s": round(time.perf_counter() - t0, 2)}
+    failed: dict[str, ParameterError] = {}
     if args.out:
-        write_json(args.out, payload)
+        try:
+            write_json(args.out, payload, "--out")
+        except ParameterError as exc:  # checked writable before; a disk that filled since: the results are kept
+            failed["--out"] = exc
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -771,8 +781,10 @@ def _cmd_controls(args) -> int:
         if bare:
             print(f"{len(bare)} check(s) without a negative control (their rows are implementation self-checks by "
                   "rule): " + ", ".join(s.id for s in bare))
-        if args.out:
+        if args.out and not failed:
             print(f"JSON written to {args.out}")
+    if failed:
+        return _refuse_outputs(failed, payload, 3 if bad else 0, None)
     if unusable:
         return _refuse_unusable(unusable)
     return 3 if bad else 0
@@ -888,7 +900,7 @@ def _write_outputs(args, payload) -> dict[str, ParameterError]:
 def _refuse_outputs(failed: dict[str, ParameterError], payload, code: int, written: str | None) -> int:
     """Name each output that could not be written, keep the results where they can be read back (``written``: the
     --out file that was written; else a new file in the temporary folder) and exit with status 2, saying the run's
-    own exit status."""
+    own exit status (``code``)."""
     import tempfile
 
     from .files import write_atomic
@@ -906,7 +918,7 @@ def _refuse_outputs(failed: dict[str, ParameterError], payload, code: int, writt
         print(f"fedtheory: error: {exc}", file=sys.stderr)
     if kept is not None:
         print(f"fedtheory: the results are kept in {kept} (`{shlex.join(['fedtheory', 'report', kept])}` draws them); "
-              f"the checks' own exit status was {code}", file=sys.stderr)
+              f"the run's own exit status was {code}", file=sys.stderr)
     return 2
 
 

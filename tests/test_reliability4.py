@@ -107,7 +107,7 @@ def test_0_the_full_profiles_record_shapes_pass_the_schema():
     check_payload({"results": [rec, dict(rec, measured=[1.0, "inf", None]), dict(rec, measured="nan", ratio="inf")]})
     with pytest.raises(ValueError, match=r"record 0 \(id 'x'\): 'params' is a list, expected an object"):
         check_payload({"results": [dict(rec, id="x", params=[1])]})
-    with pytest.raises(ValueError, match=r"extra.series: 'x' is a list holding true/false, expected a list of"):
+    with pytest.raises(ValueError, match=r"extra.series.x holds true/false, expected numbers only"):
         check_payload({"results": [dict(rec, extra={"series": {"x": [True]}})]})
 
 
@@ -123,7 +123,7 @@ def test_0_a_row_the_report_could_not_read_is_an_error_row_never_a_file():
     assert rows[0] is good
     assert [r.verdict for r in rows[1:]] == ["error"] * 3
     assert "measured" in rows[1].detail or "Float" in rows[1].detail
-    assert "extra.series: 'x'" in rows[2].detail and "'problem' is an object" in rows[3].detail
+    assert "extra.series.x holds a string" in rows[2].detail and "'problem' is an object" in rows[3].detail
 
 
 # ------------------------------------------------------------------------------------ 1. symbols named like sympy's
@@ -448,7 +448,25 @@ def test_9_results_are_kept_when_a_write_fails_after_the_run(tmp_path, capsys, m
     from fedtheory.report import check_payload
 
     check_payload(json.loads(Path(kept).read_text()))
-    assert "the checks' own exit status was 0" in cap.err
+    assert "the run's own exit status was 0" in cap.err
+    os.unlink(kept)
+
+
+def test_9_controls_keep_their_results_when_the_write_fails_after_the_run(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "c.json"
+    real = files.write_atomic
+
+    def full(path, data):
+        if Path(path) == out:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(files, "write_atomic", full)
+    assert main(["check", "--controls", "--only", "fedinit.units", "--out", str(out)]) == 2
+    cap = capsys.readouterr()
+    assert "fedinit.units" in cap.out and "JSON written" not in cap.out
+    kept = re.search(r"the results are kept in (\S+) ", cap.err).group(1)
+    assert json.loads(Path(kept).read_text())["controls"][0]["check"] == "fedinit.units"
     os.unlink(kept)
 
 

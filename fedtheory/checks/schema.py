@@ -179,11 +179,12 @@ def _expect(obj: Mapping[str, Any], fields: Mapping[str, Field], where: str) -> 
         if f.required and v is None:
             raise SchemaError(f"{where}: no {k!r}")
         if not _fits(v, f.types):
-            got = _a(_type(v))
             if "numbers" in f.types and isinstance(v, list):
-                got = "a list holding " + ", ".join(sorted({_a(_type(x)) for x in v if not (
-                    _type(x) in ("integer", "number", "null") or x in NON_FINITE)}))
-            raise SchemaError(f"{where}: {k!r} is {got}, expected " + " or ".join(_a(t) for t in f.types))
+                other = sorted({_a(_type(x)) for x in v if not (_type(x) in ("integer", "number", "null")
+                                                               or x in NON_FINITE)})
+                raise SchemaError(f"{where}.{k} holds " + ", ".join(other) + ", expected numbers only (non-finite "
+                                  "ones as 'inf', '-inf', 'nan')")
+            raise SchemaError(f"{where}: {k!r} is {_a(_type(v))}, expected " + " or ".join(_a(t) for t in f.types))
 
 
 def _plain_json(v: Any, where: str) -> None:
@@ -219,9 +220,9 @@ def check_record(rec: Any, where: str = "the record") -> None:
     if not all(isinstance(c, str) for c in rec.get("conditions_failed") or []):
         raise SchemaError(f"{where}: 'conditions_failed' holds something else than text")
     ex = rec.get("extra") or {}
-    _expect(ex, EXTRA, f"{where}, 'extra'")
+    _expect(ex, EXTRA, f"{where}, extra")
     if (rec.get("params") or {}).get("T_grid") is not None:
-        _expect(rec["params"], {"T_grid": Field(("numbers",), "")}, f"{where}, 'params'")
+        _expect(rec["params"], {"T_grid": Field(("numbers",), "")}, f"{where}, params")
     if ex.get("series") is not None:
         _expect(ex["series"], SERIES, f"{where}, extra.series")
     m = ex.get("measurements")
