@@ -428,18 +428,23 @@ def test_10_report_onto_a_folder_names_report_and_writes_nothing(tmp_path, capsy
     assert not (tmp_path / "b.json").exists()
 
 
-def test_9_results_are_kept_when_a_write_fails_after_the_run(tmp_path, capsys, monkeypatch):
-    """A disk that fills during the run: the table is printed, the results are kept in a file that `fedtheory report`
-    reads, and the message names --out, the kept file and the run's own exit status."""
-    out = tmp_path / "r.json"
+def _disk_full_for(monkeypatch, target: Path) -> None:
+    """Writes of ``target`` fail as on a full disk (after --out was checked writable); every other file is written."""
     real = files.write_atomic
 
     def full(path, data):
-        if Path(path) == out:
+        if Path(path) == target:
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(path, data)
 
     monkeypatch.setattr(files, "write_atomic", full)
+
+
+def test_9_results_are_kept_when_a_write_fails_after_the_run(tmp_path, capsys, monkeypatch):
+    """A disk that fills during the run: the table is printed, the results are kept in a file that `fedtheory report`
+    reads, and the message names --out, the kept file and the run's own exit status."""
+    out = tmp_path / "r.json"
+    _disk_full_for(monkeypatch, out)
     assert main(["check", "--only", "fedinit.eq15", "--one-process", "--no-progress", "--out", str(out)]) == 2
     cap = capsys.readouterr()
     assert "fedinit.eq15" in cap.out and "JSON records written" not in cap.out  # the table, not a false claim
@@ -454,14 +459,7 @@ def test_9_results_are_kept_when_a_write_fails_after_the_run(tmp_path, capsys, m
 
 def test_9_controls_keep_their_results_when_the_write_fails_after_the_run(tmp_path, capsys, monkeypatch):
     out = tmp_path / "c.json"
-    real = files.write_atomic
-
-    def full(path, data):
-        if Path(path) == out:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(path, data)
-
-    monkeypatch.setattr(files, "write_atomic", full)
+    _disk_full_for(monkeypatch, out)
     assert main(["check", "--controls", "--only", "fedinit.units", "--out", str(out)]) == 2
     cap = capsys.readouterr()
     assert "fedinit.units" in cap.out and "JSON written" not in cap.out
