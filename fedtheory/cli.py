@@ -10,9 +10,11 @@ import contextlib
 import inspect
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
+import warnings
 from typing import Sequence
 
 from . import __version__
@@ -248,9 +250,69 @@ def _train_parser(sub, execp) -> None:
 THP_ENV = "THP_MEM_ALLOC_ENABLE"
 
 
+@contextlib.contextmanager
+def _own_warnings_in_one_line():
+    """While the CLI runs, fedtheory's own warnings (a plug-in that registers nothing) print as one line, like its
+    errors ('fedtheory: warning: ...'); others as before. The previous ``warnings.showwarning`` comes back after."""
+    from .plugins import PluginWarning
+
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, PluginWarning):
+            print(f"fedtheory: warning: {message}", file=sys.stderr if file is None else file)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
+class Terminated(BaseException):
+    """A signal that ends fedtheory (SIGTERM, SIGHUP) raised as an exception, as Ctrl-C raises KeyboardInterrupt: the
+    run unwinds (worker processes are ended, nothing half-written is left) and exits with 128 + the signal's number.
+    A BaseException, so that no check's error handling takes it for a failed check."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_end_the_run():
+    """SIGTERM and SIGHUP raise Terminated while fedtheory runs (where their default would end this process at once
+    and leave its worker processes behind); the previous handlers come back after. A signal ignored by whoever
+    started fedtheory (nohup) stays ignored."""
+    import signal
+    import threading
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+                old[sig] = signal.signal(sig, _raise_terminated)
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault(THP_ENV, "1")
     args = _parser().parse_args(argv)
+    with _signals_end_the_run(), _own_warnings_in_one_line():
+        return _main(args)
+
+
+def _main(args) -> int:
     try:
         if getattr(args, "plugin", None) is not None:
             from .plugins import load_plugins
@@ -266,8 +328,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fedtheory: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("fedtheory: interrupted", file=sys.stderr)
+        print("fedtheory: interrupted (SIGINT)", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        import signal
+
+        print(f"fedtheory: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:  # e.g. `fedtheory list | head`: the reader left; exit quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -356,14 +423,14 @@ def _cmd_explain(args) -> int:
         print(f"plug-in: {plug.name} ({plug.origin}: {plug.target})")
     specs = checks_of(rec.id)
     if specs:
-        print("\nhow it is checked" + (" (`fedtheory check --only " + " ".join(s.id for s in specs) + "`):"))
+        print("\nhow it is checked (`" + shlex.join(["fedtheory", "check", "--only", *(s.id for s in specs)]) + "`):")
         for s in specs:
             print(s.describe())
     else:
         print("\nno check tests this record (it is used by other records, or checked only through them)")
     if specs and not args.run:
-        print("\n(`fedtheory explain " + rec.id + " --run` runs these checks and lists the simulations behind each "
-              "verdict; every result's JSON record holds them under extra.simulations)")
+        print("\n(`" + shlex.join(["fedtheory", "explain", rec.id, "--run"]) + "` runs these checks and lists the "
+              "simulations behind each verdict; every result's JSON record holds them under extra.simulations)")
     if specs and args.run:
         from .checks import certificate_text, run_checks, simulation_text
 
@@ -416,11 +483,13 @@ def _cmd_new_paper(args) -> int:
     except PluginError as exc:  # a broken plug-in does not stop writing a new one; its name is unknown
         print(f"fedtheory: warning: {exc}", file=sys.stderr)
     root = write_skeleton(args.name, args.dir, taken=taken)
+    src = f"{root}/src/{args.name}"
     print(f"wrote {root}/ (records, checks, a test, pyproject.toml). Next:\n"
-          f"  fedtheory check --plugin {root}/src/{args.name} --paper {args.name}   # run its checks (without "
+          f"  {shlex.join(['fedtheory', 'check', '--plugin', src, '--paper', args.name])}   # run its checks (without "
           f"--paper: the built-in papers' too)\n"
-          f"  fedtheory explain {args.name}.thm1 --plugin {root}/src/{args.name}\n"
-          f"  pip install -e {root}                         # installs the entry point: no --plugin needed")
+          f"  {shlex.join(['fedtheory', 'explain', args.name + '.thm1', '--plugin', src])}\n"
+          f"  {shlex.join(['pip', 'install', '-e', str(root)])}                         # installs the entry point: no "
+          "--plugin needed")
     return 0
 
 
@@ -485,7 +554,8 @@ def _cmd_worst(args) -> int:
                 rec["execution"] = execution
             print(_strict_json(rec))
             if rec["verdict"] == "violated":
-                print(f"fedtheory: {rid} violated on the instance {path}; replay: fedtheory worst --replay {path}",
+                replay = shlex.join(["fedtheory", "worst", "--replay", path])
+                print(f"fedtheory: {rid} violated on the instance {path}; replay: {replay}",
                       file=sys.stderr)
                 code = 1
     return code
@@ -602,14 +672,12 @@ MAX_SETTINGS_BYTES = 16 << 20  # a --config file or a sweep.json: settings, kilo
 
 def _read_json_object(flag: str, path: str, what: str) -> dict:
     """A JSON object from a regular file of at most MAX_SETTINGS_BYTES, or a ParameterError naming ``flag``."""
-    from .files import FileRefused, read_regular
+    from .files import FileRefused, read_json
 
     try:
-        data = json.loads(read_regular(path, MAX_SETTINGS_BYTES, "settings file"))
+        data = read_json(path, MAX_SETTINGS_BYTES, "settings file")
     except FileRefused as exc:
         raise ParameterError(flag, path, f"{what} ({exc.why})") from None
-    except ValueError as exc:
-        raise ParameterError(flag, path, f"{what} (not JSON: {exc})") from None
     if not isinstance(data, dict):
         raise ParameterError(flag, path, f"{what}: a JSON object, not a {type(data).__name__}")
     return data
@@ -649,8 +717,9 @@ def _print_train_summary(res, fmt: str) -> None:
     if ex:
         print(f"\npath: {ex['path']} ({ex['path_reason']})")
     if res.run_dir is not None:
-        print(f"\nlogged to {res.run_dir}; evaluate with: fedtheory check --runs {res.run_dir} --only fedinit.empirical "
-              f"fedmrur.empirical fedshift.empirical empirical")
+        print(f"\nlogged to {res.run_dir}; evaluate with: " + shlex.join(
+            ["fedtheory", "check", "--runs", str(res.run_dir), "--only", "fedinit.empirical", "fedmrur.empirical",
+             "fedshift.empirical", "empirical"]))
 
 
 # ------------------------------------------------------------------------------------ check
@@ -702,8 +771,11 @@ def _cmd_controls(args) -> int:
 
     if args.worst_case or args.report:
         raise ParameterError("--controls", True, "without --worst-case and --report")
-    if args.runs is not None and not os.path.isdir(args.runs):
-        raise ParameterError("--runs", args.runs, "an existing directory of logged runs (see `fedtheory train`)")
+    if args.out:
+        from .checks.output import check_writable
+
+        check_writable(args.out, "--out")
+    unusable = _usable_runs(args.runs) if args.runs is not None else []
     t0 = time.perf_counter()
     outcomes, missing = run_controls(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed,
                                      runs_dir=args.runs)
@@ -713,8 +785,12 @@ def _cmd_controls(args) -> int:
                "self_checks_by_design": {s.id: s.self_check for s in missing if s.self_check},
                "without_control": [s.id for s in missing if not s.self_check],
                "exit_code": 3 if bad else 0, "elapsed_s": round(time.perf_counter() - t0, 2)}
+    failed: dict[str, ParameterError] = {}
     if args.out:
-        write_json(args.out, payload)
+        try:
+            write_json(args.out, payload, "--out")
+        except ParameterError as exc:  # checked writable before; a disk that filled since: the results are kept
+            failed["--out"] = exc
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -740,13 +816,17 @@ def _cmd_controls(args) -> int:
         if bare:
             print(f"{len(bare)} check(s) without a negative control (their rows are implementation self-checks by "
                   "rule): " + ", ".join(s.id for s in bare))
-        if args.out:
+        if args.out and not failed:
             print(f"JSON written to {args.out}")
+    if failed:
+        return _refuse_outputs(failed, payload, 3 if bad else 0, None)
+    if unusable:
+        return _refuse_unusable(unusable)
     return 3 if bad else 0
 
 
 def _cmd_check(args) -> int:
-    from .checks import exit_code, format_timings, print_results, results_payload, run_checks, write_json
+    from .checks import exit_code, format_timings, print_results, results_payload, run_checks
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
@@ -768,18 +848,14 @@ def _cmd_check(args) -> int:
     if args.out and args.report and _same_file(args.out, args.report):
         raise ParameterError("--report", args.report, f"another file than --out ({args.out}): one would replace the "
                              "other")
-    unusable: list[str] = []
-    if args.runs is not None:
-        if not os.path.isdir(args.runs):
-            raise ParameterError("--runs", args.runs, "an existing directory of logged runs (see `fedtheory train`)")
-        from .empirical.runs import find_runs
-
-        if not find_runs(args.runs, errors=unusable):
-            raise ParameterError("--runs", args.runs, "a directory holding fedtheory runs (manifest.json + metrics.csv "
-                                 "from `fedtheory train`); " + ("unusable: " + "; ".join(unusable) if unusable else
-                                                                "none found"))
     if args.one_process and (args.workers is not None or args.scheduler is not None):
         raise ParameterError("--one-process", True, "without --workers / --scheduler (they run the checks elsewhere)")
+    from .checks.output import check_writable
+
+    for flag, path in (("--out", args.out), ("--report", args.report)):
+        if path:  # before any check runs (the full profile takes minutes), in the flag's name
+            check_writable(path, flag)
+    unusable = _usable_runs(args.runs) if args.runs is not None else []
     t0 = time.perf_counter()
     load_s = getattr(args, "load_s", None)  # seconds main() spent loading the plug-ins, before any check
     progress = not args.no_progress and args.format == "table" and sys.stderr.isatty()
@@ -808,12 +884,7 @@ def _cmd_check(args) -> int:
         payload["exit_code"] = code
     if execution is not None:
         payload["execution"] = execution
-    if args.out:
-        write_json(args.out, payload)
-    if args.report:
-        from .report import write_report
-
-        write_report(payload, args.report)
+    failed = _write_outputs(args, payload)
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -824,22 +895,90 @@ def _cmd_check(args) -> int:
             print("\nworst case within the assumptions (a search: a lower bound on the true worst case):")
             for w in worst:
                 print(f"  {w['id']}: {w['verdict']}, slack {_fmt_slack(w.get('slack'))} (ratio on the check's instance "
-                      f"{_fmt_slack(w.get('random_ratio'))}), {w.get('evaluations')} instances; replay: fedtheory worst "
-                      f"--replay {w.get('instance')}")
+                      f"{_fmt_slack(w.get('random_ratio'))}), {w.get('evaluations')} instances; replay: "
+                      + shlex.join(["fedtheory", "worst", "--replay", str(w.get("instance"))]))
             if not worst:
                 print("  none of the selected bounds has a worst-case declaration (`fedtheory worst --list`)")
         if not results:
             print("no results: " + ("the empirical checks found no completed runs in " + args.runs if args.runs else
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))
-        if args.out:
+        if args.out and "--out" not in failed:
             print(f"JSON records written to {args.out}")
-        if args.report:
+        if args.report and "--report" not in failed:
             print(f"HTML report written to {args.report}")
-    if unusable:  # the valid runs were checked; the unusable ones are bad input
-        print("fedtheory: error: unusable run directories under --runs (the others were checked):\n  "
-              + "\n  ".join(unusable), file=sys.stderr)
-        return 2
+    if failed:
+        return _refuse_outputs(failed, payload, code, args.out if "--out" not in failed else None)
+    if unusable:
+        return _refuse_unusable(unusable)
     return code
+
+
+def _write_outputs(args, payload) -> dict[str, ParameterError]:
+    """Write --out and --report (each checked writable before the run); a write that fails all the same (a disk
+    that filled, a folder removed meanwhile) is returned by flag, never raised: the results are not thrown away."""
+    from .checks import write_json
+
+    failed: dict[str, ParameterError] = {}
+    if args.out:
+        try:
+            write_json(args.out, payload, "--out")
+        except ParameterError as exc:
+            failed["--out"] = exc
+    if args.report:
+        from .report import write_report
+
+        try:
+            write_report(payload, args.report, "--report")
+        except ParameterError as exc:
+            failed["--report"] = exc
+    return failed
+
+
+def _refuse_outputs(failed: dict[str, ParameterError], payload, code: int, written: str | None) -> int:
+    """Name each output that could not be written, keep the results where they can be read back (``written``: the
+    --out file that was written; else a new file in the temporary folder) and exit with status 2, saying the run's
+    own exit status (``code``)."""
+    import tempfile
+
+    from .files import write_atomic
+
+    kept = written
+    if kept is None:
+        try:
+            fd, kept = tempfile.mkstemp(prefix="fedtheory-results-", suffix=".json")
+            os.close(fd)
+            write_atomic(kept, json.dumps(payload, indent=2))
+        except OSError as exc:
+            kept = None
+            print(f"fedtheory: error: the results could not be kept anywhere ({exc.strerror or exc})", file=sys.stderr)
+    for exc in failed.values():
+        print(f"fedtheory: error: {exc}", file=sys.stderr)
+    if kept is not None:
+        print(f"fedtheory: the results are kept in {kept} (`{shlex.join(['fedtheory', 'report', kept])}` draws them); "
+              f"the run's own exit status was {code}", file=sys.stderr)
+    return 2
+
+
+def _usable_runs(runs: str) -> list[str]:
+    """--runs DIR as every path reads it (``check``, ``check --controls``): a ParameterError when DIR is not a
+    directory or holds no usable run (``fedtheory.empirical.runs.find_runs``: regular files within limits, every
+    metric in its declared range); else the descriptions of the unusable run directories beside the usable ones."""
+    if not os.path.isdir(runs):
+        raise ParameterError("--runs", runs, "an existing directory of logged runs (see `fedtheory train`)")
+    from .empirical.runs import find_runs
+
+    unusable: list[str] = []
+    if not find_runs(runs, errors=unusable):
+        raise ParameterError("--runs", runs, "a directory holding fedtheory runs (manifest.json + metrics.csv from "
+                             "`fedtheory train`); " + ("unusable: " + "; ".join(unusable) if unusable else "none found"))
+    return unusable
+
+
+def _refuse_unusable(unusable: list[str]) -> int:
+    """The usable runs were used; the unusable ones are bad input: exit status 2, naming them."""
+    print("fedtheory: error: unusable run directories under --runs (the others were used):\n  "
+          + "\n  ".join(unusable), file=sys.stderr)
+    return 2
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -858,7 +997,7 @@ def _cmd_report(args) -> int:
     if _same_file(args.results, args.out):
         raise ParameterError("--out", args.out, f"another file than the results file it is drawn from ({args.results})")
     t0 = time.perf_counter()
-    path = write_report(args.results, args.out)
+    path = write_report(args.results, args.out, "--out")
     print(f"HTML report written to {path} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
     return 0
 

@@ -6,16 +6,26 @@ results file or a report is meant to be read by others, attached or served.
 
 Files read that may be someone else's (a run directory, an instance file, a results file) are read with
 :func:`read_regular`: a regular file only (never a device, a FIFO or a socket: ``/dev/zero`` would fill the memory,
-a FIFO would block), at most a stated number of bytes. Public: a plug-in that writes or reads files uses the same
-functions (``fedtheory.files.write_atomic``, ``read_regular``, ``open_regular``)."""
+a FIFO would block), at most a stated number of bytes; a JSON file with :func:`read_json`, which also refuses text
+that is not JSON or is nested deeper than :data:`MAX_JSON_DEPTH` levels (a file nested 200,000 deep would exhaust the
+parser's stack). Public: a plug-in that writes or reads files uses the same functions
+(``fedtheory.files.write_atomic``, ``read_regular``, ``open_regular``, ``read_json``)."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
-__all__ = ["FileRefused", "fsync_dir", "open_regular", "read_regular", "user_file_mode", "write_atomic"]
+__all__ = ["FileRefused", "MAX_JSON_DEPTH", "check_writable", "fsync_dir", "json_depth", "open_regular", "parse_json",
+           "read_json",
+           "read_regular", "user_dir_mode", "user_file_mode", "write_atomic", "write_error_text"]
+
+#: How deeply a JSON file fedtheory reads may nest objects and lists. What fedtheory writes nests at most ~10 levels
+#: (a results file: payload, results, record, extra, measurements, series, ...); a deeper file is refused, named.
+MAX_JSON_DEPTH = 100
 
 
 class FileRefused(ValueError):
@@ -88,6 +98,42 @@ def open_regular(path: str | os.PathLike, limit: int, what: str = "file"):
     return os.fdopen(fd, "rb")
 
 
+def json_depth(value: Any) -> int:
+    """How many levels of objects and lists ``value`` (parsed JSON) nests: 0 for a number or a string, 1 for
+    ``[1, 2]``. Counted without recursion, so any depth is measured."""
+    depth, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, list):
+            continue
+        depth = max(depth, d)
+        stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    return depth
+
+
+def parse_json(data: bytes | str, path: str | os.PathLike, what: str = "file") -> Any:
+    """``data`` (the text of ``path``) as JSON, or :class:`FileRefused` naming ``path``: not JSON (the parser's
+    message), or nested deeper than :data:`MAX_JSON_DEPTH` levels."""
+    too_deep = f"nested deeper than the {MAX_JSON_DEPTH} levels {_a(what)} may have: refused"
+    try:
+        value = json.loads(data)
+    except RecursionError:  # deeper than the parser's stack: far beyond the limit
+        raise FileRefused(path, too_deep) from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise FileRefused(path, f"not JSON: {exc}") from None
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise FileRefused(path, too_deep)
+    return value
+
+
+def read_json(path: str | os.PathLike, limit: int, what: str = "file") -> Any:
+    """The JSON value in ``path``, read as :func:`read_regular` reads it (a regular file of at most ``limit``
+    bytes) and parsed by :func:`parse_json`; any refusal is a :class:`FileRefused` naming the file and why."""
+    return parse_json(read_regular(path, limit, what), path, what)
+
+
 def _size(n: int) -> str:
     for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= k:
@@ -95,11 +141,20 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def user_file_mode() -> int:
-    """0666 & ~umask: the mode ``open(path, 'w')`` gives a new file."""
+def _umask() -> int:
     mask = os.umask(0o022)  # the umask can only be read by setting it
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def user_file_mode() -> int:
+    """0666 & ~umask: the mode ``open(path, 'w')`` gives a new file."""
+    return 0o666 & ~_umask()
+
+
+def user_dir_mode() -> int:
+    """0777 & ~umask: the mode ``mkdir`` gives a new folder (``tempfile.mkdtemp`` makes it 0700)."""
+    return 0o777 & ~_umask()
 
 
 def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
@@ -120,6 +175,43 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def check_writable(path: str | os.PathLike, what: str = "file") -> None:
+    """Raise :class:`FileRefused` naming ``path`` unless :func:`write_atomic` could write it now: ``path`` is not a
+    folder, and its folder (or, where folders are still to be made, the nearest one that exists) is a folder in
+    which a file can be created. Probed by creating and removing an empty temporary file there (permissions alone
+    say nothing to root, nor about a read-only file system or ``/proc``). Nothing else is written or made."""
+    p = Path(os.path.abspath(os.fspath(path)))
+    if p.is_dir():
+        raise FileRefused(path, f"a folder, not {_a(what)}: refused")
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise FileRefused(path, f"its folder cannot be made ({folder} is not a folder)")
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".fedtheory-probe.", suffix=".tmp")
+    except OSError as exc:
+        raise FileRefused(path, f"no file can be created in {folder} ({exc.strerror or exc})") from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass
+
+
+def write_error_text(exc: OSError, folder: str | os.PathLike) -> str:
+    """Why a write into ``folder`` failed, naming its disk: 'No space left on device; the disk holding DIR has 0.0
+    MiB free'."""
+    import shutil
+
+    why = exc.strerror or str(exc)
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return f"{why}; on the disk holding {folder}"
+    return f"{why}; the disk holding {folder} has {free / 2**20:.1f} MiB free"
 
 
 def fsync_dir(d: str | os.PathLike) -> None:

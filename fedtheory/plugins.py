@@ -8,11 +8,12 @@ found in three places, in this order:
    my-paper-checks`` is enough); the four built-in papers register here too, through fedtheory's own
    ``pyproject.toml``;
 2. ``$FEDTHEORY_PLUGINS``: entries separated by ``os.pathsep`` (``:`` on Linux), each a ``.py`` file, a
-   package directory, or a dotted module name;
+   package directory, or a dotted module name (blank entries are skipped);
 3. ``--plugin PATH_OR_MODULE`` on the command line (repeatable), or ``load_plugin`` in Python.
 
 A plug-in that fails to import raises :class:`PluginError` (the CLI exits with status 2), naming the
-plug-in, where it came from and the exception (``sys.exit()`` at import included): never a silent skip.
+plug-in, where it came from and the exception (``sys.exit()`` at import included): never a silent skip. One that
+imports but registers no record and no check (``FEDTHEORY_PLUGINS=os``) is loaded with a :class:`PluginWarning`.
 
 This module stands right above the theory and simulation layers: the lookups that load the plug-ins first (the
 records': :func:`records`, :func:`record`, :func:`papers`; the algorithms': :func:`algorithms`) are here, since
@@ -27,6 +28,7 @@ import importlib.util
 import os
 import sys
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -37,7 +39,8 @@ from .sim.algorithms import AlgorithmSpec
 from .sim.algorithms import algorithms as algorithm_table
 from .theory.core import Definition, Record, get, registered_ids, registry
 
-__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "algorithms", "count_registered",
+__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "PluginWarning",
+           "algorithms", "count_registered",
            "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "portable_target", "record", "records",
            "worker_targets"]
 
@@ -56,6 +59,11 @@ BUILTIN_PAPERS = {
 
 class PluginError(FedTheoryError):
     """A plug-in could not be found or failed to import. The message names it, its origin and the exception."""
+
+
+class PluginWarning(UserWarning):
+    """A plug-in that imported but registered no record and no check (a module that is not a paper plug-in, such as
+    ``os``, or one imported before it was named a plug-in): it is listed with 0 and 0, and warned about."""
 
 
 @dataclass
@@ -174,6 +182,10 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
     new = {kind: sorted(ids - before.get(kind, set())) for kind, ids in after.items()}
     info = PluginInfo(name or Path(modname).name, target, origin, modname, new["records"], new.get("checks", []))
     _LOADED[key] = info
+    if not info.records and not info.checks:
+        warnings.warn(f"plug-in {info.name!r} ({origin}: {target}) registered no record and no check: it is not a "
+                      "paper plug-in (a paper plug-in registers records with fedtheory.theory.register and checks with "
+                      "@fedtheory.checks.check when imported; docs/extending.md)", PluginWarning, stacklevel=2)
     return info
 
 
@@ -204,8 +216,9 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
         for e in eps:
             dist = e.dist.name if e.dist is not None else "?"
             load_plugin(e.value, name=e.name, origin=f"entry point ({dist})")
-        for entry in filter(None, os.environ.get(ENV_VAR, "").split(os.pathsep)):
-            load_plugin(entry.strip(), origin=f"${ENV_VAR}")
+        for entry in os.environ.get(ENV_VAR, "").split(os.pathsep):
+            if entry.strip():  # blank entries ('a::b', a trailing ':', spaces) name nothing: skipped
+                load_plugin(entry.strip(), origin=f"${ENV_VAR}")
     for target in extra:
         load_plugin(target, origin="--plugin")
     _run_record_hooks(registered_ids())  # records registered outside a plug-in (imported directly) too

@@ -27,7 +27,6 @@ escaping at each of ~40 interpolation points, and keeps the markup readable in o
 from __future__ import annotations
 
 import io
-import json
 import math
 import re
 import shlex
@@ -104,6 +103,10 @@ def _fmt(x: Any) -> str:
         return x
     if isinstance(x, (list, tuple)):
         return "[" + ", ".join(_fmt(v) for v in x[:6]) + (", ..." if len(x) > 6 else "") + "]"
+    if isinstance(x, Mapping):  # values by setting, e.g. {"0.3": -0.095, "0.6": -0.163}
+        items = list(x.items())
+        return "{" + ", ".join(f"{_short(str(k), 24)}: {_fmt(v)}" for k, v in items[:6]) + \
+            (", ..." if len(items) > 6 else "") + "}"
     v = _num(x)
     return f"{v:.3g}" if v is not None else str(x)
 
@@ -564,125 +567,26 @@ def _reproduce(r: Mapping[str, Any], meta: Mapping[str, Any], checks: Mapping[st
     return shlex.join(cmd)
 
 
-# The shape of what the page reads from a results file: field -> the JSON types it may have (None: absent or null).
-# A record that breaks it makes the file bad input (a ParameterError naming the record and the field), never a
-# traceback halfway through drawing.
-_NUMLIKE = (int, float, str, type(None))  # a number, or "inf" / "nan" / a label as results files write them
-_RECORD_FIELDS: dict[str, tuple] = {
-    "id": (str,), "verdict": (str,), "paper": (str, type(None)), "kind": (str, type(None)),
-    "problem": (str, type(None)), "source": (str, type(None)), "detail": (str, type(None)),
-    "quote": (str, type(None)), "finding": (str, type(None)), "scope": (str, type(None)),
-    "finding_class": (str, type(None)), "params": (dict, type(None)), "extra": (dict, type(None)),
-    "conditions_failed": (list, type(None)), "measured": _NUMLIKE + (list,), "bound": _NUMLIKE + (list,),
-    "ratio": _NUMLIKE + (list,), "seed": (int, type(None)), "seeds": (int, list, type(None)),
-    "self_check": (bool, type(None)), "vacuous": (bool, type(None)),
-}
-_REQUIRED = ("id", "verdict")
-_EXTRA_FIELDS: dict[str, tuple] = {
-    "series": (dict, type(None)), "measurements": (dict, type(None)), "lhs": (str, type(None)),
-    "tightest_round": (int, type(None)), "statement": (str, type(None)), "title": (str, type(None)),
-    "decision_rule": (dict, type(None)), "ci": (list, type(None)), "values": (list, type(None)),
-}
-_PAYLOAD_FIELDS: dict[str, tuple] = {
-    "results": (list,), "command": (list, str, type(None)), "summary": (dict, type(None)),
-    "findings": (dict, type(None)), "plugins": (list, type(None)),
-}
-_FINDINGS_FIELDS: dict[str, tuple] = {
-    "findings": (dict, type(None)), "classes": (dict, type(None)), "not_counted": (dict, type(None)),
-    "errors": (list, type(None)), "ambiguous": (list, type(None)), "proof_step_loose": (list, type(None)),
-    "vacuous": (list, type(None)), "loose": (list, type(None)),
-}
-_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
-               bool: "true/false", type(None): "null"}
-
-
-def _kind(x: Any) -> str:
-    return _JSON_NAMES.get(type(x), type(x).__name__)
-
-
-def _expect(obj: Mapping[str, Any], fields: Mapping[str, tuple], where: str, required: Sequence[str] = ()) -> None:
-    for k in required:
-        if obj.get(k) is None:
-            raise ValueError(f"{where}: no {k!r}")
-    for k, kinds in fields.items():
-        v = obj.get(k)
-        if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
-            raise ValueError(f"{where}: {k!r} is {_kind(v)}, expected " + " or ".join(_JSON_NAMES[t] for t in kinds))
-
-
-def _numbers(v: Any, where: str) -> None:
-    if not isinstance(v, list):
-        raise ValueError(f"{where} is {_kind(v)}, expected a list of numbers")
-    other = set(map(type, v)) - set(_NUMLIKE)  # exact types: no bool, list or object
-    if other:
-        raise ValueError(f"{where} holds " + ", ".join(sorted(_JSON_NAMES.get(t, t.__name__) for t in other))
-                         + ", expected numbers only")
-
-
 def check_payload(data: Any) -> None:
     """Raise ValueError naming the record and the field where ``data`` is not a results payload the report can
-    draw (see ``_RECORD_FIELDS``): the checks' own payloads always pass."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"the file holds {_kind(data)}, expected an object with 'results'")
-    _expect(data, _PAYLOAD_FIELDS, "the results file", ("results",))
-    if isinstance(data.get("findings"), Mapping):
-        _expect(data["findings"], _FINDINGS_FIELDS, "'findings'")
-        for name in ("findings", "classes"):
-            for k, v in (data["findings"].get(name) or {}).items():
-                if not isinstance(v, list):
-                    raise ValueError(f"'findings'.{name}[{k!r}] is {_kind(v)}, expected a list of rows")
-        for k, v in (data["findings"].get("not_counted") or {}).items():
-            if not isinstance(v, Mapping) or not isinstance(v.get("rows", []), list):
-                raise ValueError(f"'findings'.not_counted[{k!r}] is not an object with a list of rows")
-    for i, r in enumerate(data["results"]):
-        where = f"record {i}"
-        if not isinstance(r, Mapping):
-            raise ValueError(f"{where} is {_kind(r)}, expected an object")
-        if isinstance(r.get("id"), str):
-            where += f" (id {r['id'][:80]!r})"
-        _expect(r, _RECORD_FIELDS, where, _REQUIRED)
-        if not all(isinstance(c, str) for c in r.get("conditions_failed") or []):
-            raise ValueError(f"{where}: 'conditions_failed' holds something else than text")
-        ex = r.get("extra") or {}
-        _expect(ex, _EXTRA_FIELDS, f"{where}, 'extra'")
-        for k in ("ci", "values"):
-            if ex.get(k) is not None:
-                _numbers(ex[k], f"{where}, extra.{k}")
-        if (r.get("params") or {}).get("T_grid") is not None:
-            _numbers(r["params"]["T_grid"], f"{where}, params.T_grid")
-        s = ex.get("series")
-        if s is not None:
-            for k in ("x", "measured", "bound", "measured_se"):
-                if s.get(k) is not None:
-                    _numbers(s[k], f"{where}, extra.series.{k}")
-        m = ex.get("measurements")
-        if m is not None:
-            if m.get("x") is not None:
-                _numbers(m["x"], f"{where}, extra.measurements.x")
-            if not isinstance(m.get("series") or {}, Mapping) or not isinstance(m.get("scalars") or {}, Mapping):
-                raise ValueError(f"{where}, extra.measurements: 'series' and 'scalars' must be objects")
-            for k, v in (m.get("series") or {}).items():
-                if not isinstance(v, Mapping):
-                    raise ValueError(f"{where}, extra.measurements.series[{k!r}] is {_kind(v)}, expected an object")
-                for f in ("y", "se"):
-                    if v.get(f) is not None:
-                        _numbers(v[f], f"{where}, extra.measurements.series[{k!r}].{f}")
+    draw: the results file's schema, ``fedtheory.checks.schema`` (the one every row of a check is held to)."""
+    from .checks.schema import check_payload as check
+
+    check(data)
 
 
 def _load(payload_or_path: Any) -> dict[str, Any]:
     if isinstance(payload_or_path, Mapping):
         return dict(payload_or_path)
-    from .files import FileRefused, read_regular
+    from .files import FileRefused, read_json
     from ._validation import ParameterError
 
     path = Path(payload_or_path)
     what = "a results file from `fedtheory check --out`"
     try:
-        data = json.loads(read_regular(path, MAX_RESULTS_BYTES, "results file"))
+        data = read_json(path, MAX_RESULTS_BYTES, "results file")
     except FileRefused as exc:
         raise ParameterError("RESULTS", str(path), f"{what} ({exc.why})") from None
-    except ValueError as exc:
-        raise ParameterError("RESULTS", str(path), f"{what} (not JSON: {exc})") from None
     try:
         check_payload(data)
     except ValueError as exc:
@@ -794,17 +698,19 @@ def render_report(payload: Mapping[str, Any]) -> str:
                        kinds=sorted({r.get("kind") for r in results}))
 
 
-def write_report(payload_or_path: Any, out_path: str | Path) -> Path:
+def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out") -> Path:
     """Write the self-contained HTML report of a check run and return its path.
 
     payload_or_path: a results payload (``fedtheory.checks.results_payload``, what ``fedtheory check --out``
     writes) or the path of such a JSON file. out_path: the HTML file to write (atomically; folders created).
     The page needs nothing else: figures are inline SVG, styles inline, no network, no external file.
-    A file that is not a results file is a ParameterError naming it.
+    A file that is not a results file is a ParameterError naming it; an ``out_path`` that cannot be written one
+    naming ``flag`` (``fedtheory check --report``: '--report').
     """
-    from .checks.output import write_atomic
+    from .checks.output import check_writable, write_atomic
 
+    check_writable(str(out_path), flag)  # before drawing (seconds to minutes): a folder, a read-only place
     payload = _load(payload_or_path)
     html = render_report(payload)
-    write_atomic(str(out_path), html)
+    write_atomic(str(out_path), html, flag)
     return Path(out_path)

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import importlib.util
 import keyword
+import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Iterable
 
 from ._validation import ParameterError
+from .files import user_dir_mode
 
-__all__ = ["shadowed", "write_skeleton"]
+__all__ = ["MAX_NAME_LENGTH", "check_directory", "check_name", "shadowed", "write_skeleton"]
 
 _RECORDS = '''"""{name}: the paper's statements, encoded once in sympy. Cite the source (file/section/equation) of each."""
 import sympy as sp
@@ -131,16 +134,19 @@ def shadowed(name: str) -> str | None:
     return None
 
 
-def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()) -> Path:
-    """Write ``directory/NAME/`` with ``src/NAME/{records,checks,__init__}.py``, ``tests/test_NAME.py`` and a
-    ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder.
+#: The longest NAME: it is the paper's record-id prefix (ids have at most fedtheory.theory.MAX_ID_LENGTH characters:
+#: NAME.thm1.units must fit) and part of file names (tests/test_NAME.py: a file name has at most 255 bytes).
+MAX_NAME_LENGTH = 64
+_NAME_RULE = (f"a lower-case ASCII Python identifier (a-z, 0-9, _; not starting with a digit) of at most "
+              f"{MAX_NAME_LENGTH} characters, e.g. scaffold2020")
 
-    NAME becomes a top-level package and the prefix of the paper's record ids, so it is refused when it names a
-    paper in ``taken`` (the papers already registered: ``fedtheory new-paper`` passes the built-in and installed
-    ones) or would shadow a module (``os``, ``numpy``, ``fedtheory``, ...): either way the plug-in would fail to
-    load."""
-    if not name.isidentifier() or keyword.iskeyword(name) or not name.islower():
-        raise ParameterError("NAME", name, "a lower-case Python identifier (letters, digits, _), e.g. scaffold2020")
+
+def check_name(name: str, taken: Iterable[str] = ()) -> None:
+    """A ParameterError naming NAME unless it can be a new paper's name: NAME_RULE (ASCII: it becomes a TOML key and
+    a file name), not a loaded paper's name (``taken``), not the name of a module it would shadow."""
+    ascii_ident = isinstance(name, str) and name.isascii() and name.isidentifier()
+    if not ascii_ident or keyword.iskeyword(name) or not name.islower() or len(name) > MAX_NAME_LENGTH:
+        raise ParameterError("NAME", name, _NAME_RULE)
     if name in set(taken):
         raise ParameterError("NAME", name, "a name no loaded paper has (it is a built-in or installed paper's: its "
                              "record ids would collide); e.g. " + name + "2")
@@ -148,14 +154,63 @@ def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()
     if clash is not None:
         raise ParameterError("NAME", name, f"a name that shadows no module (it would shadow {clash}); e.g. "
                              f"{name}_paper")
-    root = Path(directory) / name
+
+
+def check_directory(directory: str) -> Path:
+    """``directory`` as a Path if it is an existing folder in which a folder can be created; else a ParameterError
+    naming --dir (a missing folder is not made: a typo would otherwise create folders anywhere, even under /)."""
+    import tempfile
+
+    d = Path(directory)
+    if not d.exists():
+        raise ParameterError("--dir", directory, "an existing folder (it does not exist; create it first, e.g. "
+                             f"{shlex.join(['mkdir', '-p', directory])})")
+    if not d.is_dir():
+        raise ParameterError("--dir", directory, "a folder, not a file")
+    try:
+        probe = tempfile.mkdtemp(dir=d, prefix=".fedtheory-probe.")
+    except OSError as exc:
+        raise ParameterError("--dir", directory, f"a folder where folders can be created ({exc.strerror or exc})") \
+            from None
+    os.rmdir(probe)
+    return d
+
+
+def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()) -> Path:
+    """Write ``directory/NAME/`` with ``src/NAME/{records,checks,__init__}.py``, ``tests/test_NAME.py`` and a
+    ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder.
+
+    NAME becomes a top-level package and the prefix of the paper's record ids, so it is refused when it names a
+    paper in ``taken`` (the papers already registered: ``fedtheory new-paper`` passes the built-in and installed
+    ones) or would shadow a module (``os``, ``numpy``, ``fedtheory``, ...): either way the plug-in would fail to
+    load. Everything is validated first (``check_name``, ``check_directory``), then written whole or not at all:
+    the files go to a hidden folder beside NAME/, which is renamed to NAME/ once complete (a failure removes it)."""
+    import shutil
+    import tempfile
+
+    check_name(name, taken)
+    d = check_directory(directory)
+    root = d / name
     if root.exists():
         raise ParameterError("NAME", name, f"a name for a new folder ({root} exists)")
-    pkg = root / "src" / name
-    pkg.mkdir(parents=True)
-    (root / "tests").mkdir()
-    files = {pkg / "__init__.py": _INIT, pkg / "records.py": _RECORDS, pkg / "checks.py": _CHECKS,
-             root / "tests" / f"test_{name}.py": _TEST, root / "pyproject.toml": _PYPROJECT}
-    for path, text in files.items():
-        path.write_text(text.format(name=name))
+    stage = Path(tempfile.mkdtemp(dir=d, prefix=f".{name}.new."))
+    try:
+        pkg = stage / "src" / name
+        pkg.mkdir(parents=True)
+        (stage / "tests").mkdir()
+        files = {pkg / "__init__.py": _INIT, pkg / "records.py": _RECORDS, pkg / "checks.py": _CHECKS,
+                 stage / "tests" / f"test_{name}.py": _TEST, stage / "pyproject.toml": _PYPROJECT}
+        for path, text in files.items():
+            path.write_text(text.format(name=name), encoding="utf-8")
+        os.chmod(stage, user_dir_mode())  # mkdtemp makes it 0700: the folder a user makes gets the umask
+        if root.exists():  # made meanwhile: never replaced
+            raise ParameterError("NAME", name, f"a name for a new folder ({root} exists)")
+        os.rename(stage, root)
+    except BaseException as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(exc, OSError):
+            why = exc.strerror or str(exc)
+            raise ParameterError("--dir", directory, f"a folder where the skeleton can be written ({why}: nothing was "
+                                 "written)") from None
+        raise
     return root

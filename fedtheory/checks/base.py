@@ -16,7 +16,8 @@ import numpy as np
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
-from ..theory.core import registry
+from ..theory.core import MAX_ID_LENGTH, check_id, registry
+from .schema import SchemaError, check_record
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
             "claim_refuted", "inconclusive", "ambiguous", "proof_step_loose", "error")
@@ -216,6 +217,10 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     implementation self-check by design (e.g. an identity of the simulator's own construction); its rows are
     self-checks with that reason (give a control or this, not both).
     """
+    check_id(id, "check id")
+    check_id(paper, f"paper of check {id}", paper=True)
+    for rid in records:
+        check_id(rid, f"records of check {id}")
     check_choice("kind", kind, KINDS)
     check_choice("cost", cost, ("sim", "symbolic"))
     for pr in profiles:
@@ -238,6 +243,7 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
 def register_spec(spec: CheckSpec, *, replace: bool = False) -> CheckSpec:
     """Register a CheckSpec built without the decorator (a check generated for a paper, e.g. PAPER.units);
     ``replace`` refreshes an existing one (same id)."""
+    check_id(spec.id, "check id")
     if spec.id in _CHECKS and not replace:
         raise ValueError(f"check {spec.id} registered twice")
     _CHECKS[spec.id] = spec
@@ -695,6 +701,11 @@ def checked_rows(spec: CheckSpec, out: Any) -> list[CheckResult]:
         if bad is not None:
             rows[i] = _error_row(spec, f"check {spec.id}: row {i} ({r.verdict}) has {bad} = NaN and records no "
                                        "divergence (extra['diverged_runs']); a NaN is never a measurement")
+            continue
+        try:  # the results file's schema, which `fedtheory report` reads back: never a file it refuses
+            check_record(r.to_json(), f"row {i} ({r.verdict})")
+        except SchemaError as exc:
+            rows[i] = _error_row(spec, f"check {spec.id}: {exc} (fedtheory.checks.schema; docs/results.md)")
     return rows
 
 
@@ -793,6 +804,9 @@ ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm
              "p.thm2_2 and p.thm2.rate; quote it in a shell)")
 
 
+MAX_ONLY_LENGTH = 2 * MAX_ID_LENGTH  # the longest --only entry (a pattern may be longer than the ids it matches)
+
+
 def id_matches(pattern: str, check_id: str) -> bool:
     """Whether ``pattern`` (a ``--only`` entry) selects ``check_id``: see ONLY_RULE."""
     import fnmatch
@@ -855,6 +869,9 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
     if only:
         only = list(only)
         for o in only:
+            if not isinstance(o, str) or len(o) > MAX_ONLY_LENGTH:  # fnmatch's translation is quadratic in '['
+                raise ParameterError("--only", o, f"{ONLY_RULE}; at most {MAX_ONLY_LENGTH} characters (an id has at "
+                                     f"most {MAX_ID_LENGTH})")
             if not any(id_matches(o, s.id) for s in specs.values()):
                 near = sorted(s.id for s in specs.values() if s.id.startswith(o))[:6]
                 hint = (f"; it is not a whole dotted part of {', '.join(near)}: '{o}*' would select "

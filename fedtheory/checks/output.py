@@ -14,7 +14,8 @@ from ..theory.core import paper_info
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
 
 __all__ = ["format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
-           "summarize_findings", "write_json", "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
+           "summarize_findings", "write_json", "write_atomic", "check_writable", "fmt_number", "row_marks",
+           "LOOSE_FACTOR"]
 
 LOOSE_FACTOR = 1e6  # a bound looser than this factor (bound / measured) is reported as such in the summary
 
@@ -289,18 +290,28 @@ def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, An
             "findings": summarize_findings(results), "results": [r.to_json() for r in results]}
 
 
-def write_atomic(path: str, text: str) -> None:
+def write_atomic(path: str, text: str, flag: str = "--out") -> None:
     """Write ``text`` to ``path`` whole, with the user's file mode (``fedtheory.files.write_atomic``); folders are
-    made. An unwritable place is a ParameterError naming the path."""
+    made. An unwritable place (a folder, a full disk, a read-only file system) is a ParameterError naming ``flag``
+    (the option that gave the path) and the path."""
     d = os.path.dirname(os.path.abspath(path)) or "."
     try:
         os.makedirs(d, exist_ok=True)
         files.write_atomic(path, text)
     except OSError as exc:
         allowed = "a file in a writable folder" if not os.access(d, os.W_OK) else "a writable file path"
-        raise ParameterError("--out", path, f"{allowed} ({exc.strerror or exc})") from None
+        raise ParameterError(flag, path, f"{allowed} ({exc.strerror or exc})") from None
 
 
-def write_json(path: str, payload: Any) -> None:
-    """Write a JSON document atomically."""
-    write_atomic(path, json.dumps(payload, indent=2))
+def check_writable(path: str, flag: str = "--out") -> None:
+    """Before a run: a ParameterError naming ``flag`` unless ``write_atomic`` could write ``path`` now
+    (``fedtheory.files.check_writable``: not a folder, in a folder where a file can be created)."""
+    try:
+        files.check_writable(path)
+    except files.FileRefused as exc:
+        raise ParameterError(flag, path, f"a writable file path ({exc.why})") from None
+
+
+def write_json(path: str, payload: Any, flag: str = "--out") -> None:
+    """Write a JSON document atomically (an unwritable ``path`` is a ParameterError naming ``flag``)."""
+    write_atomic(path, json.dumps(payload, indent=2), flag)

@@ -42,23 +42,24 @@ def _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timin
     results: dict[str, list[CheckResult]] = {}
     where: dict[str, str] = {}  # where a check ran, when not here
     futures = {}
-    pool = None
-    if there:
-        import concurrent.futures as cf
-        import multiprocessing as mp
+    pool, before, bar = None, set(), None
+    try:  # from the pool's start: a signal at any point below ends its worker
+        if there:
+            import concurrent.futures as cf
+            import multiprocessing as mp
 
-        from ..plugins import worker_targets
+            from ..plugins import worker_targets
 
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context(method))
-        plugins = worker_targets()
-        futures = {s.id: pool.submit(_run_in_worker, s.id, profile, seed, runs_dir, plugins) for s in there}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            before = set(mp.active_children())
+            pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context(method), initializer=_lane_init,
+                                          initargs=(os.getpid(),))
+            plugins = worker_targets()
+            futures = {s.id: pool.submit(_run_in_worker, s.id, profile, seed, runs_dir, plugins) for s in there}
+        if progress:
+            from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(specs), desc="checks", unit="check")
-    try:
+            bar = tqdm(total=len(specs), desc="checks", unit="check")
         for s in here:
             if bar is not None:
                 bar.set_postfix_str(s.id)
@@ -75,6 +76,11 @@ def _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timin
                 results[sid] = run_spec(spec, session)
             if bar is not None:
                 bar.update(1)
+    except BaseException:  # an error, Ctrl-C, a signal that ends the run (the CLI turns SIGTERM into an exception)
+        if pool is not None:
+            _stop_lane(pool, before)  # now: never wait for the worker's current check, never leave it behind
+            pool = None
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -83,6 +89,45 @@ def _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timin
     if timings is not None:
         timings.extend(check_timings(specs, results, where, session.cpu_s))
     return [r for s in specs for r in results[s.id]]
+
+
+def _lane_init(parent: int) -> None:
+    """The worker process's set-up: it ends with its parent. Ctrl-C is the parent's to handle (it stops the worker
+    at once); on Linux the kernel kills the worker when the parent dies, even of SIGKILL (``PR_SET_PDEATHSIG``), so
+    it is never left behind asleep on its pipe."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # a forked worker inherits the CLI's handlers
+        if sig is not None and signal.getsignal(sig) not in (signal.SIG_IGN, None):
+            signal.signal(sig, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
+def _stop_lane(pool, before: set) -> None:
+    """End the worker lane at once: cancel what is queued, terminate the pool's worker process (the children
+    started since ``before``; SIGTERM, then SIGKILL after 2 s) and reap it."""
+    import multiprocessing as mp
+
+    workers = [p for p in mp.active_children() if p not in before]
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        if p.is_alive():
+            p.terminate()
+    for p in workers:
+        p.join(2)
+        if p.is_alive():
+            p.kill()
+            p.join()
 
 
 LANE_BIND_S = 0.05  # two lanes gain little from splitting checks that share a simulation: bind them from 0.05 s

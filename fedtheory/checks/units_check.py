@@ -224,6 +224,12 @@ def _analyse(record) -> dict[str, Any]:
             f"; declare the measure's dimension with fedtheory.sim.register_measure({lhs_name!r}, DIMENSION) or the "
             "record's Units(lhs=...)" if lhs_only else "")
         return out
+    undecided = list(dict.fromkeys(f"{x.formula.part}: {x.undecided}" for r in readings for x in r.results
+                                   if x.undecided))
+    if undecided:  # bounded work (TooLargeToDecide): said, never guessed
+        out["verdict"] = "inconclusive"
+        out["detail"] = out["summary"] = "units: not decided (" + "; ".join(undecided[:MAX_PARTS]) + ")"
+        return out
 
     def text(r: _Reading, needs: bool = True) -> str:
         order = ""

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_regular, write_atomic
+from ..files import FileRefused, read_json, read_regular, write_atomic, write_error_text
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError
 
@@ -260,7 +260,12 @@ class RunDirLock:
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    write_atomic(Path(run_dir) / MANIFEST, json.dumps(jsonable(manifest, nonfinite="null"), indent=1, allow_nan=False))
+    try:
+        write_atomic(Path(run_dir) / MANIFEST, json.dumps(jsonable(manifest, nonfinite="null"), indent=1,
+                                                          allow_nan=False))
+    except OSError as exc:
+        raise RunDirError(f"{Path(run_dir) / MANIFEST}: could not be written ({write_error_text(exc, run_dir)})") \
+            from None
 
 
 class MetricsWriter:
@@ -284,12 +289,20 @@ class MetricsWriter:
         w = csv.writer(buf, lineterminator="\n")
         for r in rows:
             w.writerow([_fmt(r.get(c)) for c in self.columns])
-        self._f.write(buf.getvalue())
-        self._f.flush()
+        try:
+            self._f.write(buf.getvalue())
+            self._f.flush()
+        except OSError as exc:
+            raise RunDirError(f"{self.path}: rows could not be written ({write_error_text(exc, self.path.parent)}); "
+                              "the rounds before are kept: make room and continue with --resume") from None
 
     def sync(self) -> None:
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        try:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError as exc:
+            raise RunDirError(f"{self.path}: rows could not be written ({write_error_text(exc, self.path.parent)}); "
+                              "make room and continue with --resume") from None
 
     def close(self) -> None:
         if not self._f.closed:
@@ -433,11 +446,9 @@ def read_manifest(run_dir: str | os.PathLike) -> dict[str, Any]:
     other file is a RunDirError naming it and what is wrong."""
     mpath = Path(run_dir) / MANIFEST
     try:
-        manifest = json.loads(read_regular(mpath, MAX_MANIFEST_BYTES, "run manifest"))
+        manifest = read_json(mpath, MAX_MANIFEST_BYTES, "run manifest")
     except FileRefused as exc:
         raise RunDirError(str(exc)) from None
-    except ValueError as exc:
-        raise RunDirError(f"{mpath}: cannot read it ({exc})") from None
     if not isinstance(manifest, dict):
         raise RunDirError(f"{mpath}: not a fedtheory run manifest (a JSON {type(manifest).__name__}, expected an "
                           f"object with schema {SCHEMA!r})")

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..files import parse_json
 from ..sim.rng import CONCERNS, RunStreams
 
 TRAIN_CONCERNS = CONCERNS + ("augment",)
@@ -42,8 +43,9 @@ class TrainStreams(RunStreams):
         return json.dumps({c: [g.bit_generator.state for g in gens] for c, gens in self._gens.items()})
 
     def load_state_json(self, text: str) -> None:
-        states = json.loads(text)
-        if set(states) != set(self._gens) or any(len(states[c]) != len(self._gens[c]) for c in states):
+        states = parse_json(text, "checkpoint", "checkpoint's random streams")  # FileRefused is a ValueError
+        if not isinstance(states, dict) or set(states) != set(self._gens) \
+                or any(len(states[c]) != len(self._gens[c]) for c in states):
             raise ValueError("checkpoint random streams do not match this run's seeds")
         for c, gens in self._gens.items():
             for g, st in zip(gens, states[c]):

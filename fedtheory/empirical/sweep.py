@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
+from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
 from .config import EXTENSIBLE_FIELDS, TrainConfig
-from .runs import CHECKPOINT, MANIFEST, METRICS, PREV_CHECKPOINT, NON_REPRODUCIBLE
+from .runs import CHECKPOINT, MANIFEST, MAX_MANIFEST_BYTES, METRICS, PREV_CHECKPOINT, NON_REPRODUCIBLE
 
 __all__ = ["SWEEP", "SWEEP_SCHEMA", "SweepResult", "cell_configs", "cell_name", "cells_equal", "is_sweep",
            "train_cell", "train_sweep"]
@@ -85,10 +85,13 @@ def _cell_state(d: Path, config: TrainConfig) -> str:
     if not mpath.is_file():
         return "new"
     try:
-        man = json.loads(mpath.read_text())
-    except (OSError, ValueError):
-        raise FedTheoryError(f"{mpath}: unreadable manifest (written atomically, so not by a killed task); "
-                             f"move the cell away to retrain it") from None
+        man = read_json(mpath, MAX_MANIFEST_BYTES, "run manifest")
+    except FileRefused as exc:
+        raise FedTheoryError(f"{mpath}: unreadable manifest ({exc.why}; written atomically, so not by a killed "
+                             f"task); move the cell away to retrain it") from None
+    if not isinstance(man, dict):
+        raise FedTheoryError(f"{mpath}: not a run manifest (a JSON {type(man).__name__}); move the cell away to "
+                             "retrain it")
     done = man.get("status") == "completed" and int(man.get("config", {}).get("rounds", -1)) == config.rounds
     return "completed" if done else "partial"
 
@@ -169,7 +172,13 @@ def train_sweep(config: TrainConfig, out_dir: str | os.PathLike, executor: Any, 
     if resume:
         if not spath.is_file():
             raise ParameterError("--out", str(d), f"a sweep directory with {SWEEP} to resume (none found)")
-        stored = json.loads(spath.read_text())
+        try:
+            stored = read_json(spath, MAX_MANIFEST_BYTES, "sweep file")
+        except FileRefused as exc:
+            raise ParameterError("--out", str(d), f"a sweep directory with a readable {SWEEP} ({exc.why})") from None
+        if not isinstance(stored, dict) or not isinstance(stored.get("config"), dict):
+            raise ParameterError("--out", str(d), f"a sweep directory whose {SWEEP} is an object with a 'config' "
+                                 "object")
         there, here = _identity(stored["config"]), _identity(config.to_dict())
         diff = sorted(k for k in set(there) | set(here) if there.get(k) != here.get(k))
         if diff:

@@ -32,6 +32,7 @@ import pickle
 import platform
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..files import FileRefused, fsync_dir, open_regular
+from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
 from .._validation import FedTheoryError, ParameterError
 from ..sim.plugins import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
@@ -649,11 +650,25 @@ class Trainer:
                    "diverged_at": torch.as_tensor(diverged_at), "identity": json.dumps(self._checkpoint_identity(),
                                                                                         sort_keys=True)}
         path = self.out_dir / CHECKPOINT
-        tmp = path.with_name(f".{CHECKPOINT}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
+        fd, tmp = tempfile.mkstemp(dir=self.out_dir, prefix=f".{CHECKPOINT}.", suffix=".tmp")
+        sink = _WriteErrors(os.fdopen(fd, "wb"))
+        try:
+            with sink.file:
+                torch.save(payload, sink)  # torch reports a failed write as a RuntimeError without its cause
+                sink.file.flush()
+                os.fsync(sink.file.fileno())
+        except (OSError, RuntimeError) as exc:
+            _unlink(tmp)
+            cause = sink.error if sink.error is not None else exc if isinstance(exc, OSError) else None
+            if cause is None:
+                raise
+            raise RunDirError(f"{path}: the checkpoint of round {t} could not be written ("
+                              f"{write_error_text(cause, self.out_dir)}); its temporary file was removed, any earlier "
+                              "checkpoint and the logged rounds are kept: make room and continue with --resume") \
+                from None
+        except BaseException:
+            _unlink(tmp)
+            raise
         _fault("kill_in_checkpoint", t)
         if path.exists():
             os.replace(path, self.out_dir / PREV_CHECKPOINT)
@@ -708,7 +723,10 @@ class Trainer:
         raise RunDirError(f"{cpath.parent}: no readable checkpoint ({'; '.join(errors)}); start a new run directory")
 
     def _restore(self, ck, path, state, streams, alive, diverged_at) -> int:
-        ident = json.loads(ck["identity"]) if isinstance(ck.get("identity"), str) else None
+        try:  # a checkpoint may be someone else's: its JSON parts are read like any JSON file
+            ident = parse_json(ck["identity"], path, "checkpoint") if isinstance(ck.get("identity"), str) else None
+        except FileRefused as exc:
+            raise RunDirError(f"{path}: its settings cannot be read ({exc.why})") from None
         mine = json.loads(json.dumps(self._checkpoint_identity(), sort_keys=True))
         if ident is not None:  # checkpoints written before rounds could change carry it; it may differ
             ident = {k: v for k, v in ident.items() if k not in EXTENSIBLE_FIELDS}
@@ -720,7 +738,10 @@ class Trainer:
                               f"does not match this algorithm's ({sorted(state.server)}, {sorted(state.clients)})")
         state.server.update(ck["server"])
         state.clients.update(ck["clients"])
-        streams.load_state_json(ck["streams"])
+        try:
+            streams.load_state_json(ck["streams"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RunDirError(f"{path}: its random streams cannot be restored ({exc})") from None
         alive[:] = ck["alive"].numpy()
         diverged_at[:] = ck["diverged_at"].numpy()
         return int(ck["round"])
@@ -863,6 +884,35 @@ def _fault(point: str, t: int) -> None:
         except FileExistsError:
             return
     os.kill(os.getpid(), signal.SIGKILL if spec.startswith("kill") else signal.SIGTERM)
+
+
+class _WriteErrors:
+    """A binary file for torch.save that remembers the OSError of a failed write (a full disk), which torch turns
+    into a RuntimeError that does not say why."""
+
+    def __init__(self, file):
+        self.file, self.error = file, None
+
+    def write(self, data):
+        try:
+            return self.file.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self):
+        try:
+            self.file.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+
+def _unlink(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _install_stop_handlers(stop: dict):

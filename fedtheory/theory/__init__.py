@@ -9,12 +9,14 @@ under ``fedtheory/papers/``: see ``fedtheory.plugins`` and docs/extending.md.
 """
 from __future__ import annotations
 
-from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, MissingValuesError,
-                   PaperInfo, paper_info, record_evaluations, register_paper, stand_ins, standing_in,
-                   OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
+from .core import (ID_RULE, MAX_ID_LENGTH, TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Definition,
+                   Evaluator, Identity, MissingValuesError, OrderStatement, PaperInfo, Record, StatedOrder, SymbolInfo,
+                   SymbolSet, check_id, get, paper_info, record_evaluations, register, register_paper, registered_ids,
+                   registry, stand_ins, standing_in)
 from .assumptions import (ASSUMPTIONS, CATALOGUE, Assumption, AssumptionConstant, AssumptionRef, bind,
                           parse_reference, register_assumption)
 from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
+from .printing import formula_text
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
 
@@ -23,8 +25,11 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["PaperInfo", "paper_info", "record_evaluations", "register_paper", "stand_ins", "standing_in", "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
-           "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
+__all__ = ["PaperInfo", "paper_info", "record_evaluations", "register_paper", "stand_ins", "standing_in",
+           "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference",
+           "DIMENSION_SYSTEM", "DimensionError", "ID_RULE", "LOSS", "MAX_ID_LENGTH", "PARAMETER",
+           "Units", "UnitsWarning", "check_id", "dimension_of", "formula_text", "TOOL_QUANTITIES", "MissingValuesError",
+           "Bound", "Claim", "ClaimOutcome", "Condition",
            "Definition", "Evaluator", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
            "register_assumption", "registered_ids", "registry", "TermGrowth", "growth"]

@@ -7,7 +7,10 @@ the symbols they use with domains, side conditions, a stated order, and a transc
 """
 from __future__ import annotations
 
+import builtins
 import functools
+import keyword
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 import warnings
@@ -18,7 +21,8 @@ import numpy as np
 import sympy as sp
 
 from .._validation import FedTheoryError, ParameterError
-from .dimensions import Units, UnitsWarning, parse_dimension, undeclared
+from .dimensions import Units, UnitsWarning, as_expression, parse_dimension, undeclared
+from .printing import formula_text
 
 # ------------------------------------------------------------------------------------ symbols
 
@@ -53,6 +57,12 @@ class SymbolSet:
 
     def add(self, name: str, description: str, domain: sp.Set = sp.Interval.open(0, sp.oo), *, integer: bool = False,
             latex: str | None = None, dim: Any = None) -> sp.Symbol:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ParameterError("name", name, f"a symbol name that is a Python identifier (letters, digits, _), e.g. "
+                                 f"'sigma_l' ({self.paper})")
+        if not isinstance(domain, sp.Set):
+            raise ParameterError("domain", domain, f"a sympy Set, e.g. sympy.Interval(0, sympy.oo) (symbol {name} of "
+                                 f"{self.paper})")
         positive = bool(domain.is_subset(sp.Interval.open(0, sp.oo)))
         nonneg = bool(domain.is_subset(sp.Interval(0, sp.oo)))
         kw = {"real": True}
@@ -68,8 +78,12 @@ class SymbolSet:
         if dim is None and self.strict:
             raise FedTheoryError(f"{self.paper}: symbol {name} has no dimension: give dim= (e.g. 'f/w^2', '1'; "
                                  "see fedtheory.theory.dimensions)")
-        for d in (dim.values() if isinstance(dim, Mapping) else [dim] if dim is not None else []):
-            parse_dimension(d)
+        for reading, d in (dim.items() if isinstance(dim, Mapping) else [(None, dim)] if dim is not None else []):
+            try:
+                parse_dimension(d)
+            except ParameterError as exc:  # named by the symbol (and its reading)
+                where = f"dim of {name}" + (f" (reading {reading!r})" if reading is not None else "")
+                raise ParameterError(where, exc.value, f"{exc.allowed} ({self.paper})") from None
         self.info[name] = SymbolInfo(sym, description, domain, dim)
         return sym
 
@@ -159,7 +173,7 @@ class Definition:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "title": self.title, "source": self.source}
 
     def explain(self) -> str:
-        rhs = sp.sstr(self.expr) if self.expr is not None else "(defined in words)"
+        rhs = formula_text(self.expr) if self.expr is not None else "(defined in words)"
         return "\n".join([f"{self.id}  [definition]  {self.title}", f"source: {self.source}",
                           f"{self.symbol} = {rhs}"] + ([f"note: {self.note}"] if self.note else []))
 
@@ -212,9 +226,26 @@ def check_mapping(values: Any, needed: Sequence[str], what: str, name: str = "va
 def _lambdified(expr: sp.Expr) -> tuple[tuple[str, ...], Callable[..., Any]]:
     """(argument names, numpy function) of ``expr``, lambdified once per process: every Evaluator of an equal
     expression (a record's part evaluated at every grid point, a condition of each copy of a record) shares it, so
-    a formula is compiled once and then evaluated on arrays."""
+    a formula is compiled once and then evaluated on arrays.
+
+    lambdify binds every symbol's name in the generated code's namespace, so a symbol named like what that code
+    calls (``pi``, ``e``, ``exp``, ``sqrt``: numpy's and Python's names, a keyword) would shadow the constant or the
+    function (``D*pi*sp.pi + e*sp.E`` at D = pi = e = 1 would be 2, not pi + e; a symbol ``exp`` would be called).
+    Where a symbol's name is one of those, every symbol is replaced by a dummy (same assumptions) first, an argument
+    under a name of lambdify's own; otherwise the expression is compiled as it is (the same code, the same bits)."""
     syms = sorted(expr.free_symbols, key=lambda s: s.name)
-    return tuple(s.name for s in syms), sp.lambdify(syms, expr, modules="numpy")
+    names = tuple(s.name for s in syms)
+    if not any(n in _CODE_NAMES or not n.isidentifier() for n in names):
+        return names, sp.lambdify(syms, expr, modules="numpy")
+    dummies = [sp.Dummy(s.name, **s.assumptions0) for s in syms]
+    safe = expr.xreplace(dict(zip(syms, dummies)))
+    return names, sp.lambdify(dummies, safe, modules="numpy", dummify=True)
+
+
+#: The names lambdify's generated code may use: numpy's (its namespace), Python's built-ins and keywords, the
+#: modules it imports. A symbol so named is compiled as a dummy (``_lambdified``).
+_CODE_NAMES = frozenset(dir(np)) | frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {
+    "numpy", "math", "mpmath", "scipy", "sympy", "builtins"}
 
 
 class Evaluator:
@@ -412,6 +443,9 @@ class Bound(Record):
 
     def __post_init__(self):
         super().__post_init__()
+        self.expr = as_expression(self.expr, f"{self.id}: expr")  # a string is never evaluated
+        if self.exact is not None:
+            self.exact = as_expression(self.exact, f"{self.id}: exact")
         self._eval: Evaluator | None = None
         self._cond_eval: dict[str, Evaluator] = {}
 
@@ -467,7 +501,7 @@ class Bound(Record):
                 ev = self._cond_eval[c.name] = Evaluator(diff, self.symbols, f"{self.id} condition {c.name}")
                 ev.lhs = Evaluator(rel.lhs, self.symbols, c.name) if rel.lhs.free_symbols else None
                 ev.rhs = Evaluator(rel.rhs, self.symbols, c.name) if rel.rhs.free_symbols else None
-                ev.text = sp.sstr(c.relation)  # printed once: a grid of candidates fails the same condition often
+                ev.text = formula_text(c.relation)  # printed once: a grid of candidates fails the same condition often
             margin = ev(values)
             if isinstance(rel, sp.Equality):  # both ways, relative to the sides' size
                 lhs_v = ev.lhs(values) if ev.lhs else float(rel.lhs)
@@ -492,19 +526,19 @@ class Bound(Record):
         lines = [f"{self.id}  [{self.kind}]  {self.title}", f"source: {self.source}",
                  "assumptions:" + (" -" if not self.assumptions else "")]
         lines += [f"  {a}: {describe(a)}" for a in self.assumptions]
-        lines += [f"statement: {self.lhs} <= {sp.sstr(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"
+        lines += [f"statement: {self.lhs} <= {formula_text(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"
                   + (f"  [lhs_kind {self.lhs_kind}]" if self.lhs_kind else "")]
         for d in self.definitions:
-            rhs = sp.sstr(d.expr) if d.expr is not None else "(in words; see its record)"
+            rhs = formula_text(d.expr) if d.expr is not None else "(in words; see its record)"
             lines.append(f"  {d.symbol} = {rhs}   [{d.id}; {d.source}]")
         if self.conditions:
             lines.append("conditions:")
-            lines += [f"  {c.name}: {sp.sstr(c.relation)}" + (f"   [{c.source}]" if c.source else "") for c in self.conditions]
+            lines += [f"  {c.name}: {formula_text(c.relation)}" + (f"   [{c.source}]" if c.source else "") for c in self.conditions]
         if self.requires:
             lines.append("requires: " + ", ".join(f"{k}={v}" for k, v in self.requires.items()))
         if self.order is not None:
-            lines.append(f"stated order: O({sp.sstr(self.order.expr)}) as {self.order.variable} -> oo"
-                         + (f" with {', '.join(f'{k} = {sp.sstr(v)}' for k, v in self.order.choice.items())}" if self.order.choice else "")
+            lines.append(f"stated order: O({formula_text(self.order.expr)}) as {self.order.variable} -> oo"
+                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else "")
                          + (" (log factors omitted)" if self.order.up_to_log else ""))
         lines.append("symbols:")
         names = sorted(set(self.parameters()) | {s.name for s in self.expr.free_symbols})
@@ -513,7 +547,7 @@ class Bound(Record):
                 i = self.symbols.info[n]
                 lines.append(f"  {n} in {i.domain}: {i.description}")
         if self.exact is not None:
-            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {sp.sstr(self.exact)}")
+            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {formula_text(self.exact)}")
         lines += _readings_lines(self.readings)
         if self.note:
             lines.append("transcription note: " + self.note)
@@ -552,8 +586,8 @@ class OrderStatement(Record):
     def explain(self) -> str:
         lines = [f"{self.id}  [order]  {self.title}", f"source: {self.source}", f"statement: {self.statement}"]
         if self.order is not None:
-            lines.append(f"stated order: O({sp.sstr(self.order.expr)}) as {self.order.variable} -> oo"
-                         + (f" with {', '.join(f'{k} = {sp.sstr(v)}' for k, v in self.order.choice.items())}" if self.order.choice else ""))
+            lines.append(f"stated order: O({formula_text(self.order.expr)}) as {self.order.variable} -> oo"
+                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else ""))
         if self.explicit is not None:
             lines.append(f"checked against the explicit bound {self.explicit.id}")
         if self.note:
@@ -615,6 +649,25 @@ def _fmt(v) -> str:
 
 
 # ------------------------------------------------------------------------------------ registry
+
+#: Record, definition and check ids: dotted identifiers, e.g. ``fedinit.thm1``, ``li2020.thm1.rate`` (each part
+#: letters, digits and _, not starting with a digit; parts joined by single dots), at most MAX_ID_LENGTH characters.
+#: A paper's name is one identifier (``li2020``). Ids are checked when registered: they are printed inside commands
+#: (``fedtheory check --only ID``) and file names (``worst_instances/ID.json``).
+ID_RULE = "dotted identifiers, e.g. 'mypaper.thm1' (letters, digits and _ in each part, not starting with a digit)"
+MAX_ID_LENGTH = 120
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def check_id(value: Any, what: str = "record id", *, paper: bool = False) -> str:
+    """``value`` if it is an id by ID_RULE (``paper``: a single identifier) of at most MAX_ID_LENGTH characters,
+    else a ParameterError naming ``what``."""
+    rule = "a paper name: one identifier, e.g. 'li2020'" if paper else ID_RULE
+    if not isinstance(value, str) or len(value) > MAX_ID_LENGTH or not _ID.fullmatch(value) \
+            or (paper and "." in value):
+        raise ParameterError(what, value, f"{rule}, of at most {MAX_ID_LENGTH} characters")
+    return value
+
 
 _REGISTRY: dict[str, Record | Definition] = {}
 _SYMBOL_SETS: dict[str, list[SymbolSet]] = {}  # paper -> its symbol sets (a Definition finds its symbols here)
@@ -720,6 +773,8 @@ def register(*records):
     for r in records:
         if not isinstance(r, (Record, Definition)):
             raise FedTheoryError(f"register() takes records (Bound, Identity, Claim, ...) or definitions, not {type(r).__name__}")
+        check_id(r.id, f"{type(r).__name__} id")
+        check_id(r.paper, f"paper of {r.id}", paper=True)
         if isinstance(r, Record):
             check_quantities(r)
         if r.id in _REGISTRY and _REGISTRY[r.id] is not r:

@@ -50,10 +50,11 @@ from sympy.physics.units import Dimension
 from sympy.physics.units.dimensions import DimensionSystem
 
 from .._validation import FedTheoryError, ParameterError
+from .printing import count_nodes, formula_text
 
 __all__ = ["DIMENSION_SYSTEM", "LOSS", "PARAMETER", "Dim", "DimensionError", "Formula", "Issue", "UnknownDimension",
-           "Units", "UnitsWarning", "check_formula", "dimension_of", "format_dimension", "parse_dimension",
-           "record_formulas"]
+           "Units", "UnitsWarning", "as_expression", "check_formula", "dimension_of", "format_dimension",
+           "parse_dimension", "record_formulas"]
 
 LOSS = Dimension("loss", "f")
 PARAMETER = Dimension("parameter", "w")
@@ -105,7 +106,7 @@ class Dim:
 
     def sympy(self) -> Dimension:
         """As a sympy Dimension of :data:`DIMENSION_SYSTEM`."""
-        return LOSS ** sp.sympify(self.f) * PARAMETER ** sp.sympify(self.w)
+        return LOSS ** _sym(self.f) * PARAMETER ** _sym(self.w)
 
     def __str__(self) -> str:
         return format_dimension(self)
@@ -114,17 +115,41 @@ class Dim:
 ONE = Dim()
 
 
+def _sym(x) -> sp.Basic:
+    """An exponent (a sympy object or a Python number) as sympy; a string is never parsed here."""
+    return sp.sympify(x, strict=True)
+
+
 def _zero(x) -> bool:
     if isinstance(x, int):
         return x == 0
     if getattr(x, "is_Number", False):
         return x == 0
-    return _zero_symbolic(sp.sympify(x))
+    return _zero_symbolic(_sym(x))
+
+
+#: The largest exponent the walk decides exactly (``sp.cancel(sp.together(x)) == 0``), whose cost grows
+#: exponentially with the symbols in it: 8 symbols 0.5 s, 10 symbols 3 s, 12 symbols 15 s, 40 never ends. A larger
+#: one is not decided: the formula's units verdict is 'inconclusive', saying so (the built-in records use 2).
+MAX_SIMPLIFY_SYMBOLS = 8
+MAX_SIMPLIFY_NODES = 400
+
+
+class TooLargeToDecide(FedTheoryError):
+    """An exponent over MAX_SIMPLIFY_SYMBOLS symbols or MAX_SIMPLIFY_NODES nodes: the walk does not decide it."""
 
 
 @functools.lru_cache(maxsize=4096)
 def _zero_symbolic(x) -> bool:
-    return x.is_Number and x == 0 or sp.cancel(sp.together(x)) == 0
+    if x.is_Number:
+        return x == 0
+    n_symbols, n_nodes = len(x.free_symbols), count_nodes(x, MAX_SIMPLIFY_NODES)
+    if n_symbols > MAX_SIMPLIFY_SYMBOLS or n_nodes > MAX_SIMPLIFY_NODES:
+        raise TooLargeToDecide(f"an exponent of {n_symbols} symbols" + (f" and over {MAX_SIMPLIFY_NODES} nodes"
+                               if n_nodes > MAX_SIMPLIFY_NODES else "") + f" is not simplified (at most "
+                               f"{MAX_SIMPLIFY_SYMBOLS} symbols and {MAX_SIMPLIFY_NODES} nodes: "
+                               "fedtheory.theory.dimensions.MAX_SIMPLIFY_SYMBOLS)")
+    return sp.cancel(sp.together(x)) == 0
 
 
 def _same(a: Dim, b: Dim, normals: tuple[Dim, ...] = ()) -> bool:
@@ -140,20 +165,20 @@ def _same(a: Dim, b: Dim, normals: tuple[Dim, ...] = ()) -> bool:
     p, q = basis[0].f, basis[0].w
     if any(not _zero(n.f * q - n.w * p) for n in basis[1:]):
         return True  # two independent normalisations: no dimension is left
-    return _zero(d.f * q - d.w * p) and bool(sp.sympify(d.f).is_number and sp.sympify(d.w).is_number)
+    return _zero(d.f * q - d.w * p) and bool(_sym(d.f).is_number and _sym(d.w).is_number)
 
 
 def _exp_text(e) -> str:
-    e = sp.sympify(e)
+    e = _sym(e)
     if e.is_Integer:
         return str(e)
-    return f"({sp.sstr(e)})"
+    return f"({formula_text(e)})"
 
 
 def format_dimension(d) -> str:
     """'[f]^2/[w]^2', '[w]^-1', '[f]', '1'; symbolic exponents in parentheses."""
     d = parse_dimension(d) if not isinstance(d, Dim) else d
-    parts = [(b, sp.sympify(e)) for b, e in (("[f]", d.f), ("[w]", d.w)) if not _zero(e)]
+    parts = [(b, _sym(e)) for b, e in (("[f]", d.f), ("[w]", d.w)) if not _zero(e)]
     if not parts:
         return "1"
 
@@ -171,31 +196,71 @@ def format_dimension(d) -> str:
     return "*".join(f"{b}^-{_exp_text(e)}" for b, e in neg)
 
 
-_F, _W = sp.Symbol("f"), sp.Symbol("w")
+#: The longest dimension text read ('f^2/w^2' has 7 characters): a text is parsed by its own grammar, never evaluated.
+MAX_DIMENSION_TEXT = 100
+_DIM_TEXT = ("a dimension text: a product of powers of f (the loss) and w (the parameter) with numeric exponents, e.g. "
+             "'f^2/w^2', 'w', '1', 'f^(1/2)', '[f]/[w]^2'")
+_EXPONENT = "a finite real number (e.g. 2, -1, 0.5, (1/2)), not a symbol, oo or I"
+
+
+def _exponent(node, text: str):
+    """An exponent of a dimension text: numbers joined by + - * / (exact rationals), nothing else."""
+    import ast
+
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        v = node.value
+        if isinstance(v, float) and not (v == v and abs(v) != float("inf")):
+            raise ParameterError("dim", text, f"{_DIM_TEXT}; an exponent must be {_EXPONENT}")
+        return sp.Rational(repr(v)) if isinstance(v, float) else sp.Integer(v)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        e = _exponent(node.operand, text)
+        return -e if isinstance(node.op, ast.USub) else e
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        a, b = _exponent(node.left, text), _exponent(node.right, text)
+        if isinstance(node.op, ast.Div) and b == 0:
+            raise ParameterError("dim", text, f"{_DIM_TEXT}; an exponent must be {_EXPONENT} (it divides by 0)")
+        if isinstance(node.op, ast.Div):
+            return a / b
+        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+    shown = getattr(node, "id", None) or type(node).__name__
+    raise ParameterError("dim", text, f"{_DIM_TEXT}; an exponent must be {_EXPONENT} (found {shown!r})")
+
+
+def _dim_node(node, text: str) -> Dim:
+    import ast
+
+    if isinstance(node, ast.Name) and node.id in ("f", "w"):
+        return Dim(sp.S.One, sp.S.Zero) if node.id == "f" else Dim(sp.S.Zero, sp.S.One)
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 1:
+        return ONE
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        a, b = _dim_node(node.left, text), _dim_node(node.right, text)
+        return a * b if isinstance(node.op, ast.Mult) else a / b
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return _dim_node(node.left, text) ** _exponent(node.right, text)
+    if isinstance(node, ast.Name):
+        raise ParameterError("dim", text, f"{_DIM_TEXT} ({node.id!r} is neither f nor w)")
+    raise ParameterError("dim", text, f"{_DIM_TEXT} (no coefficient, no sum)")
 
 
 @functools.lru_cache(maxsize=None)
 def _parse_text(text: str) -> Dim:
+    """A dimension text by its grammar: ``dim := factor (('*' | '/') factor)*``, ``factor := f | w | 1 | (dim) |
+    factor ('^' | '**') exponent``, ``exponent := a number, or numbers joined by + - * / in parentheses``; brackets
+    around f and w are dropped. Python's parser reads the text (``ast``, which runs nothing); only these shapes are
+    accepted, so no text runs code, and every exponent is a finite rational number."""
+    import ast
+
+    if len(text) > MAX_DIMENSION_TEXT:
+        raise ParameterError("dim", text, f"{_DIM_TEXT}, of at most {MAX_DIMENSION_TEXT} characters")
     t = text.strip().replace("[", "").replace("]", "").replace("^", "**")
     if t in ("", "1"):
         return ONE
     try:
-        e = sp.sympify(t, locals={"f": _F, "w": _W}, rational=True)
-    except (sp.SympifyError, SyntaxError, TypeError) as exc:
-        raise ParameterError("dim", text, "a dimension in f (loss) and w (parameter), e.g. 'f^2/w^2', 'w', '1'") from exc
-    if e.free_symbols - {_F, _W}:
-        raise ParameterError("dim", text, "a dimension in f (loss) and w (parameter) only, e.g. 'f^2/w^2', 'w', '1'")
-    powers = sp.Mul.make_args(e)
-    f = w = sp.S.Zero
-    for factor in powers:
-        base, ex = factor.as_base_exp()
-        if base == _F:
-            f += ex
-        elif base == _W:
-            w += ex
-        elif not (factor.is_number and factor == 1):
-            raise ParameterError("dim", text, "a product of powers of f and w, e.g. 'f^2/w^2' (no coefficient, no sum)")
-    return Dim(f, w)
+        tree = ast.parse(t, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ParameterError("dim", text, _DIM_TEXT) from None
+    return _dim_node(tree.body, text)
 
 
 def parse_dimension(d) -> Dim:
@@ -203,12 +268,18 @@ def parse_dimension(d) -> Dim:
     if isinstance(d, Dim):
         return d
     if isinstance(d, Dimension):
-        deps = DIMENSION_SYSTEM.get_dimensional_dependencies(d)
+        try:
+            deps = DIMENSION_SYSTEM.get_dimensional_dependencies(d)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError("dim", str(d), f"a Dimension built from LOSS and PARAMETER ({exc})") from None
         unknown = [k for k in deps if k not in (LOSS, PARAMETER)]
         if unknown:
             raise ParameterError("dim", str(d), "a Dimension built from fedtheory.theory.dimensions.LOSS and PARAMETER")
-        return Dim(sp.sympify(deps.get(LOSS, 0)), sp.sympify(deps.get(PARAMETER, 0)))
-    if isinstance(d, (int, float)) and d == 1:
+        exps = [sp.sympify(deps.get(b, 0), strict=True) for b in (LOSS, PARAMETER)]
+        if not all(e.is_Rational for e in exps):
+            raise ParameterError("dim", str(d), f"a Dimension whose exponents are each {_EXPONENT}")
+        return Dim(*exps)
+    if isinstance(d, (int, float)) and not isinstance(d, bool) and d == 1:
         return ONE
     if isinstance(d, str):
         return _parse_text(d)
@@ -254,7 +325,7 @@ class Issue:
             elif k == "argument":
                 t = f"the argument of {o}, {self.term}, has {self.has} (must be dimensionless)"
             elif k == "exponent":
-                t = f"the exponent of {sp.sstr(o)}, {self.term}, has {self.has} (must be dimensionless)"
+                t = f"the exponent of {formula_text(o)}, {self.term}, has {self.has} (must be dimensionless)"
             elif k == "branch":
                 t = f"the branch {self.term} has {self.has}, another branch {self.needs}"
             else:  # relation: o = the other side
@@ -270,7 +341,7 @@ def _term_text(e) -> str:
     """A term as sympy prints it, without a leading minus sign (the sign is not the offence)."""
     if isinstance(e, sp.Basic) and e.could_extract_minus_sign():
         e = -e
-    return sp.sstr(e) if isinstance(e, sp.Basic) else str(e)
+    return formula_text(e)
 
 
 class _Any:
@@ -440,6 +511,9 @@ class _Walk:
 def symbol_dims(symbols, reading: Mapping[str, str] | None = None) -> dict[str, Dim]:
     """name -> Dim from a SymbolSet (its symbols' declared dimensions) or a mapping name -> dimension."""
     info = getattr(symbols, "info", None)
+    if info is None and not isinstance(symbols, Mapping):
+        raise ParameterError("symbols", f"a {type(symbols).__name__}", "a SymbolSet or a mapping symbol name -> "
+                             "dimension (e.g. {'L': 'f/w^2'})")
     raw = dict(info if info is not None else symbols)
     raw = {n: getattr(d, "dimension", d) for n, d in raw.items()}
     out = {}
@@ -451,7 +525,11 @@ def symbol_dims(symbols, reading: Mapping[str, str] | None = None) -> dict[str, 
             if key is None:
                 continue  # ambiguous and no reading chosen: unknown
             d = d[key]
-        out[str(getattr(n, "name", n))] = parse_dimension(d)
+        name = str(getattr(n, "name", n))
+        try:
+            out[name] = parse_dimension(d)
+        except ParameterError as exc:  # named by its symbol
+            raise ParameterError(f"dim of {name}", exc.value, exc.allowed) from None
     return out
 
 
@@ -468,15 +546,31 @@ def dimension_of(expr, symbols, *, normalisation: Iterable[str] = ()) -> Dimensi
     >>> DIMENSION_SYSTEM.get_dimensional_dependencies(dimension_of(sigma**2 / L, {"L": "f/w^2", "sigma": "f/w"}))
     {Dimension(loss, f): 1}
     """
+    expr = as_expression(expr)
+    if isinstance(normalisation, str):
+        raise ParameterError("normalisation", normalisation, "a list of symbol names, e.g. ('L',)")
     dims = symbol_dims(symbols)
     normals = tuple(dims[n] for n in normalisation if n in dims)
     walk = _Walk(dims, normals)
-    d = walk.dim(sp.sympify(expr))
+    d = walk.dim(expr)
     if walk.unknown:
         raise UnknownDimension(walk.unknown)
     if walk.issues:
         raise DimensionError(walk.sorted_issues()[0])
     return (ONE if d is ANY else d).sympy()
+
+
+def as_expression(expr, name: str = "expr") -> sp.Basic:
+    """``expr`` as a sympy object: a sympy expression or relation as it is, a finite Python number as a sympy
+    number; anything else (a string above all: a string is never evaluated) a ParameterError naming ``name``."""
+    if isinstance(expr, sp.Basic):
+        return expr
+    if isinstance(expr, (int, float)) and not isinstance(expr, bool) and expr == expr and abs(expr) != float("inf"):
+        return sp.sympify(expr, strict=True)
+    what = "a string (strings are not parsed: build the expression with sympy.Symbol, e.g. L, s = " \
+           "sympy.symbols('L sigma'))" if isinstance(expr, str) else \
+        ("an " if type(expr).__name__[:1].lower() in "aeiou" else "a ") + type(expr).__name__
+    raise ParameterError(name, what, "a sympy expression (or a finite number)")
 
 
 # ------------------------------------------------------------------------------------ records
@@ -556,9 +650,9 @@ def record_formulas(record, lhs_dimension: str | None = None) -> list[Formula]:
                 eu = getattr(explicit, "units", None)
                 lhs_dim = (eu.lhs if eu is not None and eu.lhs else None) or _LHS_UNKNOWN(getattr(explicit, "lhs", ""))
         for k, v in list(order.choice.items()) + list(order.substitute.items()):
-            if _is_zero_expr(sp.sympify(v)):
+            if _is_zero_expr(as_expression(v, f"{getattr(record, 'id', '?')}: stated order")):
                 continue
-            out.append(Formula(f"stated order: {sp.sstr(k)} = {sp.sstr(v)}", v, k, order=True, choice=True))
+            out.append(Formula(f"stated order: {formula_text(k)} = {formula_text(v)}", v, k, order=True, choice=True))
         out.append(Formula("stated order", order.expr, lhs_dim, order=True))
     return out
 
@@ -585,20 +679,29 @@ class FormulaResult:
     unknown: set[str] = field(default_factory=set)
     implied: list[str] = field(default_factory=list)
     counts_only: bool = False
+    undecided: str = ""  # why the walk could not decide the formula (TooLargeToDecide)
 
 
 def check_formula(formula: Formula, dims: Mapping[str, Dim], normals: tuple[Dim, ...] = ()) -> FormulaResult:
     """Check one formula under the symbols' dimensions ``dims`` (name -> Dim) and normalisations ``normals``."""
-    walk = _Walk(dims, normals, lenient_logs=formula.order, part=formula.part)
     res = FormulaResult(formula)
-    lhs, rhs = formula.lhs, sp.sympify(formula.rhs)
+    try:
+        return _check_formula(formula, dims, normals, res)
+    except TooLargeToDecide as exc:
+        res.issues, res.undecided = [], str(exc)
+        return res
+
+
+def _check_formula(formula: Formula, dims: Mapping[str, Dim], normals: tuple[Dim, ...], res: FormulaResult):
+    walk = _Walk(dims, normals, lenient_logs=formula.order, part=formula.part)
+    lhs, rhs = formula.lhs, as_expression(formula.rhs, formula.part)
     if isinstance(lhs, _LHS_UNKNOWN):
         walk.unknown.add(f"left side '{lhs.name}'" if lhs.name else "the left side")
         walk.dim(rhs)
     elif lhs is None:
         walk.dim(rhs)
     else:
-        target = parse_dimension(lhs) if isinstance(lhs, (str, Dimension)) else walk.dim(sp.sympify(lhs))
+        target = parse_dimension(lhs) if isinstance(lhs, (str, Dimension)) else walk.dim(as_expression(lhs, formula.part))
         if target is ANY:
             walk.dim(rhs)
         elif formula.order and not formula.choice:
@@ -621,11 +724,14 @@ def implied_normal(formula: Formula, dims: Mapping[str, Dim]) -> Dim | None:
     if not formula.choice:
         return None
     walk = _Walk(dims, lenient_logs=True)
-    a, b = walk.dim(sp.sympify(formula.lhs)), walk.dim(sp.sympify(formula.rhs))
-    if a is ANY or b is ANY or walk.issues:
-        return None
-    r = a / b
-    if r.dimensionless or not (sp.sympify(r.f).is_number and sp.sympify(r.w).is_number):
+    try:
+        a, b = walk.dim(as_expression(formula.lhs, formula.part)), walk.dim(as_expression(formula.rhs, formula.part))
+        if a is ANY or b is ANY or walk.issues:
+            return None
+        r = a / b
+        if r.dimensionless or not (_sym(r.f).is_number and _sym(r.w).is_number):
+            return None
+    except TooLargeToDecide:  # check_formula reports it
         return None
     return r
 

@@ -18,13 +18,14 @@ import inspect
 import json
 import math
 import os
+import shlex
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_regular, write_atomic
+from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
 from ..sim import simulate
@@ -513,7 +514,7 @@ def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, recor
     payload = {"format": FORMAT, "id": spec.record_id, "params": dict(spec.params), "seeds": list(seeds),
                "theta": inst.theta[0].tolist(), "instance": inst.to_json(),
                "worst_measured": record["worst_measured"], "bound": record["bound"], "verdict": record["verdict"],
-               "replay": f"fedtheory worst --replay {path}"}
+               "replay": shlex.join(["fedtheory", "worst", "--replay", str(path)])}
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     write_atomic(path, json.dumps(jsonable(payload), allow_nan=False))  # strict JSON: inf/nan as strings
@@ -525,12 +526,9 @@ def load_worst(path: str) -> tuple[WorstCaseSpec, Instances, tuple[int, ...], di
     stored), its seeds, the file's payload). ``simulate(inst.problem(), spec.algorithm, spec.config, seeds,
     w0=inst.w0[0])`` re-runs it (a coupled pair: ``spec.runner(spec, inst, seeds)``)."""
     try:
-        payload = json.loads(read_regular(path, MAX_INSTANCE_BYTES, "instance file"))
+        payload = read_json(path, MAX_INSTANCE_BYTES, "instance file")
     except FileRefused as exc:
         raise ParameterError("--replay", path, f"an instance file written by `fedtheory worst` ({exc.why})") from None
-    except ValueError as exc:
-        raise ParameterError("--replay", path, f"an instance file written by `fedtheory worst` (not JSON: {exc})") \
-            from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ParameterError("--replay", path, f"an instance file of format {FORMAT}")
     for key, kind in (("id", str), ("params", dict), ("instance", dict), ("seeds", list)):

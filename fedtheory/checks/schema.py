@@ -1,0 +1,277 @@
+"""The results file's schema: what ``fedtheory check --out`` writes and ``fedtheory report`` reads, defined once.
+
+Both sides use it: every row a check returns is held to :data:`RECORD` before it is kept (``checks.base.checked_rows``:
+a row that breaks it becomes an ``error`` row naming the field, never a file the report refuses), and ``fedtheory
+report`` refuses a results file that breaks it (:func:`check_payload`: exit 2, naming the record and the field).
+``docs/results.md`` is :func:`schema_markdown`'s text (a test holds the two equal).
+
+JSON types are named as JSON names them: ``object``, ``list``, ``string``, ``integer``, ``number`` (an integer
+counts), ``boolean``, ``null``. A field of type ``numbers`` is a list of numbers in which a non-finite value is the
+string ``"inf"``, ``"-inf"`` or ``"nan"`` (how results files write them: strict JSON has no Infinity) and a missing
+one ``null``. A field that is not required may be absent (the report then takes its default); ``fedtheory check``
+writes every field.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = ["EXTRA", "FINDINGS", "MEASUREMENTS", "PAYLOAD", "RECORD", "SERIES", "Field", "SchemaError", "check_payload",
+           "check_record", "schema_markdown"]
+
+#: How deeply a record may nest objects and lists (``fedtheory.files.MAX_JSON_DEPTH`` bounds a file as a whole).
+MAX_RECORD_DEPTH = 60
+NON_FINITE = ("inf", "-inf", "nan")
+
+
+class SchemaError(ValueError):
+    """A results payload or record that breaks the schema; the message names the record and the field."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field: the JSON types it may have, whether it must be there (and not null), what it holds."""
+
+    types: tuple[str, ...]
+    doc: str
+    required: bool = False
+
+
+ANY = ("object", "list", "string", "number", "boolean", "null")
+
+#: One record (``CheckResult.to_json``): one verdict.
+RECORD: dict[str, Field] = {
+    "id": Field(("string",), "the result's id: a record id or a check id, dotted identifiers (`paper.thm1`)", True),
+    "paper": Field(("string",), "the paper's short name", True),
+    "kind": Field(("string",), "bound, rate, claim, identity or symbolic", True),
+    "verdict": Field(("string",), "holds, violated, not_applicable, rate_consistent, rate_inconsistent, "
+                     "claim_supported, claim_refuted, inconclusive, ambiguous, proof_step_loose or error", True),
+    "measured": Field(ANY, "what was measured: a number ('inf', '-inf', 'nan' as strings), a label, a list, or an "
+                      "object of values by setting (e.g. {\"0.3\": -0.095} by client fraction); null: none"),
+    "bound": Field(ANY, "the bound's value at the measured setting, in the same forms as measured"),
+    "ratio": Field(("number", "string", "null"), "bound / measured for a bound ('inf' as a string), else null"),
+    "conditions_failed": Field(("list",), "each failing side condition as text: 'name: relation (lhs vs rhs)'"),
+    "problem": Field(("string", "null"), "the problem the row was measured on"),
+    "params": Field(("object",), "the setting: 'setting' (words), beta, eta, ... and every value the verdict used"),
+    "seed": Field(("integer", "null"), "the base seed of the run"),
+    "source": Field(("string",), "seed file and theorem / equation"),
+    "detail": Field(("string",), "the note: why the verdict, with its numbers"),
+    "extra": Field(("object",), "what the figures and the reproduction need (see the extra fields below)"),
+    "versions": Field(("object",), "library versions (name -> version text)"),
+    "elapsed_s": Field(("number", "null"), "the row's share of its check's seconds"),
+    "finding": Field(("string",), "the cause key rows of one finding share ('' : the row is its own)"),
+    "scope": Field(("string",), "inside, outside_conditions, extrapolation, units_artifact, regime_boundary, "
+                   "not_reproduced or by_construction; only 'inside' findings count"),
+    "self_check": Field(("boolean",), "an implementation self-check (never a finding)"),
+    "vacuous": Field(("boolean",), "the bound is above a trivial bound of its left side"),
+    "trivial_bound": Field(("number", "string", "null"), "that trivial bound"),
+    "family_size": Field(("integer", "null"), "comparisons the multiple-testing correction covers"),
+    "seeds": Field(("integer", "null"), "independent runs the verdict rests on"),
+    "quote": Field(("string",), "the sentence tested, with its seed file and line"),
+    "finding_class": Field(("string",), "erratum, inconsistent_rate, false_as_stated or claim_refuted for a finding "
+                           "verdict; '' otherwise"),
+}
+
+#: The fields of a record's ``extra`` that the report reads; any other field may hold any JSON value.
+EXTRA: dict[str, Field] = {
+    "series": Field(("object", "null"), "a per-round bound's series (see series below)"),
+    "measurements": Field(("object", "null"), "a claim's measurements (see measurements below)"),
+    "lhs": Field(("string", "null"), "the left side's name"),
+    "tightest_round": Field(("integer", "null"), "the round where bound / measured is smallest"),
+    "statement": Field(("string", "null"), "a claim's statement"),
+    "title": Field(("string", "null"), "the record's title"),
+    "decision_rule": Field(("object", "null"), "a claim's decision rule and its parameters"),
+    "ci": Field(("numbers", "null"), "a fitted rate's 95% interval"),
+    "values": Field(("numbers", "null"), "a measured rate's values over its grid (params.T_grid)"),
+    "quantities": Field(("object", "null"), "the paper's symbols -> the tool's quantities (K -> clients)"),
+    "simulations": Field(("list", "null"), "the simulations behind the verdict (problem, algorithm, runs, ...)"),
+}
+
+#: ``extra.series``: a per-round bound, at most 60 log-spaced rounds.
+SERIES: dict[str, Field] = {
+    "x": Field(("numbers", "null"), "the rounds"),
+    "measured": Field(("numbers", "null"), "the measured mean at each round"),
+    "bound": Field(("numbers", "null"), "the bound at each round"),
+    "measured_se": Field(("numbers", "null"), "the standard error of the measured mean"),
+}
+
+#: ``extra.measurements``: a claim's measured curves and scalars.
+MEASUREMENTS: dict[str, Field] = {
+    "x": Field(("numbers", "null"), "the curves' common abscissa"),
+    "series": Field(("object", "null"), "name -> {\"y\": numbers, \"se\": numbers or null}"),
+    "scalars": Field(("object", "null"), "name -> a value"),
+}
+
+#: The file: the run's description, its summary and its records (``checks.results_payload`` and ``fedtheory check``).
+PAYLOAD: dict[str, Field] = {
+    "results": Field(("list",), "the records, in registration order", True),
+    "fedtheory": Field(("string", "null"), "the version that wrote the file"),
+    "command": Field(("list", "string", "null"), "the command line (a list of arguments)"),
+    "profile": Field(("string", "null"), "quick or full"),
+    "seed": Field(("integer", "null"), "the base seed"),
+    "plugins": Field(("list", "null"), "the --plugin targets, as the reproduce lines load them"),
+    "plugins_given": Field(("list", "null"), "each --plugin as given, the target it became and how"),
+    "elapsed_s": Field(("number", "null"), "wall-clock seconds of the run"),
+    "exit_code": Field(("integer", "null"), "the run's exit status (0 / 1 findings / 3 a check failed)"),
+    "summary": Field(("object", "null"), "verdict -> number of rows"),
+    "findings": Field(("object", "null"), "the distinct findings and what is not counted (see findings below)"),
+    "load_s": Field(("number", "null"), "seconds spent loading the plug-ins"),
+    "timings": Field(("list", "null"), "each check's seconds, CPU seconds, where it ran, rows, simulations"),
+    "worst_case": Field(("list", "null"), "--worst-case: one record per searched bound"),
+    "execution": Field(("object", "null"), "--workers / --scheduler: tasks, retries, failures"),
+}
+
+#: ``findings`` (``checks.summarize_findings``).
+FINDINGS: dict[str, Field] = {
+    "findings": Field(("object", "null"), "finding key -> the labels of its rows (counted in the exit code)"),
+    "classes": Field(("object", "null"), "finding class -> finding keys"),
+    "not_counted": Field(("object", "null"), "key -> {\"scope\": [...], \"rows\": [labels]}"),
+    "errors": Field(("list", "null"), "the checks that failed: {\"row\", \"error\"}"),
+    "ambiguous": Field(("list", "null"), "labels of ambiguous rows"),
+    "proof_step_loose": Field(("list", "null"), "labels of proof-step-loose rows"),
+    "self_checks": Field(("list", "null"), "labels of implementation self-check rows"),
+    "vacuous": Field(("list", "null"), "labels of vacuous bound rows"),
+    "loose": Field(("list", "null"), "labels of bounds looser than LOOSE_FACTOR"),
+}
+
+
+# ------------------------------------------------------------------------------------ checking
+
+
+def _type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__  # not a JSON value
+
+
+def _a(t: str) -> str:
+    return {"object": "an object", "list": "a list", "string": "a string", "integer": "an integer",
+            "number": "a number", "boolean": "true/false", "null": "null", "numbers": "a list of numbers"}.get(t, f"a {t}")
+
+
+def _fits(v: Any, types: tuple[str, ...]) -> bool:
+    t = _type(v)
+    if t in types or (t == "integer" and "number" in types):
+        return True
+    if "numbers" in types and isinstance(v, list):
+        return all(_type(x) in ("integer", "number", "null") or x in NON_FINITE for x in v)
+    return False
+
+
+def _expect(obj: Mapping[str, Any], fields: Mapping[str, Field], where: str) -> None:
+    for k, f in fields.items():
+        if k not in obj and not f.required:
+            continue
+        v = obj.get(k)
+        if f.required and v is None:
+            raise SchemaError(f"{where}: no {k!r}")
+        if not _fits(v, f.types):
+            if "numbers" in f.types and isinstance(v, list):
+                other = sorted({_a(_type(x)) for x in v if not (_type(x) in ("integer", "number", "null")
+                                                               or x in NON_FINITE)})
+                raise SchemaError(f"{where}.{k} holds " + ", ".join(other) + ", expected numbers only (non-finite "
+                                  "ones as 'inf', '-inf', 'nan')")
+            raise SchemaError(f"{where}: {k!r} is {_a(_type(v))}, expected " + " or ".join(_a(t) for t in f.types))
+
+
+def _plain_json(v: Any, where: str) -> None:
+    """Only JSON values (objects with string keys, lists, strings, finite numbers, true/false, null), at most
+    MAX_RECORD_DEPTH levels deep; counted without recursion."""
+    stack = [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > MAX_RECORD_DEPTH:
+            raise SchemaError(f"{where}: nested deeper than {MAX_RECORD_DEPTH} levels")
+        if isinstance(x, dict):
+            for k, y in x.items():
+                if not isinstance(k, str):
+                    raise SchemaError(f"{where}: an object key is {_a(_type(k))}, expected a string")
+                stack.append((y, d + 1))
+        elif isinstance(x, list):
+            stack.extend((y, d + 1) for y in x)
+        elif isinstance(x, float) and not math.isfinite(x):
+            raise SchemaError(f"{where}: holds the number {x} (non-finite numbers are written 'inf', '-inf', 'nan')")
+        elif _type(x) not in ANY + ("integer",):
+            raise SchemaError(f"{where}: holds {type(x).__name__} {str(x)[:40]!r}, not a JSON value")
+
+
+def check_record(rec: Any, where: str = "the record") -> None:
+    """Raise :class:`SchemaError` naming ``where`` and the field where ``rec`` (one record as JSON values) breaks
+    :data:`RECORD`, :data:`EXTRA`, :data:`SERIES` or :data:`MEASUREMENTS`, or is not plain JSON."""
+    if not isinstance(rec, Mapping):
+        raise SchemaError(f"{where} is {_a(_type(rec))}, expected an object")
+    if isinstance(rec.get("id"), str):
+        where += f" (id {rec['id'][:80]!r})"
+    _plain_json(rec, where)
+    _expect(rec, RECORD, where)
+    if not all(isinstance(c, str) for c in rec.get("conditions_failed") or []):
+        raise SchemaError(f"{where}: 'conditions_failed' holds something else than text")
+    ex = rec.get("extra") or {}
+    _expect(ex, EXTRA, f"{where}, extra")
+    if (rec.get("params") or {}).get("T_grid") is not None:
+        _expect(rec["params"], {"T_grid": Field(("numbers",), "")}, f"{where}, params")
+    if ex.get("series") is not None:
+        _expect(ex["series"], SERIES, f"{where}, extra.series")
+    m = ex.get("measurements")
+    if m is not None:
+        _expect(m, MEASUREMENTS, f"{where}, extra.measurements")
+        for k, v in (m.get("series") or {}).items():
+            if not isinstance(v, Mapping):
+                raise SchemaError(f"{where}, extra.measurements.series[{k!r}] is {_a(_type(v))}, expected an object")
+            _expect(v, {"y": Field(("numbers", "null"), ""), "se": Field(("numbers", "null"), "")},
+                    f"{where}, extra.measurements.series[{k!r}]")
+
+
+def check_payload(data: Any) -> None:
+    """Raise :class:`SchemaError` naming the record and the field where ``data`` is not a results payload as
+    ``fedtheory check --out`` writes it (:data:`PAYLOAD`, :data:`FINDINGS`, every record by :func:`check_record`)."""
+    if not isinstance(data, Mapping):
+        raise SchemaError(f"the file holds {_a(_type(data))}, expected an object with 'results'")
+    _expect(data, PAYLOAD, "the results file")
+    f = data.get("findings")
+    if isinstance(f, Mapping):
+        _expect(f, FINDINGS, "'findings'")
+        for name in ("findings", "classes"):
+            for k, v in (f.get(name) or {}).items():
+                if not isinstance(v, list):
+                    raise SchemaError(f"'findings'.{name}[{k!r}] is {_a(_type(v))}, expected a list of rows")
+        for k, v in (f.get("not_counted") or {}).items():
+            if not isinstance(v, Mapping) or not isinstance(v.get("rows", []), list):
+                raise SchemaError(f"'findings'.not_counted[{k!r}] is not an object with a list of rows")
+    for i, r in enumerate(data["results"]):
+        check_record(r, f"record {i}")
+
+
+# ------------------------------------------------------------------------------------ the documentation
+
+
+def _table(title: str, fields: Mapping[str, Field]) -> list[str]:
+    lines = [f"### {title}", "", "| field | JSON type | holds |", "|---|---|---|"]
+    for k, f in fields.items():
+        types = " or ".join(f.types) + (" (required)" if f.required else "")
+        lines.append(f"| `{k}` | {types} | {f.doc.replace('|', '/')} |")
+    return lines + [""]
+
+
+def schema_markdown() -> str:
+    """The schema as the Markdown tables of ``docs/results.md``."""
+    parts = [("The file", PAYLOAD), ("A record (one entry of `results`)", RECORD),
+             ("`extra`: the fields the report reads (any other field: any JSON value)", EXTRA),
+             ("`extra.series`", SERIES), ("`extra.measurements`", MEASUREMENTS), ("`findings`", FINDINGS)]
+    out: list[str] = []
+    for title, fields in parts:
+        out += _table(title, fields)
+    return "\n".join(out).rstrip() + "\n"
