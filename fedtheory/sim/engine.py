@@ -458,8 +458,9 @@ def simulate(
             commit_round(state, rs)
             # divergence: the global model or any local end point non-finite or beyond the threshold
             w_ok, local_ok = divergence_flags(state.w, rs.wK, threshold)
-            bad = alive & ~(w_ok & local_ok)
-            if bad.any():
+            every = np.logical_and.reduce  # ndarray.all without its Python layers
+            bad = None if every(w_ok) and every(local_ok) else alive & ~(w_ok & local_ok)  # (parked runs are finite)
+            if bad is not None and np.logical_or.reduce(bad):
                 for r in np.flatnonzero(bad):
                     diverged_at[r] = t
                     which = "w" if not w_ok[r] else "local models"

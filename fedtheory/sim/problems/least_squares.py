@@ -77,6 +77,8 @@ def _runs_first(X: np.ndarray) -> np.ndarray:
     the local models had (a sum's rounding depends on it). Copied in blocks of the (N d) axis: a plain transposing
     copy strides through the whole target for every source row (3-5x slower at R = 64, N d = 10^4)."""
     N, d, R = X.shape
+    if R == 1:
+        return X.reshape(1, N, d)  # the same memory
     out = np.empty((R, N, d))
     src, dst = X.reshape(N * d, R), out.reshape(R, N * d)
     rows = max(16, TRANSPOSE_BLOCK // R)
@@ -125,7 +127,7 @@ class _LSView(ClientView):
         # lr g: one number when every run has the same step size; else one per entry (a broadcast lr makes numpy's
         # inner loops R or d long)
         flat = lr.reshape(-1)
-        if flat.size and (flat == flat[0]).all():
+        if flat.size and np.logical_and.reduce(flat == flat[0]):  # (ndarray.all's Python layers: 7 us a round)
             step = flat[0]
         else:
             step = np.array(np.broadcast_to(flat if self.shared else lr, X.shape))
