@@ -532,3 +532,28 @@ def test_divergence_flags_take_the_runs_maxima_in_any_layout():
         w_ok, local_ok = divergence_flags(w, x, 10.0)
         assert w_ok.all() and local_ok.tolist() == [True, False, False, False]
         assert divergence_flags(w, x, np.inf)[1].tolist() == [True, False, True, False]
+
+
+def test_run_streams_make_each_concerns_generators_when_first_asked_for():
+    """issue 38: a concern's generators are made on first use, as child i of each run's SeedSequence: the states of
+    spawning every child at once, whatever the order of use; nothing is made for a simulation that draws nothing;
+    iterating makes all of them, in the concerns' order (a training checkpoint lists every stream)."""
+    from fedtheory.empirical.sampling import TrainStreams
+    from fedtheory.sim.rng import CONCERNS, RunStreams
+
+    seeds = [0, 7, 2**40, 7]
+    eager = {c: [] for c in CONCERNS}
+    for s in seeds:
+        for c, child in zip(CONCERNS, np.random.SeedSequence(s).spawn(len(CONCERNS))):
+            eager[c].append(np.random.Generator(np.random.PCG64(child)))
+    streams = RunStreams(seeds)
+    for c in reversed(CONCERNS):
+        assert [g.bit_generator.state for g in streams.generators(c)] == [g.bit_generator.state for g in eager[c]]
+    from fedtheory.sim.plugins import Server
+
+    lazy = RunStreams(range(16), rounds_ahead=5)
+    for _ in range(5):  # a round of FedAvg with exact gradients, every client: no draw
+        Server().participants(lazy, 16, 6, 6), Exact().draws(lazy, 16, 6, 2, 4, np.full(6, 12))
+    assert dict.__len__(vars(lazy)["_gens"]) == 0
+    train = TrainStreams([1, 2])
+    assert list(train._gens) == [*CONCERNS, "augment"] and len(train._gens) == len(CONCERNS) + 1
