@@ -10,6 +10,7 @@ end to end, its one-time costs (the bound's sympy compilation) excluded by a war
 """
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -57,7 +58,48 @@ def run(quick: bool = False) -> dict:
     return {"name": "worst-case search throughput", "rows": rows, "search": search, "summary": summary}
 
 
-if __name__ == "__main__":
-    import json
+def against(rev: str, quick: bool = False, repeats: int = 2) -> dict:
+    """``run`` for revision ``rev`` (exported with git archive) and for this tree, each in a fresh interpreter,
+    alternating, ``repeats`` times per side; each side's best evaluations per second."""
+    import os
+    import tempfile
+    from pathlib import Path
 
-    print(json.dumps(run(quick=True), indent=2))
+    from _trees import export, python_in
+
+    here = Path(__file__).resolve()
+    sides: dict[str, list[dict]] = {"before": [], "now": []}
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"before": export(rev, Path(tmp)), "now": None}
+        for _ in range(repeats):
+            for side, tree in trees.items():
+                out = python_in(tree, [str(here), "--json"] + (["--quick"] if quick else []), cwd=here.parent, check=True)
+                sides[side].append(json.loads(out.stdout))
+                loads.append(os.getloadavg()[0])
+    best = {side: {"batched_evals_per_s": {r["population"]: max(x["rows"][i]["batched_evals_per_s"] for x in runs)
+                                           for i, r in enumerate(runs[0]["rows"])},
+                   "search_evals_per_s": max(x["search"]["evals_per_s"] for x in runs),
+                   "search_wall_s": min(x["search"]["wall_s"] for x in runs)}
+            for side, runs in sides.items()}
+    return {"name": "worst-case search throughput, before and now", "before": rev, "repeats": repeats, "best": best,
+            "load_average_1min": loads, "runs": sides}
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print run()'s JSON only (this tree)")
+    ap.add_argument("--against", help="also revision REV, alternating with this tree")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--out", help="write the JSON here")
+    args = ap.parse_args()
+    res = against(args.against, args.quick, args.repeats) if args.against else run(quick=args.quick)
+    text = json.dumps(res, indent=None if args.json else 2)
+    if args.out:
+        from pathlib import Path
+
+        Path(args.out).write_text(text + "\n")
+    print(text)
