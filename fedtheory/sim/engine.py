@@ -425,6 +425,7 @@ def simulate(
     step_hooks = "V1" in measures or "local_grad_sum2" in measures or track_dist
     round_measures = any(m in ROUND_MEASURES for m in measures)
     steps: _StepMeasures | None = None
+    every = np.logical_and.reduce  # ndarray.all without its Python layers (7 us a call)
 
     def make_oracle(rs: RoundState) -> ProblemOracle:
         rs.view = oracle.follow(problem, rs, variant)
@@ -443,7 +444,8 @@ def simulate(
                 before = averages.before_step if steps is None else _chain([steps.before_step, averages.before_step])
                 alive_in_round = alive.copy()
             rs = run_round(algorithm, state, streams, t, n_runs=R, n_clients=C, per_round=N, local_steps=K,
-                           lr=schedule.at_round(t, lr)[:, None, None], make_oracle=make_oracle, step_lr=step_lr, before_step=before, direction_sum=direction_sum)
+                           lr=schedule.at_round(t, lr)[:, None, None], make_oracle=make_oracle, step_lr=step_lr,
+                           before_step=before, direction_sum=direction_sum)
             if averages is not None:  # the round's K averaged iterates xbar_{tK..tK+K-1}
                 averages.flush(rec, alive_in_round)
             # round measures use w^t (state.w) and w^{t+1} (rs.w_next)
@@ -458,7 +460,6 @@ def simulate(
             commit_round(state, rs)
             # divergence: the global model or any local end point non-finite or beyond the threshold
             w_ok, local_ok = divergence_flags(state.w, rs.wK, threshold)
-            every = np.logical_and.reduce  # ndarray.all without its Python layers
             bad = None if every(w_ok) and every(local_ok) else alive & ~(w_ok & local_ok)  # (parked runs are finite)
             if bad is not None and np.logical_or.reduce(bad):
                 for r in np.flatnonzero(bad):

@@ -62,10 +62,13 @@ class RoundState:
 
 def broadcast_clients(w: np.ndarray, n_clients: int) -> np.ndarray:
     """``np.broadcast_to(w[:, None, :], (R, n_clients, d))`` for w (R, d): the same read-only view (stride 0 along the
-    clients), built without broadcast_to's Python layers where w is C-contiguous (the server hands it out every round)."""
+    clients), built without broadcast_to's Python layers where w is C-contiguous (the server hands it out every
+    round)."""
     if w.ndim == 2 and w.flags.c_contiguous:
-        R, d = w.shape  # numpy's strides: 0 along the clients, and along any axis of length 1
-        out = np.ndarray((R, n_clients, d), w.dtype, w, 0, (w.strides[0] if R > 1 else 0, 0, w.strides[1] if d > 1 else 0))
+        R, d = w.shape
+        # numpy's strides: 0 along the clients and along any axis of length 1
+        strides = (w.strides[0] if R > 1 else 0, 0, w.strides[1] if d > 1 else 0)
+        out = np.ndarray((R, n_clients, d), w.dtype, w, 0, strides)
         out.flags.writeable = False
         return out
     return np.broadcast_to(w[:, None, :], (w.shape[0], n_clients, w.shape[1]))
