@@ -111,8 +111,8 @@ class _LSView(ClientView):
         """The local steps of ``grad`` (H_i w - h_i, plus the noise), then ``w - lr g``, with no temporary array per
         step. On the shared path the iterates are kept runs last, (N, d, R) C-contiguous: each client's product is
         one BLAS call on a contiguous (d, R) block (``_Hw`` hands BLAS the transposed (R, N, d) layout, 1.2-2.5x
-        slower at R = 64; with this project's OpenBLAS 0.3.31 the two layouts round alike for d <= 15, R = 1 or
-        R > 32, and within an ulp of a product otherwise). Every elementwise operation is the loop's, in its order."""
+        slower at R = 64; with this project's OpenBLAS 0.3.31 the two layouts round alike for d <= 15, R = 1 and the
+        R >= 48 tried, within an ulp of a product otherwise). Every elementwise operation is the loop's, in its order."""
         lr = np.asarray(lr, dtype=np.float64)
         if noise is not None:
             noise = noise.transpose(1, 2, 3, 0) if self.shared else noise.transpose(1, 0, 2, 3)  # step k: noise[k]
