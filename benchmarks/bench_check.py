@@ -31,6 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from _trees import export, python_in  # noqa: E402
 from compare_results import compare  # noqa: E402
 
 BASELINE = "f4cdcd6"  # main before issue 26: the shipped symbolic cache of issue 27, nothing of issue 26
@@ -57,20 +58,11 @@ json.dump(out, sys.stdout)
 '''
 
 
-def _export(rev: str, where: Path) -> Path:
-    path = where / rev.replace("/", "_")
-    path.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(path)], input=archive, check=True)
-    return path
-
-
 def _timed(tree: Path, args: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
     """(wall seconds, CPU seconds of the process and its children, the process) of ``python args`` in ``tree``."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True)
+    p = python_in(tree, args, cwd=tree)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -95,7 +87,7 @@ def _side_by_side(trees: dict[str, Path], name: str, args, repeats: int) -> dict
 def bench(old: str = BASELINE, new: str | None = None, repeats: int = 3, full: bool = False) -> dict:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {"old": _export(old, Path(tmp)), "new": _export(new, Path(tmp)) if new else ROOT}
+        trees = {"old": export(old, Path(tmp)), "new": export(new, Path(tmp)) if new else ROOT}
         outs = {s: Path(tmp) / f"{s}-quick.json" for s in trees}
         check = lambda profile, files: (lambda side: ["-m", "fedtheory.cli", "check", "--profile", profile, "--seed",  # noqa: E731
                                                       "0", "--format", "json", "--no-progress", "--out", str(files[side])])
@@ -148,10 +140,11 @@ def main(argv=None) -> None:
     ap.add_argument("--new", help="the new revision (default: this working tree)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--full", action="store_true", help="also the full profile, once per side")
+    ap.add_argument("--out", help="the JSON written (default results/check.json)")
     args = ap.parse_args(argv)
     res = bench(args.old, args.new, args.repeats, args.full)
     res["machine"] = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
-    out = HERE / "results" / "check.json"
+    out = Path(args.out) if args.out else HERE / "results" / "check.json"
     out.write_text(json.dumps(res, indent=2) + "\n")
     for r in res["rows"]:
         print(f"{r['command']:36s} old {r['old_wall_s']:8.2f} s ({r['old_cpu_s']:7.2f} CPU)   new {r['new_wall_s']:8.2f} s "

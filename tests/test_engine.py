@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from fedtheory._validation import ParameterError
 from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, fedcm, fedinit, fedprox, fedsam,
                            heterogeneous_least_squares, pl_nonconvex, scaffold, simulate, synthetic_logistic)
+from fedtheory.sim.plugins import LocalTransform
 from fedtheory.sim.reference import reference_simulate
 
 ALGORITHMS = {
@@ -377,3 +378,182 @@ def test_select_reads_one_setting_of_a_batch_as_if_simulated_alone():
     assert np.array_equal(batch.select([7, 1]).final_w, batch.final_w[[7, 1]])  # in the order given
     with pytest.raises(ParameterError, match="runs"):
         batch.select(np.zeros((2, 2), dtype=int))
+
+
+# ---------------------------------------------------------------------------------- issue 38: the fused local steps
+
+
+class _Identity(LocalTransform):
+    """Passes the direction through: the round protocol then steps one by one (the path before issue 38)."""
+
+    name = "identity"
+
+    def direction(self, rs, g, w, grad_at):
+        return g
+
+
+def _step_by_step(alg):
+    return dataclasses.replace(alg, local=(*alg.local, _Identity()))
+
+
+_FUSED_MEASURES = ("loss", "opt_error", "grad_norm2", "delta", "client_grad_norm2", "dist2_opt", "delta_code", "drift",
+                   "unbiased_gap", "init_offset", "V2", "visited_max_loss", "visited_max_grad")
+
+
+@given(d=st.sampled_from([1, 2, 5, 12, 20, 33]), R=st.sampled_from([1, 2, 3, 8]), C=st.sampled_from([1, 6, 9]),
+       K=st.sampled_from([1, 3]), alg=st.sampled_from(["fedavg", "fedavg_code", "fedinit", "dfedavg", "oledfl"]),
+       oracle=st.sampled_from(["exact", "additive"]), N=st.sampled_from([None, 2]), lrs=st.booleans(),
+       seed=st.integers(0, 1000))
+def test_the_fused_local_steps_are_the_step_by_step_loop(d, R, C, K, alg, oracle, N, lrs, seed):
+    """issue 38: with nothing acting between the local steps (no local transform, no per-step step size or hook), the
+    least-squares view takes the K steps at once (``descend``): the same elementwise arithmetic, in the same order,
+    and C-contiguous local models afterwards, so every measure is the loop's. The one difference: on the shared path
+    (every run on the same clients and data) the clients' products see the iterates runs last, (N, d, R), where BLAS
+    may take another kernel than for the loop's transposed (R, N, d) operand: bit for bit with one run (a
+    matrix-vector product either way; off the shared path, see the next test), within rounding otherwise."""
+    from fedtheory.sim import dfedavg, oledfl_sgd, ring
+
+    if alg in ("dfedavg", "oledfl") and (C < 3 or N is not None):
+        return
+    p = heterogeneous_least_squares(C, d, 12, random_state=seed)
+    make = {"fedavg": fedavg, "fedavg_code": lambda: fedavg("code", server_lr=0.7), "fedinit": lambda: fedinit(0.2),
+            "dfedavg": lambda: dfedavg(ring(C)), "oledfl": lambda: oledfl_sgd(ring(C), 0.3)}[alg]
+    lr = np.linspace(0.02, 0.06, R) if lrs else 0.05
+    cfg = RunConfig(rounds=4, local_steps=K, lr=lr, clients_per_round=N if N is None or N < C else None,
+                    oracle=AdditiveNoise(0.1) if oracle == "additive" else Exact())
+    measures = _FUSED_MEASURES + (("eq15_residual",) if alg in ("fedinit", "oledfl") else ())
+    fused = simulate(p, make(), cfg, list(range(seed, seed + R)), measures=measures)
+    loop = simulate(p, _step_by_step(make()), cfg, list(range(seed, seed + R)), measures=measures)
+    assert set(fused.measures) == set(loop.measures) and np.array_equal(fused.diverged_at, loop.diverged_at)
+    if R == 1:
+        np.testing.assert_array_equal(fused.final_w, loop.final_w, strict=True)
+        for m in loop.measures:
+            np.testing.assert_array_equal(fused[m], loop[m], strict=True)
+    else:
+        np.testing.assert_allclose(fused.final_w, loop.final_w, rtol=1e-13, atol=1e-15)
+        for m in loop.measures:
+            np.testing.assert_allclose(fused[m], loop[m], rtol=1e-10, atol=1e-14)
+
+
+@given(d=st.sampled_from([1, 3, 7, 20]), R=st.sampled_from([1, 4, 9]), N=st.sampled_from([1, 5]),
+       K=st.sampled_from([1, 4]), noise=st.booleans(), lrs=st.booleans(), total=st.booleans(), seed=st.integers(0, 99))
+def test_descend_is_the_loops_elementwise_arithmetic_bit_for_bit(d, R, N, K, noise, lrs, total, seed):
+    """issue 38: the view's K steps at once against the loop's arithmetic written out, g = H_i w - h_i (+ xi), the
+    direction sum g_0 + g_1 + ..., w - lr g, with each client's product taken as descend takes it (runs last on the
+    shared path): bit for bit, whatever the layout of the starting point, and C-contiguous results."""
+    rng = np.random.default_rng(seed)
+    p = heterogeneous_least_squares(N, d, 6, random_state=seed)
+    every = np.broadcast_to(np.arange(N), (R, N))
+    lr = (rng.uniform(0.01, 0.1, R) if lrs else np.full(R, 0.05))[:, None, None]
+    xi = rng.standard_normal((R, K, N, d)) if noise else None
+    w0 = np.array(np.broadcast_to(rng.standard_normal((R, d))[:, None, :], (R, N, d)))  # the plain start's layout
+    for view in (p.view(every, np.zeros(R, dtype=np.int64)), _unshared_view(p, every)):
+        got, got_sum = view.descend(w0, lr, K, xi, total)
+        w, s = w0.copy(), np.zeros_like(w0)
+        for k in range(K):
+            Hw = (np.matmul(view.H, np.ascontiguousarray(w.transpose(1, 2, 0))).transpose(2, 0, 1) if view.shared
+                  else np.matmul(view.H, w[..., None])[..., 0])
+            g = Hw - view.h
+            if noise:
+                g = g + xi[:, k]
+            s += g
+            w = w - lr * g
+        assert got.flags.c_contiguous and np.array_equal(got, w)
+        assert (got_sum is None) if not total else (got_sum.flags.c_contiguous and np.array_equal(got_sum, s))
+
+
+def _unshared_view(p, sel):
+    """A view off the shared path: the same data through the per-run gather (as distinct data variants would)."""
+    view = p.view(sel, np.zeros(sel.shape[0], dtype=np.int64))
+    view.shared = False
+    view.H = np.ascontiguousarray(np.broadcast_to(view.H, (sel.shape[0],) + view.H.shape[-3:]))
+    view.h = np.ascontiguousarray(np.broadcast_to(view.h, (sel.shape[0],) + view.h.shape[-2:]))
+    return view
+
+
+def test_the_direction_sum_is_kept_only_for_a_rule_or_a_recorded_measure():
+    """issue 38: RelaxedInit keeps the sum of the local directions for its eq15_residual only: a FedInit run that does
+    not record it takes no sum (one (R, N, d) pass per local step less) and gives the same numbers."""
+    from fedtheory.sim.plugins import Plugin
+
+    seen = []
+
+    class Spy(Plugin):
+        name = "spy"
+
+        def round_end(self, rs):
+            seen.append("direction_sum" in rs.extra)
+
+    p = heterogeneous_least_squares(6, 4, 12, random_state=0)
+    cfg = RunConfig(rounds=3, local_steps=2, lr=0.05)
+    alg = dataclasses.replace(fedinit(0.2), compress=None)
+    spied = dataclasses.replace(alg, local=(), aggregate=type("M", (Spy, type(alg.aggregate)), {})())
+    a = simulate(p, spied, cfg, [0, 1], measures=("opt_error",))
+    assert seen == [False] * 3
+    seen.clear()
+    b = simulate(p, spied, cfg, [0, 1], measures=("opt_error", "eq15_residual"))
+    assert seen == [True] * 3 and np.array_equal(a["opt_error"], b["opt_error"])
+    assert np.all(b["eq15_residual"] < 1e-12)  # the identity holds: the sum is the steps' own
+
+
+def test_a_server_broadcast_is_numpys_broadcast():
+    """issue 38: the server's anchor, built without np.broadcast_to's Python layers, is the same read-only view (its
+    copy, the plain start, has the same layout, so later sums round alike)."""
+    from fedtheory.sim.plugins import broadcast_clients
+
+    for w in (np.random.default_rng(0).standard_normal((3, 5)), np.zeros((1, 1)), np.ones((1, 4)), np.ones((3, 1)),
+              np.ones((4, 6))[:, ::2]):
+        got, ref = broadcast_clients(w, 7), np.broadcast_to(w[:, None, :], (w.shape[0], 7, w.shape[1]))
+        assert got.strides == ref.strides and not got.flags.writeable and np.array_equal(got, ref)
+        assert np.array(got).strides == np.array(ref).strides
+
+
+@given(R=st.integers(1, 70), N=st.integers(1, 40), d=st.integers(1, 40), seed=st.integers(0, 99), special=st.booleans())
+def test_the_mean_over_the_clients_is_numpys_bit_for_bit(R, N, d, seed, special):
+    """issue 38: NumpyOps.mean over the clients of a C-contiguous (R, N, d) array with short rows goes through a
+    clients-first copy (numpy adds client after client either way): np.mean's numbers, NaN and infinities included."""
+    from fedtheory.sim.backend import NumpyOps
+
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((R, N, d)) * 10.0 ** rng.integers(-8, 8, (R, N, d))
+    if special:
+        x.flat[rng.integers(x.size)], x.flat[rng.integers(x.size)] = np.nan, -np.inf
+    np.testing.assert_array_equal(NumpyOps.mean(x, axis=1), np.mean(x, axis=1), strict=True)
+
+
+def test_divergence_flags_take_the_runs_maxima_in_any_layout():
+    from fedtheory.sim.rounds import divergence_flags
+
+    rng = np.random.default_rng(1)
+    wK = rng.standard_normal((4, 5, 3))
+    wK[1, 2, 0], wK[2, 0, 1], wK[3, 4, 2] = np.nan, 50.0, -np.inf
+    w = rng.standard_normal((4, 3))
+    for x in (wK, np.asfortranarray(wK), wK.transpose(1, 0, 2).copy().transpose(1, 0, 2)):
+        w_ok, local_ok = divergence_flags(w, x, 10.0)
+        assert w_ok.all() and local_ok.tolist() == [True, False, False, False]
+        assert divergence_flags(w, x, np.inf)[1].tolist() == [True, False, True, False]
+
+
+def test_run_streams_make_each_concerns_generators_when_first_asked_for():
+    """issue 38: a concern's generators are made on first use, as child i of each run's SeedSequence: the states of
+    spawning every child at once, whatever the order of use; nothing is made for a simulation that draws nothing;
+    iterating makes all of them, in the concerns' order (a training checkpoint lists every stream)."""
+    from fedtheory.empirical.sampling import TrainStreams
+    from fedtheory.sim.rng import CONCERNS, RunStreams
+
+    seeds = [0, 7, 2**40, 7]
+    eager = {c: [] for c in CONCERNS}
+    for s in seeds:
+        for c, child in zip(CONCERNS, np.random.SeedSequence(s).spawn(len(CONCERNS))):
+            eager[c].append(np.random.Generator(np.random.PCG64(child)))
+    streams = RunStreams(seeds)
+    for c in reversed(CONCERNS):
+        assert [g.bit_generator.state for g in streams.generators(c)] == [g.bit_generator.state for g in eager[c]]
+    from fedtheory.sim.plugins import Server
+
+    lazy = RunStreams(range(16), rounds_ahead=5)
+    for _ in range(5):  # a round of FedAvg with exact gradients, every client: no draw
+        Server().participants(lazy, 16, 6, 6), Exact().draws(lazy, 16, 6, 2, 4, np.full(6, 12))
+    assert dict.__len__(vars(lazy)["_gens"]) == 0
+    train = TrainStreams([1, 2])
+    assert list(train._gens) == [*CONCERNS, "augment"] and len(train._gens) == len(CONCERNS) + 1

@@ -6,9 +6,20 @@ implementation of an algorithm's rule serves the numpy engine (sim/) and the tor
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+
+
+SHORT_ROW = 32  # the longest last axis for which a clients-first copy makes a mean over the clients faster
+SHORT_ROW_MIN_SIZE = 1 << 10  # and the smallest array (below it, the copy's call costs more than it saves)
+
+
+def _short_rows(x: np.ndarray) -> bool:
+    """A C-contiguous (R, N, d) array, R > 1 runs, 1 < d <= SHORT_ROW: a sum over its clients (axis 1) runs along
+    d-long inner loops, client after client (d = 1 would pair the clients up along the contiguous axis instead)."""
+    return 1 < x.shape[2] <= SHORT_ROW and x.shape[0] > 1 and x.size >= SHORT_ROW_MIN_SIZE and x.flags.c_contiguous
 
 
 class NumpyOps:
@@ -27,12 +38,18 @@ class NumpyOps:
 
     @staticmethod
     def sum(x, axis=None, keepdims=False):
+        if isinstance(axis, int) and isinstance(x, np.ndarray) and x.dtype == np.float64:
+            return np.add.reduce(x, axis=axis, keepdims=keepdims)  # np.sum's own reduction, without its Python layers
         return np.sum(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def mean(x, axis=None, keepdims=False):
         if isinstance(axis, int) and isinstance(x, np.ndarray) and x.dtype == np.float64:
             # np.mean's own arithmetic (add.reduce, then a division by the count), without its Python layers
+            if axis == 1 and x.ndim == 3 and not keepdims and _short_rows(x):
+                # over the clients of (R, N, d) with short rows: numpy adds client after client along d-long inner
+                # loops; a clients-first copy (N, R, d) adds client after client along R d-long ones: the same sums
+                return np.add.reduce(np.ascontiguousarray(x.transpose(1, 0, 2)), axis=0) / x.shape[1]
             return np.add.reduce(x, axis=axis, keepdims=keepdims) / x.shape[axis]
         return np.mean(x, axis=axis, keepdims=keepdims)
 
@@ -84,10 +101,14 @@ class NumpyOps:
 
     @staticmethod
     def finite_and_bounded(x, threshold: float) -> np.ndarray:
-        """(R, n) -> (R,) bool: every entry finite and |entry| <= threshold."""
-        if np.isfinite(threshold):  # one reduction: a NaN makes the row's max NaN, an infinity exceeds the threshold
-            return np.maximum.reduce(np.abs(x), axis=1) <= threshold
-        return np.all(np.isfinite(x), axis=1) & (np.abs(x).max(axis=1) <= threshold)
+        """(R, ...) -> (R,) bool: every entry of a run finite and |entry| <= threshold (the maximum is exact in any
+        layout: no reshape, which would copy an array not laid out C-contiguous)."""
+        axes = 1 if x.ndim == 2 else tuple(range(1, x.ndim))
+        if x.ndim > 2 and x.flags.c_contiguous:  # one axis: a view, and numpy's quicker single-axis reduction
+            x, axes = x.reshape(x.shape[0], -1), 1
+        if math.isfinite(threshold):  # one reduction: a NaN makes the row's max NaN, an infinity exceeds the threshold
+            return np.maximum.reduce(np.abs(x), axis=axes) <= threshold
+        return np.all(np.isfinite(x), axis=axes) & (np.abs(x).max(axis=axes) <= threshold)
 
 
 class TorchOps:
@@ -166,6 +187,7 @@ class TorchOps:
         return self.t.as_tensor(np.asarray(mask, dtype=bool), device=like.device if like is not None else None)
 
     def finite_and_bounded(self, x, threshold: float) -> np.ndarray:
+        x = x.reshape(x.shape[0], -1)
         ok = self.t.isfinite(x).all(dim=1) & (x.abs().amax(dim=1) <= threshold)
         return ok.cpu().numpy()
 

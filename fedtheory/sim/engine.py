@@ -352,6 +352,9 @@ def simulate(
     measures += tuple(name for name, p in plugin_measures.items()
                       if name not in measures and not on_request(p, name))
     measuring = [p for p in algorithm.plugins() if any(name in measures for name in p.measures())]
+    # the sum of the local directions: kept when a plug-in's rule reads it, or its measures do and are recorded
+    direction_sum = any(p.needs_direction_sum and (not p.direction_sum_for_measures or p in measuring)
+                        for p in algorithm.plugins())
     if step_weights is not None and not isinstance(step_weights, StepWeights):
         raise ParameterError("step_weights", step_weights, "a StepWeights(power, offset, ratio)")
     weights = (step_weights or StepWeights()).validated(streams.runs)
@@ -394,7 +397,11 @@ def simulate(
     iterates = np.full((T + 1, R, d), np.nan) if keep_iterates else None
     threshold = config.divergence_threshold * max(1.0, float(np.abs(w0).max()))
 
+    state_measures = any(m in STATE_MEASURES for m in measures) or iterates is not None
+
     def record_state(t: int) -> None:
+        if not state_measures:
+            return
         _record_state(problem, state, variant, measures, rec, t, f_star, alive)
         if "dist2_opt" in measures:
             rec["dist2_opt"][t] = np.where(alive, np.sum((state.w - rec_w_star) ** 2, axis=1), np.nan)
@@ -416,28 +423,37 @@ def simulate(
     # one oracle per call; its view follows the participants. The exact-gradient sum of the step measures shares the
     # oracle's gradient at the local iterate (computed once per step)
     oracle = ProblemOracle(config.oracle, None, None, None, terms, share_step_gradient="local_grad_sum2" in measures)
+    # what is recorded, decided once per call: the per-step hooks, the round and state measures
+    step_hooks = "V1" in measures or "local_grad_sum2" in measures or track_dist
+    round_measures = any(m in ROUND_MEASURES for m in measures)
+    steps: _StepMeasures | None = None
+    every = np.logical_and.reduce  # ndarray.all without its Python layers (7 us a call)
+
+    def make_oracle(rs: RoundState) -> ProblemOracle:
+        rs.view = oracle.follow(problem, rs, variant)
+        if steps is not None:
+            steps.view = oracle.step_view
+        oracle.draws = config.oracle.draws(streams, R, N, K, d, oracle.sizes)
+        return oracle
+
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
-            steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None)
-
-            def make_oracle(rs: RoundState) -> ProblemOracle:
-                rs.view = oracle.follow(problem, rs, variant)
-                steps.view = oracle.step_view
-                oracle.draws = config.oracle.draws(streams, R, N, K, d, problem.client_sizes[rs.sel])
-                return oracle
-
+            steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None) if step_hooks else None
             step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
-            hooks = [h for h in (steps.before_step if steps.active else None,
-                                 averages.before_step if averages is not None else None) if h is not None]
-            before = hooks[0] if len(hooks) == 1 else _chain(hooks) if hooks else None
-            alive_in_round = alive.copy()
+            if averages is None:
+                before = steps.before_step if steps is not None else None
+            else:
+                before = averages.before_step if steps is None else _chain([steps.before_step, averages.before_step])
+                alive_in_round = alive.copy()
             rs = run_round(algorithm, state, streams, t, n_runs=R, n_clients=C, per_round=N, local_steps=K,
                            lr=schedule.at_round(t, lr)[:, None, None], make_oracle=make_oracle, step_lr=step_lr,
-                           before_step=before)
+                           before_step=before, direction_sum=direction_sum)
             if averages is not None:  # the round's K averaged iterates xbar_{tK..tK+K-1}
                 averages.flush(rec, alive_in_round)
             # round measures use w^t (state.w) and w^{t+1} (rs.w_next)
-            _record_round(rs, measures, rec, t, steps.v1, steps.gsum, alive)
+            if round_measures:
+                _record_round(rs, measures, rec, t, steps.v1 if steps is not None else None,
+                              steps.gsum if steps is not None else None, alive)
             for p in measuring:  # one measure() call per plug-in and round
                 vals = p.measure(rs)
                 for name in p.measures():
@@ -446,8 +462,8 @@ def simulate(
             commit_round(state, rs)
             # divergence: the global model or any local end point non-finite or beyond the threshold
             w_ok, local_ok = divergence_flags(state.w, rs.wK, threshold)
-            bad = alive & ~(w_ok & local_ok)
-            if bad.any():
+            bad = None if every(w_ok) and every(local_ok) else alive & ~(w_ok & local_ok)  # (parked runs are finite)
+            if bad is not None and np.logical_or.reduce(bad):
                 for r in np.flatnonzero(bad):
                     diverged_at[r] = t
                     which = "w" if not w_ok[r] else "local models"
@@ -580,6 +596,8 @@ class ProblemOracle:
     def __init__(self, oracle: Oracle, view, draws, rs: RoundState, terms=(), share_step_gradient: bool = False):
         self.oracle, self.view, self.draws, self.rs, self.terms = oracle, view, draws, rs, terms
         self._sel: np.ndarray | None = None  # the participants self.view holds
+        self._held: np.ndarray | None = None  # the selection object last followed
+        self.sizes: np.ndarray | None = None  # their sample counts (R, N)
         self._share = share_step_gradient
         self.step_view = view if view is None or not share_step_gradient else _StepGradient(view)
 
@@ -589,9 +607,13 @@ class ProblemOracle:
         data for the per-step measures (with ``share_step_gradient``: the exact gradient at the local iterate they
         ask for is kept for the oracle's step, computed once)."""
         sel = rs.sel
-        if self._sel is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
+        if sel is self._held and not sel.flags.writeable:  # the same read-only selection (every client)
+            pass
+        elif self._sel is None or sel.shape != self._sel.shape or not np.array_equal(sel, self._sel):
             self.view, self._sel = problem.view(sel, variant), np.array(sel)
             self.step_view = _StepGradient(self.view) if self._share else self.view
+            self.sizes = problem.client_sizes[sel]
+        self._held = sel
         self.rs = rs
         return self.view
 
@@ -607,6 +629,14 @@ class ProblemOracle:
 
     def grad_at(self, k: int):
         return lambda x: self.grad(k, x)
+
+    def descend(self, w0: np.ndarray, lr, steps: int, direction_sum: bool = False):
+        """The round's K plain local steps at once (the round protocol's ``LocalOracle.descend``), through the
+        oracle's and the view's ``descend``; None where the local objective has extra terms, the step measures share
+        the gradient, or the view has no such route."""
+        if self.terms or self._share:
+            return None
+        return self.oracle.descend(self.view, w0, lr, steps, self.draws, direction_sum)
 
 
 class _StepGradient:

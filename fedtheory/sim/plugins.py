@@ -61,6 +61,20 @@ class RoundState:
         ops(arr).put_clients(arr, self.sel, values)
 
 
+def broadcast_clients(w: np.ndarray, n_clients: int) -> np.ndarray:
+    """``np.broadcast_to(w[:, None, :], (R, n_clients, d))`` for w (R, d): the same read-only view (stride 0 along the
+    clients), built without broadcast_to's Python layers where w is C-contiguous (the server hands it out every
+    round)."""
+    if w.ndim == 2 and w.flags.c_contiguous:
+        R, d = w.shape
+        # numpy's strides: 0 along the clients and along any axis of length 1
+        strides = (w.strides[0] if R > 1 else 0, 0, w.strides[1] if d > 1 else 0)
+        out = np.ndarray((R, n_clients, d), w.dtype, w, 0, strides)
+        out.flags.writeable = False
+        return out
+    return np.broadcast_to(w[:, None, :], (w.shape[0], n_clients, w.shape[1]))
+
+
 @functools.lru_cache(maxsize=256)
 def every_client(runs: int, n_clients: int) -> np.ndarray:
     """The participants of a round in which every client trains: (runs, n_clients), each row 0..C-1, read-only. One
@@ -82,12 +96,15 @@ class Plugin:
     ``measure(rs)`` returns {name: (R,) array} after communication (rs.w_next is then set). They are recorded
     whenever the plug-in is part of the algorithm (``simulate`` and the torch trainer add them); a plug-in whose
     measures cost real work sets ``measures_on_request = True`` (or a tuple naming the costly ones), and they are
-    then recorded only when named in ``simulate(measures=...)``. Setting ``needs_direction_sum = True`` makes the engine keep
-    rs.extra['direction_sum'] (R, N, d), the sum over local steps of the directions the steps used.
+    then recorded only when named in ``simulate(measures=...)``. Setting ``needs_direction_sum = True`` makes the
+    engine keep rs.extra['direction_sum'] (R, N, d), the sum over local steps of the directions the steps used; a
+    plug-in that reads it only in its own measures also sets ``direction_sum_for_measures = True``, and the numpy
+    engine then keeps the sum only when one of those measures is recorded.
     """
 
     name = "plugin"
     needs_direction_sum = False
+    direction_sum_for_measures = False
     measures_on_request = False
 
     def setup(self, state: State, runs: int, n_clients: int, dim: int) -> None:
@@ -163,6 +180,7 @@ class RelaxedInit(Plugin):
 
     name = "relaxed"
     needs_direction_sum = True
+    direction_sum_for_measures = True  # eq15_residual only
     measures_on_request = True  # eq15_residual costs ~14% of a small FedInit run: recorded when named
 
     def __init__(self, beta):
@@ -430,7 +448,7 @@ class Server(Communication):
         w = state.w
         N = sel.shape[1]
         if isinstance(w, np.ndarray):
-            return np.broadcast_to(w[:, None, :], (w.shape[0], N, w.shape[1]))
+            return broadcast_clients(w, N)
         return w[:, None, :].expand(w.shape[0], N, w.shape[1])
 
     def combine(self, rs, aggregator):
@@ -450,6 +468,12 @@ class Oracle:
 
     def grad(self, view, w, k: int, draws: Any):
         raise NotImplementedError
+
+    def descend(self, view, w0, lr, steps: int, draws: Any, direction_sum: bool = False):
+        """``steps`` plain local steps w <- w - lr grad(view, w, k, draws) at once, through the view's
+        ``ClientView.descend``: (w_K, the sum of the directions or None), or None when there is no faster route than
+        step by step (the default; the round protocol then calls ``grad`` at every step)."""
+        return None
 
     def params(self):
         return {}
@@ -536,6 +560,9 @@ class Exact(Oracle):
     def grad(self, view, w, k, draws):
         return view.grad(w)
 
+    def descend(self, view, w0, lr, steps, draws, direction_sum=False):
+        return view.descend(w0, lr, steps, None, direction_sum)
+
     def noise_variance(self, problem, w=None):
         from .problems import Constant
 
@@ -561,6 +588,9 @@ class AdditiveNoise(Oracle):
 
     def grad(self, view, w, k, draws):
         return view.grad(w) + draws[:, k]
+
+    def descend(self, view, w0, lr, steps, draws, direction_sum=False):
+        return view.descend(w0, lr, steps, draws, direction_sum)
 
     def noise_variance(self, problem, w=None):
         from .problems import Constant

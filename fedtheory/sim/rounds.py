@@ -72,6 +72,11 @@ class LocalOracle(Protocol):
     ``grad(k, w)`` is the direction the local step k starts from at the local models w (R, N, d): the
     stochastic gradient of the client objective (plus any objective terms). ``grad_at(k)`` is the same oracle
     as a function of the point, with step k's randomness fixed (e.g. SAM's second gradient).
+
+    An oracle may also offer ``descend(w0, lr, K, direction_sum) -> (w_K, direction sum or None) | None``: the K
+    plain steps w <- w - lr grad(k, w) at once, with the loop's rounding of every elementwise operation (the sim
+    backend's exact and noisy gradients of least squares). ``run_round`` uses it when nothing acts between the
+    steps (no local transform, no per-step step size, no per-step hook); None: step by step.
     """
 
     def grad(self, k: int, w: Any) -> Any: ...
@@ -82,7 +87,8 @@ class LocalOracle(Protocol):
 def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_clients: int, per_round: int, local_steps: int,
               lr: Any, make_oracle: Callable[[RoundState], LocalOracle], view: Any = None,
               step_lr: Callable[[int], Any] | None = None, hooked: Sequence[Plugin] | None = None,
-              before_step: Callable[[int, Any], None] | None = None, writable_sel: bool = False) -> RoundState:
+              before_step: Callable[[int, Any], None] | None = None, writable_sel: bool = False,
+              direction_sum: bool | None = None) -> RoundState:
     """Run round t of ``algorithm`` on every run at once and return its RoundState (w0, wK, sent, w_next set).
 
     lr: the round's step size (R, 1, 1); step_lr(k): local step k's, where the schedule changes within a round
@@ -90,6 +96,7 @@ def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_client
     randomness after the participants (the order fixes the random streams). hooked: the plug-ins whose
     round_start/round_end run (default: all). before_step(k, w): the caller's per-step measurements.
     writable_sel: copy the participants into a writable int64 array (torch tensors are made from it).
+    direction_sum: keep rs.extra['direction_sum'] (default: when a plug-in ``needs_direction_sum``).
     The state is not changed; ``commit_round`` applies the round.
     """
     comm = algorithm.comm
@@ -105,21 +112,29 @@ def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_client
     rs.w0 = algorithm.init.init(rs)
     wk = rs.w0
     local = algorithm.local
-    xp = ops(wk)
-    dsum = ops(wk).zeros(tuple(wk.shape), like=wk) if any(p.needs_direction_sum for p in algorithm.plugins()) else None
-    for k in range(local_steps):
-        if step_lr is not None:
-            rs.lr = step_lr(k)
-        if before_step is not None:
-            before_step(k, wk)
-        g = oracle.grad(k, wk)
-        if local:
-            grad_at = oracle.grad_at(k)
-            for tr in local:
-                g = tr.direction(rs, g, wk, grad_at)
-        if dsum is not None:
-            dsum += g
-        wk = xp.sgd_step(wk, rs.lr, g)
+    if direction_sum is None:
+        direction_sum = any(p.needs_direction_sum for p in algorithm.plugins())
+    descend = getattr(oracle, "descend", None)
+    steps = None if local or step_lr is not None or before_step is not None or descend is None else \
+        descend(wk, rs.lr, local_steps, direction_sum)
+    if steps is not None:  # the K plain steps at once
+        wk, dsum = steps
+    else:
+        xp = ops(wk)
+        dsum = xp.zeros(tuple(wk.shape), like=wk) if direction_sum else None
+        for k in range(local_steps):
+            if step_lr is not None:
+                rs.lr = step_lr(k)
+            if before_step is not None:
+                before_step(k, wk)
+            g = oracle.grad(k, wk)
+            if local:
+                grad_at = oracle.grad_at(k)
+                for tr in local:
+                    g = tr.direction(rs, g, wk, grad_at)
+            if dsum is not None:
+                dsum += g
+            wk = xp.sgd_step(wk, rs.lr, g)
     rs.wK = wk
     if dsum is not None:
         rs.extra["direction_sum"] = dsum
@@ -144,8 +159,7 @@ def commit_round(state: State, rs: RoundState) -> None:
 def divergence_flags(w: Any, wK: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """(global model ok, local end points ok) per run: finite and ||.||_inf <= threshold."""
     xp = ops(w)
-    R = w.shape[0]
-    return xp.finite_and_bounded(w.reshape(R, -1), threshold), xp.finite_and_bounded(wK.reshape(R, -1), threshold)
+    return xp.finite_and_bounded(w, threshold), xp.finite_and_bounded(wK, threshold)
 
 
 def park_runs(state: State, dead: np.ndarray, w0: Any) -> None:

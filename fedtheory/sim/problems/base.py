@@ -68,6 +68,15 @@ class ClientView:
     def loss(self, w: np.ndarray) -> np.ndarray:  # (R,N,d) -> (R,N)
         raise NotImplementedError
 
+    def descend(self, w0: np.ndarray, lr: Any, steps: int, noise: np.ndarray | None = None,
+                direction_sum: bool = False) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """``steps`` local gradient steps at once: w_{k+1} = w_k - lr (grad f_i(w_k) + noise[:, k]) from w0 (R,N,d),
+        lr (R,1,1) or a scalar, noise (R, steps, N, d) or None. Returns (w_K, the sum of the steps' directions or None)
+        as C-contiguous (R,N,d) arrays (the layout of the step-by-step loop's: the rounding of a later sum depends on
+        it), with every elementwise operation of the loop rounded as there (a product of the view's own may take
+        another BLAS route); or None when the view has no faster route than ``grad`` step by step (the default)."""
+        return None
+
     # Representations of the clients' samples under a model (seed 003's hyperbolic regularizer compares them
     # under the local and the global model). Only problems with a natural representation provide them.
     def representation(self, w: np.ndarray) -> np.ndarray:
