@@ -319,11 +319,15 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             outcomes.append(MutantOutcome(m, "equivalent", reason="sympy proves the mutant equal to the statement"))
             continue
         with stand_ins({record.id: m.record}):
-            u = units_result(record)
-            if u.verdict == "violated" and base_units in ("holds", "ambiguous"):
-                outcomes.append(MutantOutcome(m, "killed", "units", rows=[u.detail[:200]]))
-                continue
-            if base_rate in ("rate_consistent", "proof_step_loose"):
+            # a number, a dropped term or a symbol of the same dimension cannot change the units of a consistent
+            # statement, nor a constant factor or a dropped term its order: those layers are asked only where they can
+            # tell (an exponent moved, a symbol swapped, a faster stated order)
+            if m.kind == "exponent" and base_units in ("holds", "ambiguous"):
+                u = units_result(record)
+                if u.verdict == "violated":
+                    outcomes.append(MutantOutcome(m, "killed", "units", rows=[u.detail[:200]]))
+                    continue
+            if base_rate in ("rate_consistent", "proof_step_loose") and m.kind in ("exponent", "swap", "order"):
                 rr = rate_check(record)
                 if rr.verdict == "rate_inconsistent":
                     outcomes.append(MutantOutcome(m, "killed", "rate", rows=[rr.detail[:200]]))
@@ -344,26 +348,24 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
 
 
 def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult], low: float | None) -> str:
-    """Why a stronger mutant survived, from the rows: looser than its factor on every instance, or undecided."""
-    decided = []
-    for r in rows:
-        b = base.get(_row_key(r))
-        if b is None or b.verdict != "holds" or not isinstance(b.measured, (int, float)) or not b.bound:
-            continue
-        if not isinstance(r.bound, (int, float)) or not math.isfinite(r.bound):
-            continue
-        decided.append((b.measured / b.bound, r.bound / b.bound, r.verdict))
-    if not decided:
-        return ("no simulation row decides it (the record's rows are not applicable, or it has no simulation check)"
-                + (f"; its smallest factor mutant/statement at the evaluated instances is {low:.3g}" if low is not None else ""))
-    tight = max(t for t, _, _ in decided)
-    factor = min(f for _, f, _ in decided)
-    inconclusive = sum(v == "inconclusive" for _, _, v in decided)
-    if tight < factor:
-        return (f"the bound is looser than the mutation's factor on every instance tried: tightest measured/bound "
-                f"{tight:.3g} < the mutant's factor {factor:.3g} ({len(decided)} rows)")
-    return (f"not significant: tightest measured/bound {tight:.3g} vs the mutant's factor {factor:.3g} over "
-            f"{len(decided)} rows ({inconclusive} inconclusive under the mutant)")
+    """Why a stronger mutant survived, measured on its own rows: it still holds on every row (the statement's slack
+    exceeds what the mutation takes away), or it is below the measurement somewhere without significance, or no row
+    decides it."""
+    pairs = [(base[_row_key(r)], r) for r in rows if _row_key(r) in base and base[_row_key(r)].verdict == "holds"]
+    factor = f"; the mutant is {low:.3g}x the statement at the instances the checks evaluated" if low is not None else ""
+    if not pairs:
+        return "no simulation row decides it (the record's rows are not applicable, or it has no simulation check)" + factor
+    slack = min((b.ratio for b, _ in pairs if isinstance(b.ratio, (int, float))), default=None)
+    still = [r for _, r in pairs if r.verdict == "holds"]
+    mut = min((r.ratio for r in still if isinstance(r.ratio, (int, float))), default=None)
+    where = (f"the statement's bound is {slack:.3g}x the measurement at its tightest row" if slack is not None
+             else "the statement holds")
+    if len(still) == len(pairs):
+        return (f"looser than the mutation on every instance tried: {where}, and the mutant still holds on all "
+                f"{len(pairs)} rows" + (f" (its tightest bound/measured {mut:.3g})" if mut is not None else "") + factor)
+    other = sorted({r.verdict for _, r in pairs if r.verdict != "holds"})
+    return (f"not decided against it: {where}; under the mutant {len(pairs) - len(still)} of {len(pairs)} rows are "
+            f"{', '.join(other)} (below the measurement without significance)" + factor)
 
 
 # ------------------------------------------------------------------------------------ running
