@@ -450,7 +450,11 @@ def _cmd_explain(args) -> int:
             if not r.extra.get("simulations") and (r.id, r.verdict) not in seen:
                 seen.add((r.id, r.verdict))
                 print(f"  {r.id}: no simulation ({r.kind}: {r.verdict})")
-        lines = list(dict.fromkeys(f"  {r.id}: {certificate_text(c)}" for r in results
+        def row_of(r):  # which row a certificate belongs to: its problem and setting
+            setting = r.params.get("setting") if isinstance(r.params, dict) else None
+            return r.id + "".join(f" [{x}]" for x in (r.problem, setting) if x)
+
+        lines = list(dict.fromkeys(f"  {row_of(r)}: {certificate_text(c)}" for r in results
                                    for c in r.extra.get("certificates", [])))
         if lines:
             print("\nwhere the constants came from (each assumption as the runs certified it; a row whose run does "

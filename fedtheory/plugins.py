@@ -159,6 +159,16 @@ def _import_target(target: str) -> tuple[str, str]:
     return key, modname
 
 
+def _holds_records(modname: str) -> bool:
+    """Whether the imported module ``modname`` or one of its imported submodules holds a record: a paper plug-in that
+    was imported before load_plugin (its records are registered already, none is new)."""
+    for name, mod in list(sys.modules.items()):
+        if mod is not None and (name == modname or name.startswith(modname + ".")):
+            if any(isinstance(v, (Record, Definition)) for v in list(vars(mod).values())):
+                return True
+    return False
+
+
 def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin") -> PluginInfo:
     """Import one plug-in (a dotted module name, a ``.py`` file or a package directory) and return what it
     registered. Loading the same plug-in twice is a no-op."""
@@ -166,6 +176,7 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
     if existing is not None:
         return existing
     before = _snapshot()
+    preloaded = target in sys.modules and _holds_records(target)  # a paper imported before (by a test, a user)
     try:
         key, modname = _import_target(target)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with its origin, never skipped
@@ -182,7 +193,7 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
     new = {kind: sorted(ids - before.get(kind, set())) for kind, ids in after.items()}
     info = PluginInfo(name or Path(modname).name, target, origin, modname, new["records"], new.get("checks", []))
     _LOADED[key] = info
-    if not info.records and not info.checks:
+    if not info.records and not info.checks and not preloaded:
         warnings.warn(f"plug-in {info.name!r} ({origin}: {target}) registered no record and no check: it is not a "
                       "paper plug-in (a paper plug-in registers records with fedtheory.theory.register and checks with "
                       "@fedtheory.checks.check when imported; docs/extending.md)", PluginWarning, stacklevel=2)

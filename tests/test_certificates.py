@@ -401,3 +401,52 @@ def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     assert "transcription is unverified" in rows[0].detail
     (line,) = collection_lines(rows)
     assert line.startswith("zoo (trusted theorems): 1 paper(s), 2 rows, 0 counted finding(s), 1 on unverified")
+
+
+# ------------------------------------------------------------------------------------ the second trial's findings
+
+
+def test_a_value_a_check_forgot_is_an_error_row_not_a_usage_error():
+    """A check that evaluates its record without a value it needs (a plug-in's bug) gives one 'error' row; the other
+    checks' rows are kept (before: the whole command stopped with exit 2, no table, no --out)."""
+    from fedtheory.checks import check
+    from fedtheory.checks.base import all_checks, run_spec
+    from fedtheory.theory import register
+
+    S = SymbolSet("forgot_value", strict=True)
+    a, b = S.add("a", "a", dim="f"), S.add("b", "b", dim="f")
+    rec = register(Bound(id="forgot_value.t", paper="forgot_value", title="t", source="test", symbols=S, expr=a + b,
+                         lhs="opt_error", lhs_kind="opt_error"))
+
+    @check("forgot_value.t", "forgot_value", "bound", records=("forgot_value.t",))
+    def forgot(session):
+        return [assess_bound(rec, [{"a": 1.0}], np.zeros(3))]
+
+    (row,) = run_spec(all_checks()["forgot_value.t"], Session())
+    assert row.verdict == "error" and "values lacks b" in row.detail
+
+
+def test_expected_smoothness_against_per_sample_smoothness():
+    p = PROBLEMS["least_squares_noise_at_optimum"]()
+    naive = max(float(x @ x) for x in p.X[0].reshape(-1, p.dim))  # each sample's (x.w - y)^2/2 is ||x||^2-smooth
+    assert Minibatch(1).certify("expected_smoothness", p).constants["L_exp"] == pytest.approx(naive, rel=1e-12)
+    assert Exact().certify("expected_smoothness", p).constants["L_exp"] == p.certify("L_smooth").constants["L"]
+    assert Minibatch(1).certify("expected_smoothness", PROBLEMS["pl_nonconvex"]()).status == "refused"
+    rng = np.random.default_rng(0)  # the inequality itself, per client, with the same sample at both points
+    X, y = p.X[0], p.y[0]
+    for _ in range(20):
+        u, v = rng.standard_normal((2, p.dim)) * 3
+        for i in range(p.n_clients):
+            gu, gv = X[i] * (X[i] @ u - y[i])[:, None], X[i] * (X[i] @ v - y[i])[:, None]
+            lhs = np.mean(np.sum((gu - gv) ** 2, axis=1))
+            f = lambda w: 0.5 * np.mean((X[i] @ w - y[i]) ** 2)  # noqa: E731
+            breg = f(u) - f(v) - np.mean(X[i] * (X[i] @ v - y[i])[:, None], axis=0) @ (u - v)
+            assert lhs <= 2 * naive * breg * (1 + 1e-9) + 1e-12
+
+
+def test_deviation_has_a_trivial_bound_and_assumptions_show_their_binding():
+    from fedtheory.checks import TRIVIAL_BOUNDS
+    from fedtheory.theory.assumptions import describe
+
+    assert float(np.max(TRIVIAL_BOUNDS["deviation"].value({"visited_max_dist2": np.array([4.0, 9.0])}))) == 6.0
+    assert describe("bounded_grad_norm(D)").endswith("(here G = D)")

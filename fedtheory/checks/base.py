@@ -16,7 +16,7 @@ import numpy as np
 from .._jsonutil import jsonable
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
-from ..theory.core import MAX_ID_LENGTH, check_id, registry
+from ..theory.core import MAX_ID_LENGTH, MissingValuesError, check_id, registry
 from .schema import SchemaError, check_record
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
@@ -774,6 +774,8 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     try:
         with record_simulations() as sims:
             out = checked_rows(spec, spec.fn(session))
+    except MissingValuesError as exc:  # the check evaluated a record without a value it needs: the check's bug
+        out = [_error_row(spec, f"{type(exc).__name__}: {exc}".splitlines()[0], traceback.format_exc())]
     except ParameterError:
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed check is reported, not hidden; never a finding

@@ -217,5 +217,6 @@ def certificate_text(entry: Mapping[str, Any]) -> str:
         consts.append(f"{entry['family']} as a function of the others")
     where = "" if entry.get("region", "global") == "global" else f", {entry['region']} region only"
     by = f" by {entry['by']}" if entry.get("by") else ""
-    head = f"{entry.get('assumption')}: {entry.get('status')}{by} ({entry.get('kind', '')}{where})"
+    how = f" ({entry.get('kind', '')}{where})" if entry.get("status") == "certified" else ""
+    head = f"{entry.get('assumption')}: {entry.get('status')}{by}{how}"
     return head + (": " + ", ".join(consts) if consts else "") + (f"; {entry['how']}" if entry.get("how") else "")

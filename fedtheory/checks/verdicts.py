@@ -119,6 +119,9 @@ TRIVIAL_BOUNDS: dict[str, TrivialBound] = {t.kind: t for t in (
                  "||w^{t+1} - w^t||^2)", ("visited_max_dist2",), lambda q: 4.0 * _r2(q)),
     TrivialBound("local_path", "4 K R^2: a sum over the K local steps of ||w_{i,k} - w^t||^2", ("K", "visited_max_dist2"),
                  lambda q: 4.0 * np.asarray(q["K"], float) * _r2(q)),
+    TrivialBound("deviation", "2 R: a distance ||a - b|| between two visited points (an agent's or a client's model and "
+                 "the average: consensus_max, client_deviation_max)", ("visited_max_dist2",),
+                 lambda q: 2.0 * np.sqrt(_r2(q))),
     TrivialBound("loss_range", "U: a loss in [0, U] (stability gaps, excess risk)", ("U",),
                  lambda q: np.asarray(q["U"], float)),
     TrivialBound("contraction", "1: ||W - 11^T/m||_op <= 1 for doubly stochastic mixing matrices and their products",

@@ -501,6 +501,8 @@ class Oracle:
             cert = self._optimum_certificate(problem)
         elif name == "bounded_gradient":
             cert = self._second_moment_certificate(problem, visited)
+        elif name == "expected_smoothness":
+            cert = self._expected_smoothness(problem)
         else:
             cert = undeclared(name, self)
         return cert.with_by(type(self).__name__)
@@ -550,6 +552,17 @@ class Oracle:
 
     def _visited_variance(self, problem, visited) -> Certificate | None:
         return None
+
+    def _expected_smoothness(self, problem) -> Certificate:
+        """Exact gradients, or noise that does not depend on w (it cancels between two points with the same sample):
+        g_i(u) - g_i(v) = grad f_i(u) - grad f_i(v), so a convex L-smooth f_i gives L_exp = L (co-coercivity)."""
+        convex, smooth = problem.certify("convex"), problem.certify("L_smooth")
+        for part in (convex, smooth):
+            if not part.certified:
+                return Certificate("expected_smoothness", part.status, {}, f"needs each f_i convex and L-smooth: {part.how}")
+        return certified("expected_smoothness", f"g_i(u) - g_i(v) = grad f_i(u) - grad f_i(v) ({self.name} oracle): "
+                                                f"co-coercivity of a convex L-smooth f_i; {smooth.how}",
+                         kind=smooth.kind, L_exp=smooth.constants["L"])
 
 
 class Exact(Oracle):
@@ -636,6 +649,18 @@ class Minibatch(Oracle):
 
     def client_noise(self, problem, w):
         return problem.client_sample_variances(np.asarray(w, dtype=np.float64)) / self.batch_size
+
+    def _expected_smoothness(self, problem) -> Certificate:
+        """A minibatch of convex per-sample losses, each at most L_max-smooth: L_exp <= L_max (Gower et al. 2019,
+        Prop. 3.7; the batch's mean keeps the bound)."""
+        try:
+            c = problem.sample_smoothness()
+        except NotImplementedError as exc:
+            return unknown("expected_smoothness", str(exc))
+        if not np.isfinite(c.value):
+            return refused("expected_smoothness", c.note)
+        return certified("expected_smoothness", f"the largest per-sample smoothness ({c.note}): Gower et al. 2019, "
+                                                "Prop. 3.7", kind="bound" if c.kind == "exact" else c.kind, L_exp=c.value)
 
     def _visited_variance(self, problem, visited) -> Certificate | None:
         b = self.batch_size

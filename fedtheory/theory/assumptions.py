@@ -112,6 +112,9 @@ _CATALOGUE: tuple[Assumption, ...] = (
                "sigma_star^2 at a minimizer w*", "oracle", (_c("sigma_star", "f/w"),)),
     Assumption("bounded_gradient", "E||g_i(w)||^2 <= G^2 (stochastic gradients bounded in mean square)", "oracle",
                (_c("G", "f/w"),)),
+    Assumption("expected_smoothness", "E||g_i(u) - g_i(v)||^2 <= 2 L_exp (f_i(u) - f_i(v) - <grad f_i(v), u - v>) for "
+               "every u, v, the same sample at both points (Gower et al. 2019, arXiv 1901.09401, Assumption 2.1, per "
+               "client)", "oracle", (_c("L_exp", "f/w^2"),)),
     # the communication graph
     Assumption("mixing_matrix", "W symmetric, doubly stochastic, supported on the graph, with lambda = max(|lambda_2|, "
                "|lambda_m|) < 1 (spectral gap 1 - lambda > 0)", "topology", (_c("lambda", "1"),)),
@@ -206,9 +209,12 @@ def bind(ref: AssumptionRef, symbols) -> dict[str, str]:
 
 
 def describe(name: str) -> str:
-    """The statement of a catalogued assumption (by name or reference), or a note that it is not in the catalogue."""
+    """The statement of a catalogued assumption (by name or reference), with the reference's binding of the
+    catalogue's constants to the record's symbols, or a note that it is not in the catalogue."""
     try:
-        key = parse_reference(name).name
+        ref = parse_reference(name)
     except FedTheoryError:
-        key = name
-    return ASSUMPTIONS.get(key, ASSUMPTIONS.get(name, "(not in the catalogue: see the record's source)"))
+        return ASSUMPTIONS.get(name, "(not in the catalogue: see the record's source)")
+    text = ASSUMPTIONS.get(ref.name, "(not in the catalogue: see the record's source)")
+    renamed = [f"{c} = {s}" for c, s in ref.binding.items() if c != s and not c.startswith("#")]
+    return text + (f" (here {', '.join(renamed)})" if renamed else "")

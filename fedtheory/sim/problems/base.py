@@ -212,6 +212,12 @@ class Problem:
         Stich 2019's). False unless the problem can tell (least squares compares its clients' data)."""
         return False
 
+    def sample_smoothness(self) -> Constant:
+        """The largest smoothness constant of a per-sample loss f(.; z_ij) when every per-sample loss is convex (the
+        expected smoothness of a minibatch oracle is at most it: Gower et al. 2019, Prop. 3.7), as a Constant; inf
+        (with the reason in its note) where per-sample losses are not convex or not smooth."""
+        raise NotImplementedError(f"{self.name} states no per-sample smoothness")
+
     def client_sample_variances(self, w: np.ndarray) -> np.ndarray:
         """(1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 of every client at one point w (1, d), variant 0: (C,)
         (the one-sample gradient variance per client; a minibatch of b divides it by b)."""

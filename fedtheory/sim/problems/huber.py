@@ -87,6 +87,10 @@ class HuberProblem(Problem):
         var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)
         return np.linalg.norm(g, axis=-1).max(axis=(1, 2)), var.max(axis=1)
 
+    def sample_smoothness(self) -> Constant:
+        return Constant(float(np.max(np.sum(self.X ** 2, axis=-1))), "bound",
+                        "max_ij ||x_ij||^2: huber'' <= 1 (= 1 inside the kink)")
+
     def client_sample_variances(self, w):
         X = self.X[0]
         g = X * _psi(X @ np.asarray(w, dtype=float)[0] - self.y[0], self.delta)[..., None]

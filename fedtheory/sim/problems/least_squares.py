@@ -272,6 +272,12 @@ class LeastSquaresProblem(Problem):
         var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)  # (R,C)
         return norms.max(axis=(1, 2)), var.max(axis=1)
 
+    def sample_smoothness(self) -> Constant:
+        if self.ridge < 0:
+            return Constant(np.inf, "exact", "a negative ridge: per-sample losses are not convex")
+        return Constant(float(np.max(np.sum(self.X ** 2, axis=-1))) + self.ridge, "exact",
+                        "max_ij ||x_ij||^2 + ridge: the Hessian of (x.w - y)^2/2 + ridge ||w||^2/2")
+
     def client_sample_variances(self, w):
         X = self.X[0]
         r = X @ np.asarray(w, dtype=float)[0] - self.y[0]  # (C, S)

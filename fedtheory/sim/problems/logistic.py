@@ -177,6 +177,10 @@ class LogisticProblem(Problem):
         mean = np.sum(G * m[..., None], axis=2, keepdims=True) / self.client_sizes[None, :, None, None]
         return (np.sum(np.sum((G - mean) ** 2, axis=-1) * m, axis=2) / self.client_sizes[None])[0]
 
+    def sample_smoothness(self) -> Constant:
+        return Constant(0.5 * float(np.max(np.sum(self.X ** 2, axis=-1))) + self.reg, "bound",
+                        "max_ij ||x_ij||^2 / 2 + reg (softmax Hessian <= I/2)")
+
     def ce_gradient_bounds(self) -> np.ndarray:
         """b_i = sqrt(2) (1/S_i) sum_j ||x_ij||: a bound on ||grad ce_i(W)|| at every W, each client's cross-entropy
         part (||softmax - onehot|| <= sqrt(2)); the L2 term is common to the clients."""

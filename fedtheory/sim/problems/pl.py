@@ -213,6 +213,9 @@ class PLNonconvexProblem(Problem):
     def client_sample_variances(self, w):
         return np.mean(np.sum((self.Z[0] - self.h[0][:, None, :]) ** 2, axis=-1), axis=1)
 
+    def sample_smoothness(self) -> Constant:
+        return Constant(np.inf, "exact", "per-sample losses g(w) + z.w are not convex (g'' reaches -4)")
+
     def sample_gradient_variance(self) -> Constant:
         return Constant(self.constants["minibatch_variance_1"].value, "exact",
                         "max_i (1/S) sum_j ||z_ij - h_i||^2, independent of w")
@@ -361,6 +364,11 @@ class SeparablePLProblem(Problem):
 
     def client_sample_variances(self, w):
         return np.zeros(self.n_clients)
+
+    def sample_smoothness(self) -> Constant:
+        if np.all(self.a <= 1):
+            return Constant(float(self.constants["L"].value), "exact", "one sample per client: f_i itself")
+        return Constant(np.inf, "exact", "f_i is not convex (a_j > 1)")
 
     def sample_gradient_variance(self) -> Constant:
         return Constant(0.0, "exact", "one sample per client")
