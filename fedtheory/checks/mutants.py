@@ -260,7 +260,8 @@ def _stronger_somewhere(original, mutant, points: Sequence[Mapping[str, Any]]) -
         a, b = np.broadcast_arrays(a, b)
         ok = np.isfinite(a) & np.isfinite(b) & (np.abs(a) > 0)
         if ok.any():
-            ratios.append(float(np.min(b[ok] / a[ok])))
+            with np.errstate(over="ignore", divide="ignore"):
+                ratios.append(float(np.min(b[ok] / a[ok])))
     if not ratios:
         return False, None
     low = min(ratios)
@@ -279,9 +280,9 @@ def _rate_changes(original, mutant) -> bool:
     if mutant.kind == "order":
         return True
     order = getattr(original, "order", None)
-    if not isinstance(order, StatedOrder) or mutant.kind != "exponent":
+    if not isinstance(order, StatedOrder) or mutant.kind not in ("exponent", "swap"):
         return False
-    return order.variable in sp.sympify(mutant.record.expr).free_symbols
+    return order.variable in sp.sympify(mutant.record.expr).free_symbols or mutant.kind == "swap"
 
 
 def _simulation_rows(specs: Sequence[CheckSpec], session: Session) -> list[CheckResult]:
@@ -310,7 +311,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
     for m in (mutants if mutants is not None else mutants_of(record)):
         rate_changed = _rate_changes(record, m)
         stronger, low = (True, None) if m.kind == "order" else _stronger_somewhere(record, m, points)
-        if not stronger and not rate_changed and m.kind != "swap":
+        if not stronger and not rate_changed:
             outcomes.append(MutantOutcome(m, "weaker", reason="not below the statement at any instance the checks "
                                                                "evaluated" + (f" (smallest mutant/statement {low:.3g})"
                                                                               if low is not None else " (none evaluated)")))

@@ -1,0 +1,139 @@
+"""The mutation score (fedtheory.checks.mutants, `fedtheory check --mutants`): mutants are generated from the
+expression, run through the record's own checks, killed by the layer that can tell, and every survivor is explained
+from measurements."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedtheory.checks import Session
+from fedtheory.checks.mutants import mutants_of, score_record
+from fedtheory.theory import Bound, StatedOrder, SymbolSet, stand_ins
+
+PLUGIN = textwrap.dedent('''
+    """A deterministic toy statement: gap(T) = c / T exactly, bound (2 c) / T (twice the measurement), and a tight
+    statement bound c / T, each decided at T = 1..8 by assess_bound."""
+    import numpy as np
+    import sympy as sp
+    from fedtheory.checks import assess_bound, check
+    from fedtheory.theory import Bound, StatedOrder, SymbolSet, register
+
+    S = SymbolSet("mutoy", strict=True)
+    c = S.add("c", "the scale of the gap", dim="f")
+    T = S.add("T", "rounds", integer=True, dim="1")
+    eta = S.add("eta", "a step size", dim="w^2/f")
+    L = S.add("L", "smoothness", dim="f/w^2")
+    LOOSE = register(Bound(id="mutoy.loose", paper="mutoy", title="twice the gap", source="test", symbols=S,
+                           expr=2 * c / T + eta * L * c / T ** 2, lhs="opt_error", lhs_kind="none",
+                           order=StatedOrder(expr=1 / T, variable=T, source="test")))
+    TIGHT = register(Bound(id="mutoy.tight", paper="mutoy", title="the gap", source="test", symbols=S,
+                           expr=c / T, lhs="opt_error", lhs_kind="none"))
+    VALUES = {"c": 3.0, "eta": 0.01, "L": 1.0}
+
+    def rows(rec):
+        Ts = np.arange(1.0, 9.0)
+        lhs = np.tile((VALUES["c"] / Ts)[:, None], (1, 4))  # four identical runs: deterministic
+        per_round = lambda v: (lhs, np.broadcast_to(rec.evaluate({**v, "T": Ts[:, None]}), lhs.shape))
+        return [assess_bound(rec, [VALUES], per_round, per_round=True, rounds=Ts, round_name="T", problem="toy")]
+
+    @check("mutoy.loose", "mutoy", "bound", records=("mutoy.loose",))
+    def loose(session):
+        return rows(LOOSE)
+
+    @check("mutoy.tight", "mutoy", "bound", records=("mutoy.tight",))
+    def tight(session):
+        return rows(TIGHT)
+''')
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    from fedtheory.plugins import load_plugin
+
+    path = tmp_path_factory.mktemp("mutoy") / "mutoy_plugin.py"
+    path.write_text(PLUGIN)
+    load_plugin(str(path))
+    from fedtheory.checks.base import all_checks
+    from fedtheory.plugins import record
+
+    specs = all_checks()
+    return {"loose": (record("mutoy.loose"), [specs["mutoy.loose"]]), "tight": (record("mutoy.tight"), [specs["mutoy.tight"]]),
+            "path": path}
+
+
+def test_the_mutants_of_a_bound_cover_every_kind():
+    S = SymbolSet("mutgen", strict=True)
+    c, T, eta = S.add("c", "c", dim="f"), S.add("T", "T", integer=True, dim="1"), S.add("eta", "eta", dim="w^2/f")
+    L, D = S.add("L", "L", dim="f/w^2"), S.add("D", "D", dim="f")
+    rec = Bound(id="mutgen.b", paper="mutgen", title="b", source="s", symbols=S, expr=4 * c / T + eta * L * D,
+                lhs="opt_error", order=StatedOrder(expr=1 / T, variable=T, source="s"))
+    ms = mutants_of(rec)
+    kinds = {m.kind for m in ms}
+    assert kinds == {"scale", "coefficient", "term", "exponent", "swap", "order"}
+    exprs = {m.description: sp.sympify(m.record.expr) for m in ms if m.kind != "order"}
+    assert exprs["the whole bound x 1/2"] == (4 * c / T + eta * L * D) / 2
+    assert any(sp.simplify(e - 4 * c / T) == 0 for k, e in exprs.items() if k.startswith("the term"))
+    assert any(sp.simplify(e - (4 * c / T + eta * L * D) * T ** sp.Rational(1, 2)) == 0 for e in exprs.values())
+    assert sp.simplify(exprs["c replaced by D"] - (4 * D / T + eta * L * D)) == 0
+    assert all(m.record.id == rec.id for m in ms)  # a mutant stands in under the record's id
+    faster = [m for m in ms if m.kind == "order"]
+    assert [sp.simplify(m.record.order.expr - T ** -sp.Rational(3, 2)) == 0 for m in faster][0]
+
+
+def test_a_mutant_stands_in_for_the_record_where_checks_evaluate_it():
+    S = SymbolSet("mutstand", strict=True)
+    c = S.add("c", "c", dim="f")
+    rec = Bound(id="mutstand.b", paper="mutstand", title="b", source="s", symbols=S, expr=2 * c, lhs="opt_error")
+    (half,) = [m for m in mutants_of(rec) if m.description == "the whole bound x 1/2"]
+    assert float(rec.evaluate({"c": 1.0})) == 2.0
+    with stand_ins({rec.id: half.record}):
+        assert float(rec.evaluate({"c": 1.0})) == 1.0
+    assert float(rec.evaluate({"c": 1.0})) == 2.0
+
+
+def test_killed_by_simulation_rate_and_units_and_survivors_explained(toy):
+    rec, specs = toy["loose"]
+    score = score_record(rec, specs, Session())
+    by = {o.mutant.description: o for o in score.outcomes}
+    # the bound is 2 + eta L / T times the measurement: halving it leaves it above (a survivor, with its slack), a
+    # tenth breaks it
+    half = by["the whole bound x 1/2"]
+    assert half.status == "survived" and "looser than the mutation" in half.reason and "2" in half.reason
+    assert by["the whole bound x 1/10"].status == "killed" and by["the whole bound x 1/10"].layer == "simulation"
+    # one power of T faster, stated: the explicit bound misses it
+    faster = [o for o in score.outcomes if o.mutant.kind == "order" and "1 power" in o.mutant.description][0]
+    assert faster.status == "killed" and faster.layer == "rate"
+    # the step size's exponent moved: eta^2 L c / T^2 has the dimension of f w^2/f... not the left side's
+    units = [o for o in score.outcomes if o.mutant.kind == "exponent" and "eta" in o.mutant.description]
+    assert units and all(o.status == "killed" and o.layer == "units" for o in units)
+    # the small term eta L c / T^2 dropped: stronger, but the bound keeps its factor 2: a survivor, explained
+    drop = [o for o in score.outcomes if o.mutant.description.startswith("the term L*c*eta/T**2 dropped")
+            or o.mutant.description.startswith("the term c*eta*L/T**2 dropped")
+            or (o.mutant.kind == "term" and "eta" in o.mutant.description)]
+    assert drop and all(o.status == "survived" and "looser than the mutation" in o.reason for o in drop)
+    assert score.score is not None and 0 < score.score < 1
+
+
+def test_a_tight_statement_kills_every_stronger_mutant(toy):
+    rec, specs = toy["tight"]
+    score = score_record(rec, specs, Session())
+    stronger = [o for o in score.outcomes if o.status in ("killed", "survived")]
+    assert stronger and all(o.status == "killed" for o in stronger)
+    assert score.score == 1.0
+
+
+def test_check_mutants_from_the_command_line(toy, tmp_path):
+    out = tmp_path / "m.json"
+    run = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--mutants", "--plugin", str(toy["path"]),
+                          "--only", "mutoy", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "mutation score" in run.stdout and "mutoy.loose" in run.stdout
+    payload = json.loads(out.read_text())
+    assert payload["overall"]["records"] == 2 and payload["overall"]["killed"] > 0
+    assert {r["record"] for r in payload["records"]} == {"mutoy.loose", "mutoy.tight"}
