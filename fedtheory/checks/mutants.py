@@ -64,8 +64,8 @@ class Mutant:
 
 @dataclass
 class MutantOutcome:
-    """What became of one mutant: ``status`` killed | survived | equivalent | weaker; ``layer`` the layer that killed
-    it; ``reason`` why it survived (measured)."""
+    """What became of one mutant: ``status`` killed | survived | equivalent | weaker | undecided (the statement
+    itself is reported wherever a row decides it); ``layer`` the layer that killed it; ``reason`` why not (measured)."""
 
     mutant: Mutant
     status: str
@@ -105,7 +105,7 @@ class RecordScore:
     def as_dict(self) -> dict[str, Any]:
         return {"record": self.record_id, "mutants": len(self.outcomes), "killed": self.count("killed"),
                 "survived": self.count("survived"), "equivalent": self.count("equivalent"),
-                "weaker": self.count("weaker"), "score": self.score, "killed_by": self.by_layer(),
+                "weaker": self.count("weaker"), "undecided": self.count("undecided"), "score": self.score, "killed_by": self.by_layer(),
                 "seconds": round(self.seconds, 2), "note": self.note,
                 "outcomes": [o.as_dict() for o in self.outcomes]}
 
@@ -166,6 +166,12 @@ def _fmt_factor(f) -> str:
     return f"x {sp.sstr(f)}"
 
 
+def _short(e, most: int = 80) -> str:
+    """An expression's text, cut to ``most`` characters (a term of a long bound is named by its start)."""
+    text = sp.sstr(e)
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def mutants_of(record) -> list[Mutant]:
     """The mutants of a Bound (its expression and its stated order) or of an OrderStatement (its stated order), in
     a fixed order, at most MAX_PER_KIND of each kind."""
@@ -176,12 +182,12 @@ def mutants_of(record) -> list[Mutant]:
         scale = []
         for f in FACTORS:
             scale.append(Mutant(rid, "scale", f"the whole bound {_fmt_factor(f)}", _with_expr(record, expr * f), float(f)))
-        terms = sp.Add.make_args(sp.expand(expr)) if isinstance(expr, sp.Add) else sp.Add.make_args(expr)
+        terms = sp.Add.make_args(expr)
         if len(terms) > 1:
             for i, t in enumerate(terms):
                 for f in FACTORS:
                     new = sp.Add(*[u * f if j == i else u for j, u in enumerate(terms)])
-                    scale.append(Mutant(rid, "scale", f"term {sp.sstr(t)} {_fmt_factor(f)}", _with_expr(record, new),
+                    scale.append(Mutant(rid, "scale", f"term {_short(t)} {_fmt_factor(f)}", _with_expr(record, new),
                                         None))
         out += _cap(scale)
         coeff = []
@@ -199,7 +205,7 @@ def mutants_of(record) -> list[Mutant]:
                 continue
             for i, t in enumerate(node.args):
                 rest = sp.Add(*[a for j, a in enumerate(node.args) if j != i])
-                drops.append(Mutant(rid, "term", f"the term {sp.sstr(t)} dropped", _with_expr(record, _replace_at(expr, path, rest))))
+                drops.append(Mutant(rid, "term", f"the term {_short(t)} dropped", _with_expr(record, _replace_at(expr, path, rest))))
         out += _cap(drops)
         expo = []
         for s in _rate_symbols(record, expr):
@@ -341,6 +347,11 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
                                           rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}"
                                                 for r in killed]))
             continue
+        if not holding:
+            outcomes.append(MutantOutcome(m, "undecided", reason="the statement itself is reported on every row that "
+                                                                  "decides it (violated or not applicable): a stronger "
+                                                                  "mutant cannot be told apart by simulation"))
+            continue
         outcomes.append(MutantOutcome(m, "survived", reason=_survivor_reason(base, rows, low)))
     note = ("" if holding else "no simulation row holds for the statement (each is a finding or not applicable): "
             "units and rate layers only") if points else "no check evaluated the statement on a run (units and rate " \
@@ -416,6 +427,7 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
                                 "killed": killed, "survived": scored - killed,
                                 "equivalent": sum(s.count("equivalent") for s in scores),
                                 "weaker": sum(s.count("weaker") for s in scores),
+                                "undecided": sum(s.count("undecided") for s in scores),
                                 "score": killed / scored if scored else None, "killed_by": layers},
             "records": [s.as_dict() for s in scores]}
 
@@ -423,12 +435,12 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
 def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) -> str:
     """The table ``fedtheory check --mutants`` prints: per record, the mutants, killed by layer, survivors, score;
     then every survivor with its reason (all of them, or with ``verbose`` every outcome)."""
-    head = ["record", "mutants", "weaker", "equiv.", "units", "rate", "simulation", "survived", "score", "s"]
+    head = ["record", "mutants", "weaker", "equiv.", "undecided", "units", "rate", "simulation", "survived", "score", "s"]
     body = []
     for s in scores:
         b = s.by_layer()
         body.append([s.record_id, str(len(s.outcomes)), str(s.count("weaker")), str(s.count("equivalent")),
-                     str(b["units"]), str(b["rate"]), str(b["simulation"]), str(s.count("survived")),
+                     str(s.count("undecided")), str(b["units"]), str(b["rate"]), str(b["simulation"]), str(s.count("survived")),
                      "-" if s.score is None else f"{s.score:.2f}", f"{s.seconds:.1f}"])
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(head)]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
@@ -437,7 +449,8 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
     lines.append("")
     lines.append(f"{p['records']} records, {p['mutants']} mutants: {p['killed']} killed (units {p['killed_by']['units']}, "
                  f"rate {p['killed_by']['rate']}, simulation {p['killed_by']['simulation']}), {p['survived']} survived, "
-                 f"{p['equivalent']} equivalent, {p['weaker']} weaker (discarded); mutation score "
+                 f"{p['equivalent']} equivalent, {p['weaker']} weaker (discarded), {p['undecided']} undecided (the "
+                 "statement is itself reported); mutation score "
                  + ("-" if p["score"] is None else f"{p['score']:.3f}"))
     surv = [(s.record_id, o) for s in scores for o in s.outcomes if verbose or o.status == "survived"]
     if surv:
