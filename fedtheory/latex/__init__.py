@@ -1,0 +1,1 @@
+"""From LaTeX to a record skeleton (placeholder)."""
