@@ -5,7 +5,7 @@ import importlib.util
 import keyword
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ._validation import ParameterError
 
@@ -129,14 +129,22 @@ def shadowed(name: str) -> str | None:
     return None
 
 
-def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()) -> Path:
+def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = (),
+                   files: Mapping[str, str] | None = None) -> Path:
     """Write ``directory/NAME/`` with ``src/NAME/{records,checks,__init__}.py``, ``tests/test_NAME.py`` and a
     ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder.
 
     NAME becomes a top-level package and the prefix of the paper's record ids, so it is refused when it names a
     paper in ``taken`` (the papers already registered: ``fedtheory new-paper`` passes the built-in and installed
     ones) or would shadow a module (``os``, ``numpy``, ``fedtheory``, ...): either way the plug-in would fail to
-    load."""
+    load.
+
+    ``files`` replaces the text of some of the files, by key: ``records``, ``checks``, ``test`` (``fedtheory new-paper
+    NAME --from-latex FILE`` writes the records drafted from the LaTeX); a text is written as given (no format)."""
+    given = dict(files or {})
+    unknown = sorted(set(given) - {"records", "checks", "test"})
+    if unknown:
+        raise ParameterError("files", unknown, "keys among records, checks, test")
     if not name.isidentifier() or keyword.iskeyword(name) or not name.islower():
         raise ParameterError("NAME", name, "a lower-case Python identifier (letters, digits, _), e.g. scaffold2020")
     if name in set(taken):
@@ -152,8 +160,10 @@ def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()
     pkg = root / "src" / name
     pkg.mkdir(parents=True)
     (root / "tests").mkdir()
-    files = {pkg / "__init__.py": _INIT, pkg / "records.py": _RECORDS, pkg / "checks.py": _CHECKS,
-             root / "tests" / f"test_{name}.py": _TEST, root / "pyproject.toml": _PYPROJECT}
-    for path, text in files.items():
-        path.write_text(text.format(name=name))
+    texts = {pkg / "__init__.py": _INIT.format(name=name), root / "pyproject.toml": _PYPROJECT.format(name=name)}
+    for key, path, template in (("records", pkg / "records.py", _RECORDS), ("checks", pkg / "checks.py", _CHECKS),
+                                ("test", root / "tests" / f"test_{name}.py", _TEST)):
+        texts[path] = given[key] if key in given else template.format(name=name)
+    for path, text in texts.items():
+        path.write_text(text)
     return root

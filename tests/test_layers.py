@@ -29,7 +29,7 @@ FLOORS = (
     ("theory", "sim", "parallel", "scaffold"),
     ("plugins", "empirical", "testing"),
     ("checks",),
-    ("worst", "report"),
+    ("worst", "report", "latex"),
     ("papers",),
     ("cli",),
 )

@@ -601,6 +601,8 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
             return sp.Symbol(e.name)
         if isinstance(e, AppliedUndef):
             name = e.func.__name__
+            if name in ("max", "min"):
+                return (sp.Max if name == "max" else sp.Min)(*[fix(a) for a in e.args])
             if len(e.args) != 1:
                 raise Unparseable(f"{name}(...) with {len(e.args)} arguments: not a product, not a known function")
             notes.append(f"read {name}(...) as the product {name} * (...)")
