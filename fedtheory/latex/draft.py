@@ -13,7 +13,7 @@ import sympy as sp
 
 from ..theory.dimensions import DimensionError, UnknownDimension, dimension_of, format_dimension, parse_dimension
 from .expression import Relation, SymbolUse, Unparsed, parse_item
-from .notation import LeftSide, lookup, match_left_side
+from .notation import LeftSide, dimension_of_use, lookup, match_left_side
 from .source import Document, read_document, read_latex_file
 
 __all__ = ["DraftBound", "DraftDefinition", "DraftCondition", "DraftSymbol", "LatexDraft", "draft_from_latex",
@@ -121,15 +121,19 @@ def _order_variable(expr: sp.Expr) -> str:
     return next((v for v in ("T", "R", "K", "t", "tau", "k", "N", "n") if v in names), sorted(names)[0] if names else "T")
 
 
+def _dimension_text(expr: sp.Expr, dims: dict[str, str]) -> str | None:
+    """The dimension of ``expr`` as text, or None when a symbol has none or its terms disagree."""
+    try:
+        d = dimension_of(expr, dims)
+    except (DimensionError, UnknownDimension):
+        return None
+    return format_dimension(parse_dimension(d)).replace("[", "").replace("]", "")
+
+
 def _lhs_dimension(rel: Relation, dims: dict[str, str | None]) -> str | None:
     if rel.lhs.expr is None:
         return None
-    known = {k: v for k, v in dims.items() if v}
-    try:
-        d = dimension_of(rel.lhs.expr, known)
-    except (DimensionError, UnknownDimension, Exception):  # noqa: BLE001 - unknown: the user states it
-        return None
-    return format_dimension(parse_dimension(d))
+    return _dimension_text(rel.lhs.expr, {k: v for k, v in dims.items() if v})
 
 
 def draft_from_latex(doc: Document, name: str) -> LatexDraft:
@@ -234,6 +238,24 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
                                                             else "not in the catalogue"),
                                  note.check if note else "", u.kind)
     dims = {n: s.dimension for n, s in symbols.items()}
+    known = lambda: {k: v for k, v in dims.items() if v}  # noqa: E731
+    for n, s in symbols.items():  # a sum has its summand's dimension
+        u = uses.get(n)
+        if s.kind == "sum" and u is not None and u.summand is not None:
+            d = _dimension_text(u.summand, {**known(), **{k: dimension_of_use(v) for k, v in uses.items()
+                                                          if dimension_of_use(v)}})
+            if d:
+                s.dimension, s.meaning = d, s.meaning + " (dimension: its summand's)"
+                dims[n] = d
+    for df in definitions:  # a defined symbol has its definition's dimension
+        if df.symbol in symbols:
+            d = _dimension_text(df.expr, known())
+            s = symbols[df.symbol]
+            s.meaning = f"defined at line {df.line}" + (" (dimension: its definition's)" if d else "")
+            if d and d != dims.get(df.symbol):
+                s.check = (f"the catalogue says {s.dimension}; " if s.dimension else "") + s.check
+                s.dimension = d
+                dims[df.symbol] = d
     for b in bounds:
         if not b.lhs.measure:
             rel_lhs = next((r for rels in per_env.values() for r in rels if r.latex == b.latex), None)
@@ -267,6 +289,11 @@ def read_latex(source: str, name: str = "paper", *, text: str | None = None, std
 
 def _q(s: str) -> str:
     return repr(s)
+
+
+def _comment(s: str) -> str:
+    """LaTeX on one comment line."""
+    return re.sub(r"\s+", " ", s).strip()
 
 
 def _expr_text(e: sp.Basic) -> str:
@@ -318,14 +345,14 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
                 continue
             var = _py_name("DEF_" + d.symbol)
             written_defs[d.id] = var
-            lines += ["", f"# line {d.line}: {d.latex}",
+            lines += ["", f"# line {d.line}: {_comment(d.latex)}",
                       f"{var} = Definition({_q(d.id)}, PAPER, {_py_name(d.symbol)}, F({_q(_expr_text(d.expr))}), "
                       f"f\"{{SOURCE}}, line {d.line}\", title={_q(d.symbol)})"]
     record_vars = []
     for b in draft.bounds:
         var = _py_name(b.id.split(".", 1)[1].upper())
         record_vars.append(var)
-        lines += ["", f"# line {b.line}: {b.latex}"]
+        lines += ["", f"# line {b.line}: {_comment(b.latex)}"]
         todo = [b.lhs.todo] if b.lhs.todo else []
         todo += [f"reading: {n}" for n in b.notes]
         lhs = b.lhs.measure or "TODO"
@@ -338,12 +365,12 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
                 todo.append("the left side's dimension: units=Units(lhs='...')")
         kind = b.lhs.kind or "none"
         conds = "".join(f"        Condition({_q(c.name)}, F({_q(_expr_text(c.relation))}), "
-                        f"f\"{{SOURCE}}, line {c.line}\"),  # {c.latex}\n" for c in b.conditions)
+                        f"f\"{{SOURCE}}, line {c.line}\"),  # {_comment(c.latex)}\n" for c in b.conditions)
         defs = ", ".join(written_defs[d.id] for d in b.definitions)
         order = ""
         if b.order is not None:
             order = (f"    order=StatedOrder(F({_q(_expr_text(b.order))}), {_py_name(b.order_variable)}, "
-                     f"up_to_log={b.order_up_to_log}, source=f\"{{SOURCE}}, line {b.line}\"),  # {b.order_latex[:80]}\n")
+                     f"up_to_log={b.order_up_to_log}, source=f\"{{SOURCE}}, line {b.line}\"),  # {_comment(b.order_latex)[:80]}\n")
         note = "; ".join(todo)
         source = f"    source=f\"{{SOURCE}}, line {b.line}" + (f" ({b.label})" if b.label else "") + "\", symbols=S,\n"
         if b.expr is None:  # a stated order alone

@@ -78,6 +78,7 @@ class SymbolUse:
     base: str = ""  # the letter or Greek name it is built on ('eta' for eta_l)
     decorations: tuple[str, ...] = ()
     index_label: str = ""  # a superscript read as a label ('t1' for m^{t+1})
+    summand: Any = None  # a 'sum': the expression summed (its dimension is the sum's)
 
 
 @dataclass
@@ -182,8 +183,9 @@ def _strip_wrappers(s: str) -> str:
     s = re.sub(r"\\(nonumber|notag|displaystyle|textstyle|scriptstyle|limits|nolimits|qedhere|allowbreak|"
                r"smallskip|medskip|bigskip|noindent|centering)(?![a-zA-Z])", " ", s)
     s = re.sub(r"(?<!\\)\\[,;:! ]|~|\\(thinspace|enspace|medspace|thickspace|negthinspace)(?![a-zA-Z])", " ", s)
-    s = re.sub(r"\\(begin|end)\s*\{(aligned|split|gathered|alignedat|array)\}(\{[^{}]*\})?", " ", s)
+    s = re.sub(r"\\(begin|end)\s*\{(aligned|split|gathered|alignedat|array)\}(\[[^\]]*\])?(\{[^{}]*\})?", " ", s)
     s = re.sub(r"\\(left|right)\s*\.", " ", s)
+    s = re.sub(r"\\(big|Big|bigg|Bigg)[lrm]?\s*\{\s*(\\?[()\[\]|.{}]|\\[a-zA-Z]+)\s*\}", lambda m: " " + m.group(2), s)
     s = re.sub(r"\\(big|Big|bigg|Bigg)[lrm]?(?![a-zA-Z])", " ", s)
     s = s.replace("\\middle", " ")
     # \underbrace{X}_{note}, \overbrace{X}^{note}, \underset{a}{X}, \overset{a}{X}, \stackrel{a}{X}
@@ -236,8 +238,8 @@ def _statements(text: str) -> list[str]:
         if not row.strip():
             continue
         head = row.split("&")
-        if out and not head[0].strip():
-            out[-1] += " " + " ".join(head[1:])
+        if out and (not head[0].strip() or _REL_RE.match(head[0].strip())):
+            out[-1] += " " + " ".join(head)
         else:
             out.append(" ".join(head))
     return out
@@ -519,7 +521,7 @@ def _check_brackets(s: str) -> None:
     stack: list[tuple[str, int]] = []
     for m in re.finditer(r"\\sqrt\s*\[|\\[{}]|\\[a-zA-Z]+|\\.|[()\[\]]", s):
         t = m.group()
-        if t.startswith("\\sqrt"):
+        if t.startswith("\\sqrt") and t.endswith("["):
             stack.append(("[", m.start()))
         elif t in ("(", "[", "\\{"):
             stack.append((t, m.start()))
@@ -627,10 +629,9 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
                 done = e.doit()
                 if not done.has(sp.Sum):
                     return done
-            name = "sum_" + re.sub(r"[^A-Za-z0-9_]", "", "_".join(sorted(s.name for s in e.function.free_symbols
-                                                                           if s.name not in idx)) or "x")
+            name = "sum_" + (re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", sp.sstr(e.function))).strip("_") or "x")
             lim = ", ".join(f"{l[0]}={sp.sstr(l[1])}..{sp.sstr(l[2])}" for l in e.limits)
-            uses[name] = SymbolUse(name, f"\\sum_{{{lim}}} {sp.sstr(e.function)}", "sum")
+            uses[name] = SymbolUse(name, f"\\sum_{{{lim}}} {sp.sstr(e.function)}", "sum", summand=e.function)
             notes.append(f"sum over {lim} of {sp.sstr(e.function)} is the measured symbol {name}")
             return sp.Symbol(name)
         if not e.args:
@@ -648,7 +649,7 @@ def parse_math(latex: str, *, _namer: _Namer | None = None, uses: dict[str, Symb
     namer = _namer or _Namer()
     uses = {} if uses is None else uses
     notes = [] if notes is None else notes
-    text = _strip_wrappers(latex).strip()
+    text = re.sub(r"\\q?quad(?![a-zA-Z])", " ", _strip_wrappers(latex)).strip()  # spacing inside a side
     if not text:
         raise Unparseable("an empty side")
     _check_brackets(text)

@@ -144,6 +144,12 @@ def match_left_side(lhs: Piece, uses: dict[str, SymbolUse]) -> LeftSide:
         if len(pos) == 1 and len(neg) == 1 and pos[0].is_Symbol and neg[0].is_Symbol:
             kp, kn = kinds.get(pos[0].name), kinds.get(neg[0].name)
             if kp == "loss" and kn == "loss_opt":
+                point = symbols.get(pos[0].name)
+                if point is not None and any(d in point.latex for d in ("\\hat", "\\tilde", "\\bar", "\\overline",
+                                                                         "\\widehat", "\\widetilde")):
+                    todo = "; ".join(x for x in (todo, f"the point in {point.latex} is decorated: if it is an average "
+                                                       "of iterates, the measure is avg_opt_error or wavg_opt_error")
+                                     if x)
                 return LeftSide("opt_error", "opt_error", f"{ex}{lhs.latex.strip()} (opt_error: f(w^t) - f*)", todo)
     base = expr.args[0] if isinstance(expr, sp.Pow) and expr.args[1] == 2 else None
     if base is not None and base.is_Symbol:
