@@ -127,7 +127,7 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
     try:
         if fx["mode"] == "texfile":  # a .tex fixture of this repository, read whole by the tool
             doc = read_document((ROOT / fx["seed"]).read_text(encoding="utf-8"), fx["seed"])
-            rels = [r for it in doc.items if it.line == fx["line"] for r in parse_item(it)]
+            rels = [r for it in doc.items if it.line == fx["line"] for r in parse_item(it, backend=backend)]
             if not rels:
                 raise Unparseable("no math item at that line")
             parsed, reason = _side(rels[fx.get("index", 0)], fx.get("compare", "rhs"))
@@ -138,7 +138,7 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
             key = fx["seed"]
             if key not in file_cache:
                 doc = read_document("\n".join(lines), key)
-                file_cache[key] = [(it.line, r) for it in doc.items for r in parse_item(it)]
+                file_cache[key] = [(it.line, r) for it in doc.items for r in parse_item(it, backend=backend)]
             at = [r for ln, r in file_cache[key] if ln == fx["line"]]
             if not at:
                 raise Unparseable("no math item at that line")
@@ -147,7 +147,7 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
         elif fx["mode"] in ("display", "relation"):
             text = as_display(fx["latex"]) if fx["mode"] == "display" else "\\[" + fx["latex"][0] + "\\]"
             doc = read_document(text, fx.get("seed", "fixture"))
-            rels = [r for it in doc.items for r in parse_item(it)]
+            rels = [r for it in doc.items for r in parse_item(it, backend=backend)]
             if not rels:
                 raise Unparseable("no relation found")
             r = rels[0]
@@ -161,7 +161,7 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
             else:
                 parsed, reason = _side(r, fx.get("compare", "rhs"))
         elif fx["mode"] == "expression":
-            p = parse_math(fx["latex"][0])
+            p = parse_math(fx["latex"][0], backend=backend)
             parsed = p.order if fx["part"] == "order" else p.expr
         else:
             raise ValueError(fx["mode"])
@@ -197,7 +197,7 @@ def main(argv=None) -> int:
     default_seeds = os.environ.get("FEDTHEORY_SEEDS") or str(ROOT.parent / "shared" / "seeds")
     ap.add_argument("--seeds", default=default_seeds, help="the seeds folder (default $FEDTHEORY_SEEDS or "
                     "../shared/seeds)")
-    ap.add_argument("--backend", default="antlr", choices=("antlr",), help="sympy's parse_latex backend")
+    ap.add_argument("--backend", default="antlr", choices=("antlr", "lark"), help="sympy's parse_latex backend")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "latex_parse_table.json"))
     args = ap.parse_args(argv)
     seeds = Path(args.seeds) if Path(args.seeds).is_dir() else None

@@ -121,14 +121,26 @@ class Relation:
 
 
 _PARSER = None
+BACKENDS = ("antlr", "lark")
 
 
-def require_parser():
-    """``sympy.parsing.latex.parse_latex`` with its ANTLR runtime, or a FedTheoryError naming the extra to install."""
+def require_parser(backend: str = "antlr"):
+    """``sympy.parsing.latex.parse_latex`` with its ANTLR runtime (``backend='lark'``: with lark, for comparison),
+    or a FedTheoryError naming the extra to install."""
     global _PARSER
+    from .._validation import FedTheoryError, ParameterError
+
+    if backend not in BACKENDS:
+        raise ParameterError("backend", backend, "one of " + ", ".join(BACKENDS))
+    if backend == "lark":
+        try:
+            import lark  # noqa: F401
+            from sympy.parsing.latex import parse_latex
+        except ImportError as exc:
+            raise FedTheoryError(f"the lark backend needs the package lark ({exc})") from None
+        return lambda s, strict=True: parse_latex(s, strict=strict, backend="lark")
     if _PARSER is not None:
         return _PARSER
-    from .._validation import FedTheoryError
 
     try:
         import antlr4  # noqa: F401
@@ -259,6 +271,10 @@ def _pieces(statement: str) -> list[str]:
 
 
 def _slug(s: str) -> str:
+    for _ in range(3):  # \overline{\mathbf{w}} -> wbar
+        s = re.sub(r"\\(mathbf|boldsymbol|bm|vec|mathrm|mathsf|pmb)\s*\{([^{}]*)\}", r"\2", s)
+        s = re.sub(r"\\(bar|overline|hat|widehat|tilde|widetilde)\s*\{([^{}]*)\}",
+                   lambda m: m.group(2) + DECORATIONS[m.group(1)], s)
     s = re.sub(r"\\(text|mathrm|mathit|textrm|operatorname|mathbf|mathsf|rm|bf)\s*", "", s)
     s = s.replace("\\star", "star").replace("\\ast", "star").replace("*", "star").replace("\\prime", "prime")
     s = s.replace("'", "prime").replace("\\infty", "inf")
@@ -641,11 +657,11 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
     return _rebuild(measured_sums(raw)), raw
 
 
-def parse_math(latex: str, *, _namer: _Namer | None = None, uses: dict[str, SymbolUse] | None = None,
-               notes: list[str] | None = None) -> Piece:
+def parse_math(latex: str, *, backend: str = "antlr", _namer: _Namer | None = None,
+               uses: dict[str, SymbolUse] | None = None, notes: list[str] | None = None) -> Piece:
     """One side (an expression, or a sum of O(.) terms) as a :class:`Piece`; :class:`Unparseable` with the reason
-    when it cannot be read."""
-    parse = require_parser()
+    when it cannot be read. ``backend``: sympy's parse_latex backend ('antlr', the default; 'lark')."""
+    parse = require_parser(backend)
     namer = _namer or _Namer()
     uses = {} if uses is None else uses
     notes = [] if notes is None else notes
@@ -656,7 +672,7 @@ def parse_math(latex: str, *, _namer: _Namer | None = None, uses: dict[str, Symb
     order = _order_side(text)
     if order is not None:
         inners, tilde = order
-        exprs = [parse_math(x, _namer=namer, uses=uses, notes=notes).expr for x in inners]
+        exprs = [parse_math(x, backend=backend, _namer=namer, uses=uses, notes=notes).expr for x in inners]
         return Piece(latex, order=sp.Add(*exprs), up_to_log=tilde)
     flags: dict[str, bool] = {}
     s = _rewrite(text, namer, notes, flags)
@@ -671,10 +687,15 @@ def parse_math(latex: str, *, _namer: _Namer | None = None, uses: dict[str, Symb
     except LaTeXParsingError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "the parser did not accept it"
         raise Unparseable(f"sympy's parse_latex: {first}") from None
+    except ImportError:
+        raise
     except RecursionError:
         raise Unparseable("nested too deep for sympy's parse_latex") from None
     except Exception as exc:  # noqa: BLE001 - the parser's own failures (TypeError on odd input) are reasons
-        raise Unparseable(f"sympy's parse_latex: {type(exc).__name__}: {exc}") from None
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise Unparseable(f"sympy's parse_latex: {type(exc).__name__}: {first}") from None
+    if not isinstance(expr, sp.Basic):  # the lark backend returns a tree when the grammar is ambiguous
+        raise Unparseable(f"sympy's parse_latex ({backend}): an ambiguous parse ({type(expr).__name__})")
     if isinstance(expr, (sp.core.relational.Relational, sp.logic.boolalg.BooleanFunction)):
         raise Unparseable("a relation inside a side")
     final, raw = _finish(expr, namer, uses, notes)
@@ -706,8 +727,9 @@ def _where(item: MathItem, needle: str) -> tuple[int, int]:
     return line, col
 
 
-def parse_item(item: MathItem) -> list[Relation | Unparsed]:
-    """Every relation of a math item, or the snippets that did not parse (with the reason)."""
+def parse_item(item: MathItem, *, backend: str = "antlr") -> list[Relation | Unparsed]:
+    """Every relation of a math item, or the snippets that did not parse (with the reason). ``backend``: sympy's
+    parse_latex backend ('antlr', the default; 'lark')."""
     results: list[Relation | Unparsed] = []
     text = _strip_wrappers(item.text)
     for statement in _statements(text):
@@ -732,12 +754,12 @@ def parse_item(item: MathItem) -> list[Relation | Unparsed]:
             notes: list[str] = []
             namer = _Namer()
             try:
-                rhs = parse_math(rhs_text, _namer=namer, uses=uses, notes=notes)
+                rhs = parse_math(rhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
             except Unparseable as exc:
                 results.append(_unparsed(item, piece, rhs_text, str(exc)))
                 continue
             try:
-                lhs = parse_math(lhs_text, _namer=namer, uses=uses, notes=notes)
+                lhs = parse_math(lhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
             except Unparseable as exc:
                 lhs = Piece(lhs_text)
                 notes.append(f"left side not parsed ({exc})")
