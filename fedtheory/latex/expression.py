@@ -755,11 +755,15 @@ def parse_item(item: MathItem, *, backend: str = "antlr") -> list[Relation | Unp
             namer = _Namer()
             try:
                 rhs = parse_math(rhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
+            except LatexRefused as exc:
+                raise LatexRefused(f"line {item.line}, column {item.col} ({exc.value})", exc.allowed) from None
             except Unparseable as exc:
                 results.append(_unparsed(item, piece, rhs_text, str(exc)))
                 continue
             try:
                 lhs = parse_math(lhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
+            except LatexRefused as exc:
+                raise LatexRefused(f"line {item.line}, column {item.col} ({exc.value})", exc.allowed) from None
             except Unparseable as exc:
                 lhs = Piece(lhs_text)
                 notes.append(f"left side not parsed ({exc})")

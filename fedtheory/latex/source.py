@@ -272,8 +272,8 @@ def expand_macros(text: str, macros: dict[str, Macro], budget: _Budget, where: s
                 continue
             budget.expansions += 1
             if budget.expansions > MAX_EXPANSIONS:
-                raise LatexRefused(f"{where} (macro expansion: more than {MAX_EXPANSIONS} expansions; a "
-                                   f"recursive \\{mac.name}?)", f"LaTeX whose macros expand at most "
+                raise LatexRefused(f"{where} (macro expansion: more than {MAX_EXPANSIONS} expansions; is the macro "
+                                   f"{mac.name} recursive?)", f"LaTeX whose macros expand at most "
                                    f"{MAX_EXPANSIONS} times")
             i, args = m.end(), []
             if mac.default is not None:
