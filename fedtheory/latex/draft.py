@@ -330,7 +330,10 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
     for n, s in draft.symbols.items():
         desc = f"{s.meaning} [LaTeX: {s.latex}]" + (f" TODO check: {s.check}" if s.check else "")
         dim = f", dim={_q(s.dimension)}" if s.dimension else ""
-        lines.append(f"{_py_name(n)} = S.add({_q(n)}, {_q(desc)}{dim})")
+        # a loss value may be any real (f* = 0 is common); a norm or a sum is >= 0; the rest positive (the default)
+        dom = ", sp.Reals" if s.kind in ("loss", "loss_opt") else ", sp.Interval(0, sp.oo)" if s.kind in (
+            "norm", "dist", "grad", "sum") else ""
+        lines.append(f"{_py_name(n)} = S.add({_q(n)}, {_q(desc)}{dom}{dim})")
     lines += ["SYMS = {s.name: s for s in (" + ", ".join(_py_name(n) for n in draft.symbols) + ("," if len(draft.symbols) == 1 else "") + ")}",
               "",
               "",
