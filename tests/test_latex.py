@@ -91,6 +91,15 @@ def test_unknown_macro_is_named_with_its_position():
     assert (u.line, u.col) == (5, 31) and "unknown macro \\myterm at line 5, column 31" in u.reason
 
 
+def test_a_theorem_takes_the_display_it_cites():
+    tex = ("\\begin{equation}\\label{eq:rate} \\|\\nabla f(x_T)\\|^2 \\le \\frac{2L(f(x_0) - f^*)}{T} \\end{equation}\n"
+           "\\begin{equation}\\label{eq:other} x \\le y \\end{equation}\n"
+           "\\begin{lemma}\\label{lem:gd} With $\\eta = \\frac{1}{L}$, \\eqref{eq:rate} holds.\\end{lemma}\n")
+    draft = read_latex("cite.tex", "demo", text=tex)
+    (b,) = draft.bounds
+    assert b.id == "demo.lemma1" and b.lhs.measure == "grad_norm2" and b.line == 1
+
+
 def test_preamble_macros_are_expanded():
     tex = (r"\newcommand{\norm}[1]{\left\|#1\right\|}\def\opt{^\star}\newcommand{\E}{\mathbb{E}}"
            "\n\\[ \\E[f(x_T)] - f\\opt \\le \\frac{L}{2T}\\norm{x_0 - x\\opt}^2 \\]\n")

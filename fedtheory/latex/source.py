@@ -366,8 +366,9 @@ def read_document(text: str, path: str = "<latex>") -> Document:
     """Find the math of a LaTeX source (a file, a paper's Markdown, a pasted display) and expand its macros.
 
     Inside theorem-like environments (``THEOREM_ENVIRONMENTS`` and the file's ``\\newtheorem`` ones) every display
-    and every inline math is taken (an inline relation is a condition of the statement). Outside them only displays
-    are taken, and only when the file has no theorem-like environment (a pasted display, a text without them)."""
+    and every inline math is taken (an inline relation is a condition of the statement), and so is a labelled display
+    outside them that the theorem cites (``\\eqref{X}``, ``\\ref{X}``). Other displays outside them are taken only
+    when the file has no theorem-like environment (a pasted display, a text without them)."""
     if len(text.encode("utf-8", "replace")) > MAX_BYTES:
         raise LatexRefused(path, f"at most {MAX_BYTES // (1 << 20)} MiB of LaTeX")
     starts = _line_starts(text)
@@ -394,11 +395,20 @@ def read_document(text: str, path: str = "<latex>") -> Document:
             title += f" ({opt.group(1).strip()})"
         lab = re.search(r"\\label\s*\{([^}]*)\}", body[m.end():end])
         envs.append((m.end(), end, env, title, lab.group(1) if lab else "", position(starts, m.start())[0]))
+    # a display outside the theorem that the theorem cites (\eqref{X}, \ref{X}) belongs to it
+    cited: dict[str, int] = {}
+    for k, e in enumerate(envs):
+        for lab in re.findall(r"\\(?:eqref|ref|cref|Cref|autoref)\s*\{([^}]*)\}", body[e[0]:e[1]]):
+            for one in lab.split(","):
+                cited.setdefault(one.strip(), k)
     budget = _Budget()
     items: list[MathItem] = []
     total = 0
     for a, b, display in _math_spans(body):
         inside = next((k for k, e in enumerate(envs) if e[0] <= a < e[1]), -1)
+        if inside < 0 and display and envs:
+            own = re.search(r"\\label\s*\{([^}]*)\}", body[a:b])
+            inside = cited.get(own.group(1).strip(), -1) if own else -1
         if inside < 0 and (envs or not display):
             continue
         raw = body[a:b]
