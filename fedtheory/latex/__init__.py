@@ -108,6 +108,8 @@ def import_text(result: LatexImport) -> str:
             out.append(f"      left side: {b.lhs.description[:160]}")
         for t in ([b.lhs.todo] if b.lhs.todo else []):
             out.append(f"      TODO {t}")
+        if not b.lhs.measure and b.lhs_dimension:
+            out.append(f"      left side's dimension from its symbols: {b.lhs_dimension} (units=Units(lhs=...): confirm)")
         if b.order is not None and b.expr is not None:
             out.append(f"      stated order: O({b.order}) as {b.order_variable} -> oo")
         for c in b.conditions:
