@@ -18,9 +18,8 @@ import sympy as sp
 
 pytest.importorskip("antlr4", reason="the extra fedtheory[latex] is not installed")
 
-from fedtheory.latex import (LatexRefused, Relation, Unparsed, parse_item, parse_math, read_document,  # noqa: E402
-                             read_latex, write_from_latex)
-from fedtheory.latex.expression import Unparseable  # noqa: E402
+from fedtheory.latex import (LatexRefused, Relation, Unparseable, Unparsed, parse_item, parse_math,  # noqa: E402
+                             read_document, read_latex, write_from_latex)
 from fedtheory.plugins import load_plugins, record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

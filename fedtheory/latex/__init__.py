@@ -20,12 +20,13 @@ from typing import Iterable
 
 from .draft import (DraftBound, DraftCondition, DraftDefinition, DraftSymbol, LatexDraft, draft_from_latex, read_latex,
                     records_source)
-from .expression import Piece, Relation, SymbolUse, Unparsed, parse_item, parse_math, require_parser
+from .expression import (BACKENDS, Piece, Relation, SymbolUse, Unparseable, Unparsed, parse_item, parse_math,
+                         require_parser)
 from .notation import NOTATION, LeftSide, Notation, match_left_side
 from .source import (MAX_BYTES, MAX_DEPTH, MAX_DISPLAY_CHARS, MAX_TERMS, Document, LatexRefused, MathItem,
                      read_document)
 
-__all__ = ["DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
+__all__ = ["BACKENDS", "Unparseable", "DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
            "LatexRefused", "LeftSide", "MAX_BYTES", "MAX_DEPTH", "MAX_DISPLAY_CHARS", "MAX_TERMS", "MathItem",
            "NOTATION", "Notation", "Piece", "Relation", "SymbolUse", "Unparsed", "Document", "draft_from_latex",
            "import_text", "match_left_side", "parse_item", "parse_math", "read_document", "read_latex",

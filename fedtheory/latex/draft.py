@@ -7,7 +7,6 @@ import keyword
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import sympy as sp
 

@@ -29,7 +29,8 @@ import sympy as sp
 
 from .source import MAX_TERMS, LatexRefused, MathItem, read_group
 
-__all__ = ["Piece", "Relation", "SymbolUse", "Unparsed", "parse_item", "parse_math", "require_parser"]
+__all__ = ["BACKENDS", "Piece", "Relation", "SymbolUse", "Unparseable", "Unparsed", "parse_item", "parse_math",
+           "require_parser"]
 
 GREEK = frozenset(
     "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi varpi rho "
