@@ -37,9 +37,18 @@ from fedtheory.plugins import load_plugins, record  # noqa: E402
 FIXTURES = ROOT / "tests" / "data" / "latex"
 
 
+_CMP = "cmp__"  # a prefix no record's symbol has: sympy holds Symbol('T', positive=True) equal to a record's
+# Symbol('T', real=True, positive=True) while their srepr differ, and its cache would then hand one for the other to
+# later computations (the symbolic cache's keys are srepr texts): the compared symbols must never equal a record's
+
+
 def canonical(e: sp.Basic) -> sp.Basic:
     """Every symbol renamed without '_' and made positive: B_1 and B1 are one symbol."""
-    return e.xreplace({s: sp.Symbol(s.name.replace("_", ""), positive=True) for s in e.free_symbols})
+    return e.xreplace({s: sp.Symbol(_CMP + s.name.replace("_", ""), positive=True) for s in e.free_symbols})
+
+
+def _shown(e: sp.Basic) -> str:
+    return sp.sstr(e.xreplace({s: sp.Symbol(s.name.removeprefix(_CMP)) for s in e.free_symbols}))
 
 
 def record_part(rid: str, part: str):
@@ -88,13 +97,14 @@ def equal(parsed: sp.Basic, target: sp.Basic, subs: dict) -> tuple[bool, str]:
             sol = sp.solve(sp.Eq(tl, tr), a)
             if len(sol) == 1:
                 ok = sp.simplify(b - sol[0]) == 0
-                return ok, f"solved the record's relation for {a}: {sp.sstr(sol[0])}" + ("" if ok else " (differs)")
+                return ok, f"solved the record's relation for {_shown(a)}: {_shown(sol[0])}" + ("" if ok else
+                                                                                                 " (differs)")
         ok = sp.simplify((a - b) - (tl - tr)) == 0
         return ok, "relation sides compared"
     diff = sp.simplify(canonical(parsed) - canonical(target))
     if diff == 0:
         return True, "simplify(parsed - record) = 0"
-    return False, f"differs by {sp.sstr(diff)[:160]}"
+    return False, f"differs by {_shown(diff)[:160]}"
 
 
 def seed_text(seeds: Path | None, name: str) -> list[str] | None:
