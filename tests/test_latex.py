@@ -19,7 +19,7 @@ import sympy as sp
 pytest.importorskip("antlr4", reason="the extra fedtheory[latex] is not installed")
 
 from fedtheory.latex import (LatexRefused, Relation, Unparseable, Unparsed, parse_item, parse_math,  # noqa: E402
-                             read_document, read_latex, write_from_latex)
+                             read_document, read_latex)
 from fedtheory.plugins import load_plugins, record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,16 +148,18 @@ def test_fedmrur_theorem_from_its_markdown(tmp_path):
 
 
 def test_units_catch_a_wrong_display(tmp_path):
-    """The units row is run at once and can fail: sigma/mu ([w]) added to a loss bound is named."""
+    """The units row is run at once and can fail: sigma/mu ([w]) added to a loss bound is named. (In a subprocess:
+    write_from_latex loads the plug-in it writes, and the records it registers would stay in this process.)"""
     good = r"\[ f(x_T) - f^\star \le \frac{L}{2T}\|x_0 - x^\star\|^2 + \frac{\eta L \sigma^2}{\mu} \]"
     bad = r"\[ f(x_T) - f^\star \le \frac{L}{2T}\|x_0 - x^\star\|^2 + \frac{\sigma}{\mu} \]"
-    rows = {}
+    out = {}
     for name, text in (("goodunits", good), ("badunits", bad)):
-        res = write_from_latex(name, "pasted", str(tmp_path), text=text)
-        rows[name] = [(r.id, r.verdict, r.detail) for r in res.units]
-    assert rows["goodunits"] == [("goodunits.eq1.units", "holds", "consistent")]
-    (rid, verdict, detail), = rows["badunits"]
-    assert verdict == "violated" and "sigma/mu has [w]" in detail
+        run = _cli("new-paper", name, "--from-latex", "-", stdin=text, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        out[name] = [ln.strip() for ln in run.stdout.splitlines() if ln.strip().startswith(f"{name}.eq1.units")]
+    assert out["goodunits"] == ["goodunits.eq1.units  holds  consistent"]
+    (row,) = out["badunits"]
+    assert row.startswith("badunits.eq1.units  violated") and "sigma/mu has [w]" in row
 
 
 # ------------------------------------------------------------------------------------ the CLI
