@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# the CPU torch wheel that lies on disk; an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,pep,dask]'
+	$(BIN)/pip install --quiet -e '.[test,pep,dask,latex]'
 	touch $(STAMP)
 
 # The main job: every encoded paper's checks on the built-in problems. Exit 1 means findings

@@ -101,6 +101,12 @@ def _parser() -> argparse.ArgumentParser:
                                      "`fedtheory check --plugin NAME/src/NAME` or `pip install -e NAME`.")
     npp.add_argument("name", metavar="NAME", help="the paper's short name: a Python identifier, e.g. scaffold2020")
     npp.add_argument("--dir", default=".", help="where to create NAME/ (default: the current folder)")
+    npp.add_argument("--from-latex", metavar="FILE", help="draft records.py from a theorem's LaTeX: a .tex file, a "
+                     "paper's Markdown with $$...$$, or - for a display pasted on standard input. Each displayed "
+                     "inequality becomes a bound (right side parsed by sympy; left side matched to a measure where "
+                     "standard), inline relations of the theorem its conditions, \\mathcal{O}(...) its stated "
+                     "order; prints the symbol table (dimensions to confirm), the units rows and every snippet "
+                     "that did not parse. Needs the extra fedtheory[latex]")
     _train_parser(sub, execp)
     _worst_parser(sub, plug, execp)
     return p
@@ -486,6 +492,11 @@ def _cmd_new_paper(args) -> int:
         taken |= {spec.paper for spec in all_checks().values()}  # and the checks' (the core's empirical.runs)
     except PluginError as exc:  # a broken plug-in does not stop writing a new one; its name is unknown
         print(f"fedtheory: warning: {exc}", file=sys.stderr)
+    if args.from_latex is not None:
+        from .latex import import_text, write_from_latex
+
+        print(import_text(write_from_latex(args.name, args.from_latex, args.dir, taken=taken)))
+        return 0
     root = write_skeleton(args.name, args.dir, taken=taken)
     src = f"{root}/src/{args.name}"
     print(f"wrote {root}/ (records, checks, a test, pyproject.toml). Next:\n"

@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ._validation import ParameterError
 from .files import user_dir_mode
@@ -176,7 +176,8 @@ def check_directory(directory: str) -> Path:
     return d
 
 
-def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()) -> Path:
+def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = (),
+                   files: Mapping[str, str] | None = None) -> Path:
     """Write ``directory/NAME/`` with ``src/NAME/{records,checks,__init__}.py``, ``tests/test_NAME.py`` and a
     ``pyproject.toml`` that declares the ``fedtheory.papers`` entry point. Returns the new folder.
 
@@ -184,10 +185,17 @@ def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()
     paper in ``taken`` (the papers already registered: ``fedtheory new-paper`` passes the built-in and installed
     ones) or would shadow a module (``os``, ``numpy``, ``fedtheory``, ...): either way the plug-in would fail to
     load. Everything is validated first (``check_name``, ``check_directory``), then written whole or not at all:
-    the files go to a hidden folder beside NAME/, which is renamed to NAME/ once complete (a failure removes it)."""
+    the files go to a hidden folder beside NAME/, which is renamed to NAME/ once complete (a failure removes it).
+
+    ``files`` replaces the text of some of the files, by key: ``records``, ``checks``, ``test`` (``fedtheory new-paper
+    NAME --from-latex FILE`` writes the records drafted from the LaTeX); a text is written as given (no format)."""
     import shutil
     import tempfile
 
+    given = dict(files or {})
+    unknown = sorted(set(given) - {"records", "checks", "test"})
+    if unknown:
+        raise ParameterError("files", unknown, "keys among records, checks, test")
     check_name(name, taken)
     d = check_directory(directory)
     root = d / name
@@ -198,10 +206,12 @@ def write_skeleton(name: str, directory: str = ".", *, taken: Iterable[str] = ()
         pkg = stage / "src" / name
         pkg.mkdir(parents=True)
         (stage / "tests").mkdir()
-        files = {pkg / "__init__.py": _INIT, pkg / "records.py": _RECORDS, pkg / "checks.py": _CHECKS,
-                 stage / "tests" / f"test_{name}.py": _TEST, stage / "pyproject.toml": _PYPROJECT}
-        for path, text in files.items():
-            path.write_text(text.format(name=name), encoding="utf-8")
+        texts = {pkg / "__init__.py": _INIT.format(name=name), stage / "pyproject.toml": _PYPROJECT.format(name=name)}
+        for key, path, template in (("records", pkg / "records.py", _RECORDS), ("checks", pkg / "checks.py", _CHECKS),
+                                    ("test", stage / "tests" / f"test_{name}.py", _TEST)):
+            texts[path] = given[key] if key in given else template.format(name=name)
+        for path, text in texts.items():
+            path.write_text(text, encoding="utf-8")
         os.chmod(stage, user_dir_mode())  # mkdtemp makes it 0700: the folder a user makes gets the umask
         if root.exists():  # made meanwhile: never replaced
             raise ParameterError("NAME", name, f"a name for a new folder ({root} exists)")

@@ -30,7 +30,7 @@ FLOORS = (
     ("plugins",),
     ("empirical", "testing"),
     ("checks",),
-    ("worst", "report"),
+    ("worst", "report", "latex"),
     ("papers",),
     ("cli",),
 )

@@ -1,0 +1,150 @@
+"""From a theorem's LaTeX to a record skeleton: ``fedtheory new-paper NAME --from-latex FILE``.
+
+:func:`read_latex` reads a .tex file (or a pasted display, or a paper's Markdown with ``$$...$$``) into a
+:class:`LatexDraft`: theorem-like environments, displays, ``\\label``, the preamble's ``\\newcommand``/``\\def``
+macros expanded; each displayed inequality a bound whose right side is parsed by sympy's ``parse_latex`` (the ANTLR
+backend: the extra ``fedtheory[latex]``), its left side matched to a simulator measure where the notation is
+standard; inline relations of the same theorem its conditions; ``\\mathcal{O}(...)`` its stated order; every
+symbol with a dimension from a catalogue of FL notation; and every snippet that did not parse, with the reason and
+its position (an unknown macro is named, never guessed). :func:`write_from_latex` writes the plug-in, loads it and
+runs its units check at once. Hostile input is refused by :class:`LatexRefused` (exit 2) before any parsing.
+
+This package stands on floor 4 (docs/architecture.md): it drafts records (``theory``), loads the written plug-in
+(``plugins``) and runs its units rows (``checks``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .draft import (DraftBound, DraftCondition, DraftDefinition, DraftSymbol, LatexDraft, draft_from_latex, read_latex,
+                    records_source)
+from .expression import (BACKENDS, Piece, Relation, SymbolUse, Unparseable, Unparsed, parse_item, parse_math,
+                         require_parser)
+from .notation import NOTATION, LeftSide, Notation, match_left_side
+from .source import (MAX_BYTES, MAX_DEPTH, MAX_DISPLAY_CHARS, MAX_TERMS, Document, LatexRefused, MathItem,
+                     read_document)
+
+__all__ = ["BACKENDS", "Unparseable", "DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
+           "LatexRefused", "LeftSide", "MAX_BYTES", "MAX_DEPTH", "MAX_DISPLAY_CHARS", "MAX_TERMS", "MathItem",
+           "NOTATION", "Notation", "Piece", "Relation", "SymbolUse", "Unparsed", "Document", "draft_from_latex",
+           "import_text", "match_left_side", "parse_item", "parse_math", "read_document", "read_latex",
+           "records_source", "require_parser", "write_from_latex"]
+
+_CHECKS = '''"""{name}: checks that measure the left sides of the records in ``records.py``.
+
+Drafted from LaTeX: no measured check yet. Every record already has its units check ({name}.units, run by
+`fedtheory check --plugin ... --paper {name}`); write one check per bound here (docs/extending.md, section 4: the
+skeleton of `fedtheory new-paper NAME` without --from-latex has a worked one).
+"""
+from . import records as R  # noqa: F401
+'''
+
+_TEST = '''"""Run with pytest: the drafted records load and every units row gives a verdict (no error)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PLUGIN = Path(__file__).resolve().parents[1] / "src" / "{name}"
+
+
+def test_units_rows():
+    out = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--plugin", str(PLUGIN), "--paper",
+                          "{name}", "--format", "json"], capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
+    rows = [r for r in json.loads(out.stdout)["results"] if r["id"].endswith(".units")]
+    assert rows and all(r["verdict"] != "error" for r in rows)
+'''
+
+
+@dataclass
+class LatexImport:
+    """What :func:`write_from_latex` did: the folder written, the draft, and the units rows of the loaded plug-in
+    (``fedtheory.checks.CheckResult``, one per record with a formula)."""
+
+    root: Path
+    draft: LatexDraft
+    units: list
+
+
+def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Iterable[str] = (),
+                     text: str | None = None, stdin=None) -> LatexImport:
+    """Write ``directory/NAME/`` (as ``fedtheory new-paper NAME``) with ``records.py`` drafted from the LaTeX
+    ``source`` (a path, ``-`` for standard input, or ``text`` given directly), then load the plug-in and run the
+    units check of every drafted record. Nothing is overwritten: an existing ``directory/NAME`` is refused.
+    Hostile input raises :class:`LatexRefused` before anything is written."""
+    from ..checks import units_rows
+    from ..plugins import load_plugin
+    from ..scaffold import write_skeleton
+
+    draft = read_latex(source, name, text=text, stdin=stdin)
+    label = "standard input" if source == "-" else Path(source).name
+    files = {"records": records_source(draft, name, label), "checks": _CHECKS.format(name=name),
+             "test": _TEST.format(name=name)}
+    root = write_skeleton(name, directory, taken=taken, files=files)
+    load_plugin(str(root / "src" / name), origin="new-paper --from-latex")
+    return LatexImport(root, draft, units_rows(name))
+
+
+def import_text(result: LatexImport) -> str:
+    """The report ``fedtheory new-paper --from-latex`` prints: records, the symbol table, conditions, stated orders,
+    the units rows, what was not drafted and what did not parse."""
+    d = result.draft
+    out: list[str] = []
+    nb = sum(b.expr is not None for b in d.bounds)
+    no = sum(b.order is not None for b in d.bounds)
+    out.append(f"read {d.math_items} math item(s) from {d.path}: {nb} bound(s), {no} stated order(s), "
+               f"{len(d.definitions)} definition(s); {len(d.unparsed)} snippet(s) did not parse"
+               + (f"; macros expanded: {', '.join(chr(92) + m for m in d.macros)}" if d.macros else ""))
+    out.append(f"wrote {result.root}/ (records drafted in src/{result.root.name}/records.py)")
+    out.append("")
+    out.append("records:")
+    for b in d.bounds:
+        lhs = b.lhs.measure or "TODO"
+        what = f"{lhs} <= {b.expr}" if b.expr is not None else f"order O({b.order}) as {b.order_variable} -> oo"
+        out.append(f"  {b.id} (line {b.line}{', ' + b.label if b.label else ''}): {what}"[:220])
+        if b.lhs.measure:
+            out.append(f"      left side: {b.lhs.description[:160]}")
+        for t in ([b.lhs.todo] if b.lhs.todo else []):
+            out.append(f"      TODO {t}")
+        if not b.lhs.measure and b.lhs_dimension:
+            out.append(f"      left side's dimension from its symbols: {b.lhs_dimension} (units=Units(lhs=...): confirm)")
+        if b.order is not None and b.expr is not None:
+            out.append(f"      stated order: O({b.order}) as {b.order_variable} -> oo")
+        for c in b.conditions:
+            out.append(f"      condition {c.name}: {c.relation}  (line {c.line}: {c.latex[:60]})")
+        for df in b.definitions:
+            out.append(f"      definition {df.symbol} = {df.expr}")
+        for n in b.notes:
+            out.append(f"      reading: {n}")
+    out.append("")
+    out.append("symbols (confirm or edit each dimension in records.py; [f] loss, [w] parameter):")
+    rows = [["name", "LaTeX", "dimension", "meaning (catalogue)", "check"]]
+    for s in d.symbols.values():
+        rows.append([s.name, s.latex[:30], s.dimension or "? (TODO)", s.meaning[:45], s.check[:60]])
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for k, r in enumerate(rows):
+        out.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        if k == 0:
+            out.append("  " + "  ".join("-" * w for w in widths))
+    out.append("")
+    out.append("units (the check " + result.root.name + ".units, run now):")
+    for r in result.units:
+        out.append(f"  {r.id}  {r.verdict}  {r.detail[:200]}")
+    if not result.units:
+        out.append("  (no record with a formula)")
+    if d.not_drafted:
+        out.append("")
+        out.append("parsed, not drafted as a record:")
+        out += [f"  {x}" for x in d.not_drafted]
+    if d.unparsed:
+        out.append("")
+        out.append("did not parse (the skeleton loads without them; encode them by hand):")
+        for u in d.unparsed:
+            out.append(f"  line {u.line}, column {u.col}: {u.reason}")
+            out.append(f"      {u.latex[:150]}")
+    out.append("")
+    out.append(f"next: fedtheory check --plugin {result.root}/src/{result.root.name} --paper {result.root.name}")
+    return "\n".join(out)
