@@ -51,6 +51,7 @@ BUILTIN_PAPERS = {
     "oledfl": "fedtheory.papers.oledfl",
     "fedmrur": "fedtheory.papers.fedmrur",
     "fedshift": "fedtheory.papers.fedshift",
+    "drori2014": "fedtheory.papers.drori2014",
 }
 
 
