@@ -52,6 +52,7 @@ BUILTIN_PAPERS = {
     "fedmrur": "fedtheory.papers.fedmrur",
     "fedshift": "fedtheory.papers.fedshift",
     "drori2014": "fedtheory.papers.drori2014",
+    "taylor2018": "fedtheory.papers.taylor2018",
 }
 
 
