@@ -53,6 +53,7 @@ BUILTIN_PAPERS = {
     "fedshift": "fedtheory.papers.fedshift",
     "drori2014": "fedtheory.papers.drori2014",
     "taylor2018": "fedtheory.papers.taylor2018",
+    "ghadimi2013": "fedtheory.papers.ghadimi2013",
 }
 
 
