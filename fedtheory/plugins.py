@@ -54,6 +54,7 @@ BUILTIN_PAPERS = {
     "drori2014": "fedtheory.papers.drori2014",
     "taylor2018": "fedtheory.papers.taylor2018",
     "ghadimi2013": "fedtheory.papers.ghadimi2013",
+    "khaled2020": "fedtheory.papers.khaled2020",
 }
 
 
