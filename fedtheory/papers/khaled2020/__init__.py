@@ -5,7 +5,7 @@ convex) and on heterogeneous data (convex).
 No public copy of the theorems could be read: both records are written from memory and marked
 ``transcription='unverified: ...'`` (a finding on them is shown, listed apart, not counted).
 
-* ``records``: the two bounds and the per-sample assumption they rest on (``sample_smooth_convex``);
+* ``records``: the two bounds (with additive noise, the oracle they require: see records.py);
 * ``checks``: identical and heterogeneous least squares with additive gradient noise, inside the step conditions,
   at their edge and outside.
 """

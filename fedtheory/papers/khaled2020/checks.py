@@ -3,7 +3,7 @@
 Runs: local SGD = FedAvg with full participation, the models averaged every H steps, a constant step gamma at the
 edge of the (remembered) step conditions, gamma = min{1/(4L), 1/(8 L (H - 1))}; additive gradient noise of exact
 variance sigma^2 = 0.5 on every worker (every sample function f_m(x) + <xi, x> is then as smooth and convex as f_m:
-the check certifies ``sample_smooth_convex`` so, from the problem's L_smooth and convex certificates).
+the records require this oracle; L_smooth and convex are certified by the problem).
 * identical data: identical least squares (M = 4 workers, d = 10, condition 4), E||xhat_T - x*||^2 at every round's
   end T = t H; outside: a step twice the edge, and heterogeneous clients (identical_data refused);
 * heterogeneous data: heterogeneous least squares (M = 4, d = 10, condition 4), E f(xbar_T) - f* at every T = t H.
@@ -15,8 +15,8 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, MeanModels, RunConfig, certified, fedavg,
-                           heterogeneous_least_squares, identical_least_squares, refused, simulate)
+from fedtheory.sim import (AdditiveNoise, ClientSampling, MeanModels, RunConfig, fedavg, heterogeneous_least_squares,
+                           identical_least_squares, simulate)
 
 from . import records as R
 
@@ -25,18 +25,6 @@ M_WORKERS = 4
 SIZES = {"quick": {"steps": 400, "runs": 8, "H": (1, 4)},
          "full": {"steps": 2000, "runs": 32, "H": (1, 4, 16)}}
 MEASURES = ("dist2_opt", "avg_opt_error", "visited_max_dist2")
-
-
-def sample_certificate(problem, oracle):
-    """``sample_smooth_convex``: with additive noise every sample function is f_m plus a linear term, so it is as
-    smooth and as convex as f_m (the problem's certificates); any other oracle is not answered here."""
-    if not isinstance(oracle, AdditiveNoise):
-        return refused("sample_smooth_convex", f"{type(oracle).__name__}: the sample functions are not certified here")
-    sm, cv = problem.certify("L_smooth"), problem.certify("convex")
-    if not (sm.certified and cv.certified):
-        return refused("sample_smooth_convex", f"f_m not certified L-smooth and convex: {sm.how}; {cv.how}")
-    return certified("sample_smooth_convex", "additive noise: f_m(x, xi) = f_m(x) + <xi, x> has f_m's Hessian; "
-                     + sm.how, kind=sm.kind, L=sm.constants["L"])
 
 
 def edge_step(L: float, H: int) -> float:
@@ -60,15 +48,15 @@ def assess(session: Session, record, kind: str, H: int, factor: float = 1.0, lab
     p = _problem(session, kind)
     oracle = AdditiveNoise(SIGMA2)
     sampling = ClientSampling(p.n_clients, None)
-    extra = (sample_certificate(p, oracle),)
-    cert0 = certify(record, problem=p, oracle=oracle, sampling=sampling, extra=extra)
-    L = float(p.certify("L_smooth").constants["L"])
+    cert0 = certify(record, problem=p, oracle=oracle, sampling=sampling)
+    L = float(cert0.values["L"])
     rounds = sz["steps"] // H
     cfg = RunConfig(rounds=rounds, local_steps=H, lr=factor * edge_step(L, H), oracle=oracle)
     alg = fedavg()
     w0 = session.initial_point(p, scale=3.0)
     values = {"M": p.n_clients, "H": H, "lr": cfg.lr, "D0": float(np.sum((w0 - p.constants["w_star"].value) ** 2))}
     settings = {"lr_schedule": cfg.lr_schedule, "full_participation": True, "identical_clients": p.identical_clients,
+                "oracle": oracle.name,
                 "aggregation": "mean of the models" if isinstance(alg.aggregate, MeanModels) else "other"}
     T = np.arange(1, rounds + 1) * H
     params = {"setting": f"M={p.n_clients} H={H}" + ("" if factor == 1 else f" gamma={factor:g}x edge") + label,
@@ -80,7 +68,7 @@ def assess(session: Session, record, kind: str, H: int, factor: float = 1.0, lab
                             certification=cert0, settings=settings, problem=p.name, params=params)
     tr = session.memo(("khaled2020", kind, H, factor, sz["steps"], session.seed),
                       lambda: simulate(p, alg, cfg, session.seeds(sz["runs"]), w0=w0, measures=MEASURES))
-    cert = certify(record, problem=p, oracle=oracle, sampling=sampling, visited=tr, extra=extra)
+    cert = certify(record, problem=p, oracle=oracle, sampling=sampling, visited=tr)
 
     def per_round(v):
         lhs = tr["dist2_opt"][1:] if record.lhs == "dist2_opt" else tr["avg_opt_error"][T - 1]

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import (AssumptionConstant, Bound, Condition, Definition, SymbolSet, register, register_assumption,
-                              register_paper)
+from fedtheory.theory import Bound, Condition, Definition, SymbolSet, register, register_paper
 
 PAPER = "khaled2020"
 CITATION = "arXiv:1909.04746 (AISTATS 2020, PMLR 108:4519-4529); theorem numbers not verified"
@@ -35,15 +34,6 @@ NONNEG = sp.Interval(0, sp.oo)
 
 register_paper(PAPER, collection="zoo", citation=CITATION,
                title="Tighter theory for local SGD on identical and heterogeneous data")
-
-# The papers' assumption that every stochastic sample function is convex and L-smooth is stronger than the catalogue's
-# L_smooth / convex (about each f_m, not each f_m(., xi)): a catalogue entry of its own, certified by the check where
-# it holds (an additive-noise oracle: f_m(x, xi) = f_m(x) + <xi, x> has f_m's Hessian, so each sample function is as
-# smooth and as convex as f_m).
-register_assumption("sample_smooth_convex",
-                    "every stochastic sample function f_m(., xi) is convex and L-smooth (almost surely)",
-                    subject="oracle", constants=(AssumptionConstant("L", "f/w^2", "upper",
-                                                                    "smoothness of every f_m(., xi)"),))
 
 S = SymbolSet(PAPER, strict=True)
 L = S.add("L", "smoothness of every sample function f_m(., xi)", POS, dim="f/w^2")
@@ -65,12 +55,16 @@ SDIF = Definition(id="khaled2020.sigma_dif", paper=PAPER, symbol=sdif2, expr=zet
 _STEP = (Condition("step_at_most_1_over_4L", sp.Le(4 * lr * L, 1), source=SOURCE, note="gamma <= 1/(4L) (memory)"),
          Condition("step_local_steps", sp.Le(8 * lr * L * (H - 1), 1), source=SOURCE,
                    note="8 gamma L (H - 1) <= 1 (memory)"))
-_REQUIRES = {"lr_schedule": "constant", "full_participation": True, "aggregation": "mean of the models"}
+# The papers assume every stochastic sample function f_m(., xi) convex and L-smooth, more than the catalogue's L_smooth
+# and convex (about each f_m). With additive noise, f_m(x, xi) = f_m(x) + <xi, x> has f_m's Hessian, so the catalogue's
+# certificates of f_m are the sample functions' too: the records require that oracle (a structural premise).
+_REQUIRES = {"lr_schedule": "constant", "full_participation": True, "aggregation": "mean of the models",
+             "oracle": "additive"}
 
 IDENTICAL = Bound(
     id="khaled2020.identical", paper=PAPER, title="Local SGD, identical data, strongly convex f (from memory)",
     source=SOURCE + ", identical-data theorem (strongly convex)", symbols=S,
-    assumptions=("identical_data", "sample_smooth_convex(L)", "strongly_convex(mu)", "noise_at_optimum(sigma)"),
+    assumptions=("identical_data", "L_smooth", "convex", "strongly_convex(mu)", "noise_at_optimum(sigma)"),
     lhs="dist2_opt", lhs_kind="dist2",
     lhs_description="E||xhat_T - x*||^2 at T = t H, the end of round t (the workers' models averaged: the global "
                     "model, the simulator's dist2_opt at round t)",
@@ -85,7 +79,7 @@ IDENTICAL = Bound(
 HETEROGENEOUS = Bound(
     id="khaled2020.heterogeneous", paper=PAPER, title="Local SGD, heterogeneous data, convex f_m (from memory)",
     source=SOURCE + ", heterogeneous-data theorem (convex)", symbols=S,
-    assumptions=("sample_smooth_convex(L)", "convex", "heterogeneity_at_optimum(zeta)", "noise_at_optimum(sigma)"),
+    assumptions=("L_smooth", "convex", "heterogeneity_at_optimum(zeta)", "noise_at_optimum(sigma)"),
     lhs="avg_opt_error", lhs_kind="opt_error",
     lhs_description="E f(xbar_T) - f*, xbar_T = (1/T) sum_{t=0}^{T-1} xhat_t: the simulator's step measure "
                     "avg_opt_error at row T - 1 (the uniform average of xbar_0..xbar_{T-1})",
