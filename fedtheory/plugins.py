@@ -54,6 +54,10 @@ BUILTIN_PAPERS = {
     "oledfl": "fedtheory.papers.oledfl",
     "fedmrur": "fedtheory.papers.fedmrur",
     "fedshift": "fedtheory.papers.fedshift",
+    "drori2014": "fedtheory.papers.drori2014",
+    "taylor2018": "fedtheory.papers.taylor2018",
+    "ghadimi2013": "fedtheory.papers.ghadimi2013",
+    "khaled2020": "fedtheory.papers.khaled2020",
 }
 
 

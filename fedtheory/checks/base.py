@@ -378,7 +378,7 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
         info["deterministic"] = True
         info["detail"] = (f"deterministic: {'the run' if n == 1 else f'every one of the {n} runs'} gives the same "
                           f"measurement, decided on it without statistics (measured {m_l:.4g} vs bound {m_r:.4g})")
-        return ("holds" if mean >= 0 else "violated"), info
+        return ("violated" if bool(_rounding_below(mean, m_l, m_r)) else "holds"), info
     if mean >= 0:
         return "holds", info
     if mean + crit * se < 0:
@@ -408,17 +408,31 @@ def _rounds_text(labels: np.ndarray, rows: np.ndarray, name: str, most: int = 10
     return f"{name} = {shown}" + (f", ... ({rows.size} in all)" if rows.size > most else "")
 
 
+#: A deterministic comparison counts a gap within this relative distance of zero as equality: the measurement and
+#: the bound are two floating-point computations of what can be the same number (a tight theorem attained exactly,
+#: e.g. Drori & Teboulle's gradient-descent bound on its Huber instance, misses by ~1e-14 relative either way).
+ROUNDING_RTOL = 1e-12
+
+
+def _rounding_below(mean, m_l, m_r) -> np.ndarray:
+    """Deterministic gaps (bound - measured) below zero by more than the rounding of the two computations."""
+    tol = ROUNDING_RTOL * np.maximum(np.abs(m_l), np.abs(m_r))
+    return np.asarray(mean) < -tol
+
+
 def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label) -> tuple[str, dict]:
     """compare_rounds when every run follows the same trajectory (or there is one): each round is decided on it,
-    exactly, without statistics; the worst round is the one with the largest gap (measured above the bound)."""
+    exactly, without statistics (a gap within ROUNDING_RTOL of zero is equality: attained, not violated); the worst
+    round is the one with the largest gap (measured above the bound)."""
     m_fam = int(lhs.shape[0])
     lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
     runs = "the run" if n == 1 else f"every one of the {n} runs (identical at every compared round)"
+    over = _rounding_below(mean, m_l, m_r)
     info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
-            "rounds_excluded": excluded, "rounds": m_fam, "runs": n, "rounds_violated": int(np.sum(mean < 0)),
+            "rounds_excluded": excluded, "rounds": m_fam, "runs": n, "rounds_violated": int(np.sum(over)),
             "family_size": m_fam, "correction": "none (deterministic)", "family_alpha": None, "deterministic": True,
-            "rounds_significant_uncorrected": int(np.sum(mean < 0)), "rounds_significant_holm": int(np.sum(mean < 0))}
-    below = np.flatnonzero(mean < 0)
+            "rounds_significant_uncorrected": int(np.sum(over)), "rounds_significant_holm": int(np.sum(over))}
+    below = np.flatnonzero(over)
     info["rounds_below"] = [float(v) for v in lab[below]]
     if below.size == 0:
         return "holds", info

@@ -1,6 +1,7 @@
 """The plug-in's own tests: Theorem 2.2 holds on its checks, the settings outside it are not_applicable with their
 reasons, the negative control is caught, and S_T's closed form is the sum the theorem defines."""
 import numpy as np
+import pytest
 import sympy as sp
 
 from fedtheory.checks import Session
@@ -40,3 +41,24 @@ def test_S_T_is_the_sum_of_the_weights():
         direct = sum((av + t) ** 2 for t in range(Tv))
         assert np.isclose(float(closed.subs({a: av, T: Tv})), direct, rtol=1e-12)
     assert sp.simplify(closed.subs(T, 1) - a**2) == 0
+
+
+def test_a_zoo_member_with_an_unverified_transcription():
+    """The example is a trusted theorem of the zoo; written from memory, its findings are listed apart until its
+    constants are checked against the text."""
+    from fedtheory.theory import paper_info
+
+    assert paper_info("stich2019").collection == "zoo"
+    assert records.THM22.unverified and "written from memory" in records.THM22.transcription
+
+
+def test_eq4_worked_by_hand():
+    """mu = 1, L = 2, K = 4, H = 2, a = 33 (> max{16 kappa, H} = 32), T = 2, ||x_0 - x*||^2 = 1, sigma^2 = 1, G = 1:
+    S_2 = 33^2 + 34^2 = 2245; eq. (4) = 33^3/(2 * 2245) + 4 * 2 * (2 + 66)/(4 * 2245) + 256 * 2 * 4 * 2/2245
+    = 35937/4490 + 544/8980 + 4096/2245 = 8.003786... + 0.060579... + 1.824499... = 9.888864..."""
+    v = {"mu": 1.0, "L": 2.0, "K": 4, "H": 2, "a": 33.0, "T": 2, "D0": 1.0, "sigma2": 1.0, "G": 1.0, "lr": 4.0,
+         "lr_offset": 33.0}
+    want = 35937 / 4490 + 544 / 8980 + 4096 / 2245
+    assert records.THM22.evaluate(v) == pytest.approx(want, rel=1e-14)
+    assert want == pytest.approx(9.888864, rel=1e-6)
+    assert records.THM22.conditions_failed(v) == []

@@ -18,11 +18,23 @@ record says so once (``quantities``); every output then speaks in Stich's symbol
 """
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register
+from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register, register_paper
 
 PAPER = "stich2019"
 SOURCE = ("S. U. Stich, Local SGD Converges Fast and Communicates Little, ICLR 2019 (arXiv:1805.09767), "
           "Theorem 2.2, eq. (4)")
+# Where a public copy was looked for (issue 34's zoo, 2026): the stored arXiv, ar5iv, OpenReview and mirror pages hold
+# the abstract and introduction only; no public repository holds the statement. A third-party implementation of the
+# method (a local_sgd function in a public repository) uses eta_t = 4/(mu (a + t)), weights (a + t)^2 and
+# a = max(16 kappa, H): the schedule and weights agree with the record; it sets a equal to the max, which says nothing
+# about eq. (4)'s constants or whether the text's inequality on a is strict.
+TRANSCRIPTION = ("unverified: written from memory; no public copy of Theorem 2.2 could be read (the stored arXiv, "
+                 "ar5iv and OpenReview copies hold the abstract and introduction only)")
+
+# a trusted theorem of the zoo (fedtheory's precision measurement); its findings are listed apart and not counted
+# while its transcription is unverified (Record.transcription)
+register_paper(PAPER, collection="zoo", citation="arXiv:1805.09767v3 (ICLR 2019), Thm 2.2, eq. (4)",
+               title="Local SGD Converges Fast and Communicates Little")
 NONNEG = sp.Interval(0, sp.oo)
 
 S = SymbolSet(PAPER)
@@ -80,11 +92,13 @@ THM22 = Bound(
                 "t": "step_index"},
     quote="Theorem 2.2: E f(xhat_T) - f* <= mu a^3/(2 S_T) ||x_0 - x*||^2 + 4T(T + 2a)/(mu K S_T) sigma^2 + "
           "256 T/(mu^2 S_T) G^2 H^2 L",
+    transcription=TRANSCRIPTION,
     note="Transcribed from the author's memory of the ICLR 2019 camera-ready version (arXiv:1805.09767v3); no copy "
          "of the paper was available where this plug-in was written, so the constants 4 (step numerator), 16 and the "
          "strict inequality in a > max{16 kappa, H}, 1/2, 4 and 256 in eq. (4), and the form of S_T's lower bound "
          "are NOT verified against the text: check them before relying on a verdict near the bound. Earlier arXiv "
          "versions state the theorem with other constants. The corollary's O(.) form was not transcribed; the "
-         "stated order above is read off eq. (4).",
+         "stated order above is read off eq. (4). A search of the public copies for issue 34's zoo found none of the "
+         "theorem's text (see TRANSCRIPTION above): the record stays unverified, its findings not counted.",
 )
 register(KAPPA, S_T_DEF, THM22)
