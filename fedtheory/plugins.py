@@ -51,6 +51,7 @@ BUILTIN_PAPERS = {
     "oledfl": "fedtheory.papers.oledfl",
     "fedmrur": "fedtheory.papers.fedmrur",
     "fedshift": "fedtheory.papers.fedshift",
+    "yuan2016": "fedtheory.papers.yuan2016",
 }
 
 
