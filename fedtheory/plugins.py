@@ -52,6 +52,7 @@ BUILTIN_PAPERS = {
     "fedmrur": "fedtheory.papers.fedmrur",
     "fedshift": "fedtheory.papers.fedshift",
     "yuan2016": "fedtheory.papers.yuan2016",
+    "karimireddy2020": "fedtheory.papers.karimireddy2020",
 }
 
 
