@@ -53,6 +53,7 @@ BUILTIN_PAPERS = {
     "fedshift": "fedtheory.papers.fedshift",
     "yuan2016": "fedtheory.papers.yuan2016",
     "karimireddy2020": "fedtheory.papers.karimireddy2020",
+    "yu2019": "fedtheory.papers.yu2019",
 }
 
 
