@@ -54,6 +54,7 @@ BUILTIN_PAPERS = {
     "yuan2016": "fedtheory.papers.yuan2016",
     "karimireddy2020": "fedtheory.papers.karimireddy2020",
     "yu2019": "fedtheory.papers.yu2019",
+    "fedprox": "fedtheory.papers.fedprox",
 }
 
 
