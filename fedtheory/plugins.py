@@ -55,6 +55,7 @@ BUILTIN_PAPERS = {
     "karimireddy2020": "fedtheory.papers.karimireddy2020",
     "yu2019": "fedtheory.papers.yu2019",
     "fedprox": "fedtheory.papers.fedprox",
+    "koloskova2020": "fedtheory.papers.koloskova2020",
 }
 
 
