@@ -60,3 +60,11 @@ def test_the_control_fails_as_required():
 
 def test_transcription_is_unverified():
     assert R.THM4.unverified
+
+
+def test_worst_case_search_holds():
+    from fedtheory.papers.fedprox import worst as W
+    from fedtheory.worst import worst_case
+
+    rec = worst_case(W.make(rounds=5), budget=32, seed=0)
+    assert rec["verdict"] == "holds" and rec["slack"] >= 1.0

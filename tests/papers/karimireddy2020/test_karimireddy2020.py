@@ -56,3 +56,11 @@ def test_the_control_fails_as_required():
 def test_transcriptions():
     assert R.SCAFFOLD_SC.transcription.startswith("checked against arXiv:1910.06378v4")
     assert R.FEDAVG_SC.unverified and R.FEDAVG_SC.kind == "order"
+
+
+def test_worst_case_search_holds():
+    from fedtheory.papers.karimireddy2020 import worst as W
+    from fedtheory.worst import worst_case
+
+    rec = worst_case(W.make(rounds=20, runs=2), budget=32, seed=0, final_seeds=4)
+    assert rec["verdict"] == "holds" and rec["slack"] >= 1.0

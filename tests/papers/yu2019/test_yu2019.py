@@ -27,3 +27,11 @@ def test_the_control_fails_as_required():
 
 def test_transcription_is_unverified():
     assert R.THM1.unverified
+
+
+def test_worst_case_search_holds():
+    from fedtheory.papers.yu2019 import worst as W
+    from fedtheory.worst import worst_case
+
+    rec = worst_case(W.make(iterations=16, runs=2), budget=32, seed=0, final_seeds=4)
+    assert rec["verdict"] == "holds" and rec["slack"] >= 1.0

@@ -102,3 +102,16 @@ def test_the_other_controls_fail_as_required():
 def test_records_say_how_they_were_transcribed():
     for rec in (R.LEMMA1, R.THM1, R.THM3):
         assert rec.transcription.startswith("checked against arXiv:1310.7063v3") and not rec.unverified
+
+
+def test_worst_case_searches_hold_and_a_scaled_bound_is_broken():
+    from fedtheory.testing import scaled_bound
+    from fedtheory.worst import worst_case
+
+    from fedtheory.papers.yuan2016 import worst as W
+
+    for make in (W.make_lemma1, W.make_thm1):
+        spec = make(rounds=10)
+        rec = worst_case(spec, budget=32, seed=0)
+        assert rec["verdict"] == "holds" and rec["slack"] >= 1.0
+        assert worst_case(scaled_bound(spec, 0.5), budget=32, seed=0)["verdict"] == "violated"
