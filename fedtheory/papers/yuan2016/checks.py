@@ -110,25 +110,34 @@ def _params(key, topology, r) -> dict:
     return {"setting": f"k = 1..{r['T']}", "alpha": float(r["alpha"]), "topology": topology}
 
 
+def _row(session: Session, record, key: str, topology: str, rule, rounds: int | None, left, *, extra=None,
+         detail: str = "") -> CheckResult:
+    """One DGD run's rows k = 1, 2, ... of ``record``: ``left(trace)`` the left side (rows k = 1..), ``extra(trace)`` the
+    run's values besides the step and the problem's constants; every k is a statement of the text."""
+    r = run(session, key, topology, rule, rounds)
+    p, top, tr = r["p"], r["top"], r["trace"]
+    cert = certify(record, problem=p, oracle=r["cfg"].oracle, topology=top, visited=tr)
+    lhs = left(tr)
+    k = np.arange(1, lhs.shape[0] + 1, dtype=float)
+    values = {"alpha": r["alpha"], **theorem_constants(p, top), **(extra(tr) if extra else {})}
+
+    def per_round(v):
+        return lhs, np.broadcast_to(record.evaluate({**v, "k": k[:, None]}), lhs.shape)
+
+    return assess_bound(record, [values], per_round, per_round=True, settings=r["settings"], certification=cert,
+                        rounds=k, round_name="k", problem=LABELS[key], params=_params(key, topology, r), detail=detail)
+
+
 def lemma1_row(session: Session, key: str, topology: str, rule, *, record=R.LEMMA1, per_agent: bool = False,
                rounds: int | None = None) -> CheckResult:
     """Lemma 1 on one DGD run, every k = 1..T. D: the largest ||h(k)|| the run produced (the text's stacked bound);
     ``per_agent``: the per-agent reading instead (the largest single agent's gradient), for the negative control."""
-    r = run(session, key, topology, rule, rounds)
-    p, top, tr = r["p"], r["top"], r["trace"]
-    cert = certify(record, problem=p, oracle=r["cfg"].oracle, topology=top, visited=tr)
     measure = "dgd_agent_grad" if per_agent else "dgd_stacked_grad"
-    D = np.nanmax(tr[measure], axis=0)  # (R,): over k = 0..T-1, every gradient step the run took
-    lhs = tr["consensus_max"]  # row k - 1: the models after k rounds
-
-    def per_round(values):
-        return lhs, np.broadcast_to(record.evaluate(values), lhs.shape)
-
     how = ("D = max_k max_i ||grad f_i(x_i(k))|| (the per-agent reading)" if per_agent else
            "D = max_k ||h(k)||, the stacked gradient (10) along the run (the smallest D the lemma's hypothesis admits)")
-    return assess_bound(record, [{"alpha": r["alpha"], "D": D, **theorem_constants(p, top)}], per_round, per_round=True,
-                        settings=r["settings"], certification=cert, rounds=np.arange(1, r["T"] + 1), round_name="k",
-                        problem=LABELS[key], params=_params(key, topology, r), detail=how)
+    # consensus_max row k - 1: the models after k rounds; D over k = 0..T-1, every gradient step the run took
+    return _row(session, record, key, topology, rule, rounds, lambda tr: tr["consensus_max"],
+                extra=lambda tr: {"D": np.nanmax(tr[measure], axis=0)}, detail=how)
 
 
 def _per_agent(session: Session) -> list[CheckResult]:
@@ -149,18 +158,9 @@ def lemma1(session: Session) -> list[CheckResult]:
 
 
 def thm1_row(session: Session, key: str, topology: str, rule, *, record=R.THM1, rounds: int | None = None):
-    r = run(session, key, topology, rule, rounds)
-    p, top, tr = r["p"], r["top"], r["trace"]
-    cert = certify(record, problem=p, oracle=r["cfg"].oracle, topology=top, visited=tr)
-    lhs = tr["dgd_stacked_grad"][1:]  # k = 1..T-1 (the page states (10) for k = 1, 2, ...)
-
-    def per_round(values):
-        return lhs, np.broadcast_to(record.evaluate(values), lhs.shape)
-
-    return assess_bound(record, [{"alpha": r["alpha"], **theorem_constants(p, top)}], per_round, per_round=True,
-                        settings=r["settings"], certification=cert, rounds=np.arange(1, r["T"]), round_name="k",
-                        problem=LABELS[key], params=_params(key, topology, r),
-                        detail="f_i^o: the agents' exact minima; lambda_n(W) from the topology's eigenvalues")
+    # dgd_stacked_grad row k = ||h(k)||, compared from k = 1 (the page states (10) for k = 1, 2, ...)
+    return _row(session, record, key, topology, rule, rounds, lambda tr: tr["dgd_stacked_grad"][1:],
+                detail="f_i^o: the agents' exact minima; lambda_n(W) from the topology's eigenvalues")
 
 
 def _thm1_halved(session: Session) -> list[CheckResult]:
@@ -180,19 +180,9 @@ def thm1(session: Session) -> list[CheckResult]:
 
 
 def thm3_row(session: Session, key: str, topology: str, rule, *, record=R.THM3, rounds: int | None = None):
-    r = run(session, key, topology, rule, rounds)
-    p, top, tr = r["p"], r["top"], r["trace"]
-    cert = certify(record, problem=p, oracle=r["cfg"].oracle, topology=top, visited=tr)
-    lhs = np.sqrt(tr["dist2_opt"][1:])  # ||xbar(k) - x*||, k = 1..T
-    k = np.arange(1, r["T"] + 1, dtype=float)[:, None]
-
-    def per_round(values):
-        return lhs, np.broadcast_to(record.evaluate({**values, "k": k}), lhs.shape)
-
-    return assess_bound(record, [{"alpha": r["alpha"], **theorem_constants(p, top)}], per_round, per_round=True,
-                        settings=r["settings"], certification=cert, rounds=k[:, 0], round_name="k",
-                        problem=LABELS[key], params=_params(key, topology, r),
-                        detail="strongly convex fbar (Lemma 3, case a); L_fbar = (1/n) sum_i L_i; D of (10)")
+    # ||xbar(k) - x*|| = sqrt(dist2_opt row k), k = 1..T
+    return _row(session, record, key, topology, rule, rounds, lambda tr: np.sqrt(tr["dist2_opt"][1:]),
+                detail="strongly convex fbar (Lemma 3, case a); L_fbar = (1/n) sum_i L_i; D of (10)")
 
 
 def _thm3_no_neighbourhood(session: Session) -> list[CheckResult]:

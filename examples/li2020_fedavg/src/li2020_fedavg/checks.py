@@ -130,16 +130,17 @@ def thm1_rate(session: Session) -> list[CheckResult]:
 
 # ------------------------------------------------------------------------------------ Theorems 2 and 3 (K of N devices)
 
+PARTIAL = {"measures": ("opt_error", "visited_client_grad2", "visited_max_dist2"),
+           "problems": ("least squares with label shift, 10 clients x 500 samples, d = 10",),
+           "seeds": "8 runs per setting (quick), 32 (full)"}  # what Theorems 2 and 3's checks run on
 
 def _thm3_fifth(session: Session) -> list[CheckResult]:
     fifth = dataclasses.replace(R.THM3, id="li2020.thm3.fifth", expr=R.THM3.expr / 5)
     return [assess(session, fifth, 1, 1.0, K=5)]
 
 
-@check("li2020.thm3", R.PAPER, "bound", measures=("opt_error", "visited_client_grad2", "visited_max_dist2"),
-       problems=("least squares with label shift, 10 clients x 500 samples, d = 10",),
+@check("li2020.thm3", R.PAPER, "bound", **PARTIAL,
        algorithms=("FedAvg, K of 10 clients per round uniformly without replacement, eta_t = 2/(mu (gamma + t))",),
-       seeds="8 runs per setting (quick), 32 (full)",
        control=Control("Theorem 3 with its bound divided by 5, at E = 1, K = 5 (where the bound is about 3.3 times the "
                        "measurement): must be reported violated", _thm3_fifth))
 def thm3(session: Session) -> list[CheckResult]:
@@ -155,10 +156,8 @@ def _thm2_twentieth(session: Session) -> list[CheckResult]:
     return [assess(session, scaled, 1, 1.0, K=1)]
 
 
-@check("li2020.thm2", R.PAPER, "bound", measures=("opt_error", "visited_client_grad2", "visited_max_dist2"),
-       problems=("least squares with label shift, 10 clients x 500 samples, d = 10",),
+@check("li2020.thm2", R.PAPER, "bound", **PARTIAL,
        algorithms=("FedAvg, one client per round (with and without replacement coincide), eta_t = 2/(mu (gamma + t))",),
-       seeds="8 runs per setting (quick), 32 (full)",
        control=Control("Theorem 2 with its bound divided by 20, at E = 1, K = 1 (where the bound is about 15 times the "
                        "measurement: C = 4 E^2 G^2 with G led by the start's gradient): must be reported violated",
                        _thm2_twentieth))
