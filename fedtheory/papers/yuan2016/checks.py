@@ -33,7 +33,7 @@ SIZES = {
               "thm3": (("ls", "complete", "edge"),)},
     "full": {"rounds": 600,
              "lemma1": tuple((p, t, a) for p in ("opposed_huber", "huber", "ls") for t in TOPOLOGIES
-                             for a in ((0.02, 0.1, 0.5) if p == "opposed_huber" else ("1/L", "edge"))),
+                             for a in ((0.02, 0.1, 0.5) if p == "opposed_huber" else ("1/L", "edge/4"))),
              "thm1": tuple((p, t, a) for p in ("ls", "quad1d") for t in TOPOLOGIES for a in ("edge", "edge/4", 0.01)),
              "thm3": tuple(("ls", t, a) for t in ("complete", "ring", "exponential") for a in ("edge", "edge/4"))},
 }
