@@ -1,4 +1,4 @@
-"""Checks of Li et al. (ICLR 2020) Theorem 1 on heterogeneous least squares with exact constants."""
+"""Checks of Li et al. (ICLR 2020) Theorems 1-3 on heterogeneous least squares with exact constants."""
 from __future__ import annotations
 
 import dataclasses
