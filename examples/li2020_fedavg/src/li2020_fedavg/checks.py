@@ -64,11 +64,6 @@ def run(session: Session, E: int, heterogeneity: float, schedule: str = "inverse
         tr = simulate(p, alg, cfg, session.seeds(runs), w0=w0, measures=("opt_error", "visited_max_dist2"))
         w_star = p.constants["w_star"].value
         vals["Delta1"] = float(np.sum((w0 - w_star) ** 2))
-        # Assumptions 1-4 as the run certifies them; G (Assumption 4) on the region the run visited, one value for all
-        # runs (the largest run's, valid for each)
-        cert = certify(record, problem=p, oracle=cfg.oracle, sampling=ClientSampling(C, K), visited=tr)
-        if cert.applicable:
-            vals["G"] = float(np.max(cert.values["G"]))
         T = np.arange(cfg.rounds + 1)[:, None] * E + 1.0  # w_T after each round
         settings = {"lr_schedule": cfg.lr_schedule, "full_participation": K is None,
                     "aggregation": "(1/K) sum of the sampled models"}  # fedavg(): the plain mean of the sampled models
@@ -76,8 +71,14 @@ def run(session: Session, E: int, heterogeneity: float, schedule: str = "inverse
             vals.update(N=float(C), K=float(K))
         # the trivial bound of an optimality gap, (L/2) R^2 over the visited region (docs/verdict-rules.md, rule 2)
         trivial = {"L": float(p.constants["L"].value), "visited_max_dist2": tr["visited_max_dist2"][0]}
-        return vals, tr["opt_error"], T, settings, trivial, cert
-    return session.memo(("li2020", E, heterogeneity, schedule, K, record.id), compute)
+        return p, cfg, tr, vals, T, settings, trivial
+    p, cfg, tr, vals, T, settings, trivial = session.memo(("li2020", E, heterogeneity, schedule, K), compute)
+    # Assumptions 1-4 (and the theorem's sampling) as the run certifies them; G (Assumption 4) on the region the run
+    # visited, one value for all runs (the largest run's, valid for each)
+    cert = certify(record, problem=p, oracle=cfg.oracle, sampling=ClientSampling(C, K), visited=tr)
+    if cert.applicable:
+        vals = {**vals, "G": float(np.max(cert.values["G"]))}
+    return vals, tr["opt_error"], T, settings, trivial, cert
 
 
 def assess(session: Session, record, E: int, heterogeneity: float, schedule: str = "inverse_step",
