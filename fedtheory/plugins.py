@@ -58,6 +58,11 @@ BUILTIN_PAPERS = {
     "taylor2018": "fedtheory.papers.taylor2018",
     "ghadimi2013": "fedtheory.papers.ghadimi2013",
     "khaled2020": "fedtheory.papers.khaled2020",
+    "yuan2016": "fedtheory.papers.yuan2016",
+    "karimireddy2020": "fedtheory.papers.karimireddy2020",
+    "yu2019": "fedtheory.papers.yu2019",
+    "fedprox": "fedtheory.papers.fedprox",
+    "koloskova2020": "fedtheory.papers.koloskova2020",
 }
 
 

@@ -259,9 +259,9 @@ def test_papers_use_only_the_public_api():
 def test_every_built_in_paper_is_one_package_of_the_plug_in_shape():
     """A paper is one folder: its face registers everything (records, checks, and what else it has), and the
     folders of the core hold no paper's records, checks or worst cases."""
-    papers = sorted(p.name for p in (PACKAGE / "papers").iterdir() if (p / "__init__.py").exists())
     from fedtheory.plugins import BUILTIN_PAPERS
 
+    papers = sorted(p.name for p in (PACKAGE / "papers").iterdir() if (p / "__init__.py").exists())
     assert papers == sorted(BUILTIN_PAPERS)  # every folder is a registered built-in paper, and every one a folder
     for paper in papers:
         assert (PACKAGE / "papers" / paper / "records.py").exists() and (PACKAGE / "papers" / paper / "checks.py").exists()

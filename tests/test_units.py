@@ -148,7 +148,8 @@ def test_li2020_example_thm1_is_consistent():
     out = _cli("check", "--plugin", str(EXAMPLE), "--only", "li2020.units", "--format", "json")
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in json.loads(out.stdout)["results"]}
-    assert set(rows) == {"li2020.thm1.units", "li2020.kappa.units", "li2020.gamma.units", "li2020.B.units"}
+    assert set(rows) == {"li2020.thm1.units", "li2020.kappa.units", "li2020.gamma.units", "li2020.B.units",
+                         "li2020.C_scheme1.units", "li2020.C_scheme2.units", "li2020.thm2.units", "li2020.thm3.units"}
     assert all(r["verdict"] == "holds" and r["kind"] == "symbolic" for r in rows.values()), rows
     assert "UnitsWarning" not in out.stderr
 

@@ -320,8 +320,12 @@ def units_rows(paper: str) -> list[CheckResult]:
 def _mutant(record):
     """A consistent record of the paper with its statement multiplied by a symbol that has a dimension (every term
     then has the left side's dimension times that symbol's): the units check must say 'violated'. None when the
-    paper has no such record."""
+    paper has no such record. An order statement (no explicit bound, no left side to compare with) has one term of its
+    stated order multiplied instead."""
     expr = getattr(record, "expr", None)
+    order = getattr(record, "order", None) if getattr(record, "kind", "") == "order" else None
+    if order is not None and isinstance(order.expr, sp.Basic):
+        expr = order.expr
     if not isinstance(expr, sp.Basic) or expr.is_zero is True:
         return None
     dims = symbol_dims(_symbols_of(record))
@@ -329,6 +333,12 @@ def _mutant(record):
     if not names:
         return None
     sym = next(s for s in _symbols_of(record).values() if str(getattr(s, "name", "")) == names[0]).symbol
+    if order is not None:
+        terms = sp.Add.make_args(sp.expand(expr))
+        if len(terms) < 2:
+            return None
+        return dataclasses.replace(record, id=f"{record.id}~times_{names[0]}",
+                                   order=dataclasses.replace(order, expr=terms[0] * sym + sp.Add(*terms[1:])))
     return dataclasses.replace(record, id=f"{record.id}~times_{names[0]}", expr=expr * sym)
 
 
