@@ -160,12 +160,25 @@ def _would_need(bad: list[FormulaResult], dims: Mapping[str, Dim], used: set[str
             + (" (besides the declared one)" if declared else " (the record declares none)"))
 
 
+MAX_LISTED = 2  # further offending terms of a formula named in its text; beyond that, counted
+
+
+def _more_text(issues) -> str:
+    """The offending terms after the first: ' (and 1 more term: X has ..., the left side ...)'; beyond MAX_LISTED,
+    the first MAX_LISTED and how many more."""
+    more = issues[1:]
+    if not more:
+        return ""
+    shown = "; ".join(i.text for i in more[:MAX_LISTED])
+    rest = f"; and {len(more) - MAX_LISTED} more" if len(more) > MAX_LISTED else ""
+    return f" (and {len(more)} more term{'s' * (len(more) > 1)}: {shown}{rest})"
+
+
 def _issues_text(rs: list[FormulaResult]) -> str:
-    """Per offending formula its first (simplest) offending term, and how many more it has."""
+    """Per offending formula its first (simplest) offending term, then the others (``_more_text``)."""
     parts = []
     for r in rs[:MAX_PARTS]:
-        n = len(r.issues)
-        parts.append(f"{r.formula.part}: {r.issues[0].text}" + (f" (and {n - 1} more term{'s' * (n > 2)})" if n > 1 else ""))
+        parts.append(f"{r.formula.part}: {r.issues[0].text}" + _more_text(r.issues))
     if len(rs) > MAX_PARTS:
         parts.append(f"and {len(rs) - MAX_PARTS} more formula(s)")
     return "; ".join(parts)

@@ -14,7 +14,8 @@ from .core import (TOOL_QUANTITIES, Bound, Claim, ClaimOutcome, Condition, Defin
                    OrderStatement, Record, StatedOrder, SymbolInfo, SymbolSet, get, register, registered_ids, registry)
 from .assumptions import (ASSUMPTIONS, CATALOGUE, Assumption, AssumptionConstant, AssumptionRef, bind,
                           parse_reference, register_assumption)
-from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
+from .dimensions import (DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units, UnitsWarning,
+                         dimension_of)
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
 
@@ -23,7 +24,7 @@ def papers() -> list[str]:
     return sorted({r.paper for r in registry().values()})
 
 
-__all__ = ["PaperInfo", "paper_info", "register_paper", "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference", "DIMENSION_SYSTEM", "DimensionError", "LOSS", "PARAMETER", "Units", "UnitsWarning",
+__all__ = ["PaperInfo", "paper_info", "register_paper", "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference", "DIMENSION_SYSTEM", "DimensionError", "UnknownDimension", "LOSS", "PARAMETER", "Units", "UnitsWarning",
            "dimension_of", "TOOL_QUANTITIES", "MissingValuesError", "Bound", "Claim", "ClaimOutcome", "Condition",
            "Definition", "Evaluator", "Identity", "OrderStatement", "RateReport",
            "Record", "StatedOrder", "SymbolInfo", "SymbolSet", "check_order", "expand_sum", "get", "papers", "register",
