@@ -49,6 +49,15 @@ SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "re
 FINDING_CLASSES = ("erratum", "inconsistent_rate", "false_as_stated", "claim_refuted")
 DEFAULT_CLASS = {"violated": "false_as_stated", "rate_inconsistent": "inconsistent_rate",
                  "claim_refuted": "claim_refuted"}
+# A cause whose rows carry several classes takes the most severe: a counterexample outweighs a misprint (a statement
+# inconsistent in units is an erratum, and false as stated where a rescaled run shows it; rule 8).
+CLASS_SEVERITY = ("false_as_stated", "claim_refuted", "inconsistent_rate", "erratum")
+
+
+def finding_class_of(rows: Sequence["CheckResult"]) -> str:
+    """The class of a cause (rows sharing a finding key): the most severe of its rows' classes (CLASS_SEVERITY)."""
+    classes = {r.finding_class for r in rows if r.finding_class}
+    return next((c for c in CLASS_SEVERITY if c in classes), "")
 
 
 @dataclass

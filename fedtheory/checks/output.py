@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence, TextIO
 from .. import files
 from .._validation import ParameterError
 from ..theory.core import paper_info
-from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
+from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, finding_class_of, group_findings
 
 __all__ = ["format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
            "summarize_findings", "write_json", "write_atomic", "fmt_number", "row_marks", "LOOSE_FACTOR"]
@@ -146,14 +146,14 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     'ambiguous': [...], 'proof_step_loose': [...], 'not_counted': {key: {'scope': ..., 'rows': [...]}},
     'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...]}:
     'findings' are the in-scope causes the exit code counts, 'classes' the same keys by severity class
-    (FINDING_CLASSES: a cause's class is its first row's); 'errors' the checks that failed (never findings);
+    (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that failed (never findings);
     'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that follow only from the
     exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with bound/measured above
     LOOSE_FACTOR.
     """
     groups = group_findings(results)
     found = {k: [_row_label(r) for r in rows] for k, rows in groups.items()}
-    classes = {c: [k for k, rows in groups.items() if rows[0].finding_class == c] for c in FINDING_CLASSES}
+    classes = {c: [k for k, rows in groups.items() if finding_class_of(rows) == c] for c in FINDING_CLASSES}
     errs = [{"row": _row_label(r), "error": (r.detail or "").splitlines()[0] if r.detail else ""}
             for r in errors(results)]
     amb = [_row_label(r) for r in results if r.verdict == "ambiguous"]

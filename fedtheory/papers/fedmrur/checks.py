@@ -272,6 +272,27 @@ EQ6_QUOTE = ("003_7cb41999359df859.txt:126-128: 'Assumption 3. The dissimilarity
              "clients is bounded by the local and global gradients, i.e., E||grad F_p(x) - grad F(x)||^2 <= sigma_g^2'")
 
 
+# The unit reading of eta_g each setting realises: A (and the paper's practice, eta_g = 1 on the displacement) runs
+# eta_g times a displacement; B runs eta_g/(K eta_l) times it, eta_g a step on a gradient-sized update.
+STEP_UNITS = {"A": "A", "B": "B", "P": "A"}
+
+
+def _rederive_c(vals):
+    """On a rescaled instance (rule 8) the check's own choice C = C_max is made again: C_max carries '1 - alpha L',
+    which is not invariant under a change of units."""
+    cm = c_max(vals)
+    return {**vals, "C": cm if cm > 0 else 1e-3}
+
+
+def _rescaled_note(x) -> str:
+    if x.get("verdict") == "violated":
+        return (f"the ratio and horizons above are on the rescaled instance (rule 8: loss x {x['c']:.3g}, parameters "
+                f"x {x['s']:.3g}; C = C_max = {x['values'].get('C', float('nan')):.3g} there)")
+    if x.get("verdict") == "holds":
+        return f"rescaled instances (10^t, t = {x['tested'][0]}..{x['tested'][-1]}): hold" if x.get("tested") else             "every rescaled instance fails a condition"
+    return "rescaled instance not tested"
+
+
 def _horizon_text(r: CheckResult) -> str:
     """One reading's verdict in numbers: the tightest horizon and what survives Holm."""
     x = r.extra
@@ -304,15 +325,16 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
         vals = _values(e, run, s, sl, cert, a3.replace("-", "_"))
         r = assess_bound(bound, [vals], _horizons(bound, tr, sl, weighted, FIRST_ROUND[index]), problem=e["key"],
                          per_round=True, settings=settings_of(run["alg"]), params=params, trivial=trivial,
-                         certification=cert)
+                         certification=cert, units_reading={"eta_g": STEP_UNITS[s]}, rederive=_rederive_c)
         if r.verdict == "not_applicable":
             r.measured = float(np.nanmean(_lhs(tr, sl, weighted)))
             r.detail = (f"measured at T = {run['T']} (not compared): {r.measured:.4g}; {r.detail}; "
                         + _detail(e, run, s, sl, vals))
             r.quote = bound.quote
             return r
-        r.detail = _horizon_text(r)
-        if s == "A" and r.verdict == "violated":
+        rescaled = r.extra.get("rescaled_instance") or r.extra.get("rescaled")
+        r.detail = _horizon_text(r) + (f". {_rescaled_note(rescaled)}" if rescaled else "")
+        if s == "A":  # a reading the tool discounts counts neither against the paper nor for it
             r.scope = "units_artifact"
         rows[name] = r
     res = combine_readings(rows)
@@ -320,12 +342,16 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
                                       "kind": e["sigma_g2_kind"], "quote": EQ6_QUOTE}
     res.detail += ". " + _detail(e, run, s, sl, base)
     violated = [k for k, r in rows.items() if r.verdict == "violated"]
-    if s == "A" and violated:
+    if s == "A":  # where it holds as where it is violated: reading A is discounted, so it is evidence neither way
         res.scope = "units_artifact"
         res.finding = "fedmrur.eq7.reading_A_units"
-        res.detail = ("units artifact, not counted: under reading A (eta_g times a displacement) eq. (7)'s first term "
-                      "D/(C alpha eta_g sum d_t) is a loss per displacement step, not a squared gradient; it only "
-                      "makes dimensional sense when eta_g multiplies a gradient-sized update (reading B). " + res.detail)
+        res.detail = (f"units artifact, not counted ({'violated' if violated else 'not violated'} under reading A): "
+                      "under reading A (eta_g times a displacement) eq. (7)'s first term D/(C alpha eta_g sum d_t) is "
+                      "a loss per displacement step, not a squared gradient; it only makes dimensional sense when "
+                      "eta_g multiplies a gradient-sized update (reading B). A reading the tool discounts counts "
+                      "neither against the paper nor for it. " + res.detail)
+    elif res.verdict == "violated" and any(r.finding == fedmrur_records.UNITS_FINDING for r in rows.values()):
+        res.finding = fedmrur_records.UNITS_FINDING  # false on the rescaled instance (rule 8)
     elif res.verdict == "violated":
         res.finding = f"{bound.id}.reading_B"
     elif res.verdict == "ambiguous":

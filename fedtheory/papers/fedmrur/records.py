@@ -81,13 +81,20 @@ SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions
 
+# Theorem 1's unit slips (Phi's terms under both readings of eta_g, C_max's '1 - alpha L', the step condition
+# eta_l <= 1/sqrt(30 alpha K L), and under reading A eq. (7)'s first term) are one cause: every record that carries
+# them (Phi, C_max, eq. (7), MoFedSAM's bound as Remark 2 quotes it, Remark 2) shares this finding key, so it counts
+# once (docs/verdict-rules.md, rule 8: inconsistent under every reading, no stated normalisation).
+UNITS_FINDING = "fedmrur.thm1.units"
+
 LR = L + r
 C_MAX_EXPR = (sp.Rational(3, 4) - 2 * (1 - alpha * L) / (K * N) - 70 * (1 - alpha) * K**2 * LR**2 * eta_l**2
               - 90 * alpha * LR**3 * eta_g * eta_l**2 / S - 3 * alpha * LR * eta_g / (2 * S))
 C_MAX = Definition(
     "fedmrur.C_max", PAPER, C_max, C_MAX_EXPR, f"{SEED}, Thm 1 (the 'satisfying ...' clause)",
     "Printed without its comparison; read as 'C_max >= C > 0' (module note). Every bound below decreases in C, so "
-    "checks use C = C_max where it is positive.", title="admissible C (upper end)")
+    "checks use C = C_max where it is positive.", title="admissible C (upper end)",
+    units=Units(finding=UNITS_FINDING))
 
 _OUTER = alpha * LR * eta_g / (K**2 * S * N)
 PHI_TERMS = (  # the printed terms of Phi's bracket, in order, each to be divided by C
@@ -116,7 +123,7 @@ PHI = Definition(
     "270 N K^3 (L+r)^2 eta_l^2 sigma_g^2 + 540 N K^2 (L+r)^4 eta_l^2 rho^2 + 72 K^4 (L+r)^6 eta_l^4 rho^2 + "
     "6 N K^4 (L+r)^2 eta_l^2 rho^2 + 4 N K^2 sigma_g^2 + 3 N K^2 (L+r)^2 rho^2)]. The '...eta_l^2 3(...)' factor "
     "is read as a product with 3 (module note). No proof was available to cross-check any coefficient.",
-    title="Phi (the non-vanishing part of the bound)")
+    title="Phi (the non-vanishing part of the bound)", units=Units(finding=UNITS_FINDING))
 D_T = Definition(
     "fedmrur.d_t", PAPER, sp.Symbol("d_t", positive=True), None, f"{SEED}, Thm 1 ('d_t = sum_i ||Delta_i^t|| / "
     "||sum_i Delta_i^t|| >= 1') and Alg. 1 line 15",
@@ -176,7 +183,7 @@ THM1 = Bound(
     id="fedmrur.thm1", paper=PAPER, title="Theorem 1: convergence of FedMRUR (non-convex, partial participation)",
     source=f"{SEED}, Thm 1, eq. (7) and rate eq. (8)", symbols=S_,
     assumptions=("L_smooth", "regularizer_smooth(r)", "bounded_variance(sigma_t)", "heterogeneity_global(sigma_g)"),
-    units=Units(lhs="f^2/w^2"),
+    units=Units(lhs="f^2/w^2", finding=UNITS_FINDING),
     lhs="weighted_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/sum_t d_t) sum_t d_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (eq. 7; READINGS)",
     expr=THM1_FIRST + PHI_EXPR, definitions=(C_MAX,), conditions=THM1_CONDITIONS,
@@ -192,7 +199,7 @@ THM1 = Bound(
 MOFEDSAM = Bound(
     id="fedmrur.mofedsam_thmD7", paper=PAPER, title="MoFedSAM's Theorem D.7 as FedMRUR's Remark 2 states it",
     source=f"{SEED}, Remark 2 (MoFedSAM [31], Thm D.7: '(F^0 - F^*)/(C alpha eta_g T) + Phi')", symbols=S_,
-    units=Units(lhs="f^2/w^2"),
+    units=Units(lhs="f^2/w^2", finding=UNITS_FINDING),
     assumptions=THM1.assumptions, lhs="avg_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/T) sum_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (MoFedSAM: plain aggregation, d_t not "
                     "applied; READINGS)",
@@ -205,7 +212,7 @@ MOFEDSAM = Bound(
 
 REMARK2 = Bound(
     id="fedmrur.remark2", paper=PAPER, title="Remark 2: eq. (7)'s right side is never above MoFedSAM's",
-    units=Units(lhs="f^2/w^2"),
+    units=Units(lhs="f^2/w^2", finding=UNITS_FINDING),
     source=f"{SEED}, Remark 2", symbols=S_, assumptions=(), lhs="thm1_rhs", lhs_kind="none",
     lhs_description="the right side of eq. (7), (F^0-F^*)/(C alpha eta_g sum_d) + Phi, at a run's measured sum_d",
     expr=MOFEDSAM_FIRST + PHI_EXPR, definitions=(C_MAX,), quote=REMARK2_QUOTE,
