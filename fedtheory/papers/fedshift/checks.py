@@ -29,6 +29,7 @@ import sympy as sp
 
 from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, claim_result, faster_order,
                               fit_rate, identity_result, rate_check, rate_verdict)
+from fedtheory.sim.mixed_precision import WeightShift
 from fedtheory.sim import (AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg,
                            heterogeneous_least_squares, mixed_precision, pl_nonconvex, simulate)
 from fedtheory.theory import growth
@@ -83,9 +84,22 @@ def _bits(session: Session):
     return session.pick(SIZES)["bits"]
 
 
-def _mp_batch(session: Session, key: str, quantizer: str):
+OVERSHIFT = 10.0  # the claims' in-regime negative control: the simulator shifts by OVERSHIFT (I/K) m^{t+1}
+
+
+class _OverShift(WeightShift):
+    """A mutated FedShift for the claims' negative control: the shifted runs continue from w_fa - OVERSHIFT (I/K)
+    m^{t+1} 1 (the blend on w_fs + (1 - on) w_fa with on = OVERSHIFT): the weight mean overshoots 0 every round."""
+
+    def setup(self, state, runs, n_clients, dim):
+        super().setup(state, runs, n_clients, dim)
+        self.set_param("shift", OVERSHIFT * self.param("shift")[:, 0, 0])
+
+
+def _mp_batch(session: Session, key: str, quantizer: str, mutation: str = ""):
     """One batch per problem and quantizer: bits x {shift, no shift} x seeds; the same seeds (hence the same
-    client sampling and noise) at every bit width, with and without the shift."""
+    client sampling and noise) at every bit width, with and without the shift. mutation 'overshift': the negative
+    control's simulator (``_OverShift``)."""
     def run():
         bits = _bits(session)
         nb = len(bits)
@@ -108,6 +122,9 @@ def _mp_batch(session: Session, key: str, quantizer: str):
         shift = np.repeat([True] * nb + [False] * nb, R)
         seeds = np.tile(session.seeds(R), 2 * nb)
         alg = mixed_precision(fedavg(), inferior, bits=b, quantizer=quantizer, layers=layers, shift=shift)
+        if mutation == "overshift":
+            alg = dataclasses.replace(alg, aggregate=_OverShift(alg.aggregate.base, inferior, layers, shift),
+                                      name=alg.name + f"(shift x{OVERSHIFT:g})")
         blocks = [f"shift_m_{k}_b{j}" for k in ("prev", "next", "hat") for j in range(2)] if layers else []
         cfg = RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=lr, clients_per_round=4,
                         **({"oracle": oracle} if oracle is not None else {}))
@@ -118,8 +135,8 @@ def _mp_batch(session: Session, key: str, quantizer: str):
         else:
             metric, higher = np.nanmean(tr["opt_error"][-10:], axis=0), False  # f(w^t) - f*, last 10 rounds
         return {"trace": tr, "problem": p, "R": R, "T": Tn, "bits": bits, "metric": metric, "higher": higher,
-                "key": key, "quantizer": quantizer, "lr": lr}
-    return session.memo(("fedshift", "mp", key, quantizer), run)
+                "key": key, "quantizer": quantizer, "lr": lr, "mutation": mutation}
+    return session.memo(("fedshift", "mp", key, quantizer) + ((mutation,) if mutation else ()), run)
 
 
 def _at_bits(run, bits):
@@ -137,7 +154,8 @@ def _halves(run):
 
 
 def _label(run):
-    return f"{LABELS[run['key']]}, {run['quantizer']}"
+    mut = {"overshift": f", shift x{OVERSHIFT:g} (control)"}.get(run.get("mutation", ""), "")
+    return f"{LABELS[run['key']]}, {run['quantizer']}{mut}"
 
 
 # ------------------------------------------------------------------------------------ Theorem 2, eq. (11)
@@ -224,6 +242,13 @@ def _eq12_as_appendix():
     return dataclasses.replace(fedshift_records.THM2_APPENDIX, expr=fedshift_records.THM2_MAIN_EXPR)
 
 
+def _eq30_sign_flipped_as_main():
+    """The main-text record (whose rows count) carrying eq. (30) with the sign of its last term flipped: the counted
+    path's negative control (a formula that disagrees with the measured rounds must be a counted erratum row)."""
+    R = fedshift_records
+    return dataclasses.replace(R.THM2_MAIN, expr=R.I * R.P / R.K * (R.m_t1**2 * (2 - R.I / R.K) + 2 * R.m_t1 * R.m_t))
+
+
 def _thm2_rows(session, records):
     """Each record of Theorem 2 against D_FA^2 - D_FS^2 measured on the same rounds (ls and digits batches). Rows of
     eq. (12) are the misprint finding (erratum); rows of the appendix form are implementation self-checks."""
@@ -261,9 +286,10 @@ def _thm2_rows(session, records):
 
 
 @check("fedshift.thm2", PAPER, "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
-       control=Control("the printed eq. (12) in place of the appendix form eq. (30), on the same measured rounds: the "
-                       "appendix rows must be violated",
-                       lambda s: _thm2_rows(s, (_eq12_as_appendix(),))))
+       control=Control("the printed eq. (12) in place of the appendix form eq. (30), and eq. (30) with the sign of its "
+                       "last term flipped in place of eq. (12), on the same measured rounds: the appendix rows (self-"
+                       "checks) and the main-text rows (the counted path) must be violated",
+                       lambda s: _thm2_rows(s, (_eq12_as_appendix(), _eq30_sign_flipped_as_main()))))
 def thm2(session):
     """Theorem 2 on measured rounds: eq. (12) as printed (the misprint finding) and the appendix form eq. (30) (an
     implementation self-check of the simulator's shift), D_FA^2 and D_FS^2 from the same round."""
@@ -664,48 +690,55 @@ def regime_boundary(res: CheckResult, run) -> CheckResult:
     return res
 
 
-def _claim_runs(session, keys):
+def _claim_runs(session, keys, mutation=""):
     """The 4-bit k-means slices of each problem's batch."""
-    return [_at_bits(_mp_batch(session, key, "kmeans"), 4) for key in keys]
+    return [_at_bits(_mp_batch(session, key, "kmeans", mutation), 4) for key in keys]
 
 
 def _claim_params(run):
     return {"runs": run["R"], "rounds": run["T"]}
 
 
-def _reduction_rows(session, keys, record, key):
-    runs = _claim_runs(session, keys)
+def _reduction_rows(session, keys, record, key, mutation=""):
+    runs = _claim_runs(session, keys, mutation)
     return [regime_boundary(claim_result(record, _claim_measurements(run, key), problem=_label(run) + " 4 bits",
                                          params=_claim_params(run), settings=len(runs), seeds=run["R"]), run)
             for run in runs]
 
 
-def _mean_rows(session, keys):
+def _mean_rows(session, keys, swap=False):
+    """swap: the negative control's mutation, the runs with and without the shift exchanged (each side's weight mean
+    is still that of the model the run continues from)."""
     runs = _claim_runs(session, keys)
     out = []
     for run in runs:
-        tr, key = run["trace"], _label(run) + " 4 bits"
+        tr, key = run["trace"], _label(run) + " 4 bits" + (", with and without the shift exchanged (control)"
+                                                           if swap else "")
         sh, base = _halves(run)
         Tn = tr["shift_m_hat"].shape[0]
         last_q, second_h = slice(3 * Tn // 4, Tn), slice(Tn // 2, Tn + 1)
         f = tr["loss"] if "loss" in tr.measures else tr["opt_error"]
         osc = np.nanmean(np.abs(np.diff(f[second_h], axis=0)), axis=0)
-        m = {"abs_mean_shift": np.nanmean(np.abs(tr["shift_m_hat"][last_q, sh]), axis=0),
-             "abs_mean_base": np.nanmean(np.abs(tr["shift_m_next"][last_q, base]), axis=0),
-             "rms_shift": np.sqrt(np.nanmean(tr.final_w[sh] ** 2, axis=1)),
-             "osc_shift": osc[sh], "osc_base": osc[base]}
+        # the weight mean of the model each run continues from: the shifted aggregate's, or the plain one's
+        used = {True: np.nanmean(np.abs(tr["shift_m_hat"][last_q, sh]), axis=0),
+                False: np.nanmean(np.abs(tr["shift_m_next"][last_q, base]), axis=0)}
+        a, b = ((base, False), (sh, True)) if swap else ((sh, True), (base, False))
+        m = {"abs_mean_shift": used[a[1]], "abs_mean_base": used[b[1]],
+             "rms_shift": np.sqrt(np.nanmean(tr.final_w[a[0]] ** 2, axis=1)),
+             "osc_shift": osc[a[0]], "osc_base": osc[b[0]]}
         out.append(regime_boundary(claim_result(
             fedshift_records.CLAIM_MEAN, m, problem=key, params=_claim_params(run), settings=len(runs), seeds=run["R"],
-            detail="|m| = |mean of all weights of the global model| over the last quarter of rounds; "
-                   "oscillation = mean |f(w^(t+1)) - f(w^t)| over the second half"), run))
+            detail=("NEGATIVE CONTROL: the runs with and without the shift exchanged. " if swap else "")
+            + "|m| = |mean of all weights of the global model| over the last quarter of rounds; "
+              "oscillation = mean |f(w^(t+1)) - f(w^t)| over the second half"), run))
     return out
 
 
-def _bits_rows(session, keys):
+def _bits_rows(session, keys, mutation=""):
     cells = [(key, quantizer) for key in keys for quantizer in ("kmeans", "uniform")]
     out = []
     for key, quantizer in cells:
-        run = _mp_batch(session, key, quantizer)
+        run = _mp_batch(session, key, quantizer, mutation)
         R, bits = run["R"], run["bits"]
         metric = run["metric"].reshape(2, len(bits), R)
         m = {"bits": np.array(bits), "metric_shift": metric[0], "metric_base": metric[1],
@@ -720,30 +753,48 @@ def _bits_rows(session, keys):
     return out
 
 
-def _claim_control(rows_fn):
-    return Control(f"the same check on {CONTROL_PROBLEMS['ls_offset']} (|mean(w*)|/RMS(w*) about 0.9), where every round "
-                   "the shift moves all P weights by (I/K) m^(t+1) away from the optimum and local training must undo "
-                   "it: the claim must be refuted (10 seeds); its rows there are also labelled the regime boundary",
-                   lambda s: rows_fn(s, tuple(CONTROL_PROBLEMS)))
+IN_REGIME = ("pl",)  # the controls' in-regime problem: pl_nonconvex, optimum weight mean 0 (the counted path)
+
+
+def _claim_control(rows_fn, in_regime, what):
+    """Two mutations: (a) the same check on ls_offset, outside the claim's regime (its rows are the regime boundary,
+    not counted); (b) on the in-regime problem, ``in_regime(session)`` under ``what``: a refutation there is a counted
+    claim_refuted row (the counted path)."""
+    return Control(f"(a) the same check on {CONTROL_PROBLEMS['ls_offset']} (|mean(w*)|/RMS(w*) about 0.9), where every "
+                   "round the shift moves all P weights by (I/K) m^(t+1) away from the optimum and local training must "
+                   "undo it: refuted, labelled the regime boundary; (b) on pl_nonconvex (optimum weight mean 0, inside "
+                   f"the regime) {what}: refuted, a counted row (10 seeds)",
+                   lambda s: rows_fn(s, tuple(CONTROL_PROBLEMS)) + in_regime(s))
+
+
+_OVERSHIFT_TEXT = (f"with the simulator shifting by {OVERSHIFT:g} (I/K) m^(t+1) instead of (I/K) m^(t+1) (the weight mean "
+                   "overshoots 0 every round)")
 
 
 @check("fedshift.claim.divergence", PAPER, "claim",
-       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DIVERGENCE, "divergence")))
+       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DIVERGENCE, "divergence"),
+                              lambda s: _reduction_rows(s, IN_REGIME, fedshift_records.CLAIM_DIVERGENCE, "divergence",
+                                                        "overshift"), _OVERSHIFT_TEXT))
 def claim_divergence(session):
     return _reduction_rows(session, tuple(PROBLEMS), fedshift_records.CLAIM_DIVERGENCE, "divergence")
 
 
 @check("fedshift.claim.drift", PAPER, "claim",
-       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DRIFT, "drift")))
+       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DRIFT, "drift"),
+                              lambda s: _reduction_rows(s, IN_REGIME, fedshift_records.CLAIM_DRIFT, "drift",
+                                                        "overshift"), _OVERSHIFT_TEXT))
 def claim_drift(session):
     return _reduction_rows(session, tuple(PROBLEMS), fedshift_records.CLAIM_DRIFT, "drift")
 
 
-@check("fedshift.claim.mean_to_zero", PAPER, "claim", control=_claim_control(_mean_rows))
+@check("fedshift.claim.mean_to_zero", PAPER, "claim",
+       control=_claim_control(_mean_rows, lambda s: _mean_rows(s, IN_REGIME, swap=True),
+                              "with the runs with and without the shift exchanged"))
 def claim_mean(session):
     return _mean_rows(session, tuple(PROBLEMS))
 
 
-@check("fedshift.claim.every_bit_width", PAPER, "claim", control=_claim_control(_bits_rows))
+@check("fedshift.claim.every_bit_width", PAPER, "claim",
+       control=_claim_control(_bits_rows, lambda s: _bits_rows(s, IN_REGIME, "overshift"), _OVERSHIFT_TEXT))
 def claim_bits(session):
     return _bits_rows(session, tuple(PROBLEMS))
