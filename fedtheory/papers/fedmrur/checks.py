@@ -263,6 +263,8 @@ def _detail(e, run, s, sl, vals):
     if s in ("A", "B"):
         server = vals["eta_g"] if s == "A" else vals["eta_g"] / (K_LOCAL * vals["eta_l"])
         parts.append(f"simulator server step {server:.3g} x displacement")
+    parts.append("Algorithm 1 run with the descent sign, Delta_p = w^{t,0} - w^{t,K} (as printed, lines 13 and 16 step "
+                 "uphill: fedmrur.alg1)")
     if tr.diverged[sl].any():
         parts.append(f"{int(tr.diverged[sl].sum())} of {run['R']} runs diverged")
     return "; ".join(parts)
@@ -518,6 +520,80 @@ def eq3(session):
                                f"{len(W) - 1} final models vs w^0 over all samples: max |<L,L>_L + beta|/(1+||z||^2) = "
                                f"{worst_shell:.2g}, min distance {-worst_neg:.3g} (>= 0), distance to itself "
                                f"{worst_self:.2g}, eq. (3) as printed vs the stable form {worst_form:.2g} (relative)")]
+
+
+# ------------------------------------------------------------------------------------ Algorithm 1 as printed
+
+ALG1_FINDING = "fedmrur.alg1_sign"  # Algorithm 1's printed server step moves against the clients' progress
+
+
+class _PrintedServerSign(NormalizedAggregation):
+    """Algorithm 1's lines 13 and 16 as printed: Delta_p = w^K - w^0 and w^{t+1} = w^t - eta_g Delta^{t+1}, i.e. the
+    simulator's descent step w^t - eta_g Delta (Delta_p = w^0 - w^K) reflected through w^t."""
+
+    def aggregate(self, rs):
+        return 2 * rs.state.w - super().aggregate(rs)
+
+
+def _alg1_rows(session, flip_corrected: bool = False):
+    """Algorithm 1's server step: symbolically on f = ||w||^2/2 with one local gradient step (printed: w^{t+1} = (1 +
+    eta_g eta_l) w^t, away from the minimum), and on the PL problem, 30 rounds of FedMRUR-N with exact gradients and
+    no client momentum (alpha = 1, so that only the server's sign differs), as printed and as the simulator runs it
+    (the descent sign). flip_corrected: the control's mutation, the simulator's corrected algorithm with its server
+    sign reflected (it must then be found uphill)."""
+    w, eg, el = sp.symbols("w eta_g eta_l", positive=True)
+    wK = w - el * w  # one local step on f = w^2/2
+    printed = sp.expand(w - eg * (wK - w))
+    grows = sp.simplify(printed - w) == eg * el * w
+    out = [CheckResult("fedmrur.alg1.printed", PAPER, "identity", "violated" if grows else "inconclusive",
+                       source=fedmrur_records.ALG1.source, quote=fedmrur_records.ALG1_QUOTE, finding=ALG1_FINDING,
+                       finding_class="erratum", params={"setting": "f = ||w||^2/2, K = 1, alpha = 1, rho = 0"},
+                       detail=f"as printed, Delta = w^K - w^0 = -eta_l w and w^(t+1) = w^t - eta_g Delta = {printed}: "
+                              "every eta_g, eta_l > 0 moves away from the minimum (||w^(t+1)|| = (1 + eta_g eta_l) "
+                              "||w^t||); the descent step needs Delta_p = w^0 - w^K (what the simulator runs)")]
+    e = _problems(session)[0]
+    p = e["problem"]
+    def run():
+        eta_g, eta_l = admissible_steps(e["L"], 0.0, ALPHA, K_LOCAL, N_CLIENTS, S_PART)
+        cfg = RunConfig(rounds=30, local_steps=K_LOCAL, lr=eta_l, clients_per_round=S_PART)
+        traces = {}
+        for label, printed_sign in (("printed", True), ("corrected", False)):
+            alg = fedmrur(1.0, RHO, 0.0, 1.0, 1.0, eta_g, normalized=True, hyperbolic=False)
+            if printed_sign:
+                alg = Algorithm(alg.name + " (Alg. 1 as printed)", local=alg.local,
+                                aggregate=_PrintedServerSign(eta_g, normalize=True))
+            traces[label] = simulate(p, alg, cfg, session.seeds(1), w0=e["w0"], measures=("opt_error",))
+        return traces, eta_g, eta_l
+    traces, eta_g, eta_l = session.memo(("fedmrur", "alg1"), run)
+    for label in ("printed", "corrected"):
+        oe = traces["printed" if label == "printed" or flip_corrected else "corrected"]["opt_error"][:, 0]
+        up = bool(np.isfinite(oe[-1]) and oe[-1] > oe[0]) or not np.isfinite(oe[-1])
+        rid = f"fedmrur.alg1.{label}_run"
+        row = CheckResult(rid, PAPER, "identity", "violated" if up else "holds", measured=float(oe[-1]),
+                          bound=float(oe[0]), problem=e["key"], source=fedmrur_records.ALG1.source,
+                          quote=fedmrur_records.ALG1_QUOTE,
+                          params={"setting": f"FedMRUR-N, alpha = 1, eta_g = {eta_g:.3g}, eta_l = {eta_l:.3g}, exact "
+                                             "gradients, 30 rounds", "rounds": 30},
+                          detail=("NEGATIVE CONTROL: the corrected algorithm's server sign reflected. " if flip_corrected
+                                  and label == "corrected" else "")
+                          + f"f(w^t) - f* from {oe[0]:.4g} at w^0 to {oe[-1]:.4g} after 30 rounds: "
+                          + ("uphill" if up else "downhill")
+                          + (" (Algorithm 1 as printed: lines 13 and 16)" if label == "printed" else
+                             " (the simulator's Algorithm 1: Delta_p = w^{t,0} - w^{t,K}, the descent sign every FedMRUR "
+                             "row runs; the correction of the printed lines 13 and 16)"),
+                          finding=ALG1_FINDING if label == "printed" or flip_corrected else "",
+                          finding_class="erratum" if up else "")
+        out.append(row)
+    return out
+
+
+@check("fedmrur.alg1", PAPER, "identity", records=("fedmrur.alg1",),
+       control=Control("the simulator's corrected Algorithm 1 with its server step reflected (the printed sign) under "
+                       "the corrected row: it must be found uphill", lambda s: _alg1_rows(s, flip_corrected=True)))
+def alg1(session):
+    """Algorithm 1's server step as printed (lines 13, 16) against the descent step the simulator runs: symbolically
+    and on 30 rounds of the PL problem."""
+    return _alg1_rows(session)
 
 
 # ------------------------------------------------------------------------------------ claims
@@ -814,6 +890,33 @@ def _rate_rows(order=None) -> list[CheckResult]:
 def rates(session):
     """Eq. (8)'s stated order against eq. (7) under the stated eta_g, eta_l (symbolic, term by term)."""
     return _rate_rows()
+
+
+EQ8_FINDING = "fedmrur.eq8.sum_left_side"  # eq. (8) prints a sum over the rounds where eq. (7) bounds an average
+
+
+def _eq8_rows(order=None) -> list[CheckResult]:
+    """Eq. (8) as printed (a sum over t on the left) against the bound eq. (7) gives that sum, T times its right side,
+    term by term under the stated step sizes; order: another stated order (the control's)."""
+    T = fedmrur_records
+    rep = rate_check(T.EQ8_PRINTED, order=order)
+    rep.quote = T.RATE_QUOTE
+    if rep.verdict == "rate_inconsistent":
+        rep.finding, rep.finding_class = EQ8_FINDING, "erratum"
+        rep.detail = ("eq. (8)'s left side is printed as sum_{t=1}^T E||grad F(x_t)||^2 (003:144), where eq. (7), which "
+                      "it summarises, bounds an average: a sum of T non-negative terms cannot be O(1/sqrt(T)) unless the "
+                      "gradients vanish like T^(-3/2), and eq. (7) gives the sum T times its bound. The printed left "
+                      "side differs from its derivation (an erratum; fedmrur.thm1.rate reads eq. (8) as the average). "
+                      + rep.detail)
+    return [rep]
+
+
+@check("fedmrur.eq8.printed", PAPER, "symbolic", records=("fedmrur.eq8.printed",), cost="symbolic",
+       control=Control("eq. (8) as printed claimed one power of T faster (faster_order): the sum's bound must miss it",
+                       lambda s: _eq8_rows(faster_order(fedmrur_records.EQ8_PRINTED))))
+def eq8_printed(session):
+    """Eq. (8)'s printed left side (a sum over the rounds) against T times eq. (7)'s right side."""
+    return _eq8_rows()
 
 
 @check("fedmrur.remark2.symbolic", PAPER, "symbolic", records=("fedmrur.remark2",), cost="symbolic",

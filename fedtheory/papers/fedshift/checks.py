@@ -494,6 +494,51 @@ def thm1_denominator(session):
     return [printed, needed]
 
 
+EQ20_FINDING = "fedshift.eq20_denominator"  # eq. (20)'s last line drops the 1/(tau+gamma) of its own line (4)
+
+
+def _printing_rows(printed=None):
+    """Theorem 1's M-term as the main text (004:215) and as eq. (20) (004:490) print it, each against the proof's line
+    (4) (004:486), of which it claims to be the algebra: equal for every value, or the difference. printed: the
+    (row id, source, expression) pairs to compare (a negative control passes a mutated one)."""
+    R = fedshift_records
+    printed = printed or (("fedshift.thm1.m_term", f"{R.SEED}, Thm 1 (main text, 004:215)", R.THM1_MAIN_M_TERM),
+                          ("fedshift.thm1.eq20.m_term", f"{R.SEED}, App. A-D, eq. (20) (004:490)", R.EQ20_M_TERM))
+    out = []
+    for row_id, source, expr in printed:
+        gap = sp.simplify(sp.together(expr - R.THM1_LINE4_M_TERM))
+        ok = gap == 0
+        ratio = sp.simplify(sp.together(expr / R.THM1_LINE4_M_TERM))
+        main = row_id == "fedshift.thm1.m_term"
+        out.append(CheckResult(row_id, PAPER, "symbolic", "holds" if ok else "violated", source=source,
+                               finding="" if ok or main else EQ20_FINDING, finding_class="" if ok else "erratum",
+                               quote=R.THM1_EQ20.quote if not main else R.THM1_QUOTE,
+                               detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M (tau+gamma)^2/((1+1/eps) "
+                                       "beta mu - (tau+gamma)/eps - 1), for every value" if ok else
+                                       f"differs from the proof's line (4), of which it is the last step: printed / "
+                                       f"line (4) = {sp.sstr(ratio)}, not 1" + (
+                                           " (beta mu not divided by tau + gamma; where both denominators are positive "
+                                           "and tau + gamma > 1, eq. (20)'s M-term is the smaller). The main text's "
+                                           "second term (004:215) equals line (4): main text and appendix disagree, "
+                                           "both encoded (fedshift.thm1, fedshift.thm1.eq20)"
+                                           if expr is R.EQ20_M_TERM else ""))))
+    return out
+
+
+def _printing_control(session):
+    R = fedshift_records
+    mutated = R.L / 2 * R.B2 * R.M / ((1 + 1 / R.eps) * R.beta * R.mu / (R.tau + R.gamma) - 1 / R.eps)
+    return _printing_rows((("fedshift.thm1.eq20.m_term", "control", mutated),))
+
+
+@check("fedshift.thm1.printings", PAPER, "symbolic", records=("fedshift.thm1", "fedshift.thm1.eq20"), cost="symbolic",
+       control=Control("the M-term with the last 1/(tau + gamma) of its denominator dropped, as eq. (20)'s row: it must "
+                       "differ from line (4)", _printing_control))
+def thm1_printings(session):
+    """Theorem 1's M-term as printed in the main text and in eq. (20), each against the proof's line (4)."""
+    return _printing_rows()
+
+
 def _thm1_rate_control(session):
     rec = fedshift_records.THM1_RATE
     return [rate_check(rec, order=faster_order(rec))]
