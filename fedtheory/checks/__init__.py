@@ -27,13 +27,14 @@ from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, 
                      simulation_text, summarize, summarize_findings, write_json)
 from .certification import Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions
 from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
+from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        scalar_params, trivial_bound_of)
 
-__all__ = ["register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
+__all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_text", "sweep", "register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
            "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",
            "TRIVIAL_BOUNDS",
            "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",

@@ -789,6 +789,9 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
     unverified_rule(out)
+    from .robustness import robustness_rule
+
+    robustness_rule(out)
     names = spec_quantities(spec)
     for r in out:
         r.versions = v

@@ -354,6 +354,19 @@ def _shrink_text(direction) -> str:
 
 
 def units_consequence(record, reading: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """What rule 8 needs to test a record on a rescaled instance (``_units_consequence``); cached per record and
+    reading."""
+    key = (record.id, id(record), tuple(sorted((reading or {}).items())))
+    _LIVE[key[:2]] = record
+    return _consequence_cached(*key)
+
+
+@functools.lru_cache(maxsize=None)
+def _consequence_cached(rid: str, oid: int, reading: tuple) -> dict[str, Any] | None:
+    return _units_consequence(_LIVE[(rid, oid)], dict(reading) or None)
+
+
+def _units_consequence(record, reading: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """What rule 8 (a statement inconsistent in units under every reading) needs to test a record on a rescaled
     instance: None when the record is not such a statement; else {'finding': its units finding key, 'dims': symbol ->
     Dim under the reading, 'lhs': the left side's Dim, 'direction': ``shrink_direction`` (or None), 'reading': the
@@ -402,13 +415,21 @@ def rescaled_values(values: Mapping[str, Any], dims: Mapping[str, Dim], c: float
     return out
 
 
+UNITS_EXACT = ("a dimension: the printed formula's units differ from its left side's whatever the values of its "
+               "symbols, so no constant, problem or horizon can remove it")
+
+
 def units_result(record) -> CheckResult:
     """The units row of one record, id RECORD.units (for ``fedtheory explain`` and the per-paper check)."""
+    from .robustness import robustness
+
     a = units_analysis(record)
+    extra = {"units": {"readings": a["readings"], "first": a["first"]}}
+    if a["finding_class"] and a["scope"] == "inside":
+        extra["robustness"] = robustness(margin_text="exact (a unit mismatch)", exact=UNITS_EXACT)
     return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
                        detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],
-                       params={"record": record.id},
-                       extra={"units": {"readings": a["readings"], "first": a["first"]}})
+                       params={"record": record.id}, extra=extra)
 
 
 def units_symbols(record) -> dict[str, str]:

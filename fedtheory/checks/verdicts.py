@@ -170,6 +170,7 @@ def assess_bound(
     certification: Certification | None = None,
     units_reading: Mapping[str, str] | None = None,
     rederive: Callable[[dict], dict] | None = None,
+    robustness: bool = True,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -203,7 +204,9 @@ def assess_bound(
     units: ``units_check.rescaled_values``); violated there, the row is ``violated`` (false as stated, the rescaled
     instance in ``extra['rescaled_instance']``, the units finding's key). units_reading: the unit reading of each
     symbol with several (e.g. {'eta_g': 'B'}) that the run realises; rederive: the values a check derives from others
-    (C = C_max), recomputed on the rescaled values.
+    (C = C_max), recomputed on the rescaled values. robustness: a row false on a rescaled instance states how robust
+    that is (the units swept, ``checks.robustness``); False skips the sweep (a check sweeping its own free choices
+    calls assess_bound once per value).
     """
     cid = check_id or bound.id
     if bound.assumptions and certification is None:
@@ -281,7 +284,7 @@ def assess_bound(
     rescaled = None
     if verdict in ("holds", "inconclusive"):
         rescaled = _rescaled_test(bound, vals, measured_runs, per_round, units_reading, rederive,
-                                  labels if per_round else None, round_name)
+                                  labels if per_round else None, round_name, sweep_units=robustness)
     if info.get("detail"):
         detail = info["detail"] + (f". {detail}" if detail else "")
     finding, finding_class = "", ""
@@ -290,6 +293,11 @@ def assess_bound(
         verdict, finding, finding_class = "violated", rescaled["finding"], "false_as_stated"
         info = {**info, **rescaled.pop("info")}
         vacuous = False
+        from .robustness import robustness
+
+        rob_extra = robustness(rescaled["margin"], (f"bound {100 * rescaled['margin']:.3g}% below the measurement at "
+                                                    "the tightest horizon, on the rescaled instance")
+                               if rescaled["margin"] is not None else "", [rescaled.pop("shrink_sweep")])
         detail = rescaled["text"] + f". On the run as measured: {verdict_before(original)}. " + detail
     elif rescaled is not None:
         detail = (detail + ". " if detail else "") + rescaled["text"]
@@ -308,6 +316,8 @@ def assess_bound(
         extra["trivial_bound_formula"] = formula
     if rescaled is not None:
         extra["rescaled_instance" if finding else "rescaled"] = {k: v for k, v in rescaled.items() if k != "text"}
+    if finding:
+        extra["robustness"] = rob_extra
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
                        source=bound.source, detail=detail, extra=extra,
@@ -326,7 +336,7 @@ RESCALE_STEPS = tuple(range(1, 13))  # t: the inconsistent terms shrink by at le
 
 
 def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_reading, rederive, labels,
-                   round_name) -> dict[str, Any] | None:
+                   round_name, sweep_units: bool = True) -> dict[str, Any] | None:
     """Rule 8 on one instance: None when the bound is not inconsistent in units under every reading; else the outcome
     on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS (the first scale where
     the comparison is violated, or 'holds' with what was tested), with 'text' in words."""
@@ -346,8 +356,9 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
                 "text": head + "no rescaling of loss and parameters shrinks every inconsistent term of the statement, "
                         "so no rescaled instance tests it"}
     x, y = direction
-    tried, skipped = [], []
-    for t in RESCALE_STEPS:
+
+    def at(t):
+        """The comparison on the run rescaled by 10^t along the direction; None where a condition fails there."""
         c, s = 10.0 ** (x * t), 10.0 ** (y * t)
         v2 = rescaled_values(vals, dims, c, s)
         if rederive is not None:
@@ -357,8 +368,7 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
         except MissingValuesError:
             failed = ["(a condition's values are missing)"]
         if failed:
-            skipped.append(t)
-            continue
+            return None
         fac = c ** float(lhs.f) * s ** float(lhs.w)  # the left side's factor
         with np.errstate(all="ignore"):
             if per_round:
@@ -367,6 +377,15 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
             else:
                 verdict, info = compare_mean(np.asarray(measured_runs, float),
                                              np.asarray(bound.evaluate(v2), float) / fac)
+        return verdict, info, v2, c, s, fac
+
+    tried, skipped = [], []
+    for t in RESCALE_STEPS:
+        got = at(t)
+        if got is None:
+            skipped.append(t)
+            continue
+        verdict, info, v2, c, s, fac = got
         tried.append(t)
         if verdict == "violated":
             shown = {k: float(v) for k, v in v2.items() if np.ndim(v) == 0 and isinstance(v, (int, float))
@@ -381,9 +400,25 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
                     + (info.get("detail") or f"measured {info['measured']:.4g} vs bound {info['bound']:.4g}")
                     + " (measurement and bound in the rescaled units)")
             info.pop("detail", None)
+
+            def decide(F):
+                g = at(math.log10(F))
+                if g is None:
+                    return False, None
+                r = g[1].get("ratio")
+                return g[0] == "violated", (None if r is None or not np.isfinite(r) else 1.0 - float(r))
+
+            from .robustness import sweep
+
+            shrink = sweep("the shrink of the inconsistent terms (the units)", 10.0 ** t,
+                           ([10.0 ** u for u in RESCALE_STEPS] + [0.9 * 10.0 ** t, 1.1 * 10.0 ** t]) if sweep_units
+                           else [], decide, kind="units (a statement inconsistent in units has none fixed)",
+                           note="1/x of the slowest-shrinking inconsistent term against the left side")
+            r0 = info.get("ratio")
             return {"verdict": "violated", "finding": cons["finding"], "t": t, "c": c, "s": s,
                     "reading": cons["reading"], "values": shown, "measured": info.get("measured"),
-                    "bound": info.get("bound"), "ratio": info.get("ratio"), "lhs_factor": fac,
+                    "bound": info.get("bound"), "ratio": r0, "lhs_factor": fac, "shrink_sweep": shrink,
+                    "margin": None if r0 is None or not np.isfinite(r0) else 1.0 - float(r0),
                     "info": {k: v for k, v in info.items() if k != "series"}, "text": text}
     last = tried[-1] if tried else None
     return {"verdict": "holds", "finding": cons["finding"], "tested": tried, "conditions_failed_at": skipped,
@@ -484,9 +519,36 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
              "conditions": rep["conditions"]}
     if exact_rep is not None:
         extra["exact_terms"] = exact_rep["bound_terms"]
+    if verdict == "rate_inconsistent":
+        extra["robustness"] = _rate_robustness(rep, order)
     return CheckResult(check_id or record.id + ".rate", record.paper, "symbolic", verdict,
                        source=order.source or record.source, detail=detail, extra=extra,
                        params={"choice": choice, "up_to_log": order.up_to_log})
+
+
+def _rate_robustness(rep: dict, order: StatedOrder) -> dict[str, Any]:
+    """A rate inconsistency is symbolic: the missed terms' growth in T does not depend on the values of the
+    constants, so no constant, problem or horizon removes it; it disappears only where every missed term's coefficient
+    vanishes (the symbols named)."""
+    import re
+
+    from .robustness import robustness
+
+    v = str(order.variable)
+    stated = list(dict.fromkeys(str(t["T_power"]) for t in rep["stated_terms"]))
+    missed = [t for t in rep["bound_terms"] if t["covered_by"] is None]
+    grow = list(dict.fromkeys(str(t["T_power"]) for t in missed))
+    track = {v, *(str(x) for x in order.track)}
+    functions = {"sqrt", "log", "exp", "Max", "Min", "Piecewise", "Eq", "True", "False", "Abs", "oo", "pi", "E", "I"}
+    vanish = []
+    for t in missed:  # the term's symbols from its printed text (sympify would read gamma, beta as functions)
+        names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", str(t["term"]))) - functions - track
+        vanish.append("*".join(sorted(names)) or "(a number)")
+    return robustness(margin_text=f"missed terms grow like {v}^({', '.join(grow)}) against the stated "
+                                  f"{v}^({', '.join(stated)})",
+                      exact="symbolic: the exponents hold for every value of the constants; the finding disappears "
+                            "only where every missed term's coefficient vanishes ("
+                            + "; ".join(dict.fromkeys(vanish)) + ")")
 
 
 def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) -> StatedOrder:

@@ -971,8 +971,13 @@ def _poster_rows(poster=None) -> list[CheckResult]:
     poster = R.POSTER_STAB_TERM if poster is None else poster
     ratio = sp.simplify(sp.powsimp(sp.powdenest(poster / R.STAB_TERM_PRINTED, force=True), force=True))
     same = ratio == 1
+    from fedtheory.checks import robustness
+
     return [CheckResult("fedinit.poster.thm3.stability_term", PAPER, "symbolic", "holds" if same else "violated",
                         source=R.POSTER_THM3.source, quote=R.POSTER_THM3.quote,
+                        extra={} if same else {"robustness": robustness(
+                            margin_text="exact (a missing factor)",
+                            exact="the poster's printing against eq. (14), for every value of the constants")},
                         finding="" if same else POSTER_FINDING, finding_class="" if same else "erratum",
                         detail=("the poster's stability term equals eq. (14)'s" if same else
                                 f"the poster's stability term (1/S)((UTK)^(cL)/L)^(1/(1+cL)) over eq. (14)'s "

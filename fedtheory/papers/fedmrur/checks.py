@@ -93,9 +93,15 @@ def admissible_steps(L: float, r: float, alpha: float, K: int, N: int, S: int, f
     return float(eta_g), float(min(eta_l, 1 / np.sqrt(30 * alpha * K * L)))
 
 
+_C_MAX_ARGS = ("L", "r", "alpha", "K", "N", "eta_l", "eta_g", "S")
+_C_MAX_FN = []
+
+
 def c_max(vals) -> float:
-    subs = {fedmrur_records.S_[n].symbol: vals[n] for n in ("L", "r", "alpha", "K", "N", "eta_l", "eta_g", "S")}
-    return float(fedmrur_records.C_MAX_EXPR.subs(subs))
+    if not _C_MAX_FN:  # compiled once: the robustness sweeps evaluate it thousands of times
+        _C_MAX_FN.append(sp.lambdify([fedmrur_records.S_[n].symbol for n in _C_MAX_ARGS], fedmrur_records.C_MAX_EXPR,
+                                     "math"))
+    return float(_C_MAX_FN[0](*(float(vals[n]) for n in _C_MAX_ARGS)))
 
 
 # ------------------------------------------------------------------------------------ runs
@@ -343,6 +349,8 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
     res.extra["sigma_g2_readings"] = {"client_mean": e["sigma_g2"], "client_max": e["sigma_g2_max"],
                                       "kind": e["sigma_g2_kind"], "quote": EQ6_QUOTE}
     res.detail += ". " + _detail(e, run, s, sl, base)
+    if res.verdict == "violated" and s != "A":
+        res.extra["robustness"] = _robustness(bound, e, run, s, sl, weighted, cert, params, rows)
     violated = [k for k, r in rows.items() if r.verdict == "violated"]
     if s == "A":  # where it holds as where it is violated: reading A is discounted, so it is evidence neither way
         res.scope = "units_artifact"
@@ -362,6 +370,65 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
                       "no reading gives a violation (the readings differ only between holds and inconclusive). "
                       ) + res.detail
     return res
+
+
+C_FRACTIONS = (0.5, 0.8, 0.9, 0.95, 1.0)  # C as a fraction of C_max: the paper never defines C (module note)
+R_ADDED = (0.0, 0.01, 0.05, 0.1, 0.2)  # r raised by this fraction of L: any r above R's smoothness is admissible
+
+
+def _robustness(bound, e, run, s, sl, weighted, cert, params, rows) -> dict:
+    """The free choices a violated row of eq. (7) (or MoFedSAM's bound) rests on, each swept with the others at the
+    row's values (the row's finding holds at a value when every reading is still violated there): C, which the paper
+    never defines (C = f C_max, f in C_FRACTIONS; the checks take C = C_max); r, which any larger value also bounds
+    (r + a L, a in R_ADDED); and the horizon (each T' alone, a single comparison). Rule 8's rescaled instance, where
+    the row rests on one, is decided again at each value (assess_bound does it)."""
+    from fedtheory.checks import robustness as make_robustness, sweep
+
+    tr = run["trace"]
+    L = float(e["L"])
+
+    def verdict_at(c_frac=1.0, r_add=0.0, horizon=None):
+        ratios = []
+        for name in bound.readings:
+            a3, index = name.split(", ")
+            vals = _values(e, run, s, sl, cert, a3.replace("-", "_"))
+            vals["r"] = vals["r"] + r_add * L
+
+            def rederive(v, f=c_frac):
+                cm = c_max(v)
+                return {**v, "C": f * cm if cm > 0 else 1e-3}
+
+            fn = _horizons(bound, tr, sl, weighted, FIRST_ROUND[index])
+            if horizon is not None:
+                n = fn(vals)[0].shape[0]
+                if horizon > n:
+                    return False, None
+                fn = (lambda v, fn=fn, i=horizon - 1: tuple(np.asarray(a)[i:i + 1] for a in fn(v)))
+            r = assess_bound(bound, [rederive(vals)], fn, problem=e["key"], per_round=True,
+                             settings=settings_of(run["alg"]), params=params, certification=cert,
+                             units_reading={"eta_g": STEP_UNITS[s]}, rederive=rederive, robustness=False)
+            if r.verdict != "violated":
+                return False, None if r.ratio is None else 1.0 - float(r.ratio)
+            ratios.append(r.ratio)
+        good = [x for x in ratios if x is not None and np.isfinite(x)]
+        return True, (1.0 - max(good)) if good else None
+
+    first = next(iter(rows.values()))
+    base_h = int(first.extra.get("worst_round", first.extra.get("tightest_round", 0))) + 1
+    n_h = int(first.extra.get("family_size") or run["T"])
+    horizons = sorted({int(h) for h in np.unique(np.round(np.geomspace(1, n_h, 12)))}
+                      | {max(1, int(round(0.9 * base_h))), min(n_h, int(round(1.1 * base_h)))})
+    ok, margin = verdict_at()
+    choices = [
+        sweep("C/C_max", 1.0, C_FRACTIONS, lambda f: verdict_at(c_frac=f), kind="a constant the paper leaves undefined",
+              note="C is never defined: 'satisfying ...' has no comparison (003:134); the checks take C = C_max"),
+        sweep("(r - r_0)/L", 0.0, R_ADDED, lambda a: verdict_at(r_add=a), kind="a problem parameter", scale=1.0,
+              note="r bounds the regularizer's smoothness; any larger r is admissible (r_0 = the row's r)"),
+        sweep("T' (horizon)", base_h, horizons, lambda h: verdict_at(horizon=int(h)), kind="the horizon",
+              note="each horizon alone, one comparison (no correction over horizons)"),
+    ]
+    return make_robustness(margin, (f"the bound {100 * margin:.3g}% below the measurement at the least violated "
+                                    "reading's tightest horizon") if margin is not None else "", choices)
 
 
 def _bound_results(session, bound, variants, weighted):
@@ -545,9 +612,14 @@ def _alg1_rows(session, flip_corrected: bool = False):
     wK = w - el * w  # one local step on f = w^2/2
     printed = sp.expand(w - eg * (wK - w))
     grows = sp.simplify(printed - w) == eg * el * w
+    from fedtheory.checks import robustness
+
     out = [CheckResult("fedmrur.alg1.printed", PAPER, "identity", "violated" if grows else "inconclusive",
                        source=fedmrur_records.ALG1.source, quote=fedmrur_records.ALG1_QUOTE, finding=ALG1_FINDING,
                        finding_class="erratum", params={"setting": "f = ||w||^2/2, K = 1, alpha = 1, rho = 0"},
+                       extra={"robustness": robustness(margin_text="exact (||w^(t+1)|| = (1 + eta_g eta_l) ||w^t||)",
+                                                       exact="a sign, for every eta_g, eta_l > 0: no step size, "
+                                                             "problem or horizon removes it")},
                        detail=f"as printed, Delta = w^K - w^0 = -eta_l w and w^(t+1) = w^t - eta_g Delta = {printed}: "
                               "every eta_g, eta_l > 0 moves away from the minimum (||w^(t+1)|| = (1 + eta_g eta_l) "
                               "||w^t||); the descent step needs Delta_p = w^0 - w^K (what the simulator runs)")]
@@ -902,7 +974,7 @@ def _eq8_rows(order=None) -> list[CheckResult]:
     rep = rate_check(T.EQ8_PRINTED, order=order)
     rep.quote = T.RATE_QUOTE
     if rep.verdict == "rate_inconsistent":
-        rep.finding, rep.finding_class = EQ8_FINDING, "erratum"
+        rep.finding, rep.finding_class = EQ8_FINDING, "erratum"  # its robustness: rate_check's (symbolic)
         rep.detail = ("eq. (8)'s left side is printed as sum_{t=1}^T E||grad F(x_t)||^2 (003:144), where eq. (7), which "
                       "it summarises, bounds an average: a sum of T non-negative terms cannot be O(1/sqrt(T)) unless the "
                       "gradients vanish like T^(-3/2), and eq. (7) gives the sum T times its bound. The printed left "

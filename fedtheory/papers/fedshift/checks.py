@@ -227,6 +227,16 @@ def counterexample_text(rec) -> tuple[bool, str]:
     return ok, " | ".join(parts)
 
 
+EQ12_EXACT = ("a misprint against the authors' own derivation (eqs. (29)-(30)), shown symbolically and by exact rational "
+              "instances: no constant, problem or horizon removes it")
+
+
+def _EXACT_ROB(margin_text, why):
+    from fedtheory.checks import robustness
+
+    return robustness(margin_text=margin_text, exact=why)
+
+
 EQ12_FINDING = "fedshift.eq12_misprint"  # one misprint of eq. (12): the measured, derivation and counterexample rows
 THM1_DEN_FINDING = "fedshift.thm1.denominator"  # 'eps > 0' does not keep the proof's denominator positive
 EQ12_CLASS = "erratum"  # eq. (12) differs from the authors' own derivation, eqs. (29)-(30) of App. B-A
@@ -276,7 +286,8 @@ def _thm2_rows(session, records):
                 detail += ". Exact counterexample: " + exact
             fields = {}
             if rec.id == fedshift_records.THM2_MAIN.id:
-                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS}
+                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS, "extra": {"robustness": _EXACT_ROB(
+                    f"eq. (12) off by up to {worst:.3g} relative on measured rounds", EQ12_EXACT)}}
             elif rec.id == fedshift_records.THM2_APPENDIX.id:
                 fields = {"self_check": True, "extra": {"self_check_reason": THM2_APPENDIX_SELF_CHECK}}
                 detail = THM2_APPENDIX_SELF_CHECK + ". " + detail
@@ -352,6 +363,8 @@ def _algebra_rows(appendix, threshold):
         out.append(CheckResult(rec.id + ".derivation", PAPER, "symbolic", "holds" if ok else "violated",
                                source=rec.source, finding=EQ12_FINDING if main else "",
                                finding_class=EQ12_CLASS if main and not ok else "",
+                               extra={"robustness": _EXACT_ROB("exact (a symbolic difference)", EQ12_EXACT)}
+                               if main and not ok else {},
                                detail=("equals ||a||^2 - ||a - (I/K) m^(t+1) 1||^2 with 1'a = P (m^(t+1) - m^t) "
                                        "identically (S = K - I)" if ok else
                                        f"differs from the derivation by {sp.factor(gap)}; not homogeneous in the weights")))
@@ -379,7 +392,9 @@ def _algebra_rows(appendix, threshold):
     ok12, txt = counterexample_text(R.THM2_MAIN)
     out.append(CheckResult("fedshift.thm2.counterexample", PAPER, "symbolic", "holds" if ok12 else "violated",
                            source=R.THM2_MAIN.source, detail=txt, finding=EQ12_FINDING,
-                           finding_class=EQ12_CLASS if not ok12 else ""))
+                           finding_class=EQ12_CLASS if not ok12 else "",
+                           extra={"robustness": _EXACT_ROB("exact rational counterexamples", EQ12_EXACT)}
+                           if not ok12 else {}))
     ok30, txt30 = counterexample_text(appendix)
     out.append(CheckResult("fedshift.thm2.appendix.instances", PAPER, "symbolic", "holds" if ok30 else "violated",
                            source=appendix.source, detail=txt30))
@@ -463,6 +478,26 @@ def _denominator_row(row_id, record, eps_lower, stated, *, finding="", finding_c
                        detail=detail)
 
 
+def _denominator_robustness():
+    """The witness (tau = 1, gamma = 7, eps = 1) with each free choice swept: eps (the statement's 'eps > 0'), gamma
+    (>= 7 by the stated choice), tau (the horizon). D = 1 + (2 - tau - gamma)/eps at beta = 2/mu."""
+    from fedtheory.checks import robustness, sweep
+
+    R = fedshift_records
+    den = _den_at_beta()
+
+    def neg(**at):
+        point = {"tau": 1, "gamma": GAMMA_MIN, "eps": 1, **at}
+        v = float(den.subs({R.tau: point["tau"], R.gamma: point["gamma"], R.eps: point["eps"]}))
+        return v < 0, -v
+
+    return robustness(5.0, "D = -5 at eps = 1, tau = 1, gamma = 7 (D < 0 for every eps < tau + gamma - 2)", [
+        sweep("eps", 1.0, (0.1, 0.5, 0.9, 1.1, 2, 4, 5.5, 5.9, 6.1, 10), lambda e: neg(eps=e),
+              kind="a constant the statement leaves free ('eps > 0')"),
+        sweep("gamma", 7.0, (7.7, 8, 10, 20, 100), lambda g: neg(gamma=g), kind="the stated choice max{8L/mu, E} - 1"),
+        sweep("tau", 1.0, (1.1, 2, 5, 10, 100, 1000), lambda t: neg(tau=t), kind="the horizon")])
+
+
 def _m_term_note():
     R = fedshift_records
     m_term = (R.L / 2 * R.B2 * R.M / ((1 + 1 / R.eps) * R.beta * R.mu / (R.tau + R.gamma) - 1 / R.eps
@@ -489,6 +524,8 @@ def thm1_denominator(session):
                                "Thm 1 as printed, 004:211: 'epsilon > 0'", finding=THM1_DEN_FINDING,
                                finding_class=THM1_DEN_CLASS)
     printed.detail += ". " + _m_term_note()
+    if printed.verdict == "violated":
+        printed.extra["robustness"] = _denominator_robustness()
     needed = _denominator_row("fedshift.thm1.rederived.denominator", fedshift_records.THM1_REDERIVED, _eps_needed(),
                               "fedshift.thm1.rederived's condition denominator_positive, solved for eps")
     return [printed, needed]
@@ -512,6 +549,9 @@ def _printing_rows(printed=None):
         main = row_id == "fedshift.thm1.m_term"
         out.append(CheckResult(row_id, PAPER, "symbolic", "holds" if ok else "violated", source=source,
                                finding="" if ok or main else EQ20_FINDING, finding_class="" if ok else "erratum",
+                               extra={} if ok else {"robustness": _EXACT_ROB(
+                                   "exact (a symbolic difference)", "the printed line against the line before it, for "
+                                   "every value of the constants: no free choice removes it")},
                                quote=R.THM1_EQ20.quote if not main else R.THM1_QUOTE,
                                detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M (tau+gamma)^2/((1+1/eps) "
                                        "beta mu - (tau+gamma)/eps - 1), for every value" if ok else
@@ -620,11 +660,30 @@ def thm1(session):
                 if res.verdict == "violated" and den <= 0:
                     res.finding = THM1_DEN_FINDING  # the same defect as fedshift.thm1.denominator, seen on a run
                     res.finding_class = THM1_DEN_CLASS
+                    res.extra["robustness"] = _eps_robustness(rec, vals, measured, float(res.params["eps"]))
                     res.detail = ("the denominator finding (fedshift.thm1.denominator) on a run: the printed "
                                   "condition eps > 0 admits this eps, where the bound is negative, so every run "
                                   f"violates it (mean of {run['R']} seeds, Student-t). " + res.detail)
             out.append(res)
     return out
+
+
+def _eps_robustness(rec, vals, measured, eps0):
+    """The printed Theorem 1 on a run, violated at eps0: eps is the paper's free choice ('eps > 0'), swept."""
+    from fedtheory.checks import compare_mean, robustness, sweep
+
+    def decide(e):
+        b = np.asarray(rec.evaluate({**vals, "eps": float(e)}), float)
+        verdict, info = compare_mean(np.asarray(measured, float), b)
+        r = info.get("ratio")
+        return verdict == "violated", None if r is None or not np.isfinite(r) else 1.0 - float(r)
+
+    edge = float(vals["tau"] + vals["gamma"] - 2)  # the denominator changes sign at eps = tau + gamma - 2
+    values = sorted({0.5 * eps0, 0.9 * eps0, 1.1 * eps0, 2 * eps0, 0.5 * edge, 0.9 * edge, 0.99 * edge, 1.01 * edge,
+                     2 * edge, 0.01, 1.0})
+    return robustness(None, f"the bound is negative at eps = {eps0:.3g} (its denominator changes sign at eps = tau + "
+                            f"gamma - 2 = {edge:.4g})",
+                      [sweep("eps", eps0, values, decide, kind="a constant the statement leaves free ('eps > 0')")])
 
 
 def _measured_rate_rows(session, stated: float = -1.0):
