@@ -809,9 +809,9 @@ def _cmd_controls(args) -> int:
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
-        _print_table(["check", "control (mutation)", "status", "verdicts under the control"],
-                     [[o.check, o.description, o.status, ", ".join(sorted(set(r.verdict for r in o.rows)))]
-                      for o in outcomes], wrap_last=False)
+        _print_table(["check", "control (mutation)", "status", "verdicts under the control", "counted row"],
+                     [[o.check, o.description, o.status, ", ".join(sorted(set(r.verdict for r in o.rows))),
+                       o.counted_text] for o in outcomes], wrap_last=True)
         if args.verbose:  # the rows that show each control's failure (or why it did not fail), with their notes
             from .checks import FINDINGS, format_table
 

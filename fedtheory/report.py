@@ -666,7 +666,10 @@ def render_report(payload: Mapping[str, Any]) -> str:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         labels_of_paper = lambda labels: [x for x in labels if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]  # noqa: E731
         cls_of = {k: c for c, ks in (findings.get("classes") or {}).items() for k in ks}
-        heads = [{"key": k, "rows": v, "cls": cls_of.get(k, "")} for k, v in (findings.get("findings") or {}).items()
+        rob = findings.get("robustness") or {}
+        heads = [{"key": k, "rows": v, "cls": cls_of.get(k, ""), "fragile": k in (findings.get("fragile") or []),
+                  "robustness": str((rob.get(k) or {}).get("text", "")) if isinstance(rob.get(k), Mapping) else ""}
+                 for k, v in (findings.get("findings") or {}).items()
                  if any(str(x).startswith(paper + ".") or str(x).startswith(paper + " ") for x in v)]
         mine = lambda labels: [x for x in labels if str(x).startswith(paper + ".")]  # noqa: E731
         nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])} for k, v in (findings.get("not_counted") or {}).items()

@@ -358,3 +358,65 @@ def test_the_report_lists_errors_classes_and_rows_apart():
     assert ">erratum</span> <code>typo</code>" in html
     assert "Ambiguous (the readings of the text disagree; not counted)" in html and "p.c ambiguous" in html
     assert "Loose proof steps" in html and "p.d proof_step_loose" in html
+
+
+# ------------------------------------------------------------------------------------ issue 36
+
+
+def test_a_control_must_exercise_the_counted_path_or_say_why_not():
+    """Issue 36, item 5: before, any finding verdict satisfied a control, also one only out of scope (the FedShift
+    claims' controls refuted only at the regime boundary) or a self-check: the counted path was never exercised."""
+    from fedtheory.checks import Session
+
+    s = Session()
+    counted = CheckSpec("x.f", "x", "claim", lambda s: [], ("x.f",),
+                        control=Control("refutes inside", lambda s: [CheckResult("x.f", "x", "claim", "claim_refuted",
+                                                                                 problem="p")]))
+    outside = CheckSpec("x.g", "x", "claim", lambda s: [], ("x.g",),
+                        control=Control("refutes outside only", lambda s: [CheckResult(
+                            "x.g", "x", "claim", "claim_refuted", scope="regime_boundary")]))
+    said = CheckSpec("x.h", "x", "claim", lambda s: [], ("x.h",),
+                     control=Control("refutes outside only", lambda s: [CheckResult(
+                         "x.h", "x", "claim", "claim_refuted", scope="extrapolation")],
+                         uncounted="every row is an extrapolation"))
+    by_design = CheckSpec("x.i", "x", "identity", lambda s: [], ("x.i",), self_check="the tool's own construction",
+                          control=Control("a mutated tool", lambda s: [CheckResult("x.i", "x", "identity", "violated")]))
+    out = run_control(counted, s)
+    assert out.status == "fails_as_required" and out.counted_row == "x.f on p claim_refuted [claim_refuted]"
+    assert out.to_json()["counted_row"] == out.counted_row
+    assert run_control(outside, s).status == "fails_uncounted" and run_control(outside, s).counted_text == "none"
+    assert run_control(said, s).status == "fails_as_required"
+    assert run_control(said, s).counted_text == "none: every row is an extrapolation"
+    d = run_control(by_design, s)
+    assert d.status == "fails_as_required" and d.counted_row == "" and "self-check by design" in d.no_counted_path
+
+
+def test_check_controls_shows_each_controls_counted_row(capsys):
+    from fedtheory import cli
+
+    assert cli.main(["check", "--controls", "--only", "fedshift.thm1.rate", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "counted row" in out.splitlines()[0] and "fedshift.thm1.rate.rate rate_inconsistent" in out
+
+
+def test_a_self_check_by_design_may_keep_its_control():
+    """Issue 36, item 1: a check that compares the tool with its own construction keeps the control that shows its
+    logic can fail, and its rows are self-checks all the same (before: a ParameterError, so such checks declared the
+    control alone and their rows counted)."""
+    from fedtheory.checks import Session
+    from fedtheory.checks.base import _CHECKS, check, run_spec
+
+    @check("issue36.bydesign", "issue36", "identity", self_check="the simulator builds it so",
+           control=Control("a mutated simulator", lambda s: [CheckResult("issue36.bydesign", "issue36", "identity",
+                                                                         "violated")]))
+    def _by_design(session):
+        return [CheckResult("issue36.bydesign", "issue36", "identity", "violated")]
+
+    try:
+        spec = _CHECKS["issue36.bydesign"]
+        rows = run_spec(spec, Session())
+        assert rows[0].self_check and not rows[0].is_finding and "the simulator builds it so" in rows[0].detail
+        assert "implementation self-check" in spec.describe() and "negative control" in spec.describe()
+        assert run_control(spec, Session()).status == "fails_as_required"
+    finally:
+        _CHECKS.pop("issue36.bydesign", None)

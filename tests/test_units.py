@@ -70,7 +70,60 @@ def test_a_sum_is_consistent_exactly_when_its_terms_agree(exps, odd):
         return
     with pytest.raises(DimensionError) as e:
         dimension_of(m + bad, TEXT)
-    assert " has " in str(e.value) and "the first term" in str(e.value)
+    assert str(e.value).count(" has ") == 2  # both terms named, each with its dimension
+    # with the left side given, the term that disagrees with it is the one named
+    with pytest.raises(DimensionError, match="the left side"):
+        dimension_of(m + bad, TEXT, lhs=m)
+
+
+def _raises_dimension_error(expr, dims, **kw):
+    try:
+        dimension_of(expr, dims, **kw)
+    except DimensionError as exc:
+        return str(exc)
+    return None
+
+
+def test_one_walk_serves_dimension_of_and_the_units_row():
+    """Issue 36, item 8: a dimensional log or exp inside a sum multiplied by something was missed by the units row
+    (the probe of the sum's terms kept its findings to itself) while dimension_of raised; one walk serves both now."""
+    from fedtheory.theory.dimensions import Formula, check_formula, symbol_dims
+
+    D, T, sigma, mu, eta, L = sp.symbols("D T sigma mu eta L")
+    dims = {"D": "f", "T": "1", "sigma": "f/w", "mu": "f/w^2", "eta": "w^2/f", "L": "f/w^2"}
+    for expr, arg in ((D * (1 + sp.log(D)) / T, "log, D,"), (D * (sp.log(T) + sp.log(D)) / T, "log, D,"),
+                      (D * (sp.log(sigma) + 2) / T, "log, sigma,"), (D * (sp.exp(-mu * T) + eta * L), "exp, T*mu,")):
+        row = check_formula(Formula("statement", expr, "f"), symbol_dims(dims))
+        assert [i.text for i in row.issues] and arg in row.issues[0].text, expr
+        assert arg in (_raises_dimension_error(expr, dims) or ""), expr
+        assert arg in (_raises_dimension_error(expr, dims, lhs="f") or ""), expr
+
+
+def test_dimension_of_takes_a_left_side_and_names_the_term_unlike_it():
+    R2, eta, T, sigma = sp.symbols("R2 eta T sigma")
+    dims = {"R2": "w^2", "eta": "w^2/f", "T": "1", "sigma": "f/w"}
+    # a wrong single-term formula passes without a left side and is caught with one
+    assert _raises_dimension_error(eta * sigma, dims) is None
+    assert _raises_dimension_error(eta * sigma, dims, lhs="f") == "eta*sigma has [w], the left side [f]"
+    # R2/(eta T) + eta sigma against the left side [f]: the wrong term is eta*sigma, whatever sympy's term order
+    assert _raises_dimension_error(R2 / (eta * T) + eta * sigma, dims, lhs="f") == "eta*sigma has [w], the left side [f]"
+    # a left side given as an expression in the symbols
+    assert _raises_dimension_error(R2 / (eta * T), {**dims, "D": "f"}, lhs=sp.Symbol("D")) is None
+    # normalisation=('eta',): eta = 1 sets [w]^2/[f] = 1, so 1 and eta ([w]^2/[f]) add
+    assert _raises_dimension_error(1 + eta, dims, normalisation=("eta",)) is None
+    assert _raises_dimension_error(1 + eta, dims) is not None
+
+
+def test_unknown_dimension_is_exported_and_the_more_terms_are_listed():
+    import fedtheory.theory as th
+    from fedtheory.checks.units_check import _issues_text
+    from fedtheory.theory.dimensions import Formula, check_formula, symbol_dims
+
+    assert th.UnknownDimension is UnknownDimension and "UnknownDimension" in th.__all__
+    a, b, c = sp.symbols("a b c")
+    res = check_formula(Formula("statement", a + b + c, "f"), symbol_dims({"a": "f", "b": "w", "c": "f^2"}))
+    text = _issues_text([res])
+    assert "(and 1 more term: " in text and "has [w], the left side [f]" in text and "has [f]^2, the left side [f]" in text
 
 
 def test_rules_sqrt_exp_symbolic_powers_and_unknowns():

@@ -134,3 +134,103 @@ def test_session_pick_and_initial_point():
     for seed, scale in ((0, 3.0), (7, 1.0)):
         recipe = p.constants["w_star"].value + scale * np.random.default_rng(seed).standard_normal(p.dim) / np.sqrt(p.dim)
         assert np.array_equal(Session(seed=seed).initial_point(p, scale=scale), recipe)
+
+
+# ------------------------------------------------------------------------------------ issue 36: rule 8, robustness
+
+
+def _units_record(expr_fn, rid="issue36.rule8", lhs="f"):
+    from fedtheory.theory import Units
+
+    S = SymbolSet(f"{rid}.symbols")
+    D = S.add("D", "a loss gap", dim="f")
+    T = S.add("T", "rounds", dim="1")
+    sigma = S.add("sigma", "a gradient norm", dim="f/w")
+    return Bound(id=rid, paper="issue36", title="t", source="s", symbols=S, units=Units(lhs=lhs),
+                 lhs="x", lhs_kind="none", expr=expr_fn(D, T, sigma))
+
+
+def test_rule8_a_statement_inconsistent_under_every_reading_is_counted():
+    """Issue 36, item 9: before, a user's dimensionally wrong theorem (no normalisation, no consistent form) was a
+    units artifact, never counted: `fedtheory check` exited 0."""
+    from fedtheory.checks import units_result
+
+    row = units_result(_units_record(lambda D, T, s: D / T + s))
+    assert row.verdict == "violated" and row.scope == "inside" and row.is_finding
+    assert row.finding_class == "erratum" and row.finding == "issue36.rule8.units" and exit_code([row]) == 1
+    assert "inconsistent under every reading" in row.detail and "parameters x 10^" in row.detail
+    assert row.extra["robustness"]["exact"]  # a unit mismatch has no free choice
+
+
+def test_rule8_the_bound_is_decided_on_the_run_rescaled_so_that_its_inconsistent_terms_shrink():
+    """D/T + sigma against a loss: sigma ([f]/[w]) shrinks against the left side when the parameters are measured
+    in smaller units (s > 1). A run measured at 1.5 with D/T = 1, sigma = 1 holds (bound 2) and fails once the
+    parameters are rescaled by 10 (the same run in other units: bound 1.1, measurement 1.5)."""
+    rec = _units_record(lambda D, T, s: D / T + s, rid="issue36.rule8b")
+    vals = {"D": 1.0, "T": 1.0, "sigma": 1.0}
+    row = assess_bound(rec, [vals], np.full(4, 1.5))
+    assert row.verdict == "violated" and row.finding == "issue36.rule8b.units"
+    assert row.finding_class == "false_as_stated" and row.is_finding
+    inst = row.extra["rescaled_instance"]
+    assert inst["t"] == 1 and abs(inst["s"] - 10.0) < 1e-9 and abs(inst["c"] - 1.0) < 1e-9
+    assert abs(row.bound - 1.1) < 1e-9 and abs(row.measured - 1.5) < 1e-9
+    assert row.extra["robustness"]["choices"][0]["survives"] is not None
+    # below the consistent part it holds on every rescaled instance, and says so
+    ok = assess_bound(rec, [vals], np.full(4, 0.5))
+    assert ok.verdict == "holds" and ok.extra["rescaled"]["verdict"] == "holds" and "stays an erratum" in ok.detail
+    # a consistent bound gets no such test
+    fine = assess_bound(_units_record(lambda D, T, s: D / T, rid="issue36.rule8c"), [vals], np.full(4, 1.5))
+    assert fine.verdict == "violated" and "rescaled" not in fine.extra and "rescaled_instance" not in fine.extra
+
+
+def test_rule8_a_stated_order_stays_a_units_artifact():
+    from fedtheory.checks import units_result
+    from fedtheory.plugins import record
+
+    row = units_result(record("fedinit.thm6"))
+    assert row.verdict == "violated" and row.scope == "units_artifact" and not row.is_finding
+    assert "a stated order" in row.detail
+
+
+def test_a_cause_takes_the_most_severe_class_of_its_rows():
+    from fedtheory.checks import finding_class_of
+
+    rows = [_row("u", finding="k", finding_class="erratum"), _row("m", finding="k", finding_class="false_as_stated")]
+    assert finding_class_of(rows) == "false_as_stated"
+    assert summarize_findings(rows)["classes"] == {"false_as_stated": ["k"]}
+
+
+def test_robustness_sweeps_a_free_choice_and_labels_the_fragile():
+    """Issue 36, item 7: a finding that disappears within 10% of a free choice is fragile, in the summary, the JSON
+    and the report; a counted row that states nothing is said to state nothing."""
+    from fedtheory.checks import robustness, sweep
+    from fedtheory.report import render_report
+
+    fragile = sweep("C/C_max", 1.0, (0.5, 0.8, 0.9, 0.95), lambda f: (f > 0.96, 1 - f))
+    assert fragile["fragile"] and fragile["lost_at"] == 0.95 and fragile["survives"] == [1.0, 1.0]
+    sturdy = sweep("C/C_max", 1.0, (0.5, 0.8, 0.9, 0.95), lambda f: (f > 0.6, None))
+    assert not sturdy["fragile"] and sturdy["survives"] == [0.8, 1.0] and sturdy["lost_at"] == 0.5
+    at_zero = sweep("r/L", 0.0, (0.01, 0.05, 0.2), lambda a: (a < 0.03, None), scale=1.0)
+    assert at_zero["fragile"] and at_zero["lost_at"] == 0.05
+    rows = [_row("p.a", finding="f1", extra={"robustness": robustness(0.02, "2%", [fragile])}),
+            _row("p.b", finding="f2", extra={"robustness": robustness(0.5, "50%", [sturdy])}),
+            _row("p.c", finding="f3")]
+    from fedtheory.checks.robustness import robustness_rule
+
+    robustness_rule(rows)
+    assert rows[2].extra["robustness"]["stated"] is False
+    s = summarize_findings(rows)
+    assert s["fragile"] == ["f1"] and s["robustness"]["f2"]["fragile"] is False
+    assert "not stated" in s["robustness"]["f3"]["text"]
+    buf = io.StringIO()
+    print_results(rows, 1.0, file=buf)
+    out = buf.getvalue()
+    assert "f1 [fragile]" in out and "1 of them fragile" in out and "lost at C/C_max = 0.95" in out
+    payload = results_payload(rows, command="check")
+    assert payload["findings"]["fragile"] == ["f1"]
+    html = render_report(payload)
+    assert '<span class="mark">fragile</span> <code>f1</code>' in html
+    # a finding counts as long as one of its rows survives: fragile only when every stated row is
+    both = [_row("a", finding="k", extra={"robustness": robustness(0.02, "", [fragile])}),
+            _row("b", finding="k", extra={"robustness": robustness(0.5, "", [sturdy])})]
+    assert summarize_findings(both)["fragile"] == []

@@ -21,24 +21,25 @@ from __future__ import annotations
 from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
                    PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, CheckTiming, Control, ControlOutcome, Session,
                    all_checks, cached_symbolic, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
-                   errors, exit_code, expr_from_srepr, group_findings, holm_reject, id_matches, register_spec,
+                   errors, exit_code, expr_from_srepr, finding_class_of, group_findings, holm_reject, id_matches, register_spec,
                    registered_check_ids, run_control, run_controls, select, symbolic_part)
 from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
                      simulation_text, summarize, summarize_findings, write_json)
 from .certification import Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions
 from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
+from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        scalar_params, trivial_bound_of)
 
-__all__ = ["register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
+__all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_text", "sweep", "register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
            "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",
            "TRIVIAL_BOUNDS",
            "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",
            "trivial_bound_of", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "checked_rows", "errors",
-           "CheckResult", "CheckSpec", "FINDINGS", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",
+           "CheckResult", "CheckSpec", "FINDINGS", "finding_class_of", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",
            "VERDICTS", "all_checks", "group_findings", "holm_reject", "row_marks", "summarize_findings",
            "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
            "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",

@@ -50,6 +50,15 @@ SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "re
 FINDING_CLASSES = ("erratum", "inconsistent_rate", "false_as_stated", "claim_refuted")
 DEFAULT_CLASS = {"violated": "false_as_stated", "rate_inconsistent": "inconsistent_rate",
                  "claim_refuted": "claim_refuted"}
+# A cause whose rows carry several classes takes the most severe: a counterexample outweighs a misprint (a statement
+# inconsistent in units is an erratum, and false as stated where a rescaled run shows it; rule 8).
+CLASS_SEVERITY = ("false_as_stated", "claim_refuted", "inconsistent_rate", "erratum")
+
+
+def finding_class_of(rows: Sequence["CheckResult"]) -> str:
+    """The class of a cause (rows sharing a finding key): the most severe of its rows' classes (CLASS_SEVERITY)."""
+    classes = {r.finding_class for r in rows if r.finding_class}
+    return next((c for c in CLASS_SEVERITY if c in classes), "")
 
 
 @dataclass
@@ -140,11 +149,16 @@ CONTROLLED_KINDS = ("identity", "claim", "symbolic", "rate")
 class Control:
     """A negative control of a check: ``fn(session)`` runs the check's own logic under a mutation (a mutated
     simulator, record or setting) and returns its rows, at least one of which must be a finding verdict
-    (violated / rate_inconsistent / claim_refuted): the check can fail. ``description`` says what is mutated.
-    ``fedtheory check --controls`` runs them; the test suite runs every built-in one."""
+    (violated / rate_inconsistent / claim_refuted) of a counted class: in scope ('inside'), not a self-check, so the
+    path that makes a counted finding is exercised. ``description`` says what is mutated. ``uncounted``: why the check
+    has no counted path (its findings are never counted, e.g. every row is an extrapolation); then a finding verdict
+    of any scope suffices. A check declared a self-check by design has no counted path by its ``self_check`` reason.
+    ``fedtheory check --controls`` runs them and shows each control's counted row; the test suite runs every
+    built-in one."""
 
     description: str
     fn: Callable[["Session"], list["CheckResult"]]
+    uncounted: str = ""
 
 
 @dataclass(frozen=True)
@@ -189,10 +203,10 @@ class CheckSpec:
             lines.append(f"  runs: {self.seeds}")
         if self.cost == "symbolic":
             lines.append("  symbolic (sympy), no simulation")
+        if self.self_check:
+            lines.append(f"  implementation self-check: {self.self_check}")
         if self.control is not None:
             lines.append(f"  negative control: {self.control.description}")
-        elif self.self_check:
-            lines.append(f"  implementation self-check: {self.self_check}")
         elif self.kind in CONTROLLED_KINDS:
             lines.append("  no negative control: its rows are implementation self-checks by rule")
         return "\n".join(lines)
@@ -213,9 +227,10 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     share memoized simulations (``Session.memo``) under one name run as one unit of work when ``fedtheory check``
     runs on workers (``--workers``; see ``fedtheory.checks.units``), so the simulations are computed once.
     control: a :class:`Control` under which the check must report a finding; a check of a kind in CONTROLLED_KINDS
-    without one gives implementation self-checks (never findings), by rule. self_check: why the check is an
-    implementation self-check by design (e.g. an identity of the simulator's own construction); its rows are
-    self-checks with that reason (give a control or this, not both).
+    without one gives implementation self-checks (never findings), by rule. self_check: why the check cannot fail
+    against the paper by design (an identity of the simulator's own construction, a tautology, a property of the
+    tool's own objects); its rows are self-checks with that reason, whether or not it declares a control (a control
+    then shows that the check's logic can fail on a mutated tool, and the reason says why no row of it is counted).
     """
     check_id(id, "check id")
     check_id(paper, f"paper of check {id}", paper=True)
@@ -231,8 +246,6 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
             raise ValueError(f"check {id} registered twice")
         if control is not None and not isinstance(control, Control):
             raise ParameterError("control", control, "a fedtheory.checks.Control(description, fn)")
-        if control is not None and self_check:
-            raise ParameterError("self_check", self_check, f"'' for check {id}, which declares a negative control")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
                                 tuple(measures), tuple(problems), tuple(algorithms), seeds, group, control, self_check)
         return fn
@@ -741,13 +754,15 @@ def unverified_rule(rows: list[CheckResult]) -> None:
 
 
 def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
-    """Rows of a kind in CONTROLLED_KINDS from a check without a negative control are implementation self-checks
-    (never findings): nothing has shown that the check can fail."""
-    if spec.control is not None:
+    """Rows of a check declared a self-check by design (``self_check``: it compares the tool with its own
+    construction) are implementation self-checks, with or without a control; rows of a kind in CONTROLLED_KINDS from
+    a check without a negative control are too (never findings): nothing has shown that the check can fail."""
+    if spec.control is not None and not spec.self_check:
         return
     reason = f"implementation self-check: {spec.self_check}" if spec.self_check else SELF_CHECK_BY_RULE
     for r in rows:
-        if r.kind in CONTROLLED_KINDS and r.verdict not in ("error", "not_applicable") and not r.self_check:
+        if (spec.self_check or r.kind in CONTROLLED_KINDS) and r.verdict not in ("error", "not_applicable") \
+                and not r.self_check:
             r.self_check = True
             r.extra["self_check_reason"] = reason
             r.detail = reason + (f". {r.detail}" if r.detail else "")
@@ -801,6 +816,9 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
     unverified_rule(out)
+    from .robustness import robustness_rule
+
+    robustness_rule(out)
     names = spec_quantities(spec)
     for r in out:
         r.versions = v
@@ -899,8 +917,11 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
 
 @dataclass
 class ControlOutcome:
-    """What a check's negative control gave: 'fails_as_required' (some row is a finding verdict), 'did_not_fail'
-    (the check could not fail under the mutation: a defect of the check) or 'error' (the control raised)."""
+    """What a check's negative control gave: 'fails_as_required' (some row is a finding verdict of a counted class,
+    ``counted_row``; or, for a check with no counted path, ``no_counted_path`` says why, any finding verdict),
+    'fails_uncounted' (finding verdicts only out of scope or as self-checks, and no reason given: the counted path is
+    not exercised, a defect of the check), 'did_not_fail' (the check could not fail under the mutation: a defect) or
+    'error' (the control raised)."""
 
     check: str
     paper: str
@@ -908,15 +929,31 @@ class ControlOutcome:
     status: str
     rows: list[CheckResult]
     elapsed_s: float
+    counted_row: str = ""
+    no_counted_path: str = ""
+
+    @property
+    def counted_text(self) -> str:
+        """The counted row in words ('id on problem (setting): verdict [class]'), or why there is none."""
+        return self.counted_row or (f"none: {self.no_counted_path}" if self.no_counted_path else "none")
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.check, "paper": self.paper, "description": self.description, "status": self.status,
+                "counted_row": self.counted_row, "no_counted_path": self.no_counted_path,
                 "verdicts": [r.verdict for r in self.rows], "elapsed_s": round(self.elapsed_s, 3),
                 "rows": [r.to_json() for r in self.rows]}
 
 
+def _control_label(r: CheckResult) -> str:
+    setting = r.params.get("setting") if isinstance(r.params, dict) else None
+    return " ".join(str(x) for x in (r.id, r.problem and f"on {r.problem}", setting and f"({setting})",
+                                     f"{r.verdict} [{r.finding_class}]") if x)
+
+
 def run_control(spec: CheckSpec, session: Session) -> ControlOutcome:
-    """Run one check's negative control (``spec.control``) and judge it."""
+    """Run one check's negative control (``spec.control``) and judge it: it must produce a row of a counted class
+    (a finding verdict, scope 'inside', not a self-check), or the check says why it has no counted path (its
+    ``self_check`` reason, or the control's ``uncounted``)."""
     if spec.control is None:
         raise ParameterError("check", spec.id, "a check that declares a negative control")
     t0 = time.perf_counter()
@@ -924,13 +961,18 @@ def run_control(spec: CheckSpec, session: Session) -> ControlOutcome:
         rows = checked_rows(spec, spec.control.fn(session))
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failing control is reported
         rows = [_error_row(spec, (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0], traceback.format_exc())]
+    no_path = (f"a self-check by design ({spec.self_check})" if spec.self_check else spec.control.uncounted)
+    counted = [] if spec.self_check else [r for r in rows if r.is_finding]
     if any(r.verdict == "error" for r in rows):
         status = "error"
-    elif any(r.verdict in FINDINGS for r in rows):
+    elif not any(r.verdict in FINDINGS for r in rows):
+        status = "did_not_fail"
+    elif counted or no_path:
         status = "fails_as_required"
     else:
-        status = "did_not_fail"
-    return ControlOutcome(spec.id, spec.paper, spec.control.description, status, rows, time.perf_counter() - t0)
+        status = "fails_uncounted"
+    return ControlOutcome(spec.id, spec.paper, spec.control.description, status, rows, time.perf_counter() - t0,
+                          counted_row=_control_label(counted[0]) if counted else "", no_counted_path=no_path)
 
 
 def run_controls(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",

@@ -11,7 +11,8 @@ from typing import Any, Mapping, Sequence, TextIO
 from .. import files
 from .._validation import ParameterError
 from ..theory.core import paper_info
-from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, group_findings
+from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, finding_class_of, group_findings
+from .robustness import finding_robustness
 
 __all__ = ["format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
            "summarize_findings", "write_json", "write_atomic", "check_writable", "fmt_number", "row_marks",
@@ -144,17 +145,19 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     """Distinct findings (rows grouped by cause), what is not counted and why, and the vacuous / loose bounds.
 
     Returns {'findings': {key: [row labels]}, 'classes': {class: [keys]}, 'errors': [{'row', 'error'}],
+    'robustness': {key: {'fragile', 'text', 'margin', 'exact', 'choices'}} (``checks.robustness``: each counted
+    finding's margin and free choices swept), 'fragile': [keys lost within 10% of a free choice],
     'ambiguous': [...], 'proof_step_loose': [...], 'not_counted': {key: {'scope': ..., 'rows': [...]}},
     'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...]}:
     'findings' are the in-scope causes the exit code counts, 'classes' the same keys by severity class
-    (FINDING_CLASSES: a cause's class is its first row's); 'errors' the checks that failed (never findings);
+    (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that failed (never findings);
     'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that follow only from the
     exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with bound/measured above
     LOOSE_FACTOR.
     """
     groups = group_findings(results)
     found = {k: [_row_label(r) for r in rows] for k, rows in groups.items()}
-    classes = {c: [k for k, rows in groups.items() if rows[0].finding_class == c] for c in FINDING_CLASSES}
+    classes = {c: [k for k, rows in groups.items() if finding_class_of(rows) == c] for c in FINDING_CLASSES}
     errs = [{"row": _row_label(r), "error": (r.detail or "").splitlines()[0] if r.detail else ""}
             for r in errors(results)]
     amb = [_row_label(r) for r in results if r.verdict == "ambiguous"]
@@ -169,7 +172,15 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     loose = [_row_label(r) + f" (bound/measured {r.ratio:.3g})" for r in results
              if r.kind == "bound" and isinstance(r.ratio, (int, float)) and r.ratio is not None
              and r.ratio == r.ratio and r.ratio > LOOSE_FACTOR]
+    # a finding's robustness is that of the rows that give it its class (a units erratum found false on a rescaled
+    # instance is as robust as the rescaled rows)
+    rob = {k: finding_robustness([r for r in rows if r.finding_class == finding_class_of(rows)])
+           for k, rows in groups.items()}
     return {"findings": found, "classes": {c: ks for c, ks in classes.items() if ks}, "errors": errs,
+            "robustness": {k: {"fragile": bool(v.get("fragile")), "text": v.get("text", ""),
+                               "margin": v.get("margin"), "exact": v.get("exact", ""),
+                               "choices": v.get("choices", [])} for k, v in rob.items()},
+            "fragile": [k for k, v in rob.items() if v.get("fragile")],
             "ambiguous": amb, "proof_step_loose": psl, "not_counted": nc, "self_checks": selfc, "vacuous": vac,
             "loose": loose}
 
@@ -181,12 +192,15 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
         lines.append(f"{len(s['errors'])} check(s) FAILED with an error (not findings; exit status 3):")
         lines += [f"  * {e['row']}: {e['error']}" for e in s["errors"]]
     lines.append(f"{len(s['findings'])} distinct finding(s) counted in the exit code"
+                 + (f", {len(s['fragile'])} of them fragile (lost within 10% of a free choice)" if s["fragile"] else "")
                  + (":" if s["findings"] else "."))
     for cls, keys in s["classes"].items():
         lines.append(f"  {cls} ({len(keys)}):")
         for k in keys:
             rows = s["findings"][k]
-            lines.append(f"  * {k}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
+            frag = " [fragile]" if k in s["fragile"] else ""
+            lines.append(f"  * {k}{frag}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
+            lines.append(f"      {s['robustness'][k]['text']}")
             lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
     if s["ambiguous"]:
         lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's verdict "
@@ -287,7 +301,8 @@ def results_payload(results: Sequence[CheckResult], **meta: Any) -> dict[str, An
     from .. import __version__
 
     return {"fedtheory": __version__, **meta, "exit_code": exit_code(results), "summary": summarize(results),
-            "findings": summarize_findings(results), "results": [r.to_json() for r in results]}
+            "findings": summarize_findings(results), "collections": collection_summary(results),
+            "results": [r.to_json() for r in results]}
 
 
 def write_atomic(path: str, text: str, flag: str = "--out") -> None:

@@ -116,6 +116,8 @@ PAYLOAD: dict[str, Field] = {
     "exit_code": Field(("integer", "null"), "the run's exit status (0 / 1 findings / 3 a check failed)"),
     "summary": Field(("object", "null"), "verdict -> number of rows"),
     "findings": Field(("object", "null"), "the distinct findings and what is not counted (see findings below)"),
+    "collections": Field(("object", "null"), "per collection of papers (e.g. zoo): {\"papers\", \"rows\", \"counted\", "
+                         "\"unverified\"}"),
     "load_s": Field(("number", "null"), "seconds spent loading the plug-ins"),
     "timings": Field(("list", "null"), "each check's seconds, CPU seconds, where it ran, rows, simulations"),
     "worst_case": Field(("list", "null"), "--worst-case: one record per searched bound"),
@@ -133,6 +135,9 @@ FINDINGS: dict[str, Field] = {
     "self_checks": Field(("list", "null"), "labels of implementation self-check rows"),
     "vacuous": Field(("list", "null"), "labels of vacuous bound rows"),
     "loose": Field(("list", "null"), "labels of bounds looser than LOOSE_FACTOR"),
+    "robustness": Field(("object", "null"), "finding key -> {\"fragile\", \"text\", \"margin\", \"exact\", "
+                        "\"choices\"} (checks.robustness)"),
+    "fragile": Field(("list", "null"), "keys of findings lost within 10% of a free choice"),
 }
 
 

@@ -12,8 +12,14 @@ left side of a bound is a measure of the simulator's catalogue (its declared dim
 * violated, finding_class 'erratum', counted: an inconsistent printed form whose consistent form another record
   holds (``units.alternative``: its derivation, another printing); ``finding`` is ``units.finding`` (the key the
   other checks give the same erratum, so one typo counts once);
-* violated, scope 'units_artifact', not counted: inconsistent with no consistent alternative (or only in a stated
-  order, whose O(.) may drop constants with units); the detail names the normalisation it would need;
+* violated, counted (rule 8 of docs/verdict-rules.md): inconsistent under every reading, with no stated normalisation
+  that makes it consistent and no consistent alternative: wrong as printed whatever the reading. Class 'erratum' (no
+  reading makes the printed formula right), finding ``units.finding`` or RECORD.units; a measured check of the bound
+  decides it on the run rescaled so that the inconsistent terms shrink (``assess_bound``, ``units_consequence``,
+  ``rescaled_values``), and a violation there is a 'false_as_stated' row under the same key (the cause then takes
+  that class);
+* violated, scope 'units_artifact', not counted: a stated order (an OrderStatement) inconsistent as printed: its O(.)
+  may drop constants that carry units, so a consistent reading (the hidden constant's) exists;
 * ambiguous (listed apart, not counted): a symbol's readings (``dim={"A": ..., "B": ...}``) disagree on it;
 * inconclusive: "units: unknown (no dimension for: ...)", a user's record with undeclared dimensions (its
   registration warned); for a built-in (strict) paper the same is an 'error' row.
@@ -27,6 +33,7 @@ import dataclasses
 import functools
 from typing import Any, Mapping
 
+import numpy as np
 import sympy as sp
 
 from ..sim.measures import measure_catalogue, registered_measures
@@ -36,7 +43,8 @@ from ..theory.dimensions import (Dim, FormulaResult, symbol_dims, check_formula,
 from ..plugins import on_records_registered
 from .base import CheckResult, CheckSpec, Control, check_spec, register_spec
 
-__all__ = ["measure_dimensions", "register_units_checks", "units_analysis", "units_result", "units_rows", "units_symbols"]
+__all__ = ["measure_dimensions", "register_units_checks", "rescaled_values", "shrink_direction", "units_analysis",
+           "units_consequence", "units_result", "units_rows", "units_symbols"]
 
 MAX_PARTS = 5  # offending formulas named per reading (each by its first offending term)
 
@@ -160,12 +168,25 @@ def _would_need(bad: list[FormulaResult], dims: Mapping[str, Dim], used: set[str
             + (" (besides the declared one)" if declared else " (the record declares none)"))
 
 
+MAX_LISTED = 2  # further offending terms of a formula named in its text; beyond that, counted
+
+
+def _more_text(issues) -> str:
+    """The offending terms after the first: ' (and 1 more term: X has ..., the left side ...)'; beyond MAX_LISTED,
+    the first MAX_LISTED and how many more."""
+    more = issues[1:]
+    if not more:
+        return ""
+    shown = "; ".join(i.text for i in more[:MAX_LISTED])
+    rest = f"; and {len(more) - MAX_LISTED} more" if len(more) > MAX_LISTED else ""
+    return f" (and {len(more)} more term{'s' * (len(more) > 1)}: {shown}{rest})"
+
+
 def _issues_text(rs: list[FormulaResult]) -> str:
-    """Per offending formula its first (simplest) offending term, and how many more it has."""
+    """Per offending formula its first (simplest) offending term, then the others (``_more_text``)."""
     parts = []
     for r in rs[:MAX_PARTS]:
-        n = len(r.issues)
-        parts.append(f"{r.formula.part}: {r.issues[0].text}" + (f" (and {n - 1} more term{'s' * (n > 2)})" if n > 1 else ""))
+        parts.append(f"{r.formula.part}: {r.issues[0].text}" + _more_text(r.issues))
     if len(rs) > MAX_PARTS:
         parts.append(f"and {len(rs) - MAX_PARTS} more formula(s)")
     return "; ".join(parts)
@@ -275,22 +296,147 @@ def _analyse(record) -> dict[str, Any]:
         out["finding"] = units.finding or f"{record.id}.units"
         detail = "; ".join(label(r) + text(r, needs=False) for r in readings)
         out["detail"] = f"units: {detail}; its consistent form is {units.alternative} (erratum)"
-    else:
+    elif getattr(record, "kind", "") == "order":
         out["scope"] = "units_artifact"
-        why = ("a stated order: its O(.) may drop constants that carry units" if getattr(record, "kind", "") == "order"
-               else "no consistent alternative is encoded")
-        out["detail"] = f"units artifact, not counted ({why}): " + "; ".join(label(r) + text(r) for r in readings)
+        out["detail"] = ("units artifact, not counted (a stated order: its O(.) may drop constants that carry units, so "
+                         "a consistent reading exists, the hidden constant's; the rule for statements inconsistent "
+                         "under every reading does not apply): " + "; ".join(label(r) + text(r) for r in readings))
+    else:
+        # inconsistent under every reading, no consistent alternative, no normalisation that fixes it: wrong as printed
+        # whatever the reading (docs/verdict-rules.md, rule 8). Counted: an erratum (no reading makes the printed
+        # formula right), unless a measured check shows the consequence on a rescaled instance (false_as_stated,
+        # decided by assess_bound on the same finding key).
+        out["finding_class"] = "erratum"
+        out["finding"] = (units.finding if units is not None and units.finding else "") or f"{record.id}.units"
+        out["inconsistent_everywhere"] = True
+        shrink = {_reading_text(r.reading, info) or "as declared": _shrink_text(shrink_direction(r)) for r in readings}
+        out["rescale"] = {k: v for k, v in shrink.items()}
+        out["detail"] = ("units: inconsistent under every reading, with no stated normalisation that makes it "
+                         "consistent and no consistent form encoded: wrong as printed whatever the reading (counted, "
+                         "rule 8 of docs/verdict-rules.md; an erratum unless a measured check finds the bound false on "
+                         "the run rescaled so that the inconsistent terms shrink). "
+                         + "; ".join(label(r) + text(r) for r in readings)
+                         + ". Rescaling that shrinks the statement's inconsistent terms: "
+                         + "; ".join((f"{k}: " if multi else "") + v for k, v in shrink.items()))
     return out
+
+
+def shrink_direction(reading) -> tuple[float, float] | None:
+    """For one reading's analysis of a record (``_Reading``): the direction (x, y) such that rescaling the loss by
+    c = 10^(x t) and the parameters by s = 10^(y t) shrinks every inconsistent term of the statement relative to the
+    left side by at least 10^t (a term of dimension d where the left side has d0 scales by c^(d.f - d0.f)
+    s^(d.w - d0.w) against it). None when the statement has no inconsistent additive term (its slips are in the
+    definitions, conditions, or inside a log or exp) or when no direction shrinks them all."""
+    diffs = []
+    for res in reading.bad:
+        if res.formula.part != "statement":
+            continue
+        for i in res.issues:
+            if i.kind not in ("lhs", "scaled"):
+                return None
+            e = i._has / i._needs
+            f, w = sp.sympify(e.f), sp.sympify(e.w)
+            if not (f.is_number and w.is_number):
+                return None
+            diffs.append((float(f), float(w)))
+    if not diffs:
+        return None
+    angles = np.linspace(0.0, 2 * np.pi, 3600, endpoint=False)
+    u = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    rate = np.min(-(u @ np.asarray(diffs).T), axis=1)  # the slowest shrink along each direction
+    k = int(np.argmax(rate))
+    if rate[k] <= 1e-9:
+        return None
+    x, y = u[k] / rate[k]  # the slowest term shrinks by exactly 10 per unit step
+    return float(round(x, 6)), float(round(y, 6))
+
+
+def _shrink_text(direction) -> str:
+    if direction is None:
+        return "none (no rescaling of loss and parameters shrinks every inconsistent term of the statement)"
+    x, y = direction
+    return (f"loss x 10^({x:.3g} t), parameters x 10^({y:.3g} t): each inconsistent term shrinks by at least 10^t "
+            "against the left side")
+
+
+def units_consequence(record, reading: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """What rule 8 needs to test a record on a rescaled instance (``_units_consequence``); cached per record and
+    reading."""
+    key = (record.id, id(record), tuple(sorted((reading or {}).items())))
+    _LIVE[key[:2]] = record
+    return _consequence_cached(*key)
+
+
+@functools.lru_cache(maxsize=None)
+def _consequence_cached(rid: str, oid: int, reading: tuple) -> dict[str, Any] | None:
+    return _units_consequence(_LIVE[(rid, oid)], dict(reading) or None)
+
+
+def _units_consequence(record, reading: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """What rule 8 (a statement inconsistent in units under every reading) needs to test a record on a rescaled
+    instance: None when the record is not such a statement; else {'finding': its units finding key, 'dims': symbol ->
+    Dim under the reading, 'lhs': the left side's Dim, 'direction': ``shrink_direction`` (or None), 'reading': the
+    reading used}. A record whose symbols have several unit readings needs ``reading`` (symbol -> reading key, the one
+    the run realises); without it the result is {'finding', 'needs_reading': [those symbols]}."""
+    a = units_analysis(record)
+    if not a.get("inconsistent_everywhere"):
+        return None
+    info = _symbols_of(record)
+    lhs_name = getattr(record, "lhs", None)
+    lhs_dim = measure_dimensions().get(lhs_name) or None if isinstance(lhs_name, str) else None
+    formulas = record_formulas(record, lhs_dim)
+    names = free_names(formulas)
+    ambiguous = [n for n in sorted(names) if n in info and isinstance(info[n].dimension, Mapping)]
+    if ambiguous and not all(n in (reading or {}) for n in ambiguous):
+        return {"finding": a["finding"], "needs_reading": ambiguous}
+    rd = {n: (reading or {})[n] for n in ambiguous}
+    r = _analyse_reading(record, formulas, info, rd)
+    dims = symbol_dims(info, rd)
+    stmt = next((f for f in formulas if f.part == "statement"), None)
+    lhs = None
+    if stmt is not None and isinstance(stmt.lhs, str):
+        lhs = parse_dimension(stmt.lhs)
+    return {"finding": a["finding"], "dims": dims, "lhs": lhs, "direction": shrink_direction(r), "reading": rd}
+
+
+def rescaled_values(values: Mapping[str, Any], dims: Mapping[str, Dim], c: float, s: float) -> dict[str, Any]:
+    """``values`` in other units: the loss measured in units 1/c and the parameters in units 1/s, i.e. every value of
+    a symbol of dimension [f]^a [w]^b times c^a s^b (a step size [w]^2/[f] by s^2/c, a smoothness [f]/[w]^2 by c/s^2,
+    a radius [w] by s; counts unchanged). The rescaled problem x -> s x, f -> c f(x/s) run with the rescaled step
+    sizes visits the rescaled points exactly: the same run, in other units."""
+    out = dict(values)
+    for k, v in values.items():
+        d = dims.get(k)
+        if d is None or d.dimensionless:
+            continue
+        f, w = sp.sympify(d.f), sp.sympify(d.w)
+        if not (f.is_number and w.is_number):
+            continue
+        try:
+            out[k] = np.asarray(v, float) * (float(c) ** float(f) * float(s) ** float(w))
+        except (TypeError, ValueError):
+            continue
+        if np.ndim(out[k]) == 0:
+            out[k] = float(out[k])
+    return out
+
+
+UNITS_EXACT = ("a dimension: the printed formula's units differ from its left side's whatever the values of its "
+               "symbols, so no constant, problem or horizon can remove it")
 
 
 def units_result(record) -> CheckResult:
     """The units row of one record, id RECORD.units (for ``fedtheory explain`` and the per-paper check)."""
     record = standing_in(record)  # a mutant of the statement, when one stands in (fedtheory.checks.mutants)
+    from .robustness import robustness
+
     a = units_analysis(record)
+    extra = {"units": {"readings": a["readings"], "first": a["first"]}}
+    if a["finding_class"] and a["scope"] == "inside":
+        extra["robustness"] = robustness(margin_text="exact (a unit mismatch)", exact=UNITS_EXACT)
     return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
                        detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],
-                       params={"record": record.id},
-                       extra={"units": {"readings": a["readings"], "first": a["first"]}})
+                       params={"record": record.id}, extra=extra)
 
 
 def units_symbols(record) -> dict[str, str]:

@@ -171,6 +171,9 @@ def assess_bound(
     rounds: Sequence[float] | None = None,
     round_name: str = "round",
     certification: Certification | None = None,
+    units_reading: Mapping[str, str] | None = None,
+    rederive: Callable[[dict], dict] | None = None,
+    robustness: bool = True,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -199,6 +202,14 @@ def assess_bound(
     ``not_applicable`` naming it; the certified constants fill the candidates' missing symbols, and a candidate
     whose values the certificates do not admit (an L below the certified one) is excluded like one whose
     conditions fail. A row resting on constants certified on the visited region only says so.
+    units_reading, rederive: a bound inconsistent in units under every reading (docs/verdict-rules.md, rule 8) that
+    holds on the run is also decided on the run rescaled so that its inconsistent terms shrink (the same run in other
+    units: ``units_check.rescaled_values``); violated there, the row is ``violated`` (false as stated, the rescaled
+    instance in ``extra['rescaled_instance']``, the units finding's key). units_reading: the unit reading of each
+    symbol with several (e.g. {'eta_g': 'B'}) that the run realises; rederive: the values a check derives from others
+    (C = C_max), recomputed on the rescaled values. robustness: a row false on a rescaled instance states how robust
+    that is (the units swept, ``checks.robustness``); False skips the sweep (a check sweeping its own free choices
+    calls assess_bound once per value).
     """
     cid = check_id or bound.id
     if bound.assumptions and certification is None:
@@ -273,8 +284,26 @@ def assess_bound(
         verdict, info = compare_mean(np.asarray(measured_runs, float), payload)
         if trivial_bound is not None and info.get("bound") is not None and np.isfinite(info["bound"]):
             vacuous = bool(info["bound"] > trivial_bound)
+    rescaled = None
+    if verdict in ("holds", "inconclusive"):
+        rescaled = _rescaled_test(bound, vals, measured_runs, per_round, units_reading, rederive,
+                                  labels if per_round else None, round_name, sweep_units=robustness)
     if info.get("detail"):
         detail = info["detail"] + (f". {detail}" if detail else "")
+    finding, finding_class = "", ""
+    if rescaled is not None and rescaled.get("verdict") == "violated":
+        original = {k: info.get(k) for k in ("measured", "bound", "ratio")}
+        verdict, finding, finding_class = "violated", rescaled["finding"], "false_as_stated"
+        info = {**info, **rescaled.pop("info")}
+        vacuous = False
+        from .robustness import robustness
+
+        rob_extra = robustness(rescaled["margin"], (f"bound {100 * rescaled['margin']:.3g}% below the measurement at "
+                                                    "the tightest horizon, on the rescaled instance")
+                               if rescaled["margin"] is not None else "", [rescaled.pop("shrink_sweep")])
+        detail = rescaled["text"] + f". On the run as measured: {verdict_before(original)}. " + detail
+    elif rescaled is not None:
+        detail = (detail + ". " if detail else "") + rescaled["text"]
     if vacuous:
         detail = (detail + ". " if detail else "") + (f"vacuous: the bound exceeds the trivial bound "
                                                        f"{trivial_bound:.4g} of its left side, {formula}")
@@ -288,12 +317,121 @@ def assess_bound(
     extra["vacuity"] = vacuity or ("vacuous" if vacuous else "informative")
     if trivial_bound is not None:
         extra["trivial_bound_formula"] = formula
+    if rescaled is not None:
+        extra["rescaled_instance" if finding else "rescaled"] = {k: v for k, v in rescaled.items() if k != "text"}
+    if finding:
+        extra["robustness"] = rob_extra
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
                        source=bound.source, detail=detail, extra=extra,
                        vacuous=vacuous, trivial_bound=trivial_bound, self_check=self_check,
                        family_size=info.get("family_size"),
-                       seeds=info.get("runs"), quote=bound.quote)
+                       seeds=info.get("runs"), quote=bound.quote, finding=finding, finding_class=finding_class)
+
+
+def verdict_before(numbers: Mapping[str, Any]) -> str:
+    m, b, r = numbers.get("measured"), numbers.get("bound"), numbers.get("ratio")
+    return (f"measured {m:.4g} vs bound {b:.4g} (ratio {r:.3g})" if None not in (m, b, r)
+            else "no finite comparison")
+
+
+RESCALE_STEPS = tuple(range(1, 13))  # t: the inconsistent terms shrink by at least 10^t against the left side
+
+
+def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_reading, rederive, labels,
+                   round_name, sweep_units: bool = True) -> dict[str, Any] | None:
+    """Rule 8 on one instance: None when the bound is not inconsistent in units under every reading; else the outcome
+    on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS (the first scale where
+    the comparison is violated, or 'holds' with what was tested), with 'text' in words."""
+    from .units_check import rescaled_values, units_consequence
+
+    cons = units_consequence(bound, units_reading)
+    if cons is None:
+        return None
+    head = (f"rule 8 (inconsistent in units under every reading; finding {cons['finding']}): ")
+    if "needs_reading" in cons:
+        return {"verdict": "not_tested", "finding": cons["finding"],
+                "text": head + "not tested on a rescaled instance: the check did not say which unit reading of "
+                        f"{', '.join(cons['needs_reading'])} the run realises (assess_bound(units_reading=...))"}
+    direction, dims, lhs = cons["direction"], cons["dims"], cons["lhs"]
+    if direction is None or lhs is None:
+        return {"verdict": "not_tested", "finding": cons["finding"],
+                "text": head + "no rescaling of loss and parameters shrinks every inconsistent term of the statement, "
+                        "so no rescaled instance tests it"}
+    x, y = direction
+
+    def at(t):
+        """The comparison on the run rescaled by 10^t along the direction; None where a condition fails there."""
+        c, s = 10.0 ** (x * t), 10.0 ** (y * t)
+        v2 = rescaled_values(vals, dims, c, s)
+        if rederive is not None:
+            v2 = dict(rederive(v2))
+        try:
+            failed = bound.conditions_failed(v2)
+        except MissingValuesError:
+            failed = ["(a condition's values are missing)"]
+        if failed:
+            return None
+        fac = c ** float(lhs.f) * s ** float(lhs.w)  # the left side's factor
+        with np.errstate(all="ignore"):
+            if per_round:
+                lhs_r, rhs_r = measured_runs(v2)
+                verdict, info = compare_rounds(lhs_r, np.asarray(rhs_r, float) / fac, labels=labels, label=round_name)
+            else:
+                verdict, info = compare_mean(np.asarray(measured_runs, float),
+                                             np.asarray(bound.evaluate(v2), float) / fac)
+        return verdict, info, v2, c, s, fac
+
+    tried, skipped = [], []
+    for t in RESCALE_STEPS:
+        got = at(t)
+        if got is None:
+            skipped.append(t)
+            continue
+        verdict, info, v2, c, s, fac = got
+        tried.append(t)
+        if verdict == "violated":
+            shown = {k: float(v) for k, v in v2.items() if np.ndim(v) == 0 and isinstance(v, (int, float))
+                     and k in vals and np.ndim(vals[k]) == 0 and not np.isclose(float(v), float(vals[k]), rtol=1e-12)}
+            for k in ("measured", "bound"):
+                if info.get(k) is not None:
+                    info[k] = info[k] * fac
+            text = (head + f"false as stated on a rescaled instance: the same run with the loss in units 1/c and the "
+                    f"parameters in units 1/s, c = {c:.3g}, s = {s:.3g} (every inconsistent term of the statement "
+                    f"shrunk by at least 10^{t} against the left side; there " + ", ".join(
+                        f"{k} = {v:.4g}" for k, v in sorted(shown.items())) + "), where every condition holds: "
+                    + (info.get("detail") or f"measured {info['measured']:.4g} vs bound {info['bound']:.4g}")
+                    + " (measurement and bound in the rescaled units)")
+            info.pop("detail", None)
+
+            def decide(F):
+                g = at(math.log10(F))
+                if g is None:
+                    return False, None
+                r = g[1].get("ratio")
+                return g[0] == "violated", (None if r is None or not np.isfinite(r) else 1.0 - float(r))
+
+            from .robustness import sweep
+
+            shrink = sweep("the shrink of the inconsistent terms (the units)", 10.0 ** t,
+                           ([10.0 ** u for u in RESCALE_STEPS] + [0.9 * 10.0 ** t, 1.1 * 10.0 ** t]) if sweep_units
+                           else [], decide, kind="units (a statement inconsistent in units has none fixed)",
+                           note="1/x of the slowest-shrinking inconsistent term against the left side")
+            r0 = info.get("ratio")
+            return {"verdict": "violated", "finding": cons["finding"], "t": t, "c": c, "s": s,
+                    "reading": cons["reading"], "values": shown, "measured": info.get("measured"),
+                    "bound": info.get("bound"), "ratio": r0, "lhs_factor": fac, "shrink_sweep": shrink,
+                    "margin": None if r0 is None or not np.isfinite(r0) else 1.0 - float(r0),
+                    "info": {k: v for k, v in info.items() if k != "series"}, "text": text}
+    last = tried[-1] if tried else None
+    return {"verdict": "holds", "finding": cons["finding"], "tested": tried, "conditions_failed_at": skipped,
+            "direction": direction,
+            "text": head + (f"the bound also holds on the run rescaled so that its inconsistent terms shrink by up to "
+                            f"10^{last} (tested 10^t, t = {', '.join(map(str, tried))}"
+                            + (f"; conditions fail at t = {', '.join(map(str, skipped))}" if skipped else "")
+                            + "): its units finding stays an erratum" if tried else
+                            "every rescaled instance fails a condition of the statement: its units finding stays an "
+                            "erratum")}
 
 
 def _conditions_exclude_all(bound: Bound, candidates: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -385,9 +523,36 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
              "conditions": rep["conditions"]}
     if exact_rep is not None:
         extra["exact_terms"] = exact_rep["bound_terms"]
+    if verdict == "rate_inconsistent":
+        extra["robustness"] = _rate_robustness(rep, order)
     return CheckResult(check_id or record.id + ".rate", record.paper, "symbolic", verdict,
                        source=order.source or record.source, detail=detail, extra=extra,
                        params={"choice": choice, "up_to_log": order.up_to_log})
+
+
+def _rate_robustness(rep: dict, order: StatedOrder) -> dict[str, Any]:
+    """A rate inconsistency is symbolic: the missed terms' growth in T does not depend on the values of the
+    constants, so no constant, problem or horizon removes it; it disappears only where every missed term's coefficient
+    vanishes (the symbols named)."""
+    import re
+
+    from .robustness import robustness
+
+    v = str(order.variable)
+    stated = list(dict.fromkeys(str(t["T_power"]) for t in rep["stated_terms"]))
+    missed = [t for t in rep["bound_terms"] if t["covered_by"] is None]
+    grow = list(dict.fromkeys(str(t["T_power"]) for t in missed))
+    track = {v, *(str(x) for x in order.track)}
+    functions = {"sqrt", "log", "exp", "Max", "Min", "Piecewise", "Eq", "True", "False", "Abs", "oo", "pi", "E", "I"}
+    vanish = []
+    for t in missed:  # the term's symbols from its printed text (sympify would read gamma, beta as functions)
+        names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", str(t["term"]))) - functions - track
+        vanish.append("*".join(sorted(names)) or "(a number)")
+    return robustness(margin_text=f"missed terms grow like {v}^({', '.join(grow)}) against the stated "
+                                  f"{v}^({', '.join(stated)})",
+                      exact="symbolic: the exponents hold for every value of the constants; the finding disappears "
+                            "only where every missed term's coefficient vanishes ("
+                            + "; ".join(dict.fromkeys(vanish)) + ")")
 
 
 def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) -> StatedOrder:

@@ -15,7 +15,7 @@ from .core import (ID_RULE, MAX_ID_LENGTH, TOOL_QUANTITIES, Bound, Claim, ClaimO
                    registry, stand_ins, standing_in)
 from .assumptions import (ASSUMPTIONS, CATALOGUE, Assumption, AssumptionConstant, AssumptionRef, bind,
                           parse_reference, register_assumption)
-from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, Units, UnitsWarning, dimension_of
+from .dimensions import DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units, UnitsWarning, dimension_of
 from .printing import formula_text
 from .rates import RateReport, TermGrowth, check_order, expand_sum, growth
 
@@ -27,7 +27,7 @@ def papers() -> list[str]:
 
 __all__ = ["PaperInfo", "paper_info", "record_evaluations", "register_paper", "stand_ins", "standing_in",
            "ASSUMPTIONS", "CATALOGUE", "Assumption", "AssumptionConstant", "AssumptionRef", "bind", "parse_reference",
-           "DIMENSION_SYSTEM", "DimensionError", "ID_RULE", "LOSS", "MAX_ID_LENGTH", "PARAMETER",
+           "DIMENSION_SYSTEM", "DimensionError", "UnknownDimension", "ID_RULE", "LOSS", "MAX_ID_LENGTH", "PARAMETER",
            "Units", "UnitsWarning", "check_id", "dimension_of", "formula_text", "TOOL_QUANTITIES", "MissingValuesError",
            "Bound", "Claim", "ClaimOutcome", "Condition",
            "Definition", "Evaluator", "Identity", "OrderStatement", "RateReport",

@@ -168,6 +168,7 @@ class Definition:
     note: str = ""
     kind: str = "definition"
     title: str = ""
+    units: Any = None  # a fedtheory.theory.Units: how the units check reads it (e.g. the finding key it shares)
 
     def summary(self) -> dict:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "title": self.title, "source": self.source}

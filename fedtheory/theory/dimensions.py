@@ -320,8 +320,9 @@ class Issue:
             elif k == "scaled":  # o = (the left side, the factor)
                 t = (f"{self.term} has {self.has}, where {self.needs} is needed (the left side {format_dimension(o[0])} "
                      f"over its factor {format_dimension(o[1])})")
-            elif k == "first":
-                t = f"{self.term} has {self.has}, the first term {_term_text(o[0])} has {self.needs}"
+            elif k == "first":  # o = (the reference term, how many terms share its dimension)
+                t = f"{self.term} has {self.has}, " + (f"{o[1]} other terms, e.g. {_term_text(o[0])}, have {self.needs}"
+                                                      if o[1] > 1 else f"{_term_text(o[0])} has {self.needs}")
             elif k == "argument":
                 t = f"the argument of {o}, {self.term}, has {self.has} (must be dimensionless)"
             elif k == "exponent":
@@ -443,23 +444,35 @@ class _Walk:
         return db ** ex
 
     def _sum(self, args):
-        """All args like the first; the first's dimension."""
-        ref, ref_term = None, None
-        for a in args:
-            d = self.dim(a)
-            if d is ANY:
-                continue
-            if ref is None:
-                ref, ref_term = d, a
-            elif not self.eq(d, ref):
-                self._issue("first", a, d, ref, (ref_term,))
-        return ANY if ref is None else ref
+        """All args like each other, without a left side to compare with: the reference is the dimension most terms
+        share (on a tie, the first term's), and each term unlike it is named beside a term that has it. Returns the
+        reference."""
+        dims = [(a, self.dim(a)) for a in args]
+        dims = [(a, d) for a, d in dims if d is not ANY]
+        if not dims:
+            return ANY
+        groups: list[list] = []  # [dimension, terms]
+        for a, d in dims:
+            g = next((g for g in groups if self.eq(d, g[0])), None)
+            if g is None:
+                groups.append([d, [a]])
+            else:
+                g[1].append(a)
+        ref, terms = max(groups, key=lambda g: len(g[1]))  # max keeps the first on a tie
+        for a, d in dims:
+            if not self.eq(d, ref):
+                self._issue("first", a, d, ref, (terms[0], len(terms)))
+        return ref
 
     def _uniform(self, e) -> bool:
-        """The terms of a sum agree with each other (probed without recording issues)."""
-        probe = _Walk(self.dims, self.normals, self.lenient)
+        """The terms of a sum agree with each other. The probe shares the memo, so what it finds inside the terms (a
+        dimensional argument of log or exp, an unknown symbol) is kept: a memoized sub-expression is not walked again,
+        and its issues would otherwise be lost (the blind spot of issue 36: D (1 + log D)/T called consistent)."""
+        probe = _Walk(self.dims, self.normals, self.lenient, self.part)
         probe._memo = self._memo
         ds = [d for d in (probe.dim(a) for a in e.args) if d is not ANY]
+        self.issues.extend(probe.issues)
+        self.unknown |= probe.unknown
         return all(probe.eq(d, ds[0]) for d in ds[1:])
 
     # an expression that must have the dimension ``target`` (the left side, or what a factor leaves of it)
@@ -533,13 +546,19 @@ def symbol_dims(symbols, reading: Mapping[str, str] | None = None) -> dict[str, 
     return out
 
 
-def dimension_of(expr, symbols, *, normalisation: Iterable[str] = ()) -> Dimension:
-    """The dimension of ``expr`` (a sympy Dimension of LOSS and PARAMETER) given the symbols' dimensions.
+def dimension_of(expr, symbols, *, lhs=None, normalisation: Iterable[str] = ()) -> Dimension:
+    """The dimension of ``expr`` (a sympy Dimension of LOSS and PARAMETER) given the symbols' dimensions: the same walk
+    as the units row of ``fedtheory check`` (:func:`check_formula`), so a formula that passes here passes there.
 
     symbols: a :class:`~fedtheory.theory.SymbolSet` (each symbol's ``dim``) or a mapping name -> dimension
-    ('f^2/w^2', a Dimension). normalisation: names of symbols the formula is read with set to 1.
-    Raises :class:`DimensionError` naming the first offending term and both dimensions (e.g.
-    ``2*m_t/m_t1**2 has [w]^-1, the first term ...``) and :class:`UnknownDimension` listing symbols without one.
+    ('f^2/w^2', a Dimension). lhs: the left side the formula bounds, as a dimension ('f', 'f^2/w^2', a Dimension) or
+    an expression in the symbols; every additive term must then have it, and a wrong formula of a single term is
+    caught too. normalisation: names of symbols the paper sets to 1 ('L = 1'): two dimensions are then equal when
+    their ratio is a power of those symbols' dimensions (one normalisation leaves one base dimension; two independent
+    ones leave none, and every formula passes).
+    Raises :class:`DimensionError` naming an offending term and both dimensions: with ``lhs``, the term that disagrees
+    with the left side (``eta*sigma has [w], the left side [f]``); without it, a term unlike the dimension most terms
+    share; and :class:`UnknownDimension` listing symbols without one.
 
     >>> from fedtheory.theory import dimension_of, DIMENSION_SYSTEM
     >>> L, sigma = sp.symbols("L sigma")
@@ -551,12 +570,13 @@ def dimension_of(expr, symbols, *, normalisation: Iterable[str] = ()) -> Dimensi
         raise ParameterError("normalisation", normalisation, "a list of symbol names, e.g. ('L',)")
     dims = symbol_dims(symbols)
     normals = tuple(dims[n] for n in normalisation if n in dims)
+    res = check_formula(Formula("expression", expr, lhs), dims, normals)
+    if res.unknown:
+        raise UnknownDimension(res.unknown)
+    if res.issues:
+        raise DimensionError(res.issues[0])
     walk = _Walk(dims, normals)
     d = walk.dim(expr)
-    if walk.unknown:
-        raise UnknownDimension(walk.unknown)
-    if walk.issues:
-        raise DimensionError(walk.sorted_issues()[0])
     return (ONE if d is ANY else d).sympy()
 
 

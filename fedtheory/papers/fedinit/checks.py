@@ -960,6 +960,44 @@ def rates(session):
     return _rates()
 
 
+POSTER_FINDING = "fedinit.poster.stability_factor"  # the poster's stability term lacks eq. (14)'s 2(L_G^2 + S L_G sigma_l)
+
+
+def _poster_rows(poster=None) -> list[CheckResult]:
+    """The poster's first (stability) term against eq. (14)'s, whose derivation (App. A.3) carries the factor
+    2(L_G^2 + S L_G sigma_l) inside the bracket: their ratio, identically 1 or not. poster: another expression in
+    the poster's place (the control's)."""
+    R = fedinit_records
+    poster = R.POSTER_STAB_TERM if poster is None else poster
+    ratio = sp.simplify(sp.powsimp(sp.powdenest(poster / R.STAB_TERM_PRINTED, force=True), force=True))
+    same = ratio == 1
+    from fedtheory.checks import robustness
+
+    return [CheckResult("fedinit.poster.thm3.stability_term", PAPER, "symbolic", "holds" if same else "violated",
+                        source=R.POSTER_THM3.source, quote=R.POSTER_THM3.quote,
+                        extra={} if same else {"robustness": robustness(
+                            margin_text="exact (a missing factor)",
+                            exact="the poster's printing against eq. (14), for every value of the constants")},
+                        finding="" if same else POSTER_FINDING, finding_class="" if same else "erratum",
+                        detail=("the poster's stability term equals eq. (14)'s" if same else
+                                f"the poster's stability term (1/S)((UTK)^(cL)/L)^(1/(1+cL)) over eq. (14)'s "
+                                f"(1/(S-1))[2(L_G^2 + S L_G sigma_l)(UTK)^(cL)/L]^(1/(1+cL)) (000:339-349) = "
+                                f"{sp.sstr(ratio)}: the poster drops the factor 2(L_G^2 + S L_G sigma_l) that eq. (14) "
+                                "and its derivation (App. A.3, fedinit.thm3.rederived) carry, which gives the term a "
+                                "loss's units (fedinit.poster.thm3.units), and prints 1/S for 1/(S-1)"))]
+
+
+@check("fedinit.poster.thm3", PAPER, "symbolic", records=("fedinit.poster.thm3",), cost="symbolic",
+       control=Control("eq. (14)'s own stability term with its exponent 1/(1+cL) replaced by cL/(1+cL), in the "
+                       "poster's place: it must differ from eq. (14)'s",
+                       lambda s: _poster_rows(fedinit_records.STAB_TERM_PRINTED.subs(
+                           1 / (1 + fedinit_records.c * fedinit_records.L),
+                           fedinit_records.c * fedinit_records.L / (1 + fedinit_records.c * fedinit_records.L)))))
+def poster_thm3(session):
+    """The poster's printing of Thm 3's stability term (001:146) against eq. (14) (000:339-349)."""
+    return _poster_rows()
+
+
 def _thm1_measured_rate(session, stated: float = -0.5) -> list[CheckResult]:
     """The check's logic against the stated exponent ``stated`` of T (-0.5 as stated; the control claims -1.5)."""
     p = heterogeneous_least_squares(10, 10, 50, heterogeneity=0.3, condition=2.0, random_state=session.seed)

@@ -67,6 +67,7 @@ sqrt_Delta_T = S_.add("sqrt_Delta_T", "sqrt(Delta^T), measured (eq. (14)'s diver
 g_beta = S_.add("g_beta", "-log(96 beta^2) > 0 (beta < 1/sqrt(96)): Thm 5's rate check writes 96 beta^2 = exp(-g_beta)",
                 dim="1")
 Delta_t = S_.add("Delta_t", "Delta^t, measured", _nonneg, dim="w^2")
+C_Delta = S_.add("C_Delta", "the poster's C_Delta: Delta^T <= C_Delta/T^2 (Thm 5's order, 001:146)", _nonneg, dim="w^2")
 grad_norm2_t = S_.add("grad_norm2_t", "E||grad f(w^t)||^2, measured", _nonneg, dim="f^2/w^2")
 local_grad_sum2 = S_.add("local_grad_sum2", "E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured", _nonneg, dim="f^2/w^2")
 kappa1 = S_.add("kappa1", "kappa_1 (Thm 1)", dim="1")
@@ -236,6 +237,28 @@ THM3_REDERIVED = replace(  # the same statement with the constants the appendix 
          "(1/S + 1/(S-1)) [...]^{1/(1+cL)}, up to 2x the printed 1/(S-1); the divergence part carries L_G (1+beta), "
          "not (1+beta)^{1/(beta c L)}. The per-round 'virtual step' (1+beta) sqrt(Delta^t) is the proof's own device. "
          "No reading question here: the derivation sums sqrt(Delta^t) over the rounds (000 l. 1611-1624).")
+
+# The poster's stability bound (001:146, the table row 'E[F(w^T) - f(w^T)]', column 'Stability Bound'), as printed:
+#   (1/S) ((UTK)^{cL}/L)^{1/(1+cL)} + (1+beta)^{1/(beta c L)} (ULTK/(2(L_G^2 + S L_G sigma_l)))^{cL/(1+cL)} sqrt(C_Delta)/T.
+# Eq. (14) (000:339-349) and the appendix's derivation carry 2(L_G^2 + S L_G sigma_l) inside the first bracket: the
+# poster drops it (and prints 1/S for 1/(S-1)).
+POSTER_STAB_TERM = (1 / S) * ((U * T * K) ** (c * L) / L) ** (1 / (1 + c * L))
+POSTER_DIV_TERM = DIV_COEF_PRINTED * (U * L * T * K / _A3) ** (c * L / (1 + c * L)) * sp.sqrt(C_Delta) / T
+POSTER_THM3 = Bound(
+    id="fedinit.poster.thm3", paper=PAPER, title="The poster's stability bound (Thm 3 as the poster prints it)",
+    source=f"{POSTER}, table row 'E[F(w^T) - f(w^T)]', column 'Stability Bound' (001:146)",
+    symbols=S_, assumptions=THM3.assumptions,
+    units=Units(lhs="f", alternative="fedinit.thm3.rederived", finding="fedinit.poster.stability_factor"),
+    lhs="stability", lhs_description="E[F(w^T) - f(w^T)] (the generalization term)", lhs_kind="loss_range",
+    expr=POSTER_STAB_TERM + POSTER_DIV_TERM, conditions=THM3_CONDITIONS,
+    quote=f"{POSTER}:146: '(1/S) ((UTK)^cL / L)^(1/(1+cL)) + (1 + beta)^(1/(beta cL)) (ULTK / 2(L_G^2 + S L_G sigma_l))"
+          "^(cL/(1+cL)) sqrt(C_Delta)/T'",
+    note="As printed on the poster. Its first term lacks the factor 2(L_G^2 + S L_G sigma_l) that eq. (14) (000:345, "
+         "OCR '[2(Lg+ SLgo)(UTK)') and the appendix derivation carry inside the bracket, so it has the units "
+         "[f]^((cL-1)/(1+cL)) [w]^(2/(1+cL)), not a loss's; its second term has eq. (14)'s printed divergence term with "
+         "sqrt(Delta^T) <= sqrt(C_Delta)/T (the 'final' reading), whose missing L_G is fedinit.thm3's finding. Checked "
+         "symbolically against eq. (14) (fedinit.poster.thm3 check) and in units.")
+register(POSTER_THM3)
 
 # ------------------------------------------------------------------------------------ Theorems 4 and 5
 

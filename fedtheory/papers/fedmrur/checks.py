@@ -93,9 +93,15 @@ def admissible_steps(L: float, r: float, alpha: float, K: int, N: int, S: int, f
     return float(eta_g), float(min(eta_l, 1 / np.sqrt(30 * alpha * K * L)))
 
 
+_C_MAX_ARGS = ("L", "r", "alpha", "K", "N", "eta_l", "eta_g", "S")
+_C_MAX_FN = []
+
+
 def c_max(vals) -> float:
-    subs = {fedmrur_records.S_[n].symbol: vals[n] for n in ("L", "r", "alpha", "K", "N", "eta_l", "eta_g", "S")}
-    return float(fedmrur_records.C_MAX_EXPR.subs(subs))
+    if not _C_MAX_FN:  # compiled once: the robustness sweeps evaluate it thousands of times
+        _C_MAX_FN.append(sp.lambdify([fedmrur_records.S_[n].symbol for n in _C_MAX_ARGS], fedmrur_records.C_MAX_EXPR,
+                                     "math"))
+    return float(_C_MAX_FN[0](*(float(vals[n]) for n in _C_MAX_ARGS)))
 
 
 # ------------------------------------------------------------------------------------ runs
@@ -263,6 +269,8 @@ def _detail(e, run, s, sl, vals):
     if s in ("A", "B"):
         server = vals["eta_g"] if s == "A" else vals["eta_g"] / (K_LOCAL * vals["eta_l"])
         parts.append(f"simulator server step {server:.3g} x displacement")
+    parts.append("Algorithm 1 run with the descent sign, Delta_p = w^{t,0} - w^{t,K} (as printed, lines 13 and 16 step "
+                 "uphill: fedmrur.alg1)")
     if tr.diverged[sl].any():
         parts.append(f"{int(tr.diverged[sl].sum())} of {run['R']} runs diverged")
     return "; ".join(parts)
@@ -270,6 +278,27 @@ def _detail(e, run, s, sl, vals):
 
 EQ6_QUOTE = ("003_7cb41999359df859.txt:126-128: 'Assumption 3. The dissimilarity of the dataset among the local "
              "clients is bounded by the local and global gradients, i.e., E||grad F_p(x) - grad F(x)||^2 <= sigma_g^2'")
+
+
+# The unit reading of eta_g each setting realises: A (and the paper's practice, eta_g = 1 on the displacement) runs
+# eta_g times a displacement; B runs eta_g/(K eta_l) times it, eta_g a step on a gradient-sized update.
+STEP_UNITS = {"A": "A", "B": "B", "P": "A"}
+
+
+def _rederive_c(vals):
+    """On a rescaled instance (rule 8) the check's own choice C = C_max is made again: C_max carries '1 - alpha L',
+    which is not invariant under a change of units."""
+    cm = c_max(vals)
+    return {**vals, "C": cm if cm > 0 else 1e-3}
+
+
+def _rescaled_note(x) -> str:
+    if x.get("verdict") == "violated":
+        return (f"the ratio and horizons above are on the rescaled instance (rule 8: loss x {x['c']:.3g}, parameters "
+                f"x {x['s']:.3g}; C = C_max = {x['values'].get('C', float('nan')):.3g} there)")
+    if x.get("verdict") == "holds":
+        return f"rescaled instances (10^t, t = {x['tested'][0]}..{x['tested'][-1]}): hold" if x.get("tested") else             "every rescaled instance fails a condition"
+    return "rescaled instance not tested"
 
 
 def _horizon_text(r: CheckResult) -> str:
@@ -304,28 +333,35 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
         vals = _values(e, run, s, sl, cert, a3.replace("-", "_"))
         r = assess_bound(bound, [vals], _horizons(bound, tr, sl, weighted, FIRST_ROUND[index]), problem=e["key"],
                          per_round=True, settings=settings_of(run["alg"]), params=params, trivial=trivial,
-                         certification=cert)
+                         certification=cert, units_reading={"eta_g": STEP_UNITS[s]}, rederive=_rederive_c)
         if r.verdict == "not_applicable":
             r.measured = float(np.nanmean(_lhs(tr, sl, weighted)))
             r.detail = (f"measured at T = {run['T']} (not compared): {r.measured:.4g}; {r.detail}; "
                         + _detail(e, run, s, sl, vals))
             r.quote = bound.quote
             return r
-        r.detail = _horizon_text(r)
-        if s == "A" and r.verdict == "violated":
+        rescaled = r.extra.get("rescaled_instance") or r.extra.get("rescaled")
+        r.detail = _horizon_text(r) + (f". {_rescaled_note(rescaled)}" if rescaled else "")
+        if s == "A":  # a reading the tool discounts counts neither against the paper nor for it
             r.scope = "units_artifact"
         rows[name] = r
     res = combine_readings(rows)
     res.extra["sigma_g2_readings"] = {"client_mean": e["sigma_g2"], "client_max": e["sigma_g2_max"],
                                       "kind": e["sigma_g2_kind"], "quote": EQ6_QUOTE}
     res.detail += ". " + _detail(e, run, s, sl, base)
+    if res.verdict == "violated" and s != "A":
+        res.extra["robustness"] = _robustness(bound, e, run, s, sl, weighted, cert, params, rows)
     violated = [k for k, r in rows.items() if r.verdict == "violated"]
-    if s == "A" and violated:
+    if s == "A":  # where it holds as where it is violated: reading A is discounted, so it is evidence neither way
         res.scope = "units_artifact"
         res.finding = "fedmrur.eq7.reading_A_units"
-        res.detail = ("units artifact, not counted: under reading A (eta_g times a displacement) eq. (7)'s first term "
-                      "D/(C alpha eta_g sum d_t) is a loss per displacement step, not a squared gradient; it only "
-                      "makes dimensional sense when eta_g multiplies a gradient-sized update (reading B). " + res.detail)
+        res.detail = (f"units artifact, not counted ({'violated' if violated else 'not violated'} under reading A): "
+                      "under reading A (eta_g times a displacement) eq. (7)'s first term D/(C alpha eta_g sum d_t) is "
+                      "a loss per displacement step, not a squared gradient; it only makes dimensional sense when "
+                      "eta_g multiplies a gradient-sized update (reading B). A reading the tool discounts counts "
+                      "neither against the paper nor for it. " + res.detail)
+    elif res.verdict == "violated" and any(r.finding == fedmrur_records.UNITS_FINDING for r in rows.values()):
+        res.finding = fedmrur_records.UNITS_FINDING  # false on the rescaled instance (rule 8)
     elif res.verdict == "violated":
         res.finding = f"{bound.id}.reading_B"
     elif res.verdict == "ambiguous":
@@ -334,6 +370,65 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
                       "no reading gives a violation (the readings differ only between holds and inconclusive). "
                       ) + res.detail
     return res
+
+
+C_FRACTIONS = (0.5, 0.8, 0.9, 0.95, 1.0)  # C as a fraction of C_max: the paper never defines C (module note)
+R_ADDED = (0.0, 0.01, 0.05, 0.1, 0.2)  # r raised by this fraction of L: any r above R's smoothness is admissible
+
+
+def _robustness(bound, e, run, s, sl, weighted, cert, params, rows) -> dict:
+    """The free choices a violated row of eq. (7) (or MoFedSAM's bound) rests on, each swept with the others at the
+    row's values (the row's finding holds at a value when every reading is still violated there): C, which the paper
+    never defines (C = f C_max, f in C_FRACTIONS; the checks take C = C_max); r, which any larger value also bounds
+    (r + a L, a in R_ADDED); and the horizon (each T' alone, a single comparison). Rule 8's rescaled instance, where
+    the row rests on one, is decided again at each value (assess_bound does it)."""
+    from fedtheory.checks import robustness as make_robustness, sweep
+
+    tr = run["trace"]
+    L = float(e["L"])
+
+    def verdict_at(c_frac=1.0, r_add=0.0, horizon=None):
+        ratios = []
+        for name in bound.readings:
+            a3, index = name.split(", ")
+            vals = _values(e, run, s, sl, cert, a3.replace("-", "_"))
+            vals["r"] = vals["r"] + r_add * L
+
+            def rederive(v, f=c_frac):
+                cm = c_max(v)
+                return {**v, "C": f * cm if cm > 0 else 1e-3}
+
+            fn = _horizons(bound, tr, sl, weighted, FIRST_ROUND[index])
+            if horizon is not None:
+                n = fn(vals)[0].shape[0]
+                if horizon > n:
+                    return False, None
+                fn = (lambda v, fn=fn, i=horizon - 1: tuple(np.asarray(a)[i:i + 1] for a in fn(v)))
+            r = assess_bound(bound, [rederive(vals)], fn, problem=e["key"], per_round=True,
+                             settings=settings_of(run["alg"]), params=params, certification=cert,
+                             units_reading={"eta_g": STEP_UNITS[s]}, rederive=rederive, robustness=False)
+            if r.verdict != "violated":
+                return False, None if r.ratio is None else 1.0 - float(r.ratio)
+            ratios.append(r.ratio)
+        good = [x for x in ratios if x is not None and np.isfinite(x)]
+        return True, (1.0 - max(good)) if good else None
+
+    first = next(iter(rows.values()))
+    base_h = int(first.extra.get("worst_round", first.extra.get("tightest_round", 0))) + 1
+    n_h = int(first.extra.get("family_size") or run["T"])
+    horizons = sorted({int(h) for h in np.unique(np.round(np.geomspace(1, n_h, 12)))}
+                      | {max(1, int(round(0.9 * base_h))), min(n_h, int(round(1.1 * base_h)))})
+    ok, margin = verdict_at()
+    choices = [
+        sweep("C/C_max", 1.0, C_FRACTIONS, lambda f: verdict_at(c_frac=f), kind="a constant the paper leaves undefined",
+              note="C is never defined: 'satisfying ...' has no comparison (003:134); the checks take C = C_max"),
+        sweep("(r - r_0)/L", 0.0, R_ADDED, lambda a: verdict_at(r_add=a), kind="a problem parameter", scale=1.0,
+              note="r bounds the regularizer's smoothness; any larger r is admissible (r_0 = the row's r)"),
+        sweep("T' (horizon)", base_h, horizons, lambda h: verdict_at(horizon=int(h)), kind="the horizon",
+              note="each horizon alone, one comparison (no correction over horizons)"),
+    ]
+    return make_robustness(margin, (f"the bound {100 * margin:.3g}% below the measurement at the least violated "
+                                    "reading's tightest horizon") if margin is not None else "", choices)
 
 
 def _bound_results(session, bound, variants, weighted):
@@ -492,6 +587,85 @@ def eq3(session):
                                f"{len(W) - 1} final models vs w^0 over all samples: max |<L,L>_L + beta|/(1+||z||^2) = "
                                f"{worst_shell:.2g}, min distance {-worst_neg:.3g} (>= 0), distance to itself "
                                f"{worst_self:.2g}, eq. (3) as printed vs the stable form {worst_form:.2g} (relative)")]
+
+
+# ------------------------------------------------------------------------------------ Algorithm 1 as printed
+
+ALG1_FINDING = "fedmrur.alg1_sign"  # Algorithm 1's printed server step moves against the clients' progress
+
+
+class _PrintedServerSign(NormalizedAggregation):
+    """Algorithm 1's lines 13 and 16 as printed: Delta_p = w^K - w^0 and w^{t+1} = w^t - eta_g Delta^{t+1}, i.e. the
+    simulator's descent step w^t - eta_g Delta (Delta_p = w^0 - w^K) reflected through w^t."""
+
+    def aggregate(self, rs):
+        return 2 * rs.state.w - super().aggregate(rs)
+
+
+def _alg1_rows(session, flip_corrected: bool = False):
+    """Algorithm 1's server step: symbolically on f = ||w||^2/2 with one local gradient step (printed: w^{t+1} = (1 +
+    eta_g eta_l) w^t, away from the minimum), and on the PL problem, 30 rounds of FedMRUR-N with exact gradients and
+    no client momentum (alpha = 1, so that only the server's sign differs), as printed and as the simulator runs it
+    (the descent sign). flip_corrected: the control's mutation, the simulator's corrected algorithm with its server
+    sign reflected (it must then be found uphill)."""
+    w, eg, el = sp.symbols("w eta_g eta_l", positive=True)
+    wK = w - el * w  # one local step on f = w^2/2
+    printed = sp.expand(w - eg * (wK - w))
+    grows = sp.simplify(printed - w) == eg * el * w
+    from fedtheory.checks import robustness
+
+    out = [CheckResult("fedmrur.alg1.printed", PAPER, "identity", "violated" if grows else "inconclusive",
+                       source=fedmrur_records.ALG1.source, quote=fedmrur_records.ALG1_QUOTE, finding=ALG1_FINDING,
+                       finding_class="erratum", params={"setting": "f = ||w||^2/2, K = 1, alpha = 1, rho = 0"},
+                       extra={"robustness": robustness(margin_text="exact (||w^(t+1)|| = (1 + eta_g eta_l) ||w^t||)",
+                                                       exact="a sign, for every eta_g, eta_l > 0: no step size, "
+                                                             "problem or horizon removes it")},
+                       detail=f"as printed, Delta = w^K - w^0 = -eta_l w and w^(t+1) = w^t - eta_g Delta = {printed}: "
+                              "every eta_g, eta_l > 0 moves away from the minimum (||w^(t+1)|| = (1 + eta_g eta_l) "
+                              "||w^t||); the descent step needs Delta_p = w^0 - w^K (what the simulator runs)")]
+    e = _problems(session)[0]
+    p = e["problem"]
+    def run():
+        eta_g, eta_l = admissible_steps(e["L"], 0.0, ALPHA, K_LOCAL, N_CLIENTS, S_PART)
+        cfg = RunConfig(rounds=30, local_steps=K_LOCAL, lr=eta_l, clients_per_round=S_PART)
+        traces = {}
+        for label, printed_sign in (("printed", True), ("corrected", False)):
+            alg = fedmrur(1.0, RHO, 0.0, 1.0, 1.0, eta_g, normalized=True, hyperbolic=False)
+            if printed_sign:
+                alg = Algorithm(alg.name + " (Alg. 1 as printed)", local=alg.local,
+                                aggregate=_PrintedServerSign(eta_g, normalize=True))
+            traces[label] = simulate(p, alg, cfg, session.seeds(1), w0=e["w0"], measures=("opt_error",))
+        return traces, eta_g, eta_l
+    traces, eta_g, eta_l = session.memo(("fedmrur", "alg1"), run)
+    for label in ("printed", "corrected"):
+        oe = traces["printed" if label == "printed" or flip_corrected else "corrected"]["opt_error"][:, 0]
+        up = bool(np.isfinite(oe[-1]) and oe[-1] > oe[0]) or not np.isfinite(oe[-1])
+        rid = f"fedmrur.alg1.{label}_run"
+        row = CheckResult(rid, PAPER, "identity", "violated" if up else "holds", measured=float(oe[-1]),
+                          bound=float(oe[0]), problem=e["key"], source=fedmrur_records.ALG1.source,
+                          quote=fedmrur_records.ALG1_QUOTE,
+                          params={"setting": f"FedMRUR-N, alpha = 1, eta_g = {eta_g:.3g}, eta_l = {eta_l:.3g}, exact "
+                                             "gradients, 30 rounds", "rounds": 30},
+                          detail=("NEGATIVE CONTROL: the corrected algorithm's server sign reflected. " if flip_corrected
+                                  and label == "corrected" else "")
+                          + f"f(w^t) - f* from {oe[0]:.4g} at w^0 to {oe[-1]:.4g} after 30 rounds: "
+                          + ("uphill" if up else "downhill")
+                          + (" (Algorithm 1 as printed: lines 13 and 16)" if label == "printed" else
+                             " (the simulator's Algorithm 1: Delta_p = w^{t,0} - w^{t,K}, the descent sign every FedMRUR "
+                             "row runs; the correction of the printed lines 13 and 16)"),
+                          finding=ALG1_FINDING if label == "printed" or flip_corrected else "",
+                          finding_class="erratum" if up else "")
+        out.append(row)
+    return out
+
+
+@check("fedmrur.alg1", PAPER, "identity", records=("fedmrur.alg1",),
+       control=Control("the simulator's corrected Algorithm 1 with its server step reflected (the printed sign) under "
+                       "the corrected row: it must be found uphill", lambda s: _alg1_rows(s, flip_corrected=True)))
+def alg1(session):
+    """Algorithm 1's server step as printed (lines 13, 16) against the descent step the simulator runs: symbolically
+    and on 30 rounds of the PL problem."""
+    return _alg1_rows(session)
 
 
 # ------------------------------------------------------------------------------------ claims
@@ -705,7 +879,9 @@ def _components_rows(session, chance: bool = False):
 
 @check("fedmrur.claim.components_help", PAPER, "claim", records=("fedmrur.claim.components_help",),
        control=Control("each component's model replaced by w = 0 (every class scored alike: chance accuracy): its test "
-                       "accuracy must be found below MoFedSAM's", lambda s: _components_rows(s, chance=True)))
+                       "accuracy must be found below MoFedSAM's", lambda s: _components_rows(s, chance=True),
+                       uncounted="every row is an extrapolation: Table 4 is a CIFAR-100 / ResNet ablation, these are "
+                                 "3-class synthetic logistic problems"))
 def claim_components(session):
     """Each component on its own (FedMRUR-N: normalized aggregation; FedMRUR-H: hyperbolic regulariser) and both,
     against MoFedSAM on the same seeds. For the regulariser, its gradient relative to the loss gradient is measured
@@ -786,6 +962,33 @@ def _rate_rows(order=None) -> list[CheckResult]:
 def rates(session):
     """Eq. (8)'s stated order against eq. (7) under the stated eta_g, eta_l (symbolic, term by term)."""
     return _rate_rows()
+
+
+EQ8_FINDING = "fedmrur.eq8.sum_left_side"  # eq. (8) prints a sum over the rounds where eq. (7) bounds an average
+
+
+def _eq8_rows(order=None) -> list[CheckResult]:
+    """Eq. (8) as printed (a sum over t on the left) against the bound eq. (7) gives that sum, T times its right side,
+    term by term under the stated step sizes; order: another stated order (the control's)."""
+    T = fedmrur_records
+    rep = rate_check(T.EQ8_PRINTED, order=order)
+    rep.quote = T.RATE_QUOTE
+    if rep.verdict == "rate_inconsistent":
+        rep.finding, rep.finding_class = EQ8_FINDING, "erratum"  # its robustness: rate_check's (symbolic)
+        rep.detail = ("eq. (8)'s left side is printed as sum_{t=1}^T E||grad F(x_t)||^2 (003:144), where eq. (7), which "
+                      "it summarises, bounds an average: a sum of T non-negative terms cannot be O(1/sqrt(T)) unless the "
+                      "gradients vanish like T^(-3/2), and eq. (7) gives the sum T times its bound. The printed left "
+                      "side differs from its derivation (an erratum; fedmrur.thm1.rate reads eq. (8) as the average). "
+                      + rep.detail)
+    return [rep]
+
+
+@check("fedmrur.eq8.printed", PAPER, "symbolic", records=("fedmrur.eq8.printed",), cost="symbolic",
+       control=Control("eq. (8) as printed claimed one power of T faster (faster_order): the sum's bound must miss it",
+                       lambda s: _eq8_rows(faster_order(fedmrur_records.EQ8_PRINTED))))
+def eq8_printed(session):
+    """Eq. (8)'s printed left side (a sum over the rounds) against T times eq. (7)'s right side."""
+    return _eq8_rows()
 
 
 @check("fedmrur.remark2.symbolic", PAPER, "symbolic", records=("fedmrur.remark2",), cost="symbolic",

@@ -50,7 +50,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, StatedOrder, SymbolSet, Units,
+from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder,
+                              SymbolSet, Units,
                               register)
 
 PAPER = "fedmrur"
@@ -81,13 +82,20 @@ SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions
 
+# Theorem 1's unit slips (Phi's terms under both readings of eta_g, C_max's '1 - alpha L', the step condition
+# eta_l <= 1/sqrt(30 alpha K L), and under reading A eq. (7)'s first term) are one cause: every record that carries
+# them (Phi, C_max, eq. (7), MoFedSAM's bound as Remark 2 quotes it, Remark 2) shares this finding key, so it counts
+# once (docs/verdict-rules.md, rule 8: inconsistent under every reading, no stated normalisation).
+UNITS_FINDING = "fedmrur.thm1.units"
+
 LR = L + r
 C_MAX_EXPR = (sp.Rational(3, 4) - 2 * (1 - alpha * L) / (K * N) - 70 * (1 - alpha) * K**2 * LR**2 * eta_l**2
               - 90 * alpha * LR**3 * eta_g * eta_l**2 / S - 3 * alpha * LR * eta_g / (2 * S))
 C_MAX = Definition(
     "fedmrur.C_max", PAPER, C_max, C_MAX_EXPR, f"{SEED}, Thm 1 (the 'satisfying ...' clause)",
     "Printed without its comparison; read as 'C_max >= C > 0' (module note). Every bound below decreases in C, so "
-    "checks use C = C_max where it is positive.", title="admissible C (upper end)")
+    "checks use C = C_max where it is positive.", title="admissible C (upper end)",
+    units=Units(finding=UNITS_FINDING))
 
 _OUTER = alpha * LR * eta_g / (K**2 * S * N)
 PHI_TERMS = (  # the printed terms of Phi's bracket, in order, each to be divided by C
@@ -116,7 +124,7 @@ PHI = Definition(
     "270 N K^3 (L+r)^2 eta_l^2 sigma_g^2 + 540 N K^2 (L+r)^4 eta_l^2 rho^2 + 72 K^4 (L+r)^6 eta_l^4 rho^2 + "
     "6 N K^4 (L+r)^2 eta_l^2 rho^2 + 4 N K^2 sigma_g^2 + 3 N K^2 (L+r)^2 rho^2)]. The '...eta_l^2 3(...)' factor "
     "is read as a product with 3 (module note). No proof was available to cross-check any coefficient.",
-    title="Phi (the non-vanishing part of the bound)")
+    title="Phi (the non-vanishing part of the bound)", units=Units(finding=UNITS_FINDING))
 D_T = Definition(
     "fedmrur.d_t", PAPER, sp.Symbol("d_t", positive=True), None, f"{SEED}, Thm 1 ('d_t = sum_i ||Delta_i^t|| / "
     "||sum_i Delta_i^t|| >= 1') and Alg. 1 line 15",
@@ -176,13 +184,14 @@ THM1 = Bound(
     id="fedmrur.thm1", paper=PAPER, title="Theorem 1: convergence of FedMRUR (non-convex, partial participation)",
     source=f"{SEED}, Thm 1, eq. (7) and rate eq. (8)", symbols=S_,
     assumptions=("L_smooth", "regularizer_smooth(r)", "bounded_variance(sigma_t)", "heterogeneity_global(sigma_g)"),
-    units=Units(lhs="f^2/w^2"),
+    units=Units(lhs="f^2/w^2", finding=UNITS_FINDING),
     lhs="weighted_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/sum_t d_t) sum_t d_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (eq. 7; READINGS)",
     expr=THM1_FIRST + PHI_EXPR, definitions=(C_MAX,), conditions=THM1_CONDITIONS,
     order=THM1_ORDER, requires={"server_rule": "normalized", "momentum": "global_update"}, quote=THM1_QUOTE,
     readings=READINGS,
-    note="sum_d is measured on the run (it is part of the statement); eq. (7) holds for each run's own d_t. "
+    note="Run with Algorithm 1's descent sign (Delta_p = w^{t,0} - w^{t,K}; as printed, lines 13 and 16 step uphill: "
+         "fedmrur.alg1). sum_d is measured on the run (it is part of the statement); eq. (7) holds for each run's own d_t. "
          "The regularizer's weight gamma does not appear: Assumption 1 bounds R's smoothness by r and the theorem "
          "uses L + r (F_p = f_p + gamma R is (L + gamma r)-smooth, <= L + r when gamma <= 1); a run without the "
          "regularizer (gamma = 0) is the instance r = 0, the limit of the paper's R as sigma -> oo. Conditions as printed "
@@ -192,7 +201,7 @@ THM1 = Bound(
 MOFEDSAM = Bound(
     id="fedmrur.mofedsam_thmD7", paper=PAPER, title="MoFedSAM's Theorem D.7 as FedMRUR's Remark 2 states it",
     source=f"{SEED}, Remark 2 (MoFedSAM [31], Thm D.7: '(F^0 - F^*)/(C alpha eta_g T) + Phi')", symbols=S_,
-    units=Units(lhs="f^2/w^2"),
+    units=Units(lhs="f^2/w^2", finding=UNITS_FINDING),
     assumptions=THM1.assumptions, lhs="avg_grad_norm2", lhs_kind="grad_norm2",
     lhs_description="(1/T) sum_t E||grad F(w^t)||^2 over t = 1..T or 0..T-1 (MoFedSAM: plain aggregation, d_t not "
                     "applied; READINGS)",
@@ -205,7 +214,7 @@ MOFEDSAM = Bound(
 
 REMARK2 = Bound(
     id="fedmrur.remark2", paper=PAPER, title="Remark 2: eq. (7)'s right side is never above MoFedSAM's",
-    units=Units(lhs="f^2/w^2"),
+    units=Units(lhs="f^2/w^2", finding=UNITS_FINDING),
     source=f"{SEED}, Remark 2", symbols=S_, assumptions=(), lhs="thm1_rhs", lhs_kind="none",
     lhs_description="the right side of eq. (7), (F^0-F^*)/(C alpha eta_g sum_d) + Phi, at a run's measured sum_d",
     expr=MOFEDSAM_FIRST + PHI_EXPR, definitions=(C_MAX,), quote=REMARK2_QUOTE,
@@ -217,6 +226,27 @@ REMARK2 = Bound(
          "left side is another bound's right side, not a measured quantity, so it has no trivial bound; the comparison "
          "is a tautology of the encoding (an implementation self-check).")
 register(THM1, MOFEDSAM, REMARK2)
+
+# Eq. (8) as printed: its left side is sum_{t=1}^T E||grad F(x_t)||^2, a sum over the rounds, where eq. (7), which it
+# summarises, bounds an average (the checks of fedmrur.thm1's rate read it as that average, the record note). Under
+# eq. (7) the sum is T times the average's bound: every term of it grows by a factor T against the stated order.
+EQ8_SUM_EXPLICIT = Bound(
+    id="fedmrur.eq8.sum_explicit", paper=PAPER, title="T times eq. (7)'s right side (the bound eq. (7) gives the sum)",
+    source=f"{SEED}, Thm 1, eq. (7) multiplied by T", symbols=S_, lhs="sum_grad_norm2", lhs_kind="none",
+    lhs_description="sum_{t=1}^T E||grad F(w^t)||^2 (eq. 8's left side as printed), at d_t = 1",
+    expr=T * (THM1_FIRST + PHI_EXPR), definitions=(C_MAX,), conditions=THM1_CONDITIONS, units=Units(lhs="f^2/w^2"),
+    note="With every d_t = 1 (its largest value for the first term) eq. (7) bounds the average, so T times its right "
+         "side bounds the sum.")
+EQ8_PRINTED = OrderStatement(
+    id="fedmrur.eq8.printed", paper=PAPER, title="Eq. (8) as printed: a sum over the rounds on the left",
+    source=f"{SEED}, Thm 1, eq. (8) (003:144)", symbols=S_, assumptions=THM1.assumptions,
+    statement="sum_{t=1}^T E||grad F(x_t)||^2 = O(1/sqrt(SKT)) + O(sqrt(K)/(ST)) + O(1/sqrt(KT)) under the stated "
+              "eta_g, eta_l",
+    order=THM1_ORDER, explicit=EQ8_SUM_EXPLICIT,
+    note="As printed (003:144, LaTeX '\\sum_{t=1}^T E\\|\\nabla F(x_t)\\|^2 = O(...)'): a sum of T non-negative terms "
+         "that is O(1/sqrt(T)) would force the gradients to vanish like T^(-3/2); eq. (7) gives the sum only T times "
+         "its average's bound. The printed left side is an erratum of the average (fedmrur.thm1's rate reads it so).")
+register(EQ8_PRINTED)
 
 # ------------------------------------------------------------------------------------ identities
 
@@ -239,7 +269,21 @@ EQ3 = Identity(
          "a = sqrt(beta + ||z||^2); a is a strict contraction of z for beta > 0, so the distance is >= 0 and 0 only "
          "at z = z'. Checked symbolically (the identity) and on the representations of visited models.",
     tolerance=1e-10)  # eq. (3) as printed vs the stable form, relative to 1 + ||z||^2
-register(EQ_DT, EQ3)
+ALG1_QUOTE = ("003_7cb41999359df859.txt:76, 79 (Algorithm 1): '13: Delta_p^t = w_p^{t,K} - w_p^{t,0}' and '16: Update "
+              "global parameter w^{t+1} = w^t - eta_g Delta^{t+1}'")
+ALG1 = Identity(
+    id="fedmrur.alg1", paper=PAPER, title="Algorithm 1's server step as printed (lines 13, 15, 16)",
+    source=f"{SEED}, Algorithm 1, lines 13-16", symbols=S_,
+    lhs_text="w^{t+1} - w^t = -eta_g Delta^{t+1}, Delta^{t+1} = d_t mean_p (w_p^{t,K} - w_p^{t,0})  (as printed)",
+    rhs_text="a step along the clients' local progress, -eta_g d_t mean_p (w_p^{t,0} - w_p^{t,K}) (what a descent method "
+             "and the proof of Theorem 1 need)",
+    note="As printed, Delta_p is the local displacement w^K - w^0 (downhill) and line 16 subtracts it: the server moves "
+         "against the clients' progress, uphill (one local gradient step on f = ||w||^2/2: w^{t+1} = (1 + eta_g eta_l) "
+         "w^t). Line 10 adds (1 - alpha) Delta^t to a gradient with the same sign slip. The simulator runs the descent "
+         "sign (Delta_p = w^{t,0} - w^{t,K}; fedtheory.papers.fedmrur.algorithms), as every FedMRUR row says; the "
+         "printed sign is an erratum (fedmrur.alg1 check).",
+    tolerance=0.0)
+register(EQ_DT, EQ3, ALG1)
 
 # ------------------------------------------------------------------------------------ claims
 # Every predicate decides from per-seed values through the checks' statistics policy (``stats``: Student-t,

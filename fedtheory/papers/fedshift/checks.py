@@ -29,6 +29,7 @@ import sympy as sp
 
 from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, claim_result, faster_order,
                               fit_rate, identity_result, rate_check, rate_verdict)
+from fedtheory.sim.mixed_precision import WeightShift
 from fedtheory.sim import (AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg,
                            heterogeneous_least_squares, mixed_precision, pl_nonconvex, simulate)
 from fedtheory.theory import growth
@@ -83,9 +84,22 @@ def _bits(session: Session):
     return session.pick(SIZES)["bits"]
 
 
-def _mp_batch(session: Session, key: str, quantizer: str):
+OVERSHIFT = 10.0  # the claims' in-regime negative control: the simulator shifts by OVERSHIFT (I/K) m^{t+1}
+
+
+class _OverShift(WeightShift):
+    """A mutated FedShift for the claims' negative control: the shifted runs continue from w_fa - OVERSHIFT (I/K)
+    m^{t+1} 1 (the blend on w_fs + (1 - on) w_fa with on = OVERSHIFT): the weight mean overshoots 0 every round."""
+
+    def setup(self, state, runs, n_clients, dim):
+        super().setup(state, runs, n_clients, dim)
+        self.set_param("shift", OVERSHIFT * self.param("shift")[:, 0, 0])
+
+
+def _mp_batch(session: Session, key: str, quantizer: str, mutation: str = ""):
     """One batch per problem and quantizer: bits x {shift, no shift} x seeds; the same seeds (hence the same
-    client sampling and noise) at every bit width, with and without the shift."""
+    client sampling and noise) at every bit width, with and without the shift. mutation 'overshift': the negative
+    control's simulator (``_OverShift``)."""
     def run():
         bits = _bits(session)
         nb = len(bits)
@@ -108,6 +122,9 @@ def _mp_batch(session: Session, key: str, quantizer: str):
         shift = np.repeat([True] * nb + [False] * nb, R)
         seeds = np.tile(session.seeds(R), 2 * nb)
         alg = mixed_precision(fedavg(), inferior, bits=b, quantizer=quantizer, layers=layers, shift=shift)
+        if mutation == "overshift":
+            alg = dataclasses.replace(alg, aggregate=_OverShift(alg.aggregate.base, inferior, layers, shift),
+                                      name=alg.name + f"(shift x{OVERSHIFT:g})")
         blocks = [f"shift_m_{k}_b{j}" for k in ("prev", "next", "hat") for j in range(2)] if layers else []
         cfg = RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=lr, clients_per_round=4,
                         **({"oracle": oracle} if oracle is not None else {}))
@@ -118,8 +135,8 @@ def _mp_batch(session: Session, key: str, quantizer: str):
         else:
             metric, higher = np.nanmean(tr["opt_error"][-10:], axis=0), False  # f(w^t) - f*, last 10 rounds
         return {"trace": tr, "problem": p, "R": R, "T": Tn, "bits": bits, "metric": metric, "higher": higher,
-                "key": key, "quantizer": quantizer, "lr": lr}
-    return session.memo(("fedshift", "mp", key, quantizer), run)
+                "key": key, "quantizer": quantizer, "lr": lr, "mutation": mutation}
+    return session.memo(("fedshift", "mp", key, quantizer) + ((mutation,) if mutation else ()), run)
 
 
 def _at_bits(run, bits):
@@ -137,7 +154,8 @@ def _halves(run):
 
 
 def _label(run):
-    return f"{LABELS[run['key']]}, {run['quantizer']}"
+    mut = {"overshift": f", shift x{OVERSHIFT:g} (control)"}.get(run.get("mutation", ""), "")
+    return f"{LABELS[run['key']]}, {run['quantizer']}{mut}"
 
 
 # ------------------------------------------------------------------------------------ Theorem 2, eq. (11)
@@ -209,6 +227,16 @@ def counterexample_text(rec) -> tuple[bool, str]:
     return ok, " | ".join(parts)
 
 
+EQ12_EXACT = ("a misprint against the authors' own derivation (eqs. (29)-(30)), shown symbolically and by exact rational "
+              "instances: no constant, problem or horizon removes it")
+
+
+def _EXACT_ROB(margin_text, why):
+    from fedtheory.checks import robustness
+
+    return robustness(margin_text=margin_text, exact=why)
+
+
 EQ12_FINDING = "fedshift.eq12_misprint"  # one misprint of eq. (12): the measured, derivation and counterexample rows
 THM1_DEN_FINDING = "fedshift.thm1.denominator"  # 'eps > 0' does not keep the proof's denominator positive
 EQ12_CLASS = "erratum"  # eq. (12) differs from the authors' own derivation, eqs. (29)-(30) of App. B-A
@@ -222,6 +250,13 @@ THM2_APPENDIX_SELF_CHECK = ("implementation self-check: the simulator computes D
 def _eq12_as_appendix():
     """The appendix record with the printed eq. (12) in place of eq. (30): the negative control of the appendix form."""
     return dataclasses.replace(fedshift_records.THM2_APPENDIX, expr=fedshift_records.THM2_MAIN_EXPR)
+
+
+def _eq30_sign_flipped_as_main():
+    """The main-text record (whose rows count) carrying eq. (30) with the sign of its last term flipped: the counted
+    path's negative control (a formula that disagrees with the measured rounds must be a counted erratum row)."""
+    R = fedshift_records
+    return dataclasses.replace(R.THM2_MAIN, expr=R.I * R.P / R.K * (R.m_t1**2 * (2 - R.I / R.K) + 2 * R.m_t1 * R.m_t))
 
 
 def _thm2_rows(session, records):
@@ -251,7 +286,8 @@ def _thm2_rows(session, records):
                 detail += ". Exact counterexample: " + exact
             fields = {}
             if rec.id == fedshift_records.THM2_MAIN.id:
-                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS}
+                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS, "extra": {"robustness": _EXACT_ROB(
+                    f"eq. (12) off by up to {worst:.3g} relative on measured rounds", EQ12_EXACT)}}
             elif rec.id == fedshift_records.THM2_APPENDIX.id:
                 fields = {"self_check": True, "extra": {"self_check_reason": THM2_APPENDIX_SELF_CHECK}}
                 detail = THM2_APPENDIX_SELF_CHECK + ". " + detail
@@ -261,9 +297,10 @@ def _thm2_rows(session, records):
 
 
 @check("fedshift.thm2", PAPER, "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
-       control=Control("the printed eq. (12) in place of the appendix form eq. (30), on the same measured rounds: the "
-                       "appendix rows must be violated",
-                       lambda s: _thm2_rows(s, (_eq12_as_appendix(),))))
+       control=Control("the printed eq. (12) in place of the appendix form eq. (30), and eq. (30) with the sign of its "
+                       "last term flipped in place of eq. (12), on the same measured rounds: the appendix rows (self-"
+                       "checks) and the main-text rows (the counted path) must be violated",
+                       lambda s: _thm2_rows(s, (_eq12_as_appendix(), _eq30_sign_flipped_as_main()))))
 def thm2(session):
     """Theorem 2 on measured rounds: eq. (12) as printed (the misprint finding) and the appendix form eq. (30) (an
     implementation self-check of the simulator's shift), D_FA^2 and D_FS^2 from the same round."""
@@ -326,6 +363,8 @@ def _algebra_rows(appendix, threshold):
         out.append(CheckResult(rec.id + ".derivation", PAPER, "symbolic", "holds" if ok else "violated",
                                source=rec.source, finding=EQ12_FINDING if main else "",
                                finding_class=EQ12_CLASS if main and not ok else "",
+                               extra={"robustness": _EXACT_ROB("exact (a symbolic difference)", EQ12_EXACT)}
+                               if main and not ok else {},
                                detail=("equals ||a||^2 - ||a - (I/K) m^(t+1) 1||^2 with 1'a = P (m^(t+1) - m^t) "
                                        "identically (S = K - I)" if ok else
                                        f"differs from the derivation by {sp.factor(gap)}; not homogeneous in the weights")))
@@ -353,7 +392,9 @@ def _algebra_rows(appendix, threshold):
     ok12, txt = counterexample_text(R.THM2_MAIN)
     out.append(CheckResult("fedshift.thm2.counterexample", PAPER, "symbolic", "holds" if ok12 else "violated",
                            source=R.THM2_MAIN.source, detail=txt, finding=EQ12_FINDING,
-                           finding_class=EQ12_CLASS if not ok12 else ""))
+                           finding_class=EQ12_CLASS if not ok12 else "",
+                           extra={"robustness": _EXACT_ROB("exact rational counterexamples", EQ12_EXACT)}
+                           if not ok12 else {}))
     ok30, txt30 = counterexample_text(appendix)
     out.append(CheckResult("fedshift.thm2.appendix.instances", PAPER, "symbolic", "holds" if ok30 else "violated",
                            source=appendix.source, detail=txt30))
@@ -437,6 +478,26 @@ def _denominator_row(row_id, record, eps_lower, stated, *, finding="", finding_c
                        detail=detail)
 
 
+def _denominator_robustness():
+    """The witness (tau = 1, gamma = 7, eps = 1) with each free choice swept: eps (the statement's 'eps > 0'), gamma
+    (>= 7 by the stated choice), tau (the horizon). D = 1 + (2 - tau - gamma)/eps at beta = 2/mu."""
+    from fedtheory.checks import robustness, sweep
+
+    R = fedshift_records
+    den = _den_at_beta()
+
+    def neg(**at):
+        point = {"tau": 1, "gamma": GAMMA_MIN, "eps": 1, **at}
+        v = float(den.subs({R.tau: point["tau"], R.gamma: point["gamma"], R.eps: point["eps"]}))
+        return v < 0, -v
+
+    return robustness(5.0, "D = -5 at eps = 1, tau = 1, gamma = 7 (D < 0 for every eps < tau + gamma - 2)", [
+        sweep("eps", 1.0, (0.1, 0.5, 0.9, 1.1, 2, 4, 5.5, 5.9, 6.1, 10), lambda e: neg(eps=e),
+              kind="a constant the statement leaves free ('eps > 0')"),
+        sweep("gamma", 7.0, (7.7, 8, 10, 20, 100), lambda g: neg(gamma=g), kind="the stated choice max{8L/mu, E} - 1"),
+        sweep("tau", 1.0, (1.1, 2, 5, 10, 100, 1000), lambda t: neg(tau=t), kind="the horizon")])
+
+
 def _m_term_note():
     R = fedshift_records
     m_term = (R.L / 2 * R.B2 * R.M / ((1 + 1 / R.eps) * R.beta * R.mu / (R.tau + R.gamma) - 1 / R.eps
@@ -463,9 +524,59 @@ def thm1_denominator(session):
                                "Thm 1 as printed, 004:211: 'epsilon > 0'", finding=THM1_DEN_FINDING,
                                finding_class=THM1_DEN_CLASS)
     printed.detail += ". " + _m_term_note()
+    if printed.verdict == "violated":
+        printed.extra["robustness"] = _denominator_robustness()
     needed = _denominator_row("fedshift.thm1.rederived.denominator", fedshift_records.THM1_REDERIVED, _eps_needed(),
                               "fedshift.thm1.rederived's condition denominator_positive, solved for eps")
     return [printed, needed]
+
+
+EQ20_FINDING = "fedshift.eq20_denominator"  # eq. (20)'s last line drops the 1/(tau+gamma) of its own line (4)
+
+
+def _printing_rows(printed=None):
+    """Theorem 1's M-term as the main text (004:215) and as eq. (20) (004:490) print it, each against the proof's line
+    (4) (004:486), of which it claims to be the algebra: equal for every value, or the difference. printed: the
+    (row id, source, expression) pairs to compare (a negative control passes a mutated one)."""
+    R = fedshift_records
+    printed = printed or (("fedshift.thm1.m_term", f"{R.SEED}, Thm 1 (main text, 004:215)", R.THM1_MAIN_M_TERM),
+                          ("fedshift.thm1.eq20.m_term", f"{R.SEED}, App. A-D, eq. (20) (004:490)", R.EQ20_M_TERM))
+    out = []
+    for row_id, source, expr in printed:
+        gap = sp.simplify(sp.together(expr - R.THM1_LINE4_M_TERM))
+        ok = gap == 0
+        ratio = sp.simplify(sp.together(expr / R.THM1_LINE4_M_TERM))
+        main = row_id == "fedshift.thm1.m_term"
+        out.append(CheckResult(row_id, PAPER, "symbolic", "holds" if ok else "violated", source=source,
+                               finding="" if ok or main else EQ20_FINDING, finding_class="" if ok else "erratum",
+                               extra={} if ok else {"robustness": _EXACT_ROB(
+                                   "exact (a symbolic difference)", "the printed line against the line before it, for "
+                                   "every value of the constants: no free choice removes it")},
+                               quote=R.THM1_EQ20.quote if not main else R.THM1_QUOTE,
+                               detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M (tau+gamma)^2/((1+1/eps) "
+                                       "beta mu - (tau+gamma)/eps - 1), for every value" if ok else
+                                       f"differs from the proof's line (4), of which it is the last step: printed / "
+                                       f"line (4) = {sp.sstr(ratio)}, not 1" + (
+                                           " (beta mu not divided by tau + gamma; where both denominators are positive "
+                                           "and tau + gamma > 1, eq. (20)'s M-term is the smaller). The main text's "
+                                           "second term (004:215) equals line (4): main text and appendix disagree, "
+                                           "both encoded (fedshift.thm1, fedshift.thm1.eq20)"
+                                           if expr is R.EQ20_M_TERM else ""))))
+    return out
+
+
+def _printing_control(session):
+    R = fedshift_records
+    mutated = R.L / 2 * R.B2 * R.M / ((1 + 1 / R.eps) * R.beta * R.mu / (R.tau + R.gamma) - 1 / R.eps)
+    return _printing_rows((("fedshift.thm1.eq20.m_term", "control", mutated),))
+
+
+@check("fedshift.thm1.printings", PAPER, "symbolic", records=("fedshift.thm1", "fedshift.thm1.eq20"), cost="symbolic",
+       control=Control("the M-term with the last 1/(tau + gamma) of its denominator dropped, as eq. (20)'s row: it must "
+                       "differ from line (4)", _printing_control))
+def thm1_printings(session):
+    """Theorem 1's M-term as printed in the main text and in eq. (20), each against the proof's line (4)."""
+    return _printing_rows()
 
 
 def _thm1_rate_control(session):
@@ -549,11 +660,30 @@ def thm1(session):
                 if res.verdict == "violated" and den <= 0:
                     res.finding = THM1_DEN_FINDING  # the same defect as fedshift.thm1.denominator, seen on a run
                     res.finding_class = THM1_DEN_CLASS
+                    res.extra["robustness"] = _eps_robustness(rec, vals, measured, float(res.params["eps"]))
                     res.detail = ("the denominator finding (fedshift.thm1.denominator) on a run: the printed "
                                   "condition eps > 0 admits this eps, where the bound is negative, so every run "
                                   f"violates it (mean of {run['R']} seeds, Student-t). " + res.detail)
             out.append(res)
     return out
+
+
+def _eps_robustness(rec, vals, measured, eps0):
+    """The printed Theorem 1 on a run, violated at eps0: eps is the paper's free choice ('eps > 0'), swept."""
+    from fedtheory.checks import compare_mean, robustness, sweep
+
+    def decide(e):
+        b = np.asarray(rec.evaluate({**vals, "eps": float(e)}), float)
+        verdict, info = compare_mean(np.asarray(measured, float), b)
+        r = info.get("ratio")
+        return verdict == "violated", None if r is None or not np.isfinite(r) else 1.0 - float(r)
+
+    edge = float(vals["tau"] + vals["gamma"] - 2)  # the denominator changes sign at eps = tau + gamma - 2
+    values = sorted({0.5 * eps0, 0.9 * eps0, 1.1 * eps0, 2 * eps0, 0.5 * edge, 0.9 * edge, 0.99 * edge, 1.01 * edge,
+                     2 * edge, 0.01, 1.0})
+    return robustness(None, f"the bound is negative at eps = {eps0:.3g} (its denominator changes sign at eps = tau + "
+                            f"gamma - 2 = {edge:.4g})",
+                      [sweep("eps", eps0, values, decide, kind="a constant the statement leaves free ('eps > 0')")])
 
 
 def _measured_rate_rows(session, stated: float = -1.0):
@@ -664,48 +794,55 @@ def regime_boundary(res: CheckResult, run) -> CheckResult:
     return res
 
 
-def _claim_runs(session, keys):
+def _claim_runs(session, keys, mutation=""):
     """The 4-bit k-means slices of each problem's batch."""
-    return [_at_bits(_mp_batch(session, key, "kmeans"), 4) for key in keys]
+    return [_at_bits(_mp_batch(session, key, "kmeans", mutation), 4) for key in keys]
 
 
 def _claim_params(run):
     return {"runs": run["R"], "rounds": run["T"]}
 
 
-def _reduction_rows(session, keys, record, key):
-    runs = _claim_runs(session, keys)
+def _reduction_rows(session, keys, record, key, mutation=""):
+    runs = _claim_runs(session, keys, mutation)
     return [regime_boundary(claim_result(record, _claim_measurements(run, key), problem=_label(run) + " 4 bits",
                                          params=_claim_params(run), settings=len(runs), seeds=run["R"]), run)
             for run in runs]
 
 
-def _mean_rows(session, keys):
+def _mean_rows(session, keys, swap=False):
+    """swap: the negative control's mutation, the runs with and without the shift exchanged (each side's weight mean
+    is still that of the model the run continues from)."""
     runs = _claim_runs(session, keys)
     out = []
     for run in runs:
-        tr, key = run["trace"], _label(run) + " 4 bits"
+        tr, key = run["trace"], _label(run) + " 4 bits" + (", with and without the shift exchanged (control)"
+                                                           if swap else "")
         sh, base = _halves(run)
         Tn = tr["shift_m_hat"].shape[0]
         last_q, second_h = slice(3 * Tn // 4, Tn), slice(Tn // 2, Tn + 1)
         f = tr["loss"] if "loss" in tr.measures else tr["opt_error"]
         osc = np.nanmean(np.abs(np.diff(f[second_h], axis=0)), axis=0)
-        m = {"abs_mean_shift": np.nanmean(np.abs(tr["shift_m_hat"][last_q, sh]), axis=0),
-             "abs_mean_base": np.nanmean(np.abs(tr["shift_m_next"][last_q, base]), axis=0),
-             "rms_shift": np.sqrt(np.nanmean(tr.final_w[sh] ** 2, axis=1)),
-             "osc_shift": osc[sh], "osc_base": osc[base]}
+        # the weight mean of the model each run continues from: the shifted aggregate's, or the plain one's
+        used = {True: np.nanmean(np.abs(tr["shift_m_hat"][last_q, sh]), axis=0),
+                False: np.nanmean(np.abs(tr["shift_m_next"][last_q, base]), axis=0)}
+        a, b = ((base, False), (sh, True)) if swap else ((sh, True), (base, False))
+        m = {"abs_mean_shift": used[a[1]], "abs_mean_base": used[b[1]],
+             "rms_shift": np.sqrt(np.nanmean(tr.final_w[a[0]] ** 2, axis=1)),
+             "osc_shift": osc[a[0]], "osc_base": osc[b[0]]}
         out.append(regime_boundary(claim_result(
             fedshift_records.CLAIM_MEAN, m, problem=key, params=_claim_params(run), settings=len(runs), seeds=run["R"],
-            detail="|m| = |mean of all weights of the global model| over the last quarter of rounds; "
-                   "oscillation = mean |f(w^(t+1)) - f(w^t)| over the second half"), run))
+            detail=("NEGATIVE CONTROL: the runs with and without the shift exchanged. " if swap else "")
+            + "|m| = |mean of all weights of the global model| over the last quarter of rounds; "
+              "oscillation = mean |f(w^(t+1)) - f(w^t)| over the second half"), run))
     return out
 
 
-def _bits_rows(session, keys):
+def _bits_rows(session, keys, mutation=""):
     cells = [(key, quantizer) for key in keys for quantizer in ("kmeans", "uniform")]
     out = []
     for key, quantizer in cells:
-        run = _mp_batch(session, key, quantizer)
+        run = _mp_batch(session, key, quantizer, mutation)
         R, bits = run["R"], run["bits"]
         metric = run["metric"].reshape(2, len(bits), R)
         m = {"bits": np.array(bits), "metric_shift": metric[0], "metric_base": metric[1],
@@ -720,30 +857,48 @@ def _bits_rows(session, keys):
     return out
 
 
-def _claim_control(rows_fn):
-    return Control(f"the same check on {CONTROL_PROBLEMS['ls_offset']} (|mean(w*)|/RMS(w*) about 0.9), where every round "
-                   "the shift moves all P weights by (I/K) m^(t+1) away from the optimum and local training must undo "
-                   "it: the claim must be refuted (10 seeds); its rows there are also labelled the regime boundary",
-                   lambda s: rows_fn(s, tuple(CONTROL_PROBLEMS)))
+IN_REGIME = ("pl",)  # the controls' in-regime problem: pl_nonconvex, optimum weight mean 0 (the counted path)
+
+
+def _claim_control(rows_fn, in_regime, what):
+    """Two mutations: (a) the same check on ls_offset, outside the claim's regime (its rows are the regime boundary,
+    not counted); (b) on the in-regime problem, ``in_regime(session)`` under ``what``: a refutation there is a counted
+    claim_refuted row (the counted path)."""
+    return Control(f"(a) the same check on {CONTROL_PROBLEMS['ls_offset']} (|mean(w*)|/RMS(w*) about 0.9), where every "
+                   "round the shift moves all P weights by (I/K) m^(t+1) away from the optimum and local training must "
+                   "undo it: refuted, labelled the regime boundary; (b) on pl_nonconvex (optimum weight mean 0, inside "
+                   f"the regime) {what}: refuted, a counted row (10 seeds)",
+                   lambda s: rows_fn(s, tuple(CONTROL_PROBLEMS)) + in_regime(s))
+
+
+_OVERSHIFT_TEXT = (f"with the simulator shifting by {OVERSHIFT:g} (I/K) m^(t+1) instead of (I/K) m^(t+1) (the weight mean "
+                   "overshoots 0 every round)")
 
 
 @check("fedshift.claim.divergence", PAPER, "claim",
-       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DIVERGENCE, "divergence")))
+       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DIVERGENCE, "divergence"),
+                              lambda s: _reduction_rows(s, IN_REGIME, fedshift_records.CLAIM_DIVERGENCE, "divergence",
+                                                        "overshift"), _OVERSHIFT_TEXT))
 def claim_divergence(session):
     return _reduction_rows(session, tuple(PROBLEMS), fedshift_records.CLAIM_DIVERGENCE, "divergence")
 
 
 @check("fedshift.claim.drift", PAPER, "claim",
-       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DRIFT, "drift")))
+       control=_claim_control(lambda s, keys: _reduction_rows(s, keys, fedshift_records.CLAIM_DRIFT, "drift"),
+                              lambda s: _reduction_rows(s, IN_REGIME, fedshift_records.CLAIM_DRIFT, "drift",
+                                                        "overshift"), _OVERSHIFT_TEXT))
 def claim_drift(session):
     return _reduction_rows(session, tuple(PROBLEMS), fedshift_records.CLAIM_DRIFT, "drift")
 
 
-@check("fedshift.claim.mean_to_zero", PAPER, "claim", control=_claim_control(_mean_rows))
+@check("fedshift.claim.mean_to_zero", PAPER, "claim",
+       control=_claim_control(_mean_rows, lambda s: _mean_rows(s, IN_REGIME, swap=True),
+                              "with the runs with and without the shift exchanged"))
 def claim_mean(session):
     return _mean_rows(session, tuple(PROBLEMS))
 
 
-@check("fedshift.claim.every_bit_width", PAPER, "claim", control=_claim_control(_bits_rows))
+@check("fedshift.claim.every_bit_width", PAPER, "claim",
+       control=_claim_control(_bits_rows, lambda s: _bits_rows(s, IN_REGIME, "overshift"), _OVERSHIFT_TEXT))
 def claim_bits(session):
     return _bits_rows(session, tuple(PROBLEMS))

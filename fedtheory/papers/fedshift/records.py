@@ -258,7 +258,28 @@ THM1_RATE = OrderStatement(
     note="The paper fixes no rule for eps; since the bound needs eps > tau + gamma - 2, eps = 2 (tau + gamma) is "
          "used (our choice). With M > 0 the M-term under any admissible eps grows like tau^2 (see the "
          "fedshift.thm1.denominator check): the O(1/T) is a statement about M = 0 only.")
-register(THM1, THM1_REDERIVED, THM1_RATE)
+# Theorem 1's M-term, printed three times. The proof's line (4) of App. A-D (004:486) gives
+#   (L/2) (1/(tau+gamma)) B_2 M (tau+gamma)^2 / ((1+1/eps) beta mu - (tau+gamma)/eps - 1),
+# which is (L/2) B_2 M / ((1+1/eps) beta mu/(tau+gamma) - 1/eps - 1/(tau+gamma)) after dividing by (tau+gamma): the main
+# text's second term (004:215, THM1_EXPR). The appendix's eq. (20) (004:490, its last line) prints
+# (L/2) B_2 M / ((1+1/eps) beta mu - 1/eps - 1/(tau+gamma)): beta mu is no longer divided by (tau+gamma).
+THM1_LINE4_M_TERM = (L / 2 / (tau + gamma) * B2 * M * (tau + gamma) ** 2
+                     / ((1 + 1 / eps) * beta * mu - (tau + gamma) / eps - 1))
+THM1_MAIN_M_TERM = L / 2 * B2 * M / ((1 + 1 / eps) * beta * mu / (tau + gamma) - 1 / eps - 1 / (tau + gamma))
+EQ20_M_TERM = L / 2 * B2 * M / ((1 + 1 / eps) * beta * mu - 1 / eps - 1 / (tau + gamma))
+EQ20_EXPR = L / 2 / (tau + gamma) * (B1 * beta**2 / THM1_DEN + (gamma + 1) * Delta1) + EQ20_M_TERM
+THM1_EQ20 = replace(
+    THM1_REDERIVED, id="fedshift.thm1.eq20", title="Theorem 1 as eq. (20) prints it (App. A-D)",
+    source=f"{SEED}, App. A-D, eq. (20) (its last line, 004:490)",
+    quote=f"{SEED}:490 (LaTeX alt text): '= L/2 1/(tau+gamma) (B_1 beta^2 / ((1+1/eps) beta mu - 1/eps (tau+gamma) - 1) "
+          "+ (gamma+1) Delta_1) + L/2 B_2 M / ((1+1/eps) beta mu - 1/eps - 1/(tau+gamma)) (20)'",
+    expr=EQ20_EXPR, units=Units(lhs="f"),
+    note="The appendix's last line of eq. (20): the M-term's denominator (1+1/eps) beta mu - 1/eps - 1/(tau+gamma) "
+         "differs from the line before it (line (4), 004:486), whose division by (tau+gamma) gives the main text's "
+         "(1+1/eps) beta mu/(tau+gamma) - 1/eps - 1/(tau+gamma) (004:215). Main text and appendix disagree; both are "
+         "encoded (fedshift.thm1 is the main text's). Eq. (20)'s denominator is the larger by (1+1/eps) beta mu (1 - "
+         "1/(tau+gamma)) > 0 for tau + gamma > 1: it prints a smaller M-term than its own derivation gives.")
+register(THM1, THM1_REDERIVED, THM1_RATE, THM1_EQ20)
 
 # ------------------------------------------------------------------------------------ claims
 #

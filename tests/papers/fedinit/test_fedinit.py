@@ -170,7 +170,9 @@ def test_stated_orders_of_the_stability_bias_are_one_finding(fedinit_results):
     assert len(found["fedinit.stability_bias_order"]) == 2
     assert set(found) == {"fedinit.stability_bias_order",
                           # the units check: eq. (14)'s divergence term as printed lacks the appendix's L_G
-                          "fedinit.thm3.printed_divergence_term"}
+                          "fedinit.thm3.printed_divergence_term",
+                          # issue 36: the poster's stability bound lacks eq. (14)'s 2(L_G^2 + S L_G sigma_l)
+                          "fedinit.poster.stability_factor"}
 
 
 def test_divergence_dominates_is_ambiguous(fedinit_results):
@@ -372,3 +374,18 @@ def test_opt_insensitive_at_the_admissible_step_converges():
     assert adm.scope == "inside" and adm.verdict == "claim_supported" and adm.seeds == 10
     assert "removed 100.0%" in adm.detail or "removed 99." in adm.detail
     assert all(r.scope == "outside_conditions" for k, r in res.items() if k.startswith("eta = 0.05"))
+
+
+def test_the_posters_stability_bound_lacks_eq14s_factor():
+    """Issue 36, item 6: the poster's stability bound (001:146) prints (1/S)((UTK)^cL/L)^(1/(1+cL)) where eq. (14)
+    (000:345) and its derivation have (1/(S-1))[2(L_G^2 + S L_G sigma_l)(UTK)^cL/L]^(1/(1+cL)); before, the poster's
+    bound was not encoded."""
+    from fedtheory.checks import units_result
+    from fedtheory.papers.fedinit import checks as C
+
+    row = C._poster_rows()[0]
+    assert row.verdict == "violated" and row.is_finding and row.finding_class == "erratum"
+    assert row.finding == C.POSTER_FINDING and "L_G" in row.detail
+    u = units_result(F.POSTER_THM3)
+    assert u.verdict == "violated" and u.finding == C.POSTER_FINDING and u.finding_class == "erratum"
+    assert F.POSTER_THM3.quote.startswith("001_1290d3e8dce7394d.txt:146")

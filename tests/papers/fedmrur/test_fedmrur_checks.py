@@ -2,6 +2,7 @@
 import pytest
 
 from fedtheory.checks import run_checks
+from fedtheory.papers.fedmrur import records as T
 from fedtheory.papers.fedmrur.records import READINGS
 
 
@@ -32,20 +33,23 @@ def test_theorem_1_and_mofedsam_bounds(results):
         assert set(r.extra["readings"]) == set(READINGS)
         assert all(x["verdict"] == "violated" for x in r.extra["readings"].values())
         assert r.family_size in (r.params["rounds"] - 1, r.params["rounds"]) and r.seeds == r.params["runs"] == 10
-    # Reading B, MoFedSAM: no reading gives a violation (inconclusive or holds): ambiguous, nothing to count
+    # Reading B, MoFedSAM: on the run as measured no reading gives a violation; the bound is inconsistent in units
+    # under every reading (rule 8, issue 36), and on the run rescaled so that its inconsistent terms shrink (where
+    # C = C_max grows through its '1 - alpha L') every reading is violated: false as stated, the units finding
     mo = _one(results, "fedmrur.mofedsam_thmD7", "pl_nonconvex", B)
-    assert mo.verdict == "ambiguous" and not mo.is_finding
-    assert {x["verdict"] for x in mo.extra["readings"].values()} <= {"inconclusive", "holds"}
+    assert mo.verdict == "violated" and mo.is_finding and mo.finding == T.UNITS_FINDING
+    assert all("rescaled instance" in x["detail"] for x in mo.extra["readings"].values())
     # Reading B, FedMRUR-N: violated at the late horizons with the client-mean sigma_g^2 under both indexings, on
-    # every seed; with the per-client max only when w^0 enters the average; as printed (t = 1..T) nothing survives
-    # Holm: ambiguous, listed apart with each reading's verdict
+    # every seed; with the per-client max when w^0 enters the average; as printed (t = 1..T) with the per-client max
+    # nothing survives Holm on the run as measured (before issue 36: ambiguous), and the rescaled run violates it
     fb = _one(results, "fedmrur.thm1", "pl_nonconvex", B)
     rd = fb.extra["readings"]
-    assert fb.verdict == "ambiguous" and not fb.is_finding and fb.scope == "inside"
+    assert fb.verdict == "violated" and fb.is_finding and fb.scope == "inside" and fb.finding == T.UNITS_FINDING
     assert rd["client-mean, t=1..T"]["verdict"] == rd["client-mean, t=0..T-1"]["verdict"] == "violated"
     assert rd["client-max, t=0..T-1"]["verdict"] == "violated"
-    assert rd["client-max, t=1..T"]["verdict"] == "inconclusive"
-    assert rd["client-mean, t=1..T"]["ratio"] < 0.8 < rd["client-max, t=1..T"]["ratio"] < 1
+    assert rd["client-max, t=1..T"]["verdict"] == "violated" and "rescaled instance" in rd["client-max, t=1..T"]["detail"]
+    assert "rescaled instance" not in rd["client-mean, t=1..T"]["detail"]
+    assert rd["client-mean, t=1..T"]["ratio"] < 0.8
     assert "10 of 10 seeds" in rd["client-mean, t=1..T"]["detail"]
     assert fb.extra["sigma_g2_readings"]["client_max"] > fb.extra["sigma_g2_readings"]["client_mean"]
     for rid in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7"):
@@ -53,9 +57,10 @@ def test_theorem_1_and_mofedsam_bounds(results):
             prac = _one(results, rid, prob, P)
             assert prac.verdict == "not_applicable" and any(c.startswith("C_max_positive") for c in prac.conditions_failed)
             assert prac.measured is not None  # the run is reported even though the theorem does not apply
-        for s in (A, B):
-            r = _one(results, rid, "synthetic_logistic", s)
-            assert r.verdict == "holds" and r.ratio >= 1
+        r = _one(results, rid, "synthetic_logistic", A)
+        assert r.verdict == "holds" and r.ratio >= 1 and r.scope == "units_artifact"  # issue 36: discounted too
+        r = _one(results, rid, "synthetic_logistic", B)  # holds as measured; rule 8's rescaled run decides it
+        assert r.verdict in ("violated", "ambiguous") and r.finding == T.UNITS_FINDING
     for r in _by(results, "fedmrur.thm1") + _by(results, "fedmrur.mofedsam_thmD7"):
         if r.verdict in ("holds", "violated"):
             assert r.conditions_failed == [] and r.params["sum_d_mean"] >= r.params["rounds"]

@@ -145,3 +145,72 @@ def test_controls_listing_tells_self_checks_by_design_from_by_rule(capsys):
     out = capsys.readouterr().out
     assert "1 implementation self-check(s) by design (no mutation of the statement could make them fail): fedmrur.eq3 " \
         "(the lift" in out and "by rule" not in out
+
+
+# ------------------------------------------------------------------------------------ issue 36
+
+
+def _by(results, rid):
+    return [r for r in results if r.id == rid]
+
+
+def test_reading_A_rows_are_units_artifacts_where_they_hold_as_where_they_are_violated(results):
+    """Issue 36, item 2: before, reading A was a units artifact where violated (pl_nonconvex) and plain evidence
+    where it held (synthetic_logistic): a reading the tool discounts counted for the paper."""
+    rows = [r for r in results if r.id in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7")
+            and str(r.params.get("setting", "")).startswith("A (") and r.verdict != "not_applicable"]
+    assert {r.verdict for r in rows} >= {"holds", "violated"}
+    assert all(r.scope == "units_artifact" and not r.is_finding for r in rows)
+    assert all("neither against the paper nor for it" in r.detail for r in rows)
+
+
+def test_theorem_1s_unit_slips_are_one_counted_finding_false_on_a_rescaled_instance(results):
+    """Issue 36, item 9: Phi, C_max, eq. (7), MoFedSAM's bound and Remark 2 are inconsistent in units under both
+    readings of eta_g (before: units artifacts, not counted). One finding; a reading-B row fails on the run rescaled
+    so that the inconsistent terms shrink, so the cause is false as stated."""
+    from fedtheory.checks import group_findings, summarize_findings
+
+    units = [r for r in results if r.id.endswith(".units") and r.finding == T.UNITS_FINDING]
+    assert {r.id for r in units} == {"fedmrur.C_max.units", "fedmrur.Phi.units", "fedmrur.thm1.units",
+                                     "fedmrur.mofedsam_thmD7.units", "fedmrur.remark2.units"}
+    assert all(r.is_finding and r.finding_class == "erratum" for r in units)
+    rescaled = [r for r in results if r.finding == T.UNITS_FINDING and r.kind == "bound" and r.verdict == "violated"]
+    assert rescaled and all(r.finding_class == "false_as_stated" and r.scope == "inside" for r in rescaled)
+    per = [x for r in rescaled for x in r.extra["readings"].values()]
+    assert any("rescaled instance" in x["detail"] for x in per)
+    assert T.UNITS_FINDING in group_findings(results)
+    assert T.UNITS_FINDING in summarize_findings(results)["classes"]["false_as_stated"]
+
+
+def test_every_counted_fedmrur_finding_states_its_robustness(results):
+    """Issue 36, item 7: C (never defined), r (any larger value is admissible) and the horizon are swept for the
+    bound rows; the symbolic findings say why they have no free choice."""
+    from fedtheory.checks import summarize_findings
+
+    s = summarize_findings(results)
+    for key, rows in s["findings"].items():
+        if key.startswith("fedmrur"):
+            assert "not stated" not in s["robustness"][key]["text"], key
+    bound = [r for r in results if r.kind == "bound" and r.is_finding]
+    names = {c["name"] for r in bound for c in r.extra["robustness"]["choices"]}
+    assert {"C/C_max", "(r - r_0)/L", "T' (horizon)"} <= names
+
+
+def test_algorithm_1_as_printed_steps_uphill_and_the_correction_is_in_the_output(results):
+    """Issue 36, item 6: the simulator's sign correction was silent (a docstring only)."""
+    rows = {r.id: r for r in _by(results, "fedmrur.alg1.printed") + _by(results, "fedmrur.alg1.printed_run")
+            + _by(results, "fedmrur.alg1.corrected_run")}
+    assert rows["fedmrur.alg1.printed"].verdict == "violated" and rows["fedmrur.alg1.printed"].finding_class == "erratum"
+    assert rows["fedmrur.alg1.printed_run"].verdict == "violated"
+    assert rows["fedmrur.alg1.corrected_run"].verdict == "holds"
+    assert rows["fedmrur.alg1.printed"].quote.startswith("003_7cb41999359df859.txt:76, 79")
+    b = [r for r in results if r.id == "fedmrur.thm1" and r.verdict != "not_applicable"]
+    assert all("descent sign" in r.detail for r in b)
+
+
+def test_eq8_as_printed_sums_over_the_rounds():
+    """Issue 36, item 6: eq. (8)'s left side is a sum over t (003:144); the rate check read it as the average only."""
+    rows = CF._eq8_rows()
+    assert rows[0].verdict == "rate_inconsistent" and rows[0].finding == CF.EQ8_FINDING
+    assert rows[0].finding_class == "erratum" and "003:144" in rows[0].detail
+    assert "T**(1/2)" in str(rows[0].extra["terms"]) or "T^1/2" in rows[0].detail

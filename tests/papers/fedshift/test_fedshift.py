@@ -347,7 +347,7 @@ def test_fedshift_quick_profile(fedshift_results):
     # not counted); eq. (11) is a self-check of the simulator
     from fedtheory.checks import group_findings
     groups = group_findings(fedshift_results)
-    assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator"}
+    assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator", "fedshift.eq20_denominator"}
     assert len(groups["fedshift.eq12_misprint"]) == 5 and len(groups["fedshift.thm1.denominator"]) == 2
     assert "fedshift.thm2.units" in {r.id for r in groups["fedshift.eq12_misprint"]}  # the units check's row
     assert all(r.self_check for r in by["fedshift.eq11"] + by["fedshift.cond31_32"] + by["fedshift.thm2.appendix"])

@@ -68,7 +68,10 @@ def test_appendix_form_on_simulated_rounds_is_a_self_check_and_eq12_is_an_erratu
 def test_printed_eq12_is_the_negative_control_of_the_appendix_form(session):
     out = run_control(all_checks()["fedshift.thm2"], session)
     assert out.status == "fails_as_required"
-    assert [(r.id, r.verdict) for r in out.rows] == [("fedshift.thm2.appendix", "violated")] * 2
+    assert [(r.id, r.verdict) for r in out.rows if r.id == "fedshift.thm2.appendix"] == [
+        ("fedshift.thm2.appendix", "violated")] * 2
+    # issue 36: the control also exercises the counted path (eq. (30) with a flipped sign carried as eq. (12))
+    assert out.counted_row.startswith("fedshift.thm2 ") and "erratum" in out.counted_row
     alg = run_control(all_checks()["fedshift.algebra"], session)
     # every row the appendix form decides turns violated, not just one of them
     assert {r.id: r.verdict for r in alg.rows} == {i: "violated" for i in C._APPENDIX_ALGEBRA_ROWS}
@@ -153,3 +156,43 @@ def test_claims_on_the_control_problem_are_refuted_with_ten_seeds(session):
         out = run_control(all_checks()[cid], session)
         assert out.status == "fails_as_required", cid
         assert all(r.verdict == "claim_refuted" and r.seeds == 10 for r in out.rows), cid
+
+
+# ------------------------------------------------------------------------------------ issue 36
+
+
+def test_theorem_1s_m_term_main_text_against_eq20():
+    """Issue 36, item 6: the main text (004:215) and the appendix's eq. (20) (004:490) print Theorem 1's M-term
+    differently; the main text equals the proof's line (4) (004:486), eq. (20) drops its 1/(tau+gamma)."""
+    from fedtheory.papers.fedshift import checks as C
+    from fedtheory.plugins import record
+
+    assert record("fedshift.thm1.eq20").quote.startswith("004_319ac838b1cb3f8f.txt:490")
+    rows = {r.id: r for r in C._printing_rows()}
+    assert rows["fedshift.thm1.m_term"].verdict == "holds"
+    eq20 = rows["fedshift.thm1.eq20.m_term"]
+    assert eq20.verdict == "violated" and eq20.is_finding and eq20.finding_class == "erratum"
+    assert eq20.finding == C.EQ20_FINDING and eq20.extra["robustness"]["exact"]
+
+
+def test_the_claims_controls_reach_the_counted_path():
+    """Issue 36, item 5: every FedShift claim control refuted only outside the claim's regime (regime boundary, not
+    counted); now each also refutes inside it, on pl_nonconvex (optimum weight mean 0), a counted row."""
+    from fedtheory.checks import Session, all_checks, run_control
+
+    s = Session("quick", 0)
+    for cid in ("fedshift.claim.divergence", "fedshift.claim.drift", "fedshift.claim.mean_to_zero",
+                "fedshift.claim.every_bit_width"):
+        out = run_control(all_checks()[cid], s)
+        assert out.status == "fails_as_required" and "pl_nonconvex" in out.counted_row, (cid, out.counted_text)
+    thm2 = run_control(all_checks()["fedshift.thm2"], s)
+    assert thm2.status == "fails_as_required" and thm2.counted_row.startswith("fedshift.thm2 ")
+
+
+def test_the_denominator_finding_states_its_robustness():
+    """Issue 36, item 7: eps, gamma and tau swept at the witness: it survives for every eps < tau + gamma - 2."""
+    from fedtheory.papers.fedshift import checks as C
+
+    rob = C._denominator_robustness()
+    eps = next(c for c in rob["choices"] if c["name"] == "eps")
+    assert not rob["fragile"] and eps["survives"] == [0.1, 5.9] and eps["lost_at"] == 6.1

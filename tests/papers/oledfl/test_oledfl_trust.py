@@ -91,11 +91,15 @@ def _opt(best, diverged_after, lam=(0.979, 0.724, 0.39, 0.0), runs=10):
 def test_an_optimum_at_a_divergence_boundary_or_a_grid_edge_is_never_evidence():
     """The issue's Metropolis case: ring 0.6, grid 0.3, exponential 0.6 each next to a diverged beta, full at 0.99,
     the edge of the paper's range. The old rule refuted (exponential's 0.6 above grid's 0.3, 'significant' through the
-    diverged neighbour); an optimum at a divergence boundary or a grid edge is never evidence."""
+    diverged neighbour); an optimum at a divergence boundary or a grid edge is never evidence of an interior optimum.
+    Issue 36: read as Remark 2 argues (the optimal beta is the upper end of the stable range), the divergence onsets
+    are bracketed, (0.6, 0.9] for ring and exponential, (0.3, 0.6] for grid: exponential's (smaller lambda) lies
+    above grid's, against the claim, whatever the error does next to the diverged beta."""
     mm = _opt([2, 1, 2, 4], [2, 1, 2, None])
-    assert claim_result(T.CLAIM_OPT_BETA, mm, seeds=10).verdict == "inconclusive"
+    assert claim_result(T.CLAIM_OPT_BETA, mm, seeds=10).verdict == "claim_refuted"
     out = T.CLAIM_OPT_BETA.evaluate(mm, stats=StatsPolicy(min_effect=T.MIN_EFFECT))
     assert "divergence boundary" in out.detail and "grid edge" in out.detail
+    assert "never evidence of an interior optimum" in out.detail and "inverted, exp (lambda 0.39) above grid" in out.detail
     # the lazy W: larger beta better up to 0.99 everywhere: every optimum at the edge of the paper's range
     assert claim_result(T.CLAIM_OPT_BETA, _opt([4, 4, 4, 4], [None] * 4), seeds=10).verdict == "inconclusive"
     # beta >= 1 is outside the paper's range: an optimum there is not judged either
@@ -108,7 +112,7 @@ def test_optimal_beta_is_decided_under_both_readings_of_W(quick):
     assert set(T.CLAIM_OPT_BETA.readings) == {"definition1", "psd"}
     (row,) = quick[1]["oledfl.claim.optimal_beta_vs_lambda"]
     assert set(row.extra["readings"]) == {"definition1", "psd"}
-    assert row.verdict == "inconclusive" and not row.is_finding
+    assert row.verdict == "ambiguous" and not row.is_finding  # issue 36: the readings disagree (was inconclusive)
     assert "0.99 at the grid edge" in row.extra["readings"]["psd"]["detail"]
     assert "at the divergence boundary" in row.extra["readings"]["definition1"]["detail"]
 
@@ -223,3 +227,62 @@ def test_every_claim_decided_on_both_mixing_matrices_counts_only_when_both_readi
     for rec in (T.CLAIM_ERROR, T.CLAIM_SPEED, T.CLAIM_CONSISTENCY, T.CLAIM_TOPOLOGY, T.CLAIM_STAB_BETA,
                 T.CLAIM_STAB_TOPO, T.CLAIM_OPT_BETA):
         assert set(rec.readings) == {"definition1", "psd"}, rec.id
+
+
+# ------------------------------------------------------------------------------------ issue 36
+
+
+def test_checks_that_compare_the_tool_with_itself_are_self_checks_by_rule():
+    """Issue 36, item 1: oledfl.eq3 (the situation of fedinit.eq15), oledfl.ca_equivalence (eq. (3) plus the algebra
+    of the simulator's doubly stochastic W), oledfl.def1 (the tool's own Metropolis matrices) and the derived laziness
+    equivalence (two runs of the simulator) declared a control only, so their rows counted. And every identity check
+    of a built-in paper is decided: a self-check by design, or one that compares the paper with something the tool
+    does not build by the same rule (listed here with why)."""
+    from fedtheory.checks import Session, all_checks
+    from fedtheory.checks.base import run_spec
+    from fedtheory.plugins import BUILTIN_PAPERS
+
+    specs = all_checks()
+    for cid in ("oledfl.eq3", "oledfl.ca_equivalence", "oledfl.def1", "oledfl.derived.laziness_equivalence"):
+        assert specs[cid].self_check and specs[cid].control is not None, cid
+    s = Session("quick", 0)
+    for cid in ("oledfl.eq3", "oledfl.ca_equivalence", "oledfl.def1"):
+        rows = run_spec(specs[cid], s)
+        assert rows and all(r.self_check and not r.is_finding for r in rows), cid
+    compares_the_paper = {
+        "fedshift.thm2": "eq. (12) and eq. (30) against D_FA^2 - D_FS^2 measured on the simulator's rounds: the "
+                         "simulator builds the shift (eq. 10), not the paper's closed forms (eq. (30)'s rows are "
+                         "self-checks row by row)",
+        "fedmrur.alg1": "Algorithm 1's printed server sign against descent: the simulator runs the corrected sign",
+    }
+    identities = sorted(i for i, sp_ in specs.items() if sp_.paper in BUILTIN_PAPERS and sp_.kind == "identity"
+                        and not sp_.needs_runs)
+    undecided = [i for i in identities if not specs[i].self_check and i not in compares_the_paper]
+    assert undecided == [], undecided
+
+
+def test_the_speedup_sentence_is_decided_under_both_readings():
+    """Issue 36, item 3: 'at least 3 speedup' was supported because one scope (Dir 0.3) was chosen; over all of Table
+    III it fails (minimum 1.70x, Path2)."""
+    from fedtheory.papers.oledfl import checks as C
+    from fedtheory.papers.oledfl import records as R
+
+    row = C._table_row(R.TCLAIM_SPEEDUP, R.tables())
+    assert row.verdict == "ambiguous" and not row.is_finding
+    per = row.extra["readings"]
+    assert per["table3"]["verdict"] == "claim_refuted" and "1.70x" in per["table3"]["detail"]
+    assert "Path2" in per["table3"]["detail"]
+    assert per["dir0.3"]["verdict"] == "claim_supported"
+
+
+def test_the_optimal_beta_claim_is_ambiguous_between_the_two_readings_of_w():
+    """Issue 36, item 4: with Metropolis W the divergence-onset brackets order against the claim, with the lazy W
+    every optimum is at the grid edge: the readings disagree (before: both 'inconclusive', one row 'inconclusive')."""
+    from fedtheory.checks import Session
+    from fedtheory.papers.oledfl import checks as C
+
+    row = C.claim_optimal_beta(Session("quick", 0))[0]
+    assert row.verdict == "ambiguous" and not row.is_finding
+    per = row.extra["readings"]
+    assert per["definition1"]["verdict"] == "claim_refuted" and "inverted" in per["definition1"]["detail"]
+    assert per["psd"]["verdict"] == "inconclusive" and "grid edge" in per["psd"]["detail"]
