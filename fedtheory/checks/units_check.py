@@ -311,12 +311,11 @@ def _analyse(record) -> dict[str, Any]:
         out["inconsistent_everywhere"] = True
         shrink = {_reading_text(r.reading, info) or "as declared": _shrink_text(shrink_direction(r)) for r in readings}
         out["rescale"] = {k: v for k, v in shrink.items()}
-        out["detail"] = ("units: inconsistent under every reading, with no stated normalisation that makes it "
+        out["detail"] = ("units: " + "; ".join(label(r) + text(r) for r in readings)
+                         + ". Inconsistent under every reading, with no stated normalisation that makes it "
                          "consistent and no consistent form encoded: wrong as printed whatever the reading (counted, "
                          "rule 8 of docs/verdict-rules.md; an erratum unless a measured check finds the bound false on "
-                         "the run rescaled so that the inconsistent terms shrink). "
-                         + "; ".join(label(r) + text(r) for r in readings)
-                         + ". Rescaling that shrinks the statement's inconsistent terms: "
+                         "the run rescaled so that the inconsistent terms shrink). Rescaling that shrinks the statement's inconsistent terms: "
                          + "; ".join((f"{k}: " if multi else "") + v for k, v in shrink.items()))
     return out
 
@@ -489,16 +488,23 @@ def _mutant(record):
 
 
 def units_control_rows(paper: str) -> list[CheckResult]:
-    """The negative control of PAPER.units: the first record of the paper that the check finds consistent, its
-    statement multiplied by a symbol with a dimension; the row must be 'violated'. A paper with no consistent record
-    to mutate (FedMRUR: every formula is inconsistent under some reading) shows it differently: the check already
-    reports violations on the paper's own records, and those rows are returned."""
-    for r in _records_of(paper):
-        if record_formulas(r, "1") and units_analysis(r)["verdict"] == "holds":
-            m = _mutant(r)
-            if m is not None:
-                return [units_result(m)]
-    return [row for row in units_rows(paper) if row.verdict == "violated"]
+    """The negative control of PAPER.units: the first explicit record of the paper that the check finds consistent,
+    its statement multiplied by a symbol with a dimension; the row must be 'violated', counted. A paper with no
+    consistent explicit record to mutate (FedMRUR: every explicit formula is inconsistent under some reading) shows it
+    differently: the check already reports counted violations on the paper's own records, and those rows are
+    returned. A paper of stated orders only (Koloskova et al.) has a stated order mutated: a units artifact by rule 8,
+    the check's control declared uncounted."""
+    consistent = [r for r in _records_of(paper) if record_formulas(r, "1") and units_analysis(r)["verdict"] == "holds"]
+    # an explicit statement first: a mutated stated order is a units artifact by rule 8, never on the counted path
+    for r in sorted(consistent, key=lambda r: getattr(r, "kind", "") == "order"):
+        m = _mutant(r)
+        if m is not None and (getattr(r, "kind", "") != "order" or not _counted_violations(paper)):
+            return [units_result(m)]
+    return _counted_violations(paper) or [row for row in units_rows(paper) if row.verdict == "violated"]
+
+
+def _counted_violations(paper: str) -> list[CheckResult]:
+    return [row for row in units_rows(paper) if row.verdict == "violated" and row.scope == "inside"]
 
 
 def register_units_checks(record_ids) -> list[str]:
@@ -510,12 +516,20 @@ def register_units_checks(record_ids) -> list[str]:
     papers = [r.paper for r in registered() if r.id in wanted]
     for paper in dict.fromkeys(papers):
         cid = f"{paper}.units"
-        ids = tuple(r.id for r in _records_of(paper) if record_formulas(r, "1"))
+        recs = [r for r in _records_of(paper) if record_formulas(r, "1")]
+        ids = tuple(r.id for r in recs)
         if not ids:
             continue
+        # a paper whose formulas are all stated orders has no counted path: an order's units slip is a units artifact
+        # by rule 8 (its O(.) may hide constants with units), so its control shows the check fail, uncounted
+        uncounted = ("every formula of the paper is a stated order, whose units slips are units artifacts by rule 8 "
+                     "(an O(.) may hide constants with units)") if all(getattr(r, "kind", "") == "order"
+                                                                        for r in recs) else ""
         spec = check_spec(cid)
         if spec is not None:
-            register_spec(dataclasses.replace(spec, records=ids), replace=True)
+            register_spec(dataclasses.replace(spec, records=ids,
+                                              control=dataclasses.replace(spec.control, uncounted=uncounted)),
+                          replace=True)
             continue
 
         def fn(session, paper=paper):
@@ -526,7 +540,7 @@ def register_units_checks(record_ids) -> list[str]:
                       "one row per record, no simulation.")
         control = Control("a consistent record's statement multiplied by a symbol that has a dimension (a term's "
                           "dimension changed, as a dropped or doubled constant changes it)",
-                          lambda session, paper=paper: units_control_rows(paper))
+                          lambda session, paper=paper: units_control_rows(paper), uncounted=uncounted)
         register_spec(CheckSpec(cid, paper, "symbolic", fn, ids, cost="symbolic", control=control))
         new.append(cid)
     return new
