@@ -34,7 +34,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["write_report", "render_report", "check_payload", "tightness_table", "tightness_markdown", "VERDICT_COLORS"]
+__all__ = ["write_report", "render_report", "check_payload", "tightness_table", "tightness_markdown",
+           "load_results", "VERDICT_COLORS"]
 
 VERDICT_COLORS = {"holds": "#2e7d32", "claim_supported": "#2e7d32", "rate_consistent": "#2e7d32",
                   "violated": "#c62828", "claim_refuted": "#c62828", "rate_inconsistent": "#c62828",
@@ -807,6 +808,12 @@ def _load_mutation(payload_or_path: Any, flag: str = "--mutants") -> dict[str, A
     except ValueError as exc:
         raise ParameterError(flag, name, f"{what}; {exc}") from None
     return data
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """The results payload in ``path`` (a file of ``fedtheory check --out``), read as ``fedtheory report`` reads it:
+    a regular file within MAX_RESULTS_BYTES, held to the results schema; a ParameterError naming it otherwise."""
+    return _load(Path(path))
 
 
 def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None = None) -> str:
