@@ -546,6 +546,9 @@ def tightness_table(payload: Mapping[str, Any], collection: str | None = None) -
     """The tightness of every bound record of a collection of papers (the zoo: ``payload['collections']``, written by
     ``fedtheory check --out``), one dict per record, in the order of the results file, as JSON values:
 
+    A bound record is one with a row of kind 'bound' in the file or a worst-case record (a record checked by its
+    units and rate rows only, e.g. in the quick profile, is not listed: the file does not say it is a bound).
+
     * ``collection``, ``paper``, ``record`` (the bound's id), ``source`` (its rows' source), ``transcription`` (its
       rows' ``extra.transcription``; 'unverified' where only a row's scope ``unverified_transcription`` says so;
       None where the rows say nothing);
@@ -572,6 +575,10 @@ def tightness_table(payload: Mapping[str, Any], collection: str | None = None) -
         for r in results:
             if r.get("paper") in papers and r.get("kind") == "bound":
                 ids.setdefault(str(r["id"]), {"paper": r["paper"]})
+        for w in worst:  # a bound searched but without a simulation row in the file (its rows: 0)
+            paper = str(w.get("id", "")).split(".", 1)[0]
+            if paper in papers:
+                ids.setdefault(str(w["id"]), {"paper": paper})
         for rid, info in ids.items():
             mine = [(i, r) for i, r in enumerate(results) if r.get("id") == rid or str(r.get("id", "")).startswith(rid + ".")
                     or ((r.get("params") or {}).get("record") == rid)]
