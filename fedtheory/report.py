@@ -580,7 +580,8 @@ def tightness_table(payload: Mapping[str, Any], collection: str | None = None) -
             if paper in papers:
                 ids.setdefault(str(w["id"]), {"paper": paper})
         for rid, info in ids.items():
-            mine = [(i, r) for i, r in enumerate(results) if r.get("id") == rid or str(r.get("id", "")).startswith(rid + ".")
+            mine = [(i, r) for i, r in enumerate(results)
+                    if r.get("id") == rid or str(r.get("id", "")).startswith(rid + ".")
                     or ((r.get("params") or {}).get("record") == rid)]
             sims = [(i, r) for i, r in mine if r.get("id") == rid and r.get("kind") == "bound"]
             verdicts: dict[str, int] = {}
@@ -648,17 +649,20 @@ def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None
     out: list[str] = []
     for name in dict.fromkeys(r["collection"] for r in rows):
         out += [f"### {name}: tightest measured / bound (1 = attained)", "",
-                "| paper | record | source | transcription | rows | verdicts | simulation (where) | worst-case search | PEP |",
+                "| paper | record | source | transcription | rows | verdicts | simulation (where) | worst-case search "
+                "| PEP |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
             if r["collection"] != name:
                 continue
             sim = r["simulation"]
-            where = "" if sim is None else f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
+            where = "" if sim is None else \
+                f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
             pep = r["pep"]
             pep_text = "-" if pep is None else _ratio_text(pep["ratio"]) + f" (value {_fmt(pep['value'])}" + \
                 (", exact" if pep.get("exact") else "") + ")"
-            cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60), _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
+            cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60),
+                     _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
                      ("-" if sim is None else f"**{_ratio_text(sim['ratio'])}**" + where),
                      "-" if r["worst_case"] is None else _ratio_text(r["worst_case"]["ratio"]), pep_text]
             out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
