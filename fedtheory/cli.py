@@ -91,9 +91,15 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file",
                         description="Draw one static, self-contained HTML page from a results file of `fedtheory check "
                                     "--out`: per-paper summaries, a sortable verdict table, measured vs bound figures, "
-                                    "tightness, failing conditions, claims and rates, each with its reproducing command.")
+                                    "tightness, failing conditions, claims and rates, each with its reproducing command; "
+                                    "for a collection of papers (the zoo of trusted theorems) a table of the tightest "
+                                    "measured / bound per bound record (simulation, --worst-case search, PEP); with "
+                                    "--mutants M.json, the mutation score of `fedtheory check --mutants --out M.json`.")
     rp.add_argument("results", metavar="RESULTS.json", help="a results file written by `fedtheory check --out`")
     rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html)")
+    rp.add_argument("--mutants", metavar="M.json", help="also draw a mutation file written by `fedtheory check --mutants "
+                    "--out M.json` as a section of the same page: the overall mutation score, killed by layer, a table "
+                    "per record and every survivor with its reason (a malformed file: exit 2, naming it)")
 
     npp = sub.add_parser("new-paper", help="write a skeleton paper plug-in (records, checks, a test) to start from",
                          description="Write a skeleton plug-in package NAME/ (records, checks, a pytest file and a "
@@ -1009,10 +1015,11 @@ def _same_file(a: str, b: str) -> bool:
 def _cmd_report(args) -> int:
     from .report import write_report
 
-    if _same_file(args.results, args.out):
-        raise ParameterError("--out", args.out, f"another file than the results file it is drawn from ({args.results})")
+    for given in (args.results, args.mutants):
+        if given is not None and _same_file(given, args.out):
+            raise ParameterError("--out", args.out, f"another file than the file it is drawn from ({given})")
     t0 = time.perf_counter()
-    path = write_report(args.results, args.out, "--out")
+    path = write_report(args.results, args.out, "--out", mutants=args.mutants)
     print(f"HTML report written to {path} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
     return 0
 

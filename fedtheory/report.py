@@ -34,7 +34,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["write_report", "render_report", "check_payload", "VERDICT_COLORS"]
+__all__ = ["write_report", "render_report", "check_payload", "tightness_table", "tightness_markdown",
+           "load_results", "VERDICT_COLORS"]
 
 VERDICT_COLORS = {"holds": "#2e7d32", "claim_supported": "#2e7d32", "rate_consistent": "#2e7d32",
                   "violated": "#c62828", "claim_refuted": "#c62828", "rate_inconsistent": "#c62828",
@@ -513,6 +514,162 @@ def _fig_tightness(F: _Figures, rows: Sequence[tuple[int, Mapping[str, Any]]], p
     return F.svg(fig)
 
 
+# ------------------------------------------------------------------------------------ tightness of a collection
+
+
+def _ratio_text(v: float | None) -> str:
+    """A measured / bound ratio: 3 decimals (1.000: attained), 3 significant digits outside [0.001, 1000); '-'."""
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if 1e-3 <= abs(v) < 1e3 else f"{v:.3g}"
+
+
+def _inverse(ratio: Any) -> float | None:
+    """measured / bound from a row's ``ratio`` (bound / measured): 'inf' (nothing measured) is 0; None where the
+    ratio is not a positive number."""
+    if ratio in ("inf", "Infinity"):
+        return 0.0
+    v = _num(ratio)
+    return 1.0 / v if v is not None and v > 0 else None
+
+
+def _worst_ratio(w: Mapping[str, Any]) -> float | None:
+    """measured / bound of a worst-case record (``worst_measured`` / ``bound``; else 1 / ``slack``)."""
+    m, b = _num(w.get("worst_measured")), _num(w.get("bound"))
+    if m is not None and b is not None and b > 0:
+        return m / b
+    slack = w.get("slack")
+    return _inverse(slack)
+
+
+def tightness_table(payload: Mapping[str, Any], collection: str | None = None) -> list[dict[str, Any]]:
+    """The tightness of every bound record of a collection of papers (the zoo: ``payload['collections']``, written by
+    ``fedtheory check --out``), one dict per record, in the order of the results file, as JSON values:
+
+    A bound record is one with a row of kind 'bound' in the file or a worst-case record (a record checked by its
+    units and rate rows only, e.g. in the quick profile, is not listed: the file does not say it is a bound).
+
+    * ``collection``, ``paper``, ``record`` (the bound's id), ``source`` (its rows' source), ``transcription`` (its
+      rows' ``extra.transcription``; 'unverified' where only a row's scope ``unverified_transcription`` says so;
+      None where the rows say nothing);
+    * ``rows`` (the record's simulation rows: kind bound, its id), ``verdicts`` (verdict -> rows among them),
+      ``other`` (the record's other rows, e.g. ``.rate``, ``.units``: id suffix -> verdict);
+    * ``simulation``: the tightest measured / bound over the rows that hold (max of 1 / ``ratio``; 1 = attained), with
+      the ``problem``, ``setting`` and ``index`` (in ``results``) of the row it was found on; None without such a row;
+    * ``worst_case``: the search's tightest measured / bound over the file's ``worst_case`` records of that id
+      (``fedtheory check --worst-case``) with its ``verdict``, ``evaluations`` and ``note``; None without one;
+    * ``pep``: a worst-case record of method 'pep' (``fedtheory worst --method pep``): its ``value``, ``bound``,
+      ``ratio`` (value / bound), ``exact`` and ``verdict``; None without one.
+
+    Nothing is computed that the file does not hold: an absent number is None (shown '-').
+    ``collection``: only that collection (default: every collection of the file)."""
+    colls = payload.get("collections") or {}
+    results = list(payload.get("results") or [])
+    worst = [w for w in payload.get("worst_case") or [] if isinstance(w, Mapping)]
+    out: list[dict[str, Any]] = []
+    for name, c in colls.items():
+        if collection is not None and name != collection or not isinstance(c, Mapping):
+            continue
+        papers = {str(p) for p in c.get("papers") or []}
+        ids: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
+        for r in results:
+            if r.get("paper") in papers and r.get("kind") == "bound":
+                ids.setdefault(str(r["id"]), {"paper": r["paper"]})
+        for w in worst:  # a bound searched but without a simulation row in the file (its rows: 0)
+            paper = str(w.get("id", "")).split(".", 1)[0]
+            if paper in papers:
+                ids.setdefault(str(w["id"]), {"paper": paper})
+        for rid, info in ids.items():
+            mine = [(i, r) for i, r in enumerate(results)
+                    if r.get("id") == rid or str(r.get("id", "")).startswith(rid + ".")
+                    or ((r.get("params") or {}).get("record") == rid)]
+            sims = [(i, r) for i, r in mine if r.get("id") == rid and r.get("kind") == "bound"]
+            verdicts: dict[str, int] = {}
+            for _, r in sims:
+                verdicts[str(r.get("verdict"))] = verdicts.get(str(r.get("verdict")), 0) + 1
+            other: dict[str, str] = {}
+            for _, r in mine:
+                if r.get("id") == rid:
+                    continue
+                key = str(r["id"])[len(rid) + 1:] if str(r["id"]).startswith(rid + ".") else str(r["id"])
+                seen = other.get(key, "").split(" / ") if key in other else []
+                if str(r.get("verdict")) not in seen:
+                    other[key] = " / ".join(seen + [str(r.get("verdict"))])
+            transcription = next((str((r.get("extra") or {}).get("transcription")) for _, r in mine
+                                  if (r.get("extra") or {}).get("transcription")), None)
+            if transcription is None and any(r.get("scope") == "unverified_transcription" for _, r in mine):
+                transcription = "unverified"
+            source = next((str(r.get("source")) for _, r in sims if r.get("source")), None)
+            best = None
+            for i, r in sims:
+                if r.get("verdict") != "holds":
+                    continue
+                v = _inverse(r.get("ratio"))
+                if v is not None and (best is None or v > best["ratio"]):
+                    p = r.get("params") or {}
+                    best = {"ratio": v, "problem": r.get("problem"),
+                            "setting": str(p["setting"]) if p.get("setting") is not None else _setting(r), "index": i}
+            search = None
+            for w in worst:
+                if w.get("id") != rid or w.get("method", "search") == "pep":
+                    continue
+                v = _worst_ratio(w)
+                if v is not None and (search is None or v > search["ratio"]):
+                    search = {"ratio": v, "verdict": w.get("verdict"), "evaluations": w.get("evaluations"),
+                              "note": w.get("note")}
+            pep = None
+            for w in worst:
+                if w.get("id") == rid and w.get("method") == "pep" and _num(w.get("worst_measured")) is not None:
+                    v = _worst_ratio(w)
+                    if pep is None or (v is not None and (pep["ratio"] is None or v > pep["ratio"])):
+                        pep = {"value": _num(w.get("worst_measured")), "bound": _num(w.get("bound")), "ratio": v,
+                               "exact": w.get("exact"), "verdict": w.get("verdict")}
+            out.append({"collection": name, "paper": info["paper"], "record": rid, "source": source,
+                        "transcription": transcription, "rows": len(sims), "verdicts": dict(sorted(verdicts.items())),
+                        "other": other, "simulation": best, "worst_case": search, "pep": pep})
+    return out
+
+
+def _transcription_short(t: str | None) -> str:
+    if not t:
+        return "-"
+    return "unverified" if t.strip().lower().startswith("unverified") else "checked"
+
+
+def _verdict_text(row: Mapping[str, Any]) -> str:
+    parts = [f"{v} {n}" for v, n in row["verdicts"].items()]
+    parts += [f"{k}: {v}" for k, v in row["other"].items()]
+    return ", ".join(parts) or "-"
+
+
+def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None) -> str:
+    """:func:`tightness_table` as a Markdown table (README's zoo table), one per collection; '-' where the file holds
+    no such number. '' when the file has no collection."""
+    rows = tightness_table(payload, collection)
+    out: list[str] = []
+    for name in dict.fromkeys(r["collection"] for r in rows):
+        out += [f"### {name}: tightest measured / bound (1 = attained)", "",
+                "| paper | record | source | transcription | rows | verdicts | simulation (where) | worst-case search "
+                "| PEP |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in rows:
+            if r["collection"] != name:
+                continue
+            sim = r["simulation"]
+            where = "" if sim is None else \
+                f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
+            pep = r["pep"]
+            pep_text = "-" if pep is None else _ratio_text(pep["ratio"]) + f" (value {_fmt(pep['value'])}" + \
+                (", exact" if pep.get("exact") else "") + ")"
+            cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60),
+                     _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
+                     ("-" if sim is None else f"**{_ratio_text(sim['ratio'])}**" + where),
+                     "-" if r["worst_case"] is None else _ratio_text(r["worst_case"]["ratio"]), pep_text]
+            out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 # ------------------------------------------------------------------------------------ the page
 
 
@@ -594,8 +751,86 @@ def _load(payload_or_path: Any) -> dict[str, Any]:
     return data
 
 
-def render_report(payload: Mapping[str, Any]) -> str:
-    """The HTML page of a results payload (``fedtheory.checks.results_payload``) as a string."""
+def _tightness_block(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """:func:`tightness_table` as the page draws it: per collection, its rows with their cells as text."""
+    blocks: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
+    for r in tightness_table(payload):
+        b = blocks.setdefault(r["collection"], {"name": r["collection"], "rows": []})
+        sim, wc, pep = r["simulation"], r["worst_case"], r["pep"]
+        b["rows"].append({**r, "transcription_short": _transcription_short(r["transcription"]),
+                          "verdicts_text": _verdict_text(r),
+                          "sim_text": "-" if sim is None else _ratio_text(sim["ratio"]),
+                          "sim_where": "" if sim is None else (sim["problem"] or "-") + (f"; {sim['setting']}"
+                                                                                           if sim["setting"] else ""),
+                          "worst_text": "-" if wc is None else _ratio_text(wc["ratio"]),
+                          "worst_where": "" if wc is None else "; ".join(str(x) for x in (
+                              wc.get("verdict"), wc.get("evaluations") and f"{wc['evaluations']} instances",
+                              wc.get("note")) if x),
+                          "pep_text": "-" if pep is None else _ratio_text(pep["ratio"]),
+                          "pep_where": "" if pep is None else f"value {_fmt(pep['value'])} vs bound {_fmt(pep['bound'])}"
+                          + ("; exact" if pep.get("exact") else "; a relaxation (upper bound)" if pep.get("exact") is False
+                             else "") + (f"; {pep['verdict']}" if pep.get("verdict") else "")})
+    return list(blocks.values())
+
+
+def _mutation_block(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A mutation payload (``fedtheory check --mutants --out``) as the page draws it: the overall score, killed by
+    layer, a row per record and every survivor with its reason."""
+    if m is None:
+        return None
+    o = m.get("overall") or {}
+    score = lambda x: "-" if _num(x) is None else f"{_num(x):.3f}"  # noqa: E731
+    recs, survivors = [], []
+    for r in m.get("records") or []:
+        kb = r.get("killed_by") or {}
+        recs.append({**{k: r.get(k, 0) for k in ("mutants", "killed", "weaker", "equivalent", "survived", "undecided")},
+                     "record": r.get("record"), "score": score(r.get("score")),
+                     "killed_by": ", ".join(f"{k} {v}" for k, v in kb.items()) or "-", "note": r.get("note") or ""})
+        for oc in r.get("outcomes") or []:
+            if oc.get("status") == "survived":
+                survivors.append({"record": r.get("record"), "kind": oc.get("kind", ""), "mutant": oc.get("mutant", ""),
+                                  "reason": oc.get("reason") or "-"})
+    return {"overall": {**{k: o.get(k, 0) for k in ("records", "mutants", "killed", "survived", "equivalent",
+                                                      "weaker", "undecided")}, "score": score(o.get("score"))},
+            "killed_by": dict(o.get("killed_by") or {}), "records": recs, "survivors": survivors,
+            "command": shlex.join(map(str, m["command"])) if isinstance(m.get("command"), list) else (m.get("command") or "-"),
+            "profile": m.get("profile", "-"), "seed": m.get("seed", "-")}
+
+
+def _load_mutation(payload_or_path: Any, flag: str = "--mutants") -> dict[str, Any]:
+    """A mutation payload, or the path of a mutation file read through the safe reader (a regular file of at most
+    MAX_RESULTS_BYTES) and held to ``fedtheory.checks.schema.check_mutation_payload``; a ParameterError naming
+    ``flag``, the file and what is wrong otherwise."""
+    from .checks.schema import check_mutation_payload
+    from .files import FileRefused, read_json
+    from ._validation import ParameterError
+
+    what = "a mutation file from `fedtheory check --mutants --out`"
+    if isinstance(payload_or_path, Mapping):
+        data, name = dict(payload_or_path), "the mutation payload"
+    else:
+        name = str(payload_or_path)
+        try:
+            data = read_json(Path(payload_or_path), MAX_RESULTS_BYTES, "mutation file")
+        except FileRefused as exc:
+            raise ParameterError(flag, name, f"{what} ({exc.why})") from None
+    try:
+        check_mutation_payload(data)
+    except ValueError as exc:
+        raise ParameterError(flag, name, f"{what}; {exc}") from None
+    return data
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """The results payload in ``path`` (a file of ``fedtheory check --out``), read as ``fedtheory report`` reads it:
+    a regular file within MAX_RESULTS_BYTES, held to the results schema; a ParameterError naming it otherwise."""
+    return _load(Path(path))
+
+
+def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None = None) -> str:
+    """The HTML page of a results payload (``fedtheory.checks.results_payload``) as a string; ``mutation``: a
+    mutation payload (``fedtheory check --mutants --out``, ``fedtheory.checks.mutants.mutation_payload``) drawn as
+    a section of the same page."""
     import jinja2
 
     from dataclasses import MISSING, fields
@@ -697,11 +932,12 @@ def render_report(payload: Mapping[str, Any]) -> str:
                              "summary": payload.get("summary") or {}, "n_findings": len(findings.get("findings") or {}),
                              "figures": F.count},
                        papers=paper_blocks, cards=cards, colors=VERDICT_COLORS,
+                       tightness=_tightness_block(payload), mutation=_mutation_block(mutation),
                        verdicts=sorted({r.get("verdict") for r in results}),
                        kinds=sorted({r.get("kind") for r in results}))
 
 
-def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out") -> Path:
+def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out", mutants: Any = None) -> Path:
     """Write the self-contained HTML report of a check run and return its path.
 
     payload_or_path: a results payload (``fedtheory.checks.results_payload``, what ``fedtheory check --out``
@@ -709,11 +945,15 @@ def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out"
     The page needs nothing else: figures are inline SVG, styles inline, no network, no external file.
     A file that is not a results file is a ParameterError naming it; an ``out_path`` that cannot be written one
     naming ``flag`` (``fedtheory check --report``: '--report').
+    mutants: a mutation payload (``fedtheory check --mutants --out``) or the path of such a file, drawn as the
+    page's mutation-score section; one that is not (unreadable, malformed) is a ParameterError naming '--mutants'
+    and the file.
     """
     from .checks.output import check_writable, write_atomic
 
     check_writable(str(out_path), flag)  # before drawing (seconds to minutes): a folder, a read-only place
     payload = _load(payload_or_path)
-    html = render_report(payload)
+    mutation = _load_mutation(mutants) if mutants is not None else None
+    html = render_report(payload, mutation)
     write_atomic(str(out_path), html, flag)
     return Path(out_path)

@@ -741,10 +741,13 @@ SELF_CHECK_BY_RULE = "implementation self-check by rule: the check declares no n
 
 def unverified_rule(rows: list[CheckResult]) -> None:
     """A finding on a record whose transcription was not checked against a text (``Record.transcription``
-    'unverified...') is decided and shown, but listed apart (scope 'unverified_transcription'), never counted."""
+    'unverified...') is decided and shown, but listed apart (scope 'unverified_transcription'), never counted. Every row
+    of a record with a transcription note carries it as ``extra['transcription']``."""
     known = registry()
     for r in rows:
         rec = known.get(r.id) or known.get(str(r.params.get("record", "")) if isinstance(r.params, dict) else "")
+        if rec is not None and getattr(rec, "transcription", "") and "transcription" not in r.extra:
+            r.extra["transcription"] = str(rec.transcription)  # how the statement was read (the report's tightness table)
         if rec is None or not getattr(rec, "unverified", False):
             continue
         if r.verdict in FINDINGS and r.scope == "inside":

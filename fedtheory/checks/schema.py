@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-__all__ = ["EXTRA", "FINDINGS", "MEASUREMENTS", "PAYLOAD", "RECORD", "SERIES", "Field", "SchemaError", "check_payload",
+__all__ = ["EXTRA", "FINDINGS", "MEASUREMENTS", "MUTANT_OUTCOME", "MUTATION", "MUTATION_OVERALL", "MUTATION_RECORD",
+           "PAYLOAD", "RECORD", "SERIES", "Field", "SchemaError", "check_mutation_payload", "check_payload",
            "check_record", "schema_markdown"]
 
 #: How deeply a record may nest objects and lists (``fedtheory.files.MAX_JSON_DEPTH`` bounds a file as a whole).
@@ -86,6 +87,8 @@ EXTRA: dict[str, Field] = {
     "values": Field(("numbers", "null"), "a measured rate's values over its grid (params.T_grid)"),
     "quantities": Field(("object", "null"), "the paper's symbols -> the tool's quantities (K -> clients)"),
     "simulations": Field(("list", "null"), "the simulations behind the verdict (problem, algorithm, runs, ...)"),
+    "transcription": Field(("string", "null"), "how the record's statement was read: 'checked against ...' or "
+                           "'unverified: ...' (Record.transcription)"),
 }
 
 #: ``extra.series``: a per-round bound, at most 60 log-spaced rounds.
@@ -139,6 +142,55 @@ FINDINGS: dict[str, Field] = {
                         "\"choices\"} (checks.robustness)"),
     "fragile": Field(("list", "null"), "keys of findings lost within 10% of a free choice"),
 }
+
+
+#: The mutation file: what ``fedtheory check --mutants --out`` writes (``checks.mutants.mutation_payload``) and
+#: ``fedtheory report --mutants`` draws.
+MUTATION: dict[str, Field] = {
+    "overall": Field(("object",), "the totals over every record (see the mutation totals below)", True),
+    "records": Field(("list",), "one entry per mutated record (see a mutated record below)", True),
+    "command": Field(("list", "string", "null"), "the command line (a list of arguments)"),
+    "profile": Field(("string", "null"), "quick or full"),
+    "seed": Field(("integer", "null"), "the base seed"),
+    "elapsed_s": Field(("number", "null"), "wall-clock seconds of the run"),
+}
+
+_COUNTS = ("mutants", "killed", "survived", "equivalent", "weaker", "undecided")
+
+#: ``overall`` of the mutation file.
+MUTATION_OVERALL: dict[str, Field] = {
+    "records": Field(("integer",), "records mutated", True),
+    **{k: Field(("integer",), doc, True) for k, doc in (
+        ("mutants", "mutants generated"), ("killed", "mutants a layer reported"),
+        ("survived", "stronger mutants no layer reported"), ("equivalent", "mutants sympy proves equal to the statement"),
+        ("weaker", "mutants not stronger anywhere the checks evaluated (discarded)"),
+        ("undecided", "mutants of a statement that is itself reported on every deciding row"))},
+    "score": Field(("number", "null"), "killed / (killed + survived); null when none is either"),
+    "killed_by": Field(("object",), "layer (units, rate, simulation) -> mutants it killed", True),
+}
+
+#: One entry of ``records`` in the mutation file (``RecordScore.as_dict``).
+MUTATION_RECORD: dict[str, Field] = {
+    "record": Field(("string",), "the record's id", True),
+    **{k: Field(("integer",), f"its {k} mutants" if k != "mutants" else "its mutants", True) for k in _COUNTS},
+    "score": Field(("number", "null"), "killed / (killed + survived); null when none is either"),
+    "killed_by": Field(("object",), "layer -> mutants it killed", True),
+    "seconds": Field(("number", "null"), "seconds spent on the record"),
+    "note": Field(("string", "null"), "which layers could decide (e.g. no simulation row holds)"),
+    "outcomes": Field(("list",), "every mutant's outcome (see a mutant's outcome below)", True),
+}
+
+#: One entry of a mutated record's ``outcomes`` (``MutantOutcome.as_dict``).
+MUTANT_OUTCOME: dict[str, Field] = {
+    "kind": Field(("string",), "scale, coefficient, term, exponent, swap or order", True),
+    "mutant": Field(("string",), "what changed, in words", True),
+    "status": Field(("string",), "killed, survived, equivalent, weaker or undecided", True),
+    "layer": Field(("string", "null"), "the layer that killed it: units, rate or simulation ('' otherwise)"),
+    "reason": Field(("string", "null"), "why it was not killed, measured"),
+    "rows": Field(("list", "null"), "the rows that killed it (at most 5)"),
+}
+
+MUTANT_STATUSES = ("killed", "survived", "equivalent", "weaker", "undecided")
 
 
 # ------------------------------------------------------------------------------------ checking
@@ -245,6 +297,9 @@ def check_payload(data: Any) -> None:
     ``fedtheory check --out`` writes it (:data:`PAYLOAD`, :data:`FINDINGS`, every record by :func:`check_record`)."""
     if not isinstance(data, Mapping):
         raise SchemaError(f"the file holds {_a(_type(data))}, expected an object with 'results'")
+    if "results" not in data and "overall" in data and "records" in data:
+        raise SchemaError("it is a mutation file (`fedtheory check --mutants --out`), not a results file: draw it "
+                          "with `fedtheory report RESULTS.json --mutants FILE`")
     _expect(data, PAYLOAD, "the results file")
     f = data.get("findings")
     if isinstance(f, Mapping):
@@ -258,6 +313,49 @@ def check_payload(data: Any) -> None:
                 raise SchemaError(f"'findings'.not_counted[{k!r}] is not an object with a list of rows")
     for i, r in enumerate(data["results"]):
         check_record(r, f"record {i}")
+
+
+def _counts(obj: Mapping[str, Any], where: str) -> None:
+    for k, v in (obj.get("killed_by") or {}).items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise SchemaError(f"{where}: killed_by[{k!r}] is {_a(_type(v))} {str(v)[:20]}, expected a count (an "
+                              "integer >= 0)")
+    for k in _COUNTS:
+        if isinstance(obj.get(k), int) and obj[k] < 0:
+            raise SchemaError(f"{where}: {k!r} is {obj[k]}, expected a count (an integer >= 0)")
+    score = obj.get("score")
+    if isinstance(score, (int, float)) and not isinstance(score, bool) and not 0 <= score <= 1:
+        raise SchemaError(f"{where}: 'score' is {score}, expected a share between 0 and 1 (or null)")
+
+
+def check_mutation_payload(data: Any) -> None:
+    """Raise :class:`SchemaError` naming the record and the field where ``data`` is not a mutation file as
+    ``fedtheory check --mutants --out`` writes it (:data:`MUTATION`, :data:`MUTATION_OVERALL`,
+    :data:`MUTATION_RECORD`, :data:`MUTANT_OUTCOME`; plain JSON)."""
+    if not isinstance(data, Mapping):
+        raise SchemaError(f"the file holds {_a(_type(data))}, expected an object with 'overall' and 'records'")
+    if "results" in data and "overall" not in data:
+        raise SchemaError("it is a results file (`fedtheory check --out`), not a mutation file (`fedtheory check "
+                          "--mutants --out`)")
+    _plain_json(data, "the mutation file")
+    _expect(data, MUTATION, "the mutation file")
+    _expect(data["overall"], MUTATION_OVERALL, "'overall'")
+    _counts(data["overall"], "'overall'")
+    for i, r in enumerate(data["records"]):
+        where = f"mutated record {i}"
+        if not isinstance(r, Mapping):
+            raise SchemaError(f"{where} is {_a(_type(r))}, expected an object")
+        if isinstance(r.get("record"), str):
+            where += f" ({r['record'][:80]!r})"
+        _expect(r, MUTATION_RECORD, where)
+        _counts(r, where)
+        for j, o in enumerate(r["outcomes"]):
+            w = f"{where}, outcome {j}"
+            if not isinstance(o, Mapping):
+                raise SchemaError(f"{w} is {_a(_type(o))}, expected an object")
+            _expect(o, MUTANT_OUTCOME, w)
+            if o["status"] not in MUTANT_STATUSES:
+                raise SchemaError(f"{w}: 'status' is {o['status'][:40]!r}, expected one of " + ", ".join(MUTANT_STATUSES))
 
 
 # ------------------------------------------------------------------------------------ the documentation
@@ -275,7 +373,11 @@ def schema_markdown() -> str:
     """The schema as the Markdown tables of ``docs/results.md``."""
     parts = [("The file", PAYLOAD), ("A record (one entry of `results`)", RECORD),
              ("`extra`: the fields the report reads (any other field: any JSON value)", EXTRA),
-             ("`extra.series`", SERIES), ("`extra.measurements`", MEASUREMENTS), ("`findings`", FINDINGS)]
+             ("`extra.series`", SERIES), ("`extra.measurements`", MEASUREMENTS), ("`findings`", FINDINGS),
+             ("The mutation file (`fedtheory check --mutants --out`; `fedtheory report --mutants`)", MUTATION),
+             ("The mutation totals (`overall`)", MUTATION_OVERALL), ("A mutated record (one entry of `records`)",
+                                                                      MUTATION_RECORD),
+             ("A mutant's outcome (one entry of a record's `outcomes`)", MUTANT_OUTCOME)]
     out: list[str] = []
     for title, fields in parts:
         out += _table(title, fields)
