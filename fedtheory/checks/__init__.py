@@ -25,14 +25,15 @@ from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_US
                    registered_check_ids, run_control, run_controls, select, symbolic_part)
 from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
                      simulation_text, summarize, summarize_findings, write_json)
-from .certification import Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions
+from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
+                            run_settings)
 from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
-                       scalar_params, trivial_bound_of)
+                       register_rate_check, scalar_params, trivial_bound_of)
 
 __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_text", "sweep", "register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
            "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",
@@ -46,4 +47,5 @@ __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_tex
            "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "id_matches",
            "simulation_text", "summarize",
            "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
-           "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions"]
+           "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions",
+           "register_rate_check", "run_settings"]

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..sim import MeanModels
 from ..sim.certificates import Certificate, unknown
 from ..theory.assumptions import CATALOGUE, Assumption, AssumptionRef, bind, parse_reference
 
@@ -220,3 +221,13 @@ def certificate_text(entry: Mapping[str, Any]) -> str:
     how = f" ({entry.get('kind', '')}{where})" if entry.get("status") == "certified" else ""
     head = f"{entry.get('assumption')}: {entry.get('status')}{by}{how}"
     return head + (": " + ", ".join(consts) if consts else "") + (f"; {entry['how']}" if entry.get("how") else "")
+
+
+def run_settings(problem, algorithm, config) -> dict[str, Any]:
+    """The structural settings of a simulated run that records' ``requires`` name (``assess_bound(settings=...)``):
+    local steps, oracle, step-size schedule, full participation, and the aggregation ('mean of the models' for
+    FedAvg's :class:`~fedtheory.sim.MeanModels`, else 'other')."""
+    return {"local_steps": config.local_steps, "oracle": config.oracle.name, "lr_schedule": config.lr_schedule,
+            "full_participation": config.clients_per_round in (None, problem.n_clients),
+            "aggregation": "mean of the models" if isinstance(algorithm.aggregate, MeanModels) else "other"}
+

@@ -13,7 +13,7 @@ import sympy as sp
 from .._validation import ParameterError
 from ..theory.core import Bound, Claim, Identity, MissingValuesError, OrderStatement, StatedOrder, standing_in
 from ..theory.rates import check_order
-from .base import CheckResult, cached_symbolic, compare_mean, compare_rounds
+from .base import CheckResult, Control, cached_symbolic, check, compare_mean, compare_rounds
 from .certification import Certification
 
 
@@ -563,6 +563,26 @@ def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) 
     order = record.order
     return _replace(order, expr=sp.expand(order.expr * (factor if factor is not None else 1 / order.variable)),
                     up_to_log=False)
+
+
+def register_rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, doc: str = "",
+                        profiles: Sequence[str] | None = None):
+    """Register the symbolic rate check of ``record`` (id ``RECORD.rate`` unless ``check_id``): every term of its
+    explicit bound within its stated order (:func:`rate_check`), with its negative control, the same record with a
+    stated order one power of its variable faster (:func:`faster_order`), which must be reported inconsistent.
+    ``doc``: what ``fedtheory explain`` says about the check. Returns the registered check function."""
+    cid = check_id or f"{record.id}.rate"
+    var = record.order.variable
+    control = Control(f"the same record with a stated order one power of {var} faster",
+                      lambda session: [rate_check(record, check_id=cid, order=faster_order(record))])
+
+    def fn(session) -> list[CheckResult]:
+        return [rate_check(record, check_id=cid)]
+
+    fn.__doc__ = doc or f"Symbolic: every term of {record.id}'s explicit bound is within its stated order in {var}."
+    fn.__name__ = fn.__qualname__ = cid.replace(".", "_")
+    extra = {"profiles": tuple(profiles)} if profiles is not None else {}
+    return check(cid, record.paper, "rate", records=(record.id,), cost="symbolic", control=control, **extra)(fn)
 
 
 def combine_readings(rows: Mapping[str, CheckResult]) -> CheckResult:

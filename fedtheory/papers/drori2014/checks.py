@@ -15,9 +15,10 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, faster_order, rate_check
-from fedtheory.sim import (ClientSampling, Exact, HuberProblem, MeanModels, RunConfig, fedavg,
-                           heterogeneous_least_squares, huber_regression, simulate)
+from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, register_rate_check,
+                              run_settings)
+from fedtheory.sim import (ClientSampling, Exact, HuberProblem, RunConfig, fedavg, heterogeneous_least_squares,
+                           huber_regression, simulate)
 
 from . import records as R
 
@@ -69,9 +70,7 @@ def assess(session: Session, record, key: str, h: float, label: str = "") -> Che
     cert = certify(record, problem=p, oracle=cfg.oracle, sampling=sampling, visited=tr)
     T = np.arange(1, N + 1)
     values = {"L": L, "lr": cfg.lr, "R2": float(np.sum((w0 - p.constants["w_star"].value) ** 2))}
-    settings = {"local_steps": cfg.local_steps, "oracle": cfg.oracle.name, "lr_schedule": cfg.lr_schedule,
-                "full_participation": cfg.clients_per_round in (None, p.n_clients),
-                "aggregation": "mean of the models" if isinstance(alg.aggregate, MeanModels) else "other"}
+    settings = run_settings(p, alg, cfg)
 
     def per_round(vals):
         lhs = tr["opt_error"][1:]
@@ -107,10 +106,4 @@ def thm3_1(session: Session) -> list[CheckResult]:
     return out
 
 
-@check("drori2014.thm3_1.rate", R.PAPER, "rate", records=("drori2014.thm3_1",), cost="symbolic",
-       control=Control("the same record with a stated order one power of N faster, O(1/N^2)",
-                       lambda session: [rate_check(R.THM31, check_id="drori2014.thm3_1.rate",
-                                                   order=faster_order(R.THM31))]))
-def thm3_1_rate(session: Session) -> list[CheckResult]:
-    """Symbolic: L R^2 / (4 N h + 2) is O(1/N)."""
-    return [rate_check(R.THM31, check_id="drori2014.thm3_1.rate")]
+thm3_1_rate = register_rate_check(R.THM31, doc="Symbolic: L R^2 / (4 N h + 2) is O(1/N).")

@@ -16,9 +16,10 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, faster_order, rate_check)
-from fedtheory.sim import (AdditiveNoise, ClientSampling, Exact, LeastSquaresProblem, MeanModels, RunConfig,
-                           SeparablePLProblem, fedavg, heterogeneous_least_squares, simulate)
+from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, register_rate_check,
+                              run_settings)
+from fedtheory.sim import (AdditiveNoise, ClientSampling, Exact, LeastSquaresProblem, RunConfig, SeparablePLProblem,
+                           fedavg, heterogeneous_least_squares, simulate)
 
 from . import records as R
 
@@ -49,8 +50,7 @@ def _problem(session: Session, key: str):
 
 
 def _settings(cfg, p, alg) -> dict:
-    return {"local_steps": cfg.local_steps, "clients": p.n_clients, "lr_schedule": cfg.lr_schedule,
-            "aggregation": "mean of the models" if isinstance(alg.aggregate, MeanModels) else "other"}
+    return {**run_settings(p, alg, cfg), "clients": p.n_clients}
 
 
 def _run(session, key, p, w0, cfg, runs):
@@ -168,10 +168,4 @@ def cor2_2(session: Session) -> list[CheckResult]:
     return [assess_cor(session, R.COR22, key, s) for key in ("separable_pl", "least_squares") for s in (1.0, 0.25)]
 
 
-@check("ghadimi2013.cor2_2.rate", R.PAPER, "rate", records=("ghadimi2013.cor2_2",), cost="symbolic",
-       control=Control("the same record with a stated order one power of N faster",
-                       lambda session: [rate_check(R.COR22, check_id="ghadimi2013.cor2_2.rate",
-                                                   order=faster_order(R.COR22))]))
-def cor2_2_rate(session: Session) -> list[CheckResult]:
-    """Symbolic: (2.14) is O(1/N + 1/sqrt(N))."""
-    return [rate_check(R.COR22, check_id="ghadimi2013.cor2_2.rate")]
+cor2_2_rate = register_rate_check(R.COR22, doc="Symbolic: (2.14) is O(1/N + 1/sqrt(N)).")

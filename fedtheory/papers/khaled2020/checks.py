@@ -14,8 +14,8 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, MeanModels, RunConfig, fedavg, heterogeneous_least_squares,
+from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, run_settings
+from fedtheory.sim import (AdditiveNoise, ClientSampling, RunConfig, fedavg, heterogeneous_least_squares,
                            identical_least_squares, simulate)
 
 from . import records as R
@@ -55,9 +55,7 @@ def assess(session: Session, record, kind: str, H: int, factor: float = 1.0, lab
     alg = fedavg()
     w0 = session.initial_point(p, scale=3.0)
     values = {"M": p.n_clients, "H": H, "lr": cfg.lr, "D0": float(np.sum((w0 - p.constants["w_star"].value) ** 2))}
-    settings = {"lr_schedule": cfg.lr_schedule, "full_participation": True, "identical_clients": p.identical_clients,
-                "oracle": oracle.name,
-                "aggregation": "mean of the models" if isinstance(alg.aggregate, MeanModels) else "other"}
+    settings = {**run_settings(p, alg, cfg), "identical_clients": p.identical_clients}
     T = np.arange(1, rounds + 1) * H
     params = {"setting": f"M={p.n_clients} H={H}" + ("" if factor == 1 else f" gamma={factor:g}x edge") + label,
               "H": H, "M": p.n_clients}

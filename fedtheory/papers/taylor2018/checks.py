@@ -15,8 +15,9 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import ClientSampling, Exact, LeastSquaresProblem, MeanModels, RunConfig, fedavg, heterogeneous_least_squares, simulate
+from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, run_settings
+from fedtheory.sim import (ClientSampling, Exact, LeastSquaresProblem, RunConfig, fedavg, heterogeneous_least_squares,
+                           simulate)
 
 from . import records as R
 
@@ -55,9 +56,7 @@ def assess(session: Session, record, key: str, step: str, label: str = "") -> Ch
     cert = certify(record, problem=p, oracle=cfg.oracle, sampling=sampling, visited=tr)
     T = np.arange(1, N + 1)
     values = {"L": L, "mu": mu, "lr": cfg.lr, "D0": float(np.sum((w0 - p.constants["w_star"].value) ** 2))}
-    settings = {"local_steps": cfg.local_steps, "oracle": cfg.oracle.name, "lr_schedule": cfg.lr_schedule,
-                "full_participation": cfg.clients_per_round in (None, p.n_clients),
-                "aggregation": "mean of the models" if isinstance(alg.aggregate, MeanModels) else "other"}
+    settings = run_settings(p, alg, cfg)
 
     def per_round(v):
         lhs = tr["dist2_opt"][1:]

@@ -5,8 +5,9 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, faster_order, rate_check
-from fedtheory.sim import AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg, simulate
+from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, register_rate_check
+from fedtheory.sim import (AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg,
+                           simulate)
 
 from . import records as R
 
@@ -121,12 +122,7 @@ def thm1(session: Session) -> list[CheckResult]:
     return out
 
 
-@check("li2020.thm1.rate", R.PAPER, "rate", records=("li2020.thm1",), cost="symbolic",
-       control=Control("the same record with a stated order one power of T faster, O(1/T^2)",
-                       lambda session: [rate_check(R.THM1, order=faster_order(R.THM1))]))
-def thm1_rate(session: Session) -> list[CheckResult]:
-    """Symbolic: every term of Theorem 1's bound is O(1/T)."""
-    return [rate_check(R.THM1)]
+thm1_rate = register_rate_check(R.THM1, doc="Symbolic: every term of Theorem 1's bound is O(1/T).")
 
 
 # ------------------------------------------------------------------------------------ Theorems 2 and 3 (K of N devices)

@@ -17,8 +17,9 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, faster_order, rate_check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, MeanModels, RunConfig, StepWeights, TrackGradients, fedavg,
+from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, register_rate_check,
+                              run_settings)
+from fedtheory.sim import (AdditiveNoise, ClientSampling, RunConfig, StepWeights, TrackGradients, fedavg,
                            heterogeneous_least_squares, identical_least_squares, simulate)
 
 from . import records as R
@@ -79,9 +80,7 @@ def assess(session: Session, record, K: int, H: int, *, identical: bool = True, 
     alg = dataclasses.replace(fedavg(), local=(TrackGradients(),))  # local SGD: every worker, models averaged
     values = {"L": L, "mu": mu, "K": K, "H": H, "a": a, "sigma2": SIGMA2,
               "D0": float(np.sum((w0 - p.constants["w_star"].value) ** 2)), "lr": cfg.lr, "lr_offset": cfg.lr_offset}
-    settings = {"lr_schedule": cfg.lr_schedule, "step_origin": cfg.step_origin, "identical_clients": p.identical_clients,
-                "full_participation": cfg.clients_per_round in (None, K),
-                "aggregation": "mean of the models" if isinstance(alg.aggregate, MeanModels) else type(alg.aggregate).__name__}
+    settings = {**run_settings(p, alg, cfg), "step_origin": cfg.step_origin, "identical_clients": p.identical_clients}
     trivial: dict = {}
     sampling = ClientSampling(K, cfg.clients_per_round)
 
@@ -144,10 +143,4 @@ def thm2_2(session: Session) -> list[CheckResult]:
     return out
 
 
-@check("stich2019.thm2_2.rate", R.PAPER, "rate", records=("stich2019.thm2_2",), cost="symbolic",
-       control=Control("the same record with a stated order one power of T faster, O(1/T^2)",
-                       lambda session: [rate_check(R.THM22, check_id="stich2019.thm2_2.rate",
-                                                   order=faster_order(R.THM22))]))
-def thm2_2_rate(session: Session) -> list[CheckResult]:
-    """Symbolic: every term of eq. (4) is O(1/T) (with S_T in closed form)."""
-    return [rate_check(R.THM22, check_id="stich2019.thm2_2.rate")]
+thm2_2_rate = register_rate_check(R.THM22, doc="Symbolic: every term of eq. (4) is O(1/T) (with S_T in closed form).")
