@@ -73,6 +73,12 @@ def thm1(session: Session):
                          trivial={{"L": L, "visited_max_dist2": tr["visited_max_dist2"][0]}})]
 '''
 
+def worked_check(name: str) -> str:
+    """The text of the skeleton's ``checks.py`` for the paper ``name``: one worked bound check (a certified
+    problem, a run, ``assess_bound``), the shape ``new-paper --from-latex`` offers to adapt."""
+    return _CHECKS.format(name=name)
+
+
 _INIT = '''"""{name}: a fedtheory paper plug-in. Importing it registers the records and the checks."""
 from . import checks, records  # noqa: F401
 '''

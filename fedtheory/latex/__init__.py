@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .draft import (DraftBound, DraftCondition, DraftDefinition, DraftSymbol, LatexDraft, draft_from_latex, read_latex,
+from .draft import (DraftAssumption, DraftBound, DraftCondition, DraftDefinition, DraftSymbol, LatexDraft,
+                    draft_from_latex, premises_in_words, read_latex,
                     records_source)
 from .expression import (BACKENDS, Piece, Relation, SymbolUse, Unparseable, Unparsed, parse_item, parse_math,
                          require_parser)
@@ -26,19 +27,20 @@ from .notation import NOTATION, LeftSide, Notation, match_left_side
 from .source import (MAX_BYTES, MAX_DEPTH, MAX_DISPLAY_CHARS, MAX_TERMS, Document, LatexRefused, MathItem,
                      read_document)
 
-__all__ = ["BACKENDS", "Unparseable", "DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
+__all__ = ["BACKENDS", "Unparseable", "DraftAssumption", "DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
            "LatexRefused", "LeftSide", "MAX_BYTES", "MAX_DEPTH", "MAX_DISPLAY_CHARS", "MAX_TERMS", "MathItem",
            "NOTATION", "Notation", "Piece", "Relation", "SymbolUse", "Unparsed", "Document", "draft_from_latex",
            "import_text", "match_left_side", "parse_item", "parse_math", "read_document", "read_latex",
-           "records_source", "require_parser", "write_from_latex"]
+           "checks_source", "premises_in_words", "records_source", "require_parser", "write_from_latex"]
 
 _CHECKS = '''"""{name}: checks that measure the left sides of the records in ``records.py``.
 
 Drafted from LaTeX: no measured check yet. Every record already has its units check ({name}.units, run by
-`fedtheory check --plugin ... --paper {name}`); write one check per bound here (docs/extending.md, section 4: the
-skeleton of `fedtheory new-paper NAME` without --from-latex has a worked one).
+`fedtheory check --plugin ... --paper {name}`); write one check per bound here (docs/extending.md, section 4). Below,
+commented out, a worked check (the skeleton's) pointed at {bound}: adapt its problem, run and values.
 """
 from . import records as R  # noqa: F401
+
 '''
 
 _TEST = '''"""Run with pytest: the drafted records load and every units row gives a verdict (no error)."""
@@ -57,6 +59,21 @@ def test_units_rows():
     rows = [r for r in json.loads(out.stdout)["results"] if r["id"].endswith(".units")]
     assert rows and all(r["verdict"] != "error" for r in rows)
 '''
+
+
+def checks_source(draft: LatexDraft, name: str) -> str:
+    """The drafted ``checks.py``: no check yet, and the skeleton's worked bound check, commented out, pointed at the
+    first drafted bound (its record variable and id) for the user to adapt."""
+    from ..scaffold import worked_check
+
+    first = next((b for b in draft.bounds if b.expr is not None), None)
+    if first is None:
+        return _CHECKS.format(name=name, bound="no bound (none was drafted)")
+    var = "R." + first.id.split(".", 1)[1].upper().replace(".", "_")
+    body = worked_check(name).split('"""', 2)[2].lstrip("\n")
+    body = body.replace("R.THM1", var).replace('f"{R.PAPER}.thm1"', repr(first.id)).replace("def thm1(", "def check_1(")
+    return _CHECKS.format(name=name, bound=first.id) + "".join("# " + ln if ln.strip() else "#\n"
+                                                                for ln in body.splitlines(keepends=True))
 
 
 @dataclass
@@ -81,7 +98,7 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
 
     draft = read_latex(source, name, text=text, stdin=stdin)
     label = "standard input" if source == "-" else Path(source).name
-    files = {"records": records_source(draft, name, label), "checks": _CHECKS.format(name=name),
+    files = {"records": records_source(draft, name, label), "checks": checks_source(draft, name),
              "test": _TEST.format(name=name)}
     root = write_skeleton(name, directory, taken=taken, files=files)
     load_plugin(str(root / "src" / name), origin="new-paper --from-latex")
@@ -117,6 +134,12 @@ def import_text(result: LatexImport) -> str:
             out.append(f"      condition {c.name}: {c.relation}  (line {c.line}: {c.latex[:60]})")
         for df in b.definitions:
             out.append(f"      definition {df.symbol} = {df.expr}")
+        if b.expr is not None:
+            for a in b.assumptions:
+                out.append(f"      assumption {a.reference}  (from the words '{a.words[:70]}': confirm)")
+            if not b.assumptions:
+                out.append("      TODO assumptions: none found in the theorem's words; name them in records.py "
+                           "(docs/assumptions.md)")
         for n in b.notes:
             out.append(f"      reading: {n}")
     out.append("")

@@ -15,7 +15,7 @@ from .expression import Relation, SymbolUse, Unparsed, parse_item
 from .notation import LeftSide, dimension_of_use, lookup, match_left_side
 from .source import Document, read_document, read_latex_file
 
-__all__ = ["DraftBound", "DraftDefinition", "DraftCondition", "DraftSymbol", "LatexDraft", "draft_from_latex",
+__all__ = ["DraftAssumption", "DraftBound", "DraftDefinition", "DraftCondition", "DraftSymbol", "LatexDraft", "draft_from_latex",
            "read_latex", "records_source"]
 
 _ENV_SHORT = {"theorem": "thm", "thm": "thm", "lemma": "lemma", "lem": "lemma", "corollary": "cor", "cor": "cor",
@@ -55,6 +55,53 @@ class DraftDefinition:
 
 
 @dataclass
+class DraftAssumption:
+    """A catalogue assumption (``reference``: NAME or NAME(symbol)) drafted from the words of a theorem or of an
+    assumption environment (``words``): the user confirms it."""
+
+    reference: str
+    words: str
+
+
+# the premises a theorem states in words -> the catalogue (docs/assumptions.md). Where the words do not say whether
+# each f_i or only their mean satisfies it, the stronger per-client entry is drafted: a run that certifies it
+# certifies the weaker one too, so the draft never lets a run count outside the theorem.
+_SYM = r"(?:\\?([A-Za-z][A-Za-z0-9_]*)[$\s{}]*-\s*)?"
+_PREMISES = (
+    (re.compile(_SYM + r"strongly[\s-]+convex", re.I), "strongly_convex_clients", "mu"),
+    (re.compile(_SYM + r"(?<!non)(?<!non-)smooth", re.I), "L_smooth", "L"),
+    (re.compile(r"lipschitz[\s-]+(?:continuous[\s-]+)?gradient", re.I), "L_smooth", "L"),
+    (re.compile(r"(?<![\w-])(?<!non)(?<!non-)(?<!strongly )(?<!strongly-)convex", re.I), "convex", ""),
+    (re.compile(_SYM + r"(?:\bPL\b|Polyak|[LŁ]ojasiewicz)", re.I), "PL", "mu"),
+    (re.compile(r"variance", re.I), "bounded_variance", "sigma"),
+    (re.compile(r"stochastic gradients? (?:are |is )?bounded|bounded stochastic gradient", re.I), "bounded_gradient",
+     "G"),
+    (re.compile(r"(?<!stochastic )gradients? (?:are |is )?bounded|bounded gradient", re.I), "bounded_grad_norm", "G"),
+    (re.compile(r"bounded below|lower[\s-]bounded", re.I), "lower_bounded", "f_star"),
+    (re.compile(r"identical data|same data|i\.?i\.?d\.? data", re.I), "identical_data", ""),
+)
+
+
+def premises_in_words(text: str, symbols=()) -> list[DraftAssumption]:
+    """The catalogue assumptions that ``text`` (a theorem's or an assumption environment's LaTeX) states in words:
+    'L-smooth', '$\\mu$-strongly convex', 'convex', 'PL', 'bounded variance', 'bounded gradients', 'bounded
+    below', 'identical data'. A symbol named before the word binds the catalogue's constant (NAME(symbol)) where the
+    draft has that symbol (``symbols``); otherwise the constant binds by name. Each with the words that gave it."""
+    names = set(symbols)
+    flat = re.sub(r"\\(?:mathrm|text|mathit)\s*\{([^}]*)\}", r"\1", text)
+    out: dict[str, DraftAssumption] = {}
+    for pattern, name, const in _PREMISES:
+        m = pattern.search(flat)
+        if m is None or name in out or (name == "convex" and "strongly_convex_clients" in out):
+            continue  # (mu-strongly convex already says convex)
+        sym = m.group(1) if pattern.groups and m.group(1) else ""
+        ref = f"{name}({sym})" if sym and const and sym != const and sym in names else name
+        a, b = max(0, m.start() - 30), min(len(flat), m.end() + 10)
+        out[name] = DraftAssumption(ref, " ".join(flat[a:b].split()))
+    return list(out.values())
+
+
+@dataclass
 class DraftBound:
     """A displayed inequality ``lhs <= expr`` (or a stated order alone: ``expr`` None, ``order`` set)."""
 
@@ -74,6 +121,7 @@ class DraftBound:
     order_up_to_log: bool = False
     order_latex: str = ""
     notes: list[str] = field(default_factory=list)
+    assumptions: list[DraftAssumption] = field(default_factory=list)
 
 
 @dataclass
@@ -89,6 +137,7 @@ class LatexDraft:
     not_drafted: list[str]  # relations that parsed but are no record (a lower bound, an equation)
     macros: list[str]
     math_items: int
+    unused_definitions: list[DraftDefinition] = field(default_factory=list)  # defined, used by no bound
 
     @property
     def displays(self) -> int:
@@ -149,6 +198,7 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
     uses: dict[str, SymbolUse] = {}
     bounds: list[DraftBound] = []
     definitions: list[DraftDefinition] = []
+    unused_defs: list[DraftDefinition] = []
     counters: dict[str, int] = {}
     eq_count = 0
     for env, rels in per_env.items():
@@ -213,6 +263,9 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
                 env_bounds.append(target)
             target.order, target.order_up_to_log, target.order_latex = expr, o.rhs.up_to_log, o.latex
             target.order_variable = _order_variable(expr)
+        words = doc.theorem_texts[env] if 0 <= env < len(doc.theorem_texts) else ""
+        if re.search(r"assumption|hypothes", words, re.I):  # 'Under Assumptions 1-3': the file's assumption texts
+            words += "\n" + "\n".join(doc.assumption_texts)
         for b in env_bounds:
             b.conditions = list(env_conds)
             used = set()
@@ -220,6 +273,13 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
                 if part is not None:
                     used |= {s.name for s in part.free_symbols}
             b.definitions = [d for d in env_defs if d.symbol in used]
+            b.assumptions = premises_in_words(words, used)
+        for d in env_defs:  # a definition no bound uses (a step-size rule 'eta = 1/L') is said, never dropped
+            if not any(d in b.definitions for b in env_bounds):
+                not_drafted.append(f"line {d.line}: {d.latex[:100]} -- defines {d.symbol}, which no bound of the "
+                                   "statement uses: a rule of the theorem (a step size)? Add it as a condition of "
+                                   "the bound or set it in the check (records.py has it as a TODO)")
+                unused_defs.append(d)
         definitions += env_defs
         bounds += env_bounds
     names_used: set[str] = set()
@@ -263,7 +323,8 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
                                                                       for k, v in rel_lhs.symbols.items()}})
     return LatexDraft(path=doc.path, sha256=hashlib.sha256(doc.text.encode("utf-8", "replace")).hexdigest(),
                       bounds=bounds, definitions=definitions, symbols=symbols, unparsed=unparsed,
-                      not_drafted=not_drafted, macros=sorted(doc.macros), math_items=len(doc.items))
+                      not_drafted=not_drafted, macros=sorted(doc.macros), math_items=len(doc.items),
+                      unused_definitions=unused_defs)
 
 
 def read_latex(source: str, name: str = "paper", *, text: str | None = None, stdin=None) -> LatexDraft:
@@ -382,11 +443,19 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
                          f"    note={_q(note)},\n"
                          "))")
             continue
+        if b.assumptions:
+            refs = ", ".join(_q(a.reference) for a in b.assumptions)
+            premises = (f"    # drafted from the theorem's words (confirm each; docs/assumptions.md): "
+                        + "; ".join(f"{a.reference}: '{_comment(a.words)[:60]}'" for a in b.assumptions) + "\n"
+                        f"    assumptions=({refs},),\n")
+        else:
+            premises = ("    # TODO assumptions: none found in the theorem's words. Name them (docs/assumptions.md):\n"
+                        "    # a run counts only where its problem certifies every one, e.g. assumptions=('L_smooth',),\n")
         lines.append(f"{var} = register(Bound(\n"
                      f"    id={_q(b.id)}, paper=PAPER, title={_q(b.title or b.id)},\n" + source +
                      f"    quote={_q(b.latex[:400])},\n"
                      f"    lhs={_q(lhs)}, lhs_kind={_q(kind)}, lhs_description={_q(b.lhs.description[:300])},\n"
-                     + units +
+                     + premises + units +
                      f"    expr=F({_q(_expr_text(b.expr))}),\n"
                      + (f"    conditions=(\n{conds}    ),\n" if conds else "")
                      + (f"    definitions=({defs},),\n" if defs else "")
@@ -395,4 +464,10 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
                      "))")
     for d_id, var in written_defs.items():
         lines.append(f"register({var})")
+    for d in draft.unused_definitions:
+        lines += ["", f"# TODO line {d.line}: {_comment(d.latex)}",
+                  f"# defines {d.symbol} = {_comment(_expr_text(d.expr))}, which no bound uses: a rule of the theorem "
+                  "(a step size)? Add it to the bound's",
+                  "# conditions (e.g. Condition('step_rule', F('...')) with the symbol declared above) or set it in "
+                  "the check."]
     return "\n".join(lines) + "\n"

@@ -87,6 +87,8 @@ class Document:
     items: list[MathItem]
     theorems: list[tuple[str, str, str, int]]  # (environment, title, label, line)
     theorem_names: tuple[str, ...]
+    theorem_texts: list[str] = field(default_factory=list)  # each theorem-like environment's body, as written
+    assumption_texts: list[str] = field(default_factory=list)  # the bodies of assumption environments in the file
     _lines: list[int] = field(default_factory=list, repr=False)
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -431,8 +433,15 @@ def read_document(text: str, path: str = "<latex>") -> Document:
         items.append(MathItem(raw=raw, text=expanded, start=a, line=line, col=col, display=display,
                               environment=e[2] if e else "", env_index=inside, env_title=e[3] if e else "",
                               label=lab.group(1) if lab else (e[4] if e else ""), expansion_notes=notes))
+    assumption_texts = []
+    for m in _BEGIN.finditer(body):  # \begin{assumption}, {assumptions}, {assump}, {hypothesis}: the premises
+        if re.match(r"(assum|hypothes)", m.group(1).lower()):
+            end = _find_end(body, m.group(1), m.end())
+            if end > 0:
+                assumption_texts.append(body[m.end():end][:MAX_DISPLAY_CHARS])
     doc = Document(path=path, text=text, macros=macros, items=items,
-                   theorems=[(e[2], e[3], e[4], e[5]) for e in envs], theorem_names=names)
+                   theorems=[(e[2], e[3], e[4], e[5]) for e in envs], theorem_names=names,
+                   theorem_texts=[body[e[0]:e[1]][:MAX_DISPLAY_CHARS] for e in envs], assumption_texts=assumption_texts)
     doc._lines = starts
     return doc
 

@@ -381,11 +381,15 @@ def _robustness(bound, e, run, s, sl, weighted, cert, params, rows) -> dict:
     row's values (the row's finding holds at a value when every reading is still violated there): C, which the paper
     never defines (C = f C_max, f in C_FRACTIONS; the checks take C = C_max); r, which any larger value also bounds
     (r + a L, a in R_ADDED); and the horizon (each T' alone, a single comparison). Rule 8's rescaled instance, where
-    the row rests on one, is decided again at each value (assess_bound does it)."""
+    the row rests on one, is decided again at each value (assess_bound does it); a row violated as measured survives a
+    value only as measured."""
     from fedtheory.checks import robustness as make_robustness, sweep
 
     tr = run["trace"]
     L = float(e["L"])
+    # a finding on the run as measured (every reading violated without rule 8's rescaled run) survives a value only
+    # as measured too; one that rests on a rescaled instance may rest on one at every value
+    as_measured = not any("rescaled_instance" in (r.extra or {}) for r in rows.values())
 
     def verdict_at(c_frac=1.0, r_add=0.0, horizon=None):
         ratios = []
@@ -407,7 +411,7 @@ def _robustness(bound, e, run, s, sl, weighted, cert, params, rows) -> dict:
             r = assess_bound(bound, [rederive(vals)], fn, problem=e["key"], per_round=True,
                              settings=settings_of(run["alg"]), params=params, certification=cert,
                              units_reading={"eta_g": STEP_UNITS[s]}, rederive=rederive, robustness=False)
-            if r.verdict != "violated":
+            if r.verdict != "violated" or (as_measured and "rescaled_instance" in (r.extra or {})):
                 return False, None if r.ratio is None else 1.0 - float(r.ratio)
             ratios.append(r.ratio)
         good = [x for x in ratios if x is not None and np.isfinite(x)]
