@@ -17,12 +17,17 @@ A mutant is **run through the record's own checks unchanged**: it stands in for 
 evaluates it (``fedtheory.theory.stand_ins``), in a session whose simulations were run once for the statement, so
 a mutant costs the evaluations, not the simulations. It is **killed** by the first layer that reports it: the units
 row (inconsistent where the statement is consistent), the rate check (an inconsistent rate where the statement's
-is consistent), or a simulation row (violated where the statement's row is not a finding).
+is consistent), a simulation row (violated where the statement's row is not a finding), or an extra layer passed in
+(``layers``: the :class:`MutantLayer` protocol, prepared once per record, then asked about each mutant the rows
+leave alive). ``fedtheory check --mutants`` passes the **worst-case** layer (``fedtheory.worst.mutants``, above this
+module: a bound with a worst-case declaration is searched once, and a mutant is killed where the search's rule
+reports it at one of the kept worst instances); it is absent for a record without a declaration.
 
-Mutants that are not stronger than the statement at any instance the checks evaluated it at (and leave its rate
-alone) are weaker or equal: discarded (counted). Every survivor gets its measured reason: an equivalent mutant
-(sympy proves it equal), or the bound is looser than the mutation's factor on every instance tried (with the
-tightest measured/bound ratio found against the mutant's factor), or no row decides it.
+Mutants that are not stronger than the statement at any instance the checks (or a layer's search) evaluated it at
+(and leave its rate alone) are weaker or equal: discarded (counted). Every survivor gets its measured reason: an
+equivalent mutant (sympy proves it equal), or the bound is looser than the mutation's factor on every instance tried
+(with the tightest measured/bound ratio found against the mutant's factor, and the tightest worst-case ratio where a
+layer searched), or no row decides it.
 """
 from __future__ import annotations
 
