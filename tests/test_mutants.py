@@ -220,3 +220,7 @@ def test_check_mutants_from_the_command_line(toy, tmp_path):
     payload = json.loads(out.read_text())
     assert payload["overall"]["records"] == 2 and payload["overall"]["killed"] > 0
     assert {r["record"] for r in payload["records"]} == {"mutoy.loose", "mutoy.tight"}
+    assert payload["overall"]["killed_by"]["worst-case"] == 0  # the layer is there, absent for these records
+    bad = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--mutants", "--plugin", str(toy["path"]),
+                          "--only", "mutoy", "--worst-budget", "8"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "--worst-budget=8" in bad.stderr
