@@ -139,6 +139,24 @@ def test_the_worst_case_layer_kills_what_the_simulation_rows_miss(toy_worst):
     assert payload["records"][0]["killed_by"]["worst-case"] >= 1
 
 
+def test_a_mutant_is_decided_on_the_searchs_own_runs(toy_worst):
+    """rebound: the same runs and left side, another record's right side; the statement itself gives back its own
+    evaluation, a mutant at half the bound half of it."""
+    from fedtheory.worst import rebound
+    from fedtheory.worst.mutants import WorstCaseLayer
+
+    rec, _ = toy_worst
+    prepared = WorstCaseLayer(budget=32, finalists=2).prepare(rec)
+    assert prepared is not None and prepared.decides and len(prepared.kept) == 2
+    (half,) = [m for m in mutants_of(rec) if m.description == "the whole bound x 1/2"]
+    for _, ev in prepared.kept:
+        same, halved = rebound(prepared.spec, ev, rec), rebound(prepared.spec, ev, half.record)
+        np.testing.assert_array_equal(same.bound_all, ev.bound_all)
+        np.testing.assert_array_equal(same.lhs_all, ev.lhs_all)
+        np.testing.assert_allclose(halved.bound_all, ev.bound_all / 2, rtol=1e-15)
+    assert prepared.decide(half) is None  # 4/27 of the bound at worst: half the bound still holds
+
+
 def test_the_worst_case_layer_is_absent_without_a_declaration(toy):
     from fedtheory.worst.mutants import WorstCaseLayer
 
