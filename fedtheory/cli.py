@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
                     "with a worst-case declaration (`fedtheory worst --list`); a violated worst case is a finding")
     ck.add_argument("--worst-budget", type=int, default=256, metavar="N",
                     help="instance evaluations per worst-case search, at least 32 (one generation; default 256; "
-                         "`fedtheory worst` for more)")
+                         "`fedtheory worst` for more); also the search of --mutants' worst-case layer")
     ck.add_argument("--worst-dir", default="worst_instances", metavar="DIR",
                     help="--worst-case: where the worst instances are written, one RECORD_ID.json each (default "
                          "worst_instances/ in the current folder; created if missing)")
@@ -81,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--mutants", action="store_true", help="the mutation score instead of the checks: every bound and "
                     "stated order of the selected papers (--paper, --only: record ids) mutated (a constant halved, a "
                     "term dropped, an exponent moved, a symbol swapped, a faster order) and run through its own units, "
-                    "rate and simulation checks; prints killed / survived per record with each survivor's reason "
+                    "rate and simulation checks and, where declared, its worst-case search; prints killed / survived "
+                    "per record with each survivor's reason "
                     "(exit 0; --out writes the JSON)")
     ck.add_argument("--controls", action="store_true", help="run the negative controls of the selected checks instead "
                     "of the checks: each must make its check report a finding (exit 0 when all do, 3 when one does "
@@ -768,12 +769,21 @@ def _cmd_mutants(args) -> int:
     """`check --mutants`: the mutation score of the selected records (fedtheory.checks.mutants)."""
     from .checks import write_json
     from .checks.mutants import format_mutation_table, mutation_payload, run_mutants
+    from .worst.mutants import WorstCaseLayer
+    from .worst.search import worst_case
 
     if args.worst_case or args.report or args.controls or args.runs is not None:
         raise ParameterError("--mutants", True, "without --worst-case, --report, --controls and --runs")
+    popsize = inspect.signature(worst_case).parameters["popsize"].default
+    if args.worst_budget < popsize:  # the worst-case layer's search: refused before any check runs
+        raise ParameterError("--worst-budget", args.worst_budget, f"an integer >= {popsize} (the search's population "
+                             "size: one generation)")
     t0 = time.perf_counter()
     show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
-    scores = run_mutants(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=show)
+    # the worst-case layer: each record with a worst-case declaration is searched once, its mutants decided there
+    layers = [WorstCaseLayer(budget=args.worst_budget, seed=args.seed)]
+    scores = run_mutants(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=show,
+                         layers=layers)
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
                                seed=args.seed, elapsed_s=round(time.perf_counter() - t0, 2))
     if args.out:

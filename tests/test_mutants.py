@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 from fedtheory.checks import Session
-from fedtheory.checks.mutants import mutants_of, score_record
+from fedtheory.checks.mutants import format_mutation_table, mutants_of, mutation_payload, score_record
 from fedtheory.theory import Bound, StatedOrder, SymbolSet, stand_ins
 
 PLUGIN = textwrap.dedent('''
@@ -65,6 +65,107 @@ def toy(tmp_path_factory):
     specs = all_checks()
     return {"loose": (record("mutoy.loose"), [specs["mutoy.loose"]]), "tight": (record("mutoy.tight"), [specs["mutoy.tight"]]),
             "path": path}
+
+
+WORST_PLUGIN = textwrap.dedent('''
+    """A deterministic toy statement with a worst-case declaration: one gradient step (step 1/L) on a 1-d quadratic
+    of curvature lambda in (0, L], ||w0 - w*||^2 = R2; f(w1) - f* = (lambda/2)(1 - lambda/L)^2 R2, at most
+    2 L R2 / 27 (lambda = L/3). Bound: L R2 / (2 N), 27/4 = 6.75 times the worst case at N = 1. The check's row
+    measures an easy instance (a thousandth of the bound): no stronger mutant by 1/10 is reported there."""
+    import numpy as np
+    from fedtheory.checks import assess_bound, check
+    from fedtheory.sim import Exact, RunConfig, fedavg
+    from fedtheory.theory import Bound, SymbolSet, register
+    from fedtheory.worst import QuadraticClass, WorstCaseSpec, register_worst_case
+
+    S = SymbolSet("mutoyw", strict=True)
+    L = S.add("L", "smoothness", dim="f/w^2")
+    R2 = S.add("R2", "initial distance squared", dim="w^2")
+    N = S.add("N", "steps", integer=True, dim="1")
+    B = register(Bound(id="mutoyw.gd", paper="mutoyw", title="one gradient step", source="test", symbols=S,
+                       expr=L * R2 / (2 * N), lhs="opt_error", lhs_kind="none"))
+    VALUES = {"L": 1.0, "R2": 1.0, "N": 1}
+
+    @check("mutoyw.gd", "mutoyw", "bound", records=("mutoyw.gd",))
+    def easy(session):
+        lhs = np.full(4, 1e-3 * float(B.evaluate(VALUES)))  # four identical runs: deterministic
+        return [assess_bound(B, [VALUES], lhs, problem="easy")]
+
+    def make(record_id="mutoyw.gd", *, L: float = 1.0, R2: float = 1.0):
+        space = QuadraticClass(1, 1, L=L, mu=1e-6 * L, client_mu=1e-6 * L, dist2=R2)
+        config = RunConfig(rounds=1, local_steps=1, lr=1.0 / L, oracle=Exact())
+
+        def measure(tr, inst, which):
+            return inst.loss(tr.final_w, which) - inst.f_star[which]
+
+        return WorstCaseSpec(record_id, space, fedavg(), config, measure, lambda inst, tr, which: {"L": L, "R2": R2, "N": 1},
+                             seeds=(0,), params={"record_id": record_id, "L": L, "R2": R2})
+
+    register_worst_case("mutoyw.gd", make, description="one gradient step on 1-d quadratics")
+''')
+
+
+@pytest.fixture(scope="module")
+def toy_worst(tmp_path_factory):
+    from fedtheory.plugins import load_plugin
+
+    path = tmp_path_factory.mktemp("mutoyw") / "mutoyw_plugin.py"
+    path.write_text(WORST_PLUGIN)
+    load_plugin(str(path))
+    from fedtheory.checks.base import all_checks
+    from fedtheory.plugins import record
+
+    return record("mutoyw.gd"), [all_checks()["mutoyw.gd"]]
+
+
+def test_the_worst_case_layer_kills_what_the_simulation_rows_miss(toy_worst):
+    from fedtheory.worst.mutants import WorstCaseLayer
+
+    rec, specs = toy_worst
+    without = {o.mutant.description: o for o in score_record(rec, specs, Session()).outcomes}
+    score = score_record(rec, specs, Session(), layers=[WorstCaseLayer(budget=64)])
+    by = {o.mutant.description: o for o in score.outcomes}
+    tenth, half = by["the whole bound x 1/10"], by["the whole bound x 1/2"]
+    # the check's easy instance leaves both alive; the worst case (ratio ~ 4/27 of the bound) kills the tenth only
+    assert without["the whole bound x 1/10"].status == "survived"
+    assert tenth.status == "killed" and tenth.layer == "worst-case" and "worst-case instance" in tenth.rows[0]
+    assert half.status == "survived" and "worst-case: the search's tightest kept instance has measured/bound" \
+        in half.reason
+    assert score.by_layer()["worst-case"] >= 1 and "worst-case" in score.note
+    table = format_mutation_table([score])
+    assert "worst-case" in table.splitlines()[0] and f"worst-case {score.by_layer()['worst-case']})" in table
+    payload = mutation_payload([score])
+    assert payload["overall"]["killed_by"]["worst-case"] == score.by_layer()["worst-case"]
+    assert payload["records"][0]["killed_by"]["worst-case"] >= 1
+
+
+def test_a_mutant_is_decided_on_the_searchs_own_runs(toy_worst):
+    """rebound: the same runs and left side, another record's right side; the statement itself gives back its own
+    evaluation, a mutant at half the bound half of it."""
+    from fedtheory.worst import rebound
+    from fedtheory.worst.mutants import WorstCaseLayer
+
+    rec, _ = toy_worst
+    prepared = WorstCaseLayer(budget=32, finalists=2).prepare(rec)
+    assert prepared is not None and prepared.decides and len(prepared.kept) == 2
+    (half,) = [m for m in mutants_of(rec) if m.description == "the whole bound x 1/2"]
+    for _, ev in prepared.kept:
+        same, halved = rebound(prepared.spec, ev, rec), rebound(prepared.spec, ev, half.record)
+        np.testing.assert_array_equal(same.bound_all, ev.bound_all)
+        np.testing.assert_array_equal(same.lhs_all, ev.lhs_all)
+        np.testing.assert_allclose(halved.bound_all, ev.bound_all / 2, rtol=1e-15)
+    assert prepared.decide(half) is None  # 4/27 of the bound at worst: half the bound still holds
+
+
+def test_the_worst_case_layer_is_absent_without_a_declaration(toy):
+    from fedtheory.worst.mutants import WorstCaseLayer
+
+    rec, specs = toy["loose"]
+    assert WorstCaseLayer(budget=32).prepare(rec) is None
+    score = score_record(rec, specs, Session(), layers=[WorstCaseLayer(budget=32)])
+    assert score.by_layer()["worst-case"] == 0 and "worst-case" not in score.note
+    plain = score_record(rec, specs, Session())
+    assert [(o.status, o.layer) for o in score.outcomes] == [(o.status, o.layer) for o in plain.outcomes]
 
 
 def test_the_mutants_of_a_bound_cover_every_kind():
@@ -137,3 +238,7 @@ def test_check_mutants_from_the_command_line(toy, tmp_path):
     payload = json.loads(out.read_text())
     assert payload["overall"]["records"] == 2 and payload["overall"]["killed"] > 0
     assert {r["record"] for r in payload["records"]} == {"mutoy.loose", "mutoy.tight"}
+    assert payload["overall"]["killed_by"]["worst-case"] == 0  # the layer is there, absent for these records
+    bad = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--mutants", "--plugin", str(toy["path"]),
+                          "--only", "mutoy", "--worst-budget", "8"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "--worst-budget=8" in bad.stderr

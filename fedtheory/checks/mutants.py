@@ -17,12 +17,17 @@ A mutant is **run through the record's own checks unchanged**: it stands in for 
 evaluates it (``fedtheory.theory.stand_ins``), in a session whose simulations were run once for the statement, so
 a mutant costs the evaluations, not the simulations. It is **killed** by the first layer that reports it: the units
 row (inconsistent where the statement is consistent), the rate check (an inconsistent rate where the statement's
-is consistent), or a simulation row (violated where the statement's row is not a finding).
+is consistent), a simulation row (violated where the statement's row is not a finding), or an extra layer passed in
+(``layers``: the :class:`MutantLayer` protocol, prepared once per record, then asked about each mutant the rows
+leave alive). ``fedtheory check --mutants`` passes the **worst-case** layer (``fedtheory.worst.mutants``, above this
+module: a bound with a worst-case declaration is searched once, and a mutant is killed where the search's rule
+reports it at one of the kept worst instances); it is absent for a record without a declaration.
 
-Mutants that are not stronger than the statement at any instance the checks evaluated it at (and leave its rate
-alone) are weaker or equal: discarded (counted). Every survivor gets its measured reason: an equivalent mutant
-(sympy proves it equal), or the bound is looser than the mutation's factor on every instance tried (with the
-tightest measured/bound ratio found against the mutant's factor), or no row decides it.
+Mutants that are not stronger than the statement at any instance the checks (or a layer's search) evaluated it at
+(and leave its rate alone) are weaker or equal: discarded (counted). Every survivor gets its measured reason: an
+equivalent mutant (sympy proves it equal), or the bound is looser than the mutation's factor on every instance tried
+(with the tightest measured/bound ratio found against the mutant's factor, and the tightest worst-case ratio where a
+layer searched), or no row decides it.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 import sympy as sp
@@ -41,13 +46,13 @@ from .base import FINDINGS, CheckResult, CheckSpec, Session, run_spec, select
 from .units_check import units_result
 from .verdicts import rate_check
 
-__all__ = ["Mutant", "MutantOutcome", "RecordScore", "mutants_of", "mutation_payload", "format_mutation_table",
-           "run_mutants", "score_record"]
+__all__ = ["KILLING", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
+           "mutation_payload", "format_mutation_table", "run_mutants", "score_record"]
 
 FACTORS = (sp.Rational(1, 2), sp.Rational(1, 10))
 EXPONENT_MOVES = (sp.Integer(-1), sp.Rational(-1, 2), sp.Rational(1, 2), sp.Integer(1))
 MAX_PER_KIND = 40  # mutants of one kind per record (the first ones, in a fixed order)
-KILLING = ("units", "rate", "simulation")
+KILLING = ("units", "rate", "simulation", "worst-case")
 
 
 @dataclass
@@ -100,7 +105,8 @@ class RecordScore:
         return self.count("killed") / self.scored if self.scored else None
 
     def by_layer(self) -> dict[str, int]:
-        return {layer: sum(o.status == "killed" and o.layer == layer for o in self.outcomes) for layer in KILLING}
+        names = list(KILLING) + sorted({o.layer for o in self.outcomes if o.layer and o.layer not in KILLING})
+        return {layer: sum(o.status == "killed" and o.layer == layer for o in self.outcomes) for layer in names}
 
     def as_dict(self) -> dict[str, Any]:
         return {"record": self.record_id, "mutants": len(self.outcomes), "killed": self.count("killed"),
@@ -108,6 +114,32 @@ class RecordScore:
                 "weaker": self.count("weaker"), "undecided": self.count("undecided"), "score": self.score, "killed_by": self.by_layer(),
                 "seconds": round(self.seconds, 2), "note": self.note,
                 "outcomes": [o.as_dict() for o in self.outcomes]}
+
+
+class PreparedLayer(Protocol):
+    """A killing layer made ready for one record (``MutantLayer.prepare``): ``decides`` whether it can tell a
+    stronger mutant from the statement at all (the statement is not itself reported there); ``points`` the values it
+    evaluates the bound at (they join the instances of the checks in telling stronger mutants from weaker ones);
+    ``summary`` what it measured for the statement (cited in a survivor's reason and the record's note);
+    ``decide(mutant)`` the row text that reports the mutant (killed), or None."""
+
+    decides: bool
+    points: Sequence[Mapping[str, Any]]
+    summary: str
+
+    def decide(self, mutant: Mutant) -> str | None: ...
+
+
+class MutantLayer(Protocol):
+    """A killing layer beyond the units, rate and simulation rows, asked about every stronger mutant those leave
+    alive (e.g. ``fedtheory.worst.mutants.WorstCaseLayer``, the 'worst-case' layer; passed by the command line, since
+    this module sits below ``fedtheory.worst``). ``name``: the layer's name in the table and the JSON (KILLING);
+    ``prepare(record)``: the layer's work for the statement, done once (None where it has nothing for the record:
+    the layer is absent, not an error)."""
+
+    name: str
+
+    def prepare(self, record: Any) -> PreparedLayer | None: ...
 
 
 # ------------------------------------------------------------------------------------ generating mutants
@@ -299,13 +331,22 @@ def _simulation_rows(specs: Sequence[CheckSpec], session: Session) -> list[Check
 
 
 def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
-                 mutants: Sequence[Mutant] | None = None) -> RecordScore:
+                 mutants: Sequence[Mutant] | None = None, layers: Sequence[MutantLayer] = ()) -> RecordScore:
     """Every mutant of ``record`` decided by the units row, the rate check and the rows of ``specs`` (its simulation
-    checks, run once for the statement in ``session`` and then once per mutant on the same simulations)."""
+    checks, run once for the statement in ``session`` and then once per mutant on the same simulations), then by each
+    of ``layers`` (prepared once for the statement) in turn."""
     t0 = time.perf_counter()
     with record_evaluations() as log:
         base_rows = _simulation_rows(specs, session)
-    points = log.get(record.id, [])
+    checked = list(log.get(record.id, []))
+    ready: list[tuple[str, PreparedLayer, float]] = []
+    for layer in layers:
+        t1 = time.perf_counter()
+        prepared = layer.prepare(record)
+        if prepared is not None:
+            ready.append((layer.name, prepared, time.perf_counter() - t1))
+    points = checked + [v for _, p, _ in ready for v in p.points]
+    deciding = [(name, p) for name, p, _ in ready if p.decides]
     base = {_row_key(r): r for r in base_rows if r.id == record.id}
     holding = [r for r in base.values() if r.verdict in ("holds", "inconclusive")]
     if not holding:  # every row already a finding or not applicable: a stronger mutant cannot be told apart there
@@ -319,7 +360,8 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
         stronger, low = (True, None) if m.kind == "order" else _stronger_somewhere(record, m, points)
         if not stronger and not rate_changed:
             outcomes.append(MutantOutcome(m, "weaker", reason="not below the statement at any instance the checks "
-                                                               "evaluated" + (f" (smallest mutant/statement {low:.3g})"
+                                                               "(or a layer's search) evaluated"
+                                                               + (f" (smallest mutant/statement {low:.3g})"
                                                                               if low is not None else " (none evaluated)")))
             continue
         if m.kind != "order" and (low is None or low >= 1 - 1e-12) and _equivalent(record, m):
@@ -347,26 +389,46 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
                                           rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}"
                                                 for r in killed]))
             continue
-        if not holding:
+        by = _decided_by(deciding, m)
+        if by is not None:
+            outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]]))
+            continue
+        if not holding and not deciding:
             outcomes.append(MutantOutcome(m, "undecided", reason="the statement itself is reported on every row that "
                                                                   "decides it (violated or not applicable): a stronger "
                                                                   "mutant cannot be told apart by simulation"))
             continue
-        outcomes.append(MutantOutcome(m, "survived", reason=_survivor_reason(base, rows, low)))
+        reason = _survivor_reason(base, rows, low, holding=bool(holding))
+        outcomes.append(MutantOutcome(m, "survived", reason=reason + "".join(f"; {name}: {p.summary}"
+                                                                              for name, p in deciding)))
+    only = "units and rate layers" + "".join(f", {name}" for name, _ in deciding) + " only"
     note = ("" if holding else "no simulation row holds for the statement (each is a finding or not applicable): "
-            "units and rate layers only") if points else "no check evaluated the statement on a run (units and rate " \
-                                                         "layers only)"
-    return RecordScore(record.id, outcomes, time.perf_counter() - t0, note=note)
+            + only) if checked else "no check evaluated the statement on a run (" + only + ")"
+    notes = [note] if note else []
+    notes += [f"{name}: {p.summary} ({s:.1f} s)" for name, p, s in ready]
+    return RecordScore(record.id, outcomes, time.perf_counter() - t0, note="; ".join(notes))
 
 
-def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult], low: float | None) -> str:
+def _decided_by(deciding: Sequence[tuple[str, PreparedLayer]], mutant: Mutant) -> tuple[str, str] | None:
+    """(the first layer that reports the mutant, its row), or None."""
+    for name, prepared in deciding:
+        row = prepared.decide(mutant)
+        if row:
+            return name, row
+    return None
+
+
+def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult], low: float | None, *,
+                     holding: bool = True) -> str:
     """Why a stronger mutant survived, measured on its own rows: it still holds on every row (the statement's slack
     exceeds what the mutation takes away), or it is below the measurement somewhere without significance, or no row
     decides it."""
     pairs = [(base[_row_key(r)], r) for r in rows if _row_key(r) in base and base[_row_key(r)].verdict == "holds"]
     factor = f"; the mutant is {low:.3g}x the statement at the instances the checks evaluated" if low is not None else ""
     if not pairs:
-        return "no simulation row decides it (the record's rows are not applicable, or it has no simulation check)" + factor
+        why = ("the record's rows are not applicable, or it has no simulation check" if holding or not base else
+               "the statement is itself reported on every row that decides it")
+        return f"no simulation row decides it ({why})" + factor
     slack = min((b.ratio for b, _ in pairs if isinstance(b.ratio, (int, float))), default=None)
     still = [r for _, r in pairs if r.verdict == "holds"]
     mut = min((r.ratio for r in still if isinstance(r.ratio, (int, float))), default=None)
@@ -405,16 +467,18 @@ def mutable_records(paper: str | None = None, only: Iterable[str] | None = None)
 
 
 def run_mutants(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick", seed: int = 0,
-                progress: Callable[[str], None] | None = None) -> list[RecordScore]:
+                progress: Callable[[str], None] | None = None,
+                layers: Sequence[MutantLayer] = ()) -> list[RecordScore]:
     """The mutation score of every selected record (``mutable_records``) with its simulation checks (the checks
-    of kind 'bound' that test it), each record in a session of its own."""
+    of kind 'bound' that test it) and the extra ``layers`` (``fedtheory check --mutants`` passes the worst-case
+    layer), each record in a session of its own."""
     chosen = select(paper, None, profile)  # loads the plug-ins; validates the paper; the profile's checks
     out = []
     for rec in mutable_records(paper, only):
         specs = [s for s in chosen if rec.id in s.records and s.kind == "bound"]
         if progress:
             progress(rec.id)
-        out.append(score_record(rec, specs, Session(profile, seed)))
+        out.append(score_record(rec, specs, Session(profile, seed), layers=layers))
     return out
 
 
@@ -422,7 +486,8 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
     """The JSON document of ``fedtheory check --mutants --out``: per record and overall."""
     killed = sum(s.count("killed") for s in scores)
     scored = sum(s.scored for s in scores)
-    layers = {layer: sum(s.by_layer()[layer] for s in scores) for layer in KILLING}
+    names = list(dict.fromkeys(name for s in scores for name in s.by_layer())) or list(KILLING)
+    layers = {layer: sum(s.by_layer().get(layer, 0) for s in scores) for layer in names}
     return {**meta, "overall": {"records": len(scores), "mutants": sum(len(s.outcomes) for s in scores),
                                 "killed": killed, "survived": scored - killed,
                                 "equivalent": sum(s.count("equivalent") for s in scores),
@@ -435,27 +500,33 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
 def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) -> str:
     """The table ``fedtheory check --mutants`` prints: per record, the mutants, killed by layer, survivors, score;
     then every survivor with its reason (all of them, or with ``verbose`` every outcome)."""
-    head = ["record", "mutants", "weaker", "equiv.", "undecided", "units", "rate", "simulation", "survived", "score", "s"]
+    p = mutation_payload(scores)["overall"]
+    names = list(p["killed_by"])
+    head = ["record", "mutants", "weaker", "equiv.", "undecided", *names, "survived", "score", "s"]
     body = []
     for s in scores:
         b = s.by_layer()
         body.append([s.record_id, str(len(s.outcomes)), str(s.count("weaker")), str(s.count("equivalent")),
-                     str(s.count("undecided")), str(b["units"]), str(b["rate"]), str(b["simulation"]), str(s.count("survived")),
+                     str(s.count("undecided")), *(str(b.get(n, 0)) for n in names), str(s.count("survived")),
                      "-" if s.score is None else f"{s.score:.2f}", f"{s.seconds:.1f}"])
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(head)]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
     lines = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
-    p = mutation_payload(scores)["overall"]
     lines.append("")
-    lines.append(f"{p['records']} records, {p['mutants']} mutants: {p['killed']} killed (units {p['killed_by']['units']}, "
-                 f"rate {p['killed_by']['rate']}, simulation {p['killed_by']['simulation']}), {p['survived']} survived, "
+    lines.append(f"{p['records']} records, {p['mutants']} mutants: {p['killed']} killed ("
+                 + ", ".join(f"{n} {k}" for n, k in p["killed_by"].items()) + f"), {p['survived']} survived, "
                  f"{p['equivalent']} equivalent, {p['weaker']} weaker (discarded), {p['undecided']} undecided (the "
                  "statement is itself reported); mutation score "
                  + ("-" if p["score"] is None else f"{p['score']:.3f}"))
+    notes = [(s.record_id, s.note) for s in scores if s.note]
+    if notes:
+        lines.append("\nnotes:")
+        lines += [f"  {rid}: {note}" for rid, note in notes]
     surv = [(s.record_id, o) for s in scores for o in s.outcomes if verbose or o.status == "survived"]
     if surv:
         lines.append("\n" + ("every mutant:" if verbose else "survivors and why:"))
         for rid, o in surv:
             lines.append(f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: {o.status}"
-                         + (f" by {o.layer}" if o.layer else "") + (f" - {o.reason}" if o.reason else ""))
+                         + (f" by {o.layer}" if o.layer else "") + (f" - {o.reason}" if o.reason else "")
+                         + (f" ({o.rows[0]})" if verbose and o.status == "killed" and o.rows else ""))
     return "\n".join(lines)

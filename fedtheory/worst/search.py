@@ -49,6 +49,9 @@ class Evaluation:
     values: Mapping[str, Any]
     diverged: np.ndarray  # (P,)
     bound_seeds: np.ndarray | None = None  # (P, seeds, m) when the bound is per run (spec.bound_per_run)
+    # the values as the spec's constants_from_instance returned them (per run where the bound is per run): what
+    # ``rebound`` evaluates another record at
+    raw_values: Mapping[str, Any] | None = None
 
     @property
     def _ratio_all(self) -> np.ndarray:
@@ -118,21 +121,36 @@ def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None
                       w0=inst.w0[which], measures=spec.measures)
     lhs = np.asarray(spec.measure(tr, inst, which), float)
     lhs = (lhs[:, None] if lhs.ndim == 1 else lhs.T).reshape(P, S, -1)
-    m = lhs.shape[2]
     diverged = tr.diverged.reshape(P, -1).any(axis=1)  # instance-major: every run of instance p
     lhs = np.where(np.isfinite(lhs), lhs, np.inf)  # a divergence is the largest possible left side
     vals = dict(spec.constants_from_instance(inst, tr, which))
-    b = np.asarray(spec.record.evaluate(vals), float)
+    return _bounded(spec, spec.record, lhs, vals, diverged)
+
+
+def rebound(spec: WorstCaseSpec, ev: Evaluation, record: Any) -> Evaluation:
+    """``ev`` (an evaluation of ``spec``) with the bound of ``record`` in place of the spec's record, evaluated at the
+    same values: the same runs, the same measured left side, another right side (e.g. a mutant of the statement,
+    ``fedtheory.worst.mutants``)."""
+    vals = dict(ev.raw_values if ev.raw_values is not None else ev.values)
+    return _bounded(spec, record, ev.lhs_all, vals, ev.diverged)
+
+
+def _bounded(spec: WorstCaseSpec, record: Any, lhs: np.ndarray, vals: dict[str, Any], diverged: np.ndarray) -> Evaluation:
+    """The Evaluation of measured ``lhs`` (P, seeds, m) against ``record``'s bound at ``vals``."""
+    P, S, m = lhs.shape
+    R = P * S
+    raw = dict(vals)
+    b = np.asarray(record.evaluate(vals), float)
     if spec.bound_per_run:  # values with a leading axis of R = P x seeds runs: one bound per run
         if b.ndim == 1 and b.shape[0] == R and m != R:
             b = b[:, None]
         b_seeds = np.broadcast_to(b, (R, m)).reshape(P, S, m).copy()
         # reported per instance: the mean over its runs (a NaN bound of a run stays NaN: never 'holds')
         vals = {k: _instance_mean(v, P, S) for k, v in vals.items()}
-        return Evaluation(lhs, b_seeds.mean(axis=1), vals, diverged, b_seeds)
+        return Evaluation(lhs, b_seeds.mean(axis=1), vals, diverged, b_seeds, raw_values=raw)
     if b.ndim == 1 and b.shape[0] == P and m != P:
         b = b[:, None]
-    return Evaluation(lhs, np.broadcast_to(b, (P, m)).copy(), vals, diverged)
+    return Evaluation(lhs, np.broadcast_to(b, (P, m)).copy(), vals, diverged, raw_values=raw)
 
 
 def _instance_mean(v: Any, P: int, S: int) -> Any:
@@ -173,9 +191,15 @@ def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
     return out
 
 
-def _verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
+def instance_verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
+    """The verdict of instance ``i`` of ``ev`` (holds | violated | inconclusive | not_applicable) and the conditions
+    that failed: the decision rule of the search (deterministic runs: a gap beyond a relative 1e-12 of the bound;
+    stochastic: the paired gap against ``z_threshold`` standard errors)."""
     with np.errstate(invalid="ignore", over="ignore"):  # a diverged instance: inf - inf in its spread
         return _verdict_of(spec, ev, i)
+
+
+_verdict = instance_verdict  # the name the tests use
 
 
 def _verdict_of(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
@@ -295,7 +319,8 @@ class _Abort(Exception):
 def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None = None, popsize: int = 32,
                seed: int = 0, final_seeds: int | None = None, progress: bool = False,
                instance_path: str | None = None, random_ratio: float | None = None,
-               reference: str | None = None, executor: Any = None, chunk: int | None = None) -> dict[str, Any]:
+               reference: str | None = None, executor: Any = None, chunk: int | None = None,
+               finalists: int | None = None, keep: list | None = None) -> dict[str, Any]:
     """Search ``spec``'s class for the instance that maximises left side / bound; return the JSON record.
 
     budget: instance evaluations (population x generations, the initial population included); seconds: also stop
@@ -305,6 +330,10 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     ``fedtheory.parallel`` executor (default chunk with an executor: DEFAULT_CHUNK). Without both, a generation is one
     batch. The same chunk gives the same bits serially and on any number of workers; a chunk that fails every
     attempt leaves its instances unevaluated (``failed_tasks`` in the record).
+    finalists: how many of the best instances of the search are re-evaluated at the end (default FINALISTS for a
+    stochastic spec, 1 for a deterministic one); keep: a list to which (instance, its Evaluation on the final seeds)
+    of every finalist is appended, best first by the search's ratio (the best random start last where it is added):
+    e.g. for deciding mutants of the statement at the same runs (``fedtheory.worst.mutants``).
     """
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1):
         raise ParameterError("chunk", chunk, "an integer >= 1 (instances per unit of work)")
@@ -317,6 +346,9 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     budget = int(budget)
     if budget < popsize:
         raise ParameterError("budget", budget, f"at least the population size ({popsize}) instance evaluations")
+    if finalists is not None and (isinstance(finalists, bool) or not isinstance(finalists, (int, np.integer))
+                                  or finalists < 1):
+        raise ParameterError("finalists", finalists, "an integer >= 1 (instances re-evaluated at the end)")
     if popsize < 5:
         raise ParameterError("popsize", popsize, "an integer >= 5")
     if seconds is not None and not seconds > 0:
@@ -340,7 +372,7 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     state = {"evals": 0, "seen": 0, "best": None, "random": None, "gens": 0, "top": [], "failed": []}
     # stochastic specs: the search's few seeds flatter some instances; the FINALISTS best (by the search's estimate)
     # are re-evaluated on the final seeds and the worst of them on those seeds is reported
-    n_top = FINALISTS if spec.stochastic else 1
+    n_top = int(finalists) if finalists is not None else FINALISTS if spec.stochastic else 1
     gens = max(budget // popsize - 1, 0)
     bar = tasks_bar = None
     if executor is not None:
@@ -453,6 +485,8 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         inst.theta = cand.theta
         insts.append(inst)
         evs.append(evaluate(spec, inst, seeds))
+    if keep is not None:
+        keep.extend(zip(insts, evs))
     final_ratios = [float(e.ratio[0]) for e in evs]
     k = int(np.argmax(final_ratios))  # the random start is part of the search: never reported above it
     worst, ev = insts[k], evs[k]
@@ -585,6 +619,15 @@ def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: in
               reference_kw: Mapping[str, Any] | None = None, **kw) -> dict[str, Any]:
     """Build the spec of ``record_id`` (constants from today's check where declared, overridden by ``sets``) and
     search it."""
+    spec, random_ratio, ref_label = worst_spec(record_id, sets=sets, seed=seed, use_reference=use_reference,
+                                               reference_kw=reference_kw)
+    return worst_case(spec, seed=seed, random_ratio=random_ratio, reference=ref_label, **kw)
+
+
+def worst_spec(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+               reference_kw: Mapping[str, Any] | None = None) -> tuple[WorstCaseSpec, float | None, str | None]:
+    """The spec ``run_worst`` searches: (spec, the check's random_ratio, the reference's label) - the constants of
+    today's check where the declaration has a reference, overridden by ``sets``."""
     e = entry(record_id)
     params: dict[str, Any] = {}
     random_ratio = ref_label = None
@@ -606,5 +649,4 @@ def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: in
         params.update(sets)
         if changed and random_ratio is not None:
             ref_label = f"{ref_label}; constants changed here ({', '.join(changed)}): random_ratio is the check's, at its own"
-    spec = make_spec(record_id, params)
-    return worst_case(spec, seed=seed, random_ratio=random_ratio, reference=ref_label, **kw)
+    return make_spec(record_id, params), random_ratio, ref_label
