@@ -242,3 +242,15 @@ def test_check_mutants_from_the_command_line(toy, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--mutants", "--plugin", str(toy["path"]),
                           "--only", "mutoy", "--worst-budget", "8"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "--worst-budget=8" in bad.stderr
+
+
+def test_rows_a_check_labels_alike_pair_up_in_order():
+    """yuan2016.thm3's check labels its two settings alike (k = 1..120: one inside the step condition, one outside).
+    The statement's holding row must not be overwritten by its not-applicable twin: its mutants are decided, not
+    'undecided' as though no row held."""
+    from fedtheory.checks.mutants import run_mutants
+
+    (score,) = run_mutants(only=["yuan2016.thm3"])
+    assert score.count("undecided") == 0
+    assert score.count("survived") + score.count("killed") > 0
+    assert all("the statement's bound is" in o.reason for o in score.outcomes if o.status == "survived")

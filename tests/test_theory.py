@@ -96,6 +96,19 @@ def test_a_formula_is_lambdified_and_expanded_once_per_process():
     assert copy.conditions_failed(vals) == F.THM1.conditions_failed(vals)
 
 
+def test_a_complex_value_is_no_value_never_its_real_part():
+    """An expression that evaluates to a complex number (a mutant's moved exponent, an I in a formula) gives NaN, not
+    its real part with a ComplexWarning; a complex result with no imaginary part is its real value."""
+    from fedtheory.theory.core import Evaluator
+
+    S = SymbolSet("complexdemo")
+    a = S.add("a", "a real number", sp.Interval(-10, 10), dim="1")
+    assert Evaluator(sp.I ** 2 + a, S, "e")({"a": 1.0}) == 0.0
+    with np.errstate(all="ignore"):
+        out = Evaluator(a + sp.I, S, "e")({"a": np.array([1.0, 2.0])})
+    assert np.isnan(out).all()
+
+
 def test_conditions_name_what_fails():
     vals = _random_values(F.THM1, np.random.default_rng(1))
     vals.update(N=10.0, C=10.0, K=5.0, L=2.0, B=1.5, beta=0.05, eta=0.5)

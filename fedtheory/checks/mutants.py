@@ -275,6 +275,18 @@ def _row_key(r: CheckResult) -> str:
     return f"{r.id}|{r.problem}|{setting}|{r.params.get('reading') if isinstance(r.params, dict) else ''}"
 
 
+def _keyed(rows: Sequence[CheckResult]) -> dict[str, CheckResult]:
+    """Rows by their key; a key that repeats (two settings a check labels alike, e.g. a step inside and outside the
+    conditions) gets its occurrence number, so the statement's rows and a mutant's pair up in the check's order."""
+    out: dict[str, CheckResult] = {}
+    seen: dict[str, int] = {}
+    for r in rows:
+        k = _row_key(r)
+        seen[k] = seen.get(k, 0) + 1
+        out[k if seen[k] == 1 else f"{k}#{seen[k]}"] = r
+    return out
+
+
 def _is_finding(r: CheckResult) -> bool:
     return r.verdict in FINDINGS
 
@@ -347,7 +359,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             ready.append((layer.name, prepared, time.perf_counter() - t1))
     points = checked + [v for _, p, _ in ready for v in p.points]
     deciding = [(name, p) for name, p, _ in ready if p.decides]
-    base = {_row_key(r): r for r in base_rows if r.id == record.id}
+    base = _keyed([r for r in base_rows if r.id == record.id])
     holding = [r for r in base.values() if r.verdict in ("holds", "inconclusive")]
     if not holding:  # every row already a finding or not applicable: a stronger mutant cannot be told apart there
         specs = ()
@@ -382,8 +394,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
                     outcomes.append(MutantOutcome(m, "killed", "rate", rows=[rr.detail[:200]]))
                     continue
             rows = [r for r in _simulation_rows(specs, session) if r.id == record.id] if specs else []
-        killed = [r for r in rows if _is_finding(r) and not _is_finding(base.get(_row_key(r), r))
-                  and _row_key(r) in base]
+        killed = [r for k, r in _keyed(rows).items() if k in base and _is_finding(r) and not _is_finding(base[k])]
         if killed:
             outcomes.append(MutantOutcome(m, "killed", "simulation",
                                           rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}"
@@ -423,7 +434,7 @@ def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult
     """Why a stronger mutant survived, measured on its own rows: it still holds on every row (the statement's slack
     exceeds what the mutation takes away), or it is below the measurement somewhere without significance, or no row
     decides it."""
-    pairs = [(base[_row_key(r)], r) for r in rows if _row_key(r) in base and base[_row_key(r)].verdict == "holds"]
+    pairs = [(base[k], r) for k, r in _keyed(rows).items() if k in base and base[k].verdict == "holds"]
     factor = f"; the mutant is {low:.3g}x the statement at the instances the checks evaluated" if low is not None else ""
     if not pairs:
         why = ("the record's rows are not applicable, or it has no simulation check" if holding or not base else

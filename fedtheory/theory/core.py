@@ -265,7 +265,10 @@ class Evaluator:
             self.symbols.validate(n, values[n])
         args = [np.asarray(values[n], dtype=float) for n in self.names]
         with np.errstate(all="ignore"):
-            out = self._fn(*args)
+            out = np.asarray(self._fn(*args))
+            if np.iscomplexobj(out):  # a real value is kept; a complex one is no value (NaN), never its real part
+                real = out.real
+                out = np.where(np.abs(out.imag) <= 1e-12 * np.maximum(1.0, np.abs(real)), real, np.nan)
         return np.asarray(out, dtype=float)
 
 
