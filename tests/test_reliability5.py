@@ -1,0 +1,52 @@
+"""Reliability round 5 (issue 37's last item): a hostile pass over the assumption certificates, the zoo, `check
+--mutants` and `new-paper --from-latex`. Each test names its case and fails on the code before it (5a041ba)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("antlr4", reason="the extra fedtheory[latex] is not installed")
+
+from fedtheory.latex import Unparseable, parse_math  # noqa: E402
+
+
+@pytest.mark.parametrize("latex, reason", [
+    (r"10^{10^{10^{10}}} L", "numeric power too large"),  # hung: sympy worked out 10^(10^10)
+    (r"2^{2^{40}}", "numeric power too large"),
+    (r"10^{-10^{10}}", "numeric power too large"),
+    (r"\log(10^{10^{10}})", "numeric power too large"),
+    (r"(10^{9})! L", "factorial of a number above"),  # hung
+    (r"\binom{10^{9}}{10^{8}}", "binomial of a number above"),  # hung
+    (r"\sum_{i=1}^{10^{9}} \frac{1}{i}", "sum over more than"),  # hung: harmonic(10^9) worked out exactly
+    ("9" * 5000, "a number of 5,000 digits"),  # hung: the parser is quadratic in a number's digits
+    (r"e^{10^{10^{5}}}", "numeric power too large"),  # ValueError out of parse_math (exit 3)
+])
+def test_1_a_side_that_would_not_end_is_a_reason_in_a_second(latex, reason):
+    t0 = time.perf_counter()
+    with pytest.raises(Unparseable, match=reason):
+        parse_math(latex)
+    assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize("latex, reason", [
+    (r"\frac{L}{0}", "division by zero"),  # was drafted as the bound zoo*L whose units 'hold'
+    (r"0^{-1} + L", "division by zero"),
+    (r"\sqrt{-1} L", "imaginary"),  # was drafted, its units row an error
+    (r"(-8)^{1/3} L", "imaginary"),
+    (r"\frac{d}{dT} T^2", "derivative"),  # was drafted, its units row an error
+])
+def test_1_an_undefined_or_non_real_side_is_not_drafted(latex, reason):
+    with pytest.raises(Unparseable, match=reason):
+        parse_math(latex)
+
+
+def test_1_a_side_too_deep_for_sympy_is_a_reason_not_a_crash():
+    with pytest.raises(Unparseable):
+        parse_math(" ".join(["x"] * 800))  # RecursionError out of sympy's rebuilding: exit 3 before
+
+
+def test_1_ordinary_sides_still_parse():
+    assert str(parse_math(r"\frac{4 L}{T} + 10^{3} \sigma^2").expr) == "4*L/T + 1000*sigma**2"
+    assert str(parse_math(r"\sum_{i=1}^{\infty} \frac{1}{i^2}").expr) == "pi**2/6"
+    assert str(parse_math(r"(L+T)^{10^{9}}").expr) == "(L + T)**1000000000"
