@@ -50,3 +50,10 @@ def test_1_ordinary_sides_still_parse():
     assert str(parse_math(r"\frac{4 L}{T} + 10^{3} \sigma^2").expr) == "4*L/T + 1000*sigma**2"
     assert str(parse_math(r"\sum_{i=1}^{\infty} \frac{1}{i^2}").expr) == "pi**2/6"
     assert str(parse_math(r"(L+T)^{10^{9}}").expr) == "(L + T)**1000000000"
+
+
+def test_2_a_side_with_more_than_78_symbols_parses():
+    # the 79th placeholder was \mathit{zqda}: the parser read 'd' + a letter as a differential (Invalid LaTeX)
+    side = " + ".join(f"a_{{{i}}} L" for i in range(120))
+    expr = parse_math(side).expr
+    assert len(expr.args) == 120 and "a_119" in str(expr)

@@ -283,6 +283,9 @@ def _slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", s)
 
 
+_PLACEHOLDER_LETTERS = "abcefghijklmnopqrstuvwxyz"
+
+
 class _Namer:
     """Placeholder symbols for the parser (``\\mathit{zq..}``) and the names they stand for."""
 
@@ -295,9 +298,9 @@ class _Namer:
         if key in self.by_latex:
             return self.by_latex[key]
         n, letters = len(self.uses), ""
-        while True:
-            letters = chr(ord("a") + n % 26) + letters
-            n //= 26
+        while True:  # no 'd': the parser reads d followed by a letter as a differential (zqda: Invalid LaTeX)
+            letters = _PLACEHOLDER_LETTERS[n % 25] + letters
+            n //= 25
             if n == 0:
                 break
         ph = "zq" + letters
