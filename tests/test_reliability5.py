@@ -57,3 +57,16 @@ def test_2_a_side_with_more_than_78_symbols_parses():
     side = " + ".join(f"a_{{{i}}} L" for i in range(120))
     expr = parse_math(side).expr
     assert len(expr.args) == 120 and "a_119" in str(expr)
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\xff" * 1000, b"no math here, just prose\n"])
+def test_2_input_with_no_math_is_refused_and_nothing_is_written(tmp_path, capsys, content):
+    from fedtheory.cli import main
+
+    src = tmp_path / "thm.tex"
+    src.write_bytes(content)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["new-paper", "nomath", "--from-latex", str(src), "--dir", str(out)]) == 2
+    assert "none found, nothing to draft" in capsys.readouterr().err
+    assert not list(out.iterdir())  # before: a package of no record, exit 0
