@@ -771,19 +771,44 @@ def _cmd_mutants(args) -> int:
 
     if args.worst_case or args.report or args.controls or args.runs is not None:
         raise ParameterError("--mutants", True, "without --worst-case, --report, --controls and --runs")
+    if args.out:  # before the run (minutes), not after it
+        from .checks.output import check_writable
+
+        check_writable(args.out, "--out")
+    _mutable_only(args.paper, args.only, args.profile)
     t0 = time.perf_counter()
     show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
     scores = run_mutants(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=show)
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
                                seed=args.seed, elapsed_s=round(time.perf_counter() - t0, 2))
+    failed: dict[str, ParameterError] = {}
     if args.out:
-        write_json(args.out, payload)
+        try:
+            write_json(args.out, payload, "--out")
+        except ParameterError as exc:  # checked writable before; a disk that filled since: the scores are kept
+            failed["--out"] = exc
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
         print(format_mutation_table(scores, verbose=args.verbose))
-        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {args.out}" if args.out else ""))
+        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {args.out}" if args.out and not failed else ""))
+    if failed:
+        return _refuse_outputs(failed, payload, 0, None)
     return 0
+
+
+def _mutable_only(paper: str | None, only, profile: str) -> None:
+    """Before `check --mutants` runs: each --only pattern selects at least one record it can mutate (a bound, or a
+    stated order with its explicit form) of the selected papers; else a ParameterError naming the pattern."""
+    from .checks.mutants import mutable_records
+    from .checks.run import select
+
+    select(paper, None, profile)  # loads the plug-ins; an unknown --paper is named first
+    for pat in only or []:
+        if not mutable_records(paper, [pat]):
+            raise ParameterError("--only", pat, "a record id, dotted prefix or glob matching at least one bound or "
+                                 "stated order with its explicit form" + (f" of {paper}" if paper else "") +
+                                 " (`fedtheory list --kind bound` lists them; --mutants mutates records, not checks)")
 
 
 def _cmd_controls(args) -> int:
@@ -851,10 +876,10 @@ def _cmd_check(args) -> int:
 
     if args.seed < 0:
         raise ParameterError("--seed", args.seed, "a non-negative integer")
+    if args.mutants:  # first: it refuses --controls (which would otherwise run instead)
+        return _cmd_mutants(args)
     if args.controls:
         return _cmd_controls(args)
-    if args.mutants:
-        return _cmd_mutants(args)
     if args.worst_case:
         from .worst.search import worst_case
 

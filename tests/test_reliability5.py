@@ -70,3 +70,56 @@ def test_2_input_with_no_math_is_refused_and_nothing_is_written(tmp_path, capsys
     assert main(["new-paper", "nomath", "--from-latex", str(src), "--dir", str(out)]) == 2
     assert "none found, nothing to draft" in capsys.readouterr().err
     assert not list(out.iterdir())  # before: a package of no record, exit 0
+
+
+# ------------------------------------------------------------------------------ check --mutants (cli.py's side)
+
+
+@pytest.fixture
+def no_mutation_run(monkeypatch):
+    """run_mutants must not be reached: a refusal comes before the run (minutes for all papers)."""
+    import fedtheory.checks.mutants as M
+
+    def boom(*a, **k):
+        raise AssertionError("the mutation run started")
+
+    monkeypatch.setattr(M, "run_mutants", boom)
+
+
+@pytest.mark.parametrize("only", ["nomatch_xyz", "fedprox.mu_bar", "zz*"])
+def test_3_mutants_only_matching_no_mutable_record_is_exit_2(capsys, no_mutation_run, only):
+    from fedtheory.cli import main
+
+    assert main(["check", "--mutants", "--only", only, "--no-progress"]) == 2  # was exit 0, an empty table
+    assert "--only" in capsys.readouterr().err
+
+
+def test_3_mutants_with_controls_is_refused_not_the_controls_run(capsys, no_mutation_run, monkeypatch):
+    import fedtheory.checks as C
+    from fedtheory.cli import main
+
+    monkeypatch.setattr(C, "run_controls", lambda *a, **k: (_ for _ in ()).throw(AssertionError("controls ran")))
+    assert main(["check", "--mutants", "--controls", "--no-progress"]) == 2  # the controls ran instead, exit 0
+    assert "--mutants" in capsys.readouterr().err
+
+
+def test_3_mutants_out_unwritable_is_refused_before_the_run(tmp_path, capsys, no_mutation_run):
+    from fedtheory.cli import main
+
+    assert main(["check", "--mutants", "--only", "drori2014.thm3_1", "--out", str(tmp_path), "--no-progress"]) == 2
+    assert "--out" in capsys.readouterr().err  # was refused only after the whole run, its scores lost
+
+
+def test_3_mutants_out_that_fails_after_the_run_keeps_the_scores(tmp_path, capsys, monkeypatch):
+    import fedtheory.checks as C
+    from fedtheory._validation import ParameterError
+    from fedtheory.cli import main
+
+    def fail(path, payload, flag="--out"):
+        raise ParameterError(flag, path, "a writable file path (No space left on device)")
+
+    monkeypatch.setattr(C, "write_json", fail)
+    out = tmp_path / "m.json"
+    assert main(["check", "--mutants", "--only", "drori2014.thm3_1", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "No space left" in err and "the results are kept in" in err  # was a traceback-free but lost run
