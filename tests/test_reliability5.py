@@ -123,3 +123,40 @@ def test_3_mutants_out_that_fails_after_the_run_keeps_the_scores(tmp_path, capsy
     assert main(["check", "--mutants", "--only", "drori2014.thm3_1", "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "No space left" in err and "the results are kept in" in err  # was a traceback-free but lost run
+
+
+# ------------------------------------------------------------------------------ assumption references
+
+
+def _bound(paper, assumptions):
+    import sympy as sp
+
+    from fedtheory.theory import Bound, SymbolSet
+
+    S = SymbolSet(paper, strict=True)
+    L = S.add("L", "smoothness", sp.Interval.open(0, sp.oo), dim="f/w^2")
+    T = S.add("T", "rounds", sp.Interval(1, sp.oo), integer=True, dim="1")
+    R2 = S.add("R2", "distance squared", sp.Interval(0, sp.oo), dim="w^2")
+    S.add("lr", "step", sp.Interval.open(0, sp.oo), dim="w^2/f")
+    S.add("eta", "step or a count", sp.Interval.open(0, sp.oo), dim={"A": "1", "B": "f/w^2"})
+    return Bound(id=f"{paper}.thm", paper=paper, title="t", source="s", symbols=S, assumptions=assumptions,
+                 lhs="opt_error", lhs_kind="opt_error", lhs_description="f - f*", expr=L * R2 / T)
+
+
+@pytest.mark.parametrize("assumptions, match", [
+    (("L_smooth_global(T)",), "binds its constant L .dimension f/w\\^2. to T, of dimension 1"),
+    (("PL(lr)",), "binds its constant mu"),
+    ("L_smooth_global", "must be a tuple of references, not the string"),  # was: "assumes 'L'" (letter by letter)
+])
+def test_4_an_assumption_bound_to_a_symbol_of_another_dimension_is_refused(assumptions, match):
+    from fedtheory._validation import FedTheoryError
+    from fedtheory.theory import register
+
+    with pytest.raises(FedTheoryError, match=match):
+        register(_bound("rel5dim", assumptions))
+
+
+def test_4_a_binding_of_the_right_dimension_or_reading_registers():
+    from fedtheory.theory import register
+
+    register(_bound("rel5ok", ("L_smooth_global", "L_smooth_global(eta)")))
