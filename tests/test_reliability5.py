@@ -160,3 +160,42 @@ def test_4_a_binding_of_the_right_dimension_or_reading_registers():
     from fedtheory.theory import register
 
     register(_bound("rel5ok", ("L_smooth_global", "L_smooth_global(eta)")))
+
+
+# ------------------------------------------------------------------------------ report --mutants
+
+
+def _mutation_file():
+    def outcome(status, layer=""):
+        return {"kind": "scale", "mutant": "x 1/2", "status": status, "layer": layer, "reason": "", "rows": []}
+
+    rec = {"record": "p.thm", "mutants": 3, "killed": 2, "survived": 1, "equivalent": 0, "weaker": 0, "undecided": 0,
+           "score": 2 / 3, "killed_by": {"units": 1, "rate": 1, "simulation": 0}, "seconds": 1.0, "note": "",
+           "outcomes": [outcome("killed", "units"), outcome("killed", "rate"), outcome("survived")]}
+    overall = {k: rec[k] for k in ("mutants", "killed", "survived", "equivalent", "weaker", "undecided", "score",
+                                   "killed_by")}
+    return {"command": ["fedtheory", "check", "--mutants"], "profile": "quick", "seed": 0, "elapsed_s": 1.0,
+            "overall": {"records": 1, **overall}, "records": [rec]}
+
+
+def test_5_a_consistent_mutation_file_passes_the_schema():
+    from fedtheory.checks.schema import check_mutation_payload
+
+    check_mutation_payload(_mutation_file())
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda m: m["overall"].update(killed=10 ** 30, mutants=10 ** 30 + 1), "adds? up to"),  # huge counts drew a page
+    (lambda m: m["records"][0].update(killed=3, mutants=4, killed_by={"units": 3}), "of its outcomes are killed"),
+    (lambda m: m["records"][0]["killed_by"].update(simulation=5), "killed_by adds up to"),
+    (lambda m: m["overall"].update(records=7), "the file holds 1 record"),
+    (lambda m: (m["records"].append(dict(m["records"][0])), m["overall"].update(records=2)),
+     "the records' mutants add up to"),
+])
+def test_5_a_mutation_file_whose_counts_disagree_is_refused(edit, match):
+    from fedtheory.checks.schema import SchemaError, check_mutation_payload
+
+    m = _mutation_file()
+    edit(m)
+    with pytest.raises(SchemaError, match=match):
+        check_mutation_payload(m)
