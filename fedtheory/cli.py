@@ -317,6 +317,9 @@ def _signals_end_the_run():
             signal.signal(sig, handler)
 
 
+MAX_SEED = 2 ** 63 - 1  #: the largest --seed of `check` (the simulator's seeds are int64)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault(THP_ENV, "1")
     args = _parser().parse_args(argv)
@@ -874,8 +877,8 @@ def _cmd_controls(args) -> int:
 def _cmd_check(args) -> int:
     from .checks import exit_code, format_timings, print_results, results_payload, run_checks
 
-    if args.seed < 0:
-        raise ParameterError("--seed", args.seed, "a non-negative integer")
+    if not 0 <= args.seed <= MAX_SEED:  # the runs' seeds are 64-bit signed integers (was: 'seeds=[...]' mid-run)
+        raise ParameterError("--seed", args.seed, f"an integer from 0 to {MAX_SEED} (2^63 - 1)")
     if args.mutants:  # first: it refuses --controls (which would otherwise run instead)
         return _cmd_mutants(args)
     if args.controls:

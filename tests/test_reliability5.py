@@ -199,3 +199,13 @@ def test_5_a_mutation_file_whose_counts_disagree_is_refused(edit, match):
     edit(m)
     with pytest.raises(SchemaError, match=match):
         check_mutation_payload(m)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2 ** 63), "9" * 30])
+def test_6_check_seed_out_of_range_names_the_flag_and_its_range(capsys, no_mutation_run, seed):
+    from fedtheory.cli import main
+
+    for extra in ([], ["--mutants"]):
+        assert main(["check", "--only", "drori2014", "--seed", seed, "--no-progress", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "--seed" in err and "9223372036854775807" in err  # was "seeds=[...] is invalid: ... non-negative"
