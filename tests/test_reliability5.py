@@ -209,3 +209,20 @@ def test_6_check_seed_out_of_range_names_the_flag_and_its_range(capsys, no_mutat
         assert main(["check", "--only", "drori2014", "--seed", seed, "--no-progress", *extra]) == 2
         err = capsys.readouterr().err
         assert "--seed" in err and "9223372036854775807" in err  # was "seeds=[...] is invalid: ... non-negative"
+
+
+def test_7_a_transcription_or_collection_of_another_type_is_refused():
+    from fedtheory._validation import FedTheoryError
+    from fedtheory.theory import register_paper
+
+    with pytest.raises(FedTheoryError, match="transcription must be a string"):
+        _bound("rel5tr", ("L_smooth_global",)).__class__(**{**_bound_kwargs(), "transcription": 12345})
+    with pytest.raises(FedTheoryError, match="collection must be a string"):
+        register_paper("rel5col", collection=["zoo"])  # was registered as the collection "['zoo']"
+
+
+def _bound_kwargs():
+    import dataclasses
+
+    b = _bound("rel5kw", ())
+    return {f.name: getattr(b, f.name) for f in dataclasses.fields(b) if f.init}

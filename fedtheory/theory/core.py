@@ -379,6 +379,9 @@ class Record:
         return self.transcription.strip().lower().startswith("unverified")
 
     def __post_init__(self):
+        if not isinstance(self.transcription, str):  # .unverified would raise, read by getattr(..., False) as checked
+            raise FedTheoryError(f"record {self.id}: transcription must be a string ('', 'checked against ...' or "
+                                 f"'unverified: ...'), not {type(self.transcription).__name__} {self.transcription!r:.40}")
         check_quantities(self)
 
     def summary(self) -> dict[str, Any]:
@@ -776,7 +779,11 @@ def register_paper(paper: str, *, collection: str = "", citation: str = "", titl
     ('zoo': trusted theorems, whose counted findings it states in one line)."""
     if not isinstance(paper, str) or not paper:
         raise FedTheoryError(f"register_paper: the paper's name must be a non-empty string, not {paper!r}")
-    info = PaperInfo(paper, str(collection), str(citation), str(title))
+    for name, value in (("collection", collection), ("citation", citation), ("title", title)):
+        if not isinstance(value, str):  # collection=['zoo'] was the collection "['zoo']"
+            raise FedTheoryError(f"register_paper({paper!r}): {name} must be a string, not {type(value).__name__} "
+                                 f"{value!r:.40}")
+    info = PaperInfo(paper, collection, citation, title)
     old = _PAPERS.get(paper)
     if old is not None and old != info:
         raise FedTheoryError(f"paper {paper!r} registered twice with different information")
