@@ -226,3 +226,12 @@ def _bound_kwargs():
 
     b = _bound("rel5kw", ())
     return {f.name: getattr(b, f.name) for f in dataclasses.fields(b) if f.init}
+
+
+def test_8_a_recursive_macro_is_named_so_it_reads(tmp_path, capsys):
+    from fedtheory.cli import main
+
+    src = tmp_path / "rec.tex"
+    src.write_text("\\newcommand{\\a}[1]{#1\\a{#1}}\n\\[ \\|x\\| \\le \\a{L} \\]\n")
+    assert main(["new-paper", "recp", "--from-latex", str(src), "--dir", str(tmp_path)]) == 2
+    assert 'is the macro "a" recursive?' in capsys.readouterr().err  # was "is the macro a recursive?"
