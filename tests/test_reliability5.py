@@ -235,3 +235,20 @@ def test_8_a_recursive_macro_is_named_so_it_reads(tmp_path, capsys):
     src.write_text("\\newcommand{\\a}[1]{#1\\a{#1}}\n\\[ \\|x\\| \\le \\a{L} \\]\n")
     assert main(["new-paper", "recp", "--from-latex", str(src), "--dir", str(tmp_path)]) == 2
     assert 'is the macro "a" recursive?' in capsys.readouterr().err  # was "is the macro a recursive?"
+
+
+def test_9_a_nan_constant_a_check_passes_is_named_not_a_number():
+    import numpy as np
+
+    import fedtheory.sim as S
+    from fedtheory.checks import certify
+    from fedtheory.plugins import record
+
+    rng = np.random.default_rng(0)
+    p = S.LeastSquaresProblem(rng.normal(size=(3, 20, 4)), rng.normal(size=(3, 20)))
+    c = certify(record("drori2014.thm3_1"), problem=p)
+    assert c.applicable
+    (low,) = c.admits({"L": c.values["L"] / 2})
+    assert "is below the certified L" in low
+    (nan,) = c.admits({"L": float("nan")})
+    assert "L = nan is not a number" in nan  # was "L = nan is below the certified L"
