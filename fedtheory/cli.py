@@ -318,6 +318,9 @@ def _signals_end_the_run():
             signal.signal(sig, handler)
 
 
+MAX_SEED = 2 ** 63 - 1  #: the largest --seed of `check` (the simulator's seeds are int64)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault(THP_ENV, "1")
     args = _parser().parse_args(argv)
@@ -778,6 +781,11 @@ def _cmd_mutants(args) -> int:
     if args.worst_budget < popsize:  # the worst-case layer's search: refused before any check runs
         raise ParameterError("--worst-budget", args.worst_budget, f"an integer >= {popsize} (the search's population "
                              "size: one generation)")
+    if args.out:  # before the run (minutes), not after it
+        from .checks.output import check_writable
+
+        check_writable(args.out, "--out")
+    _mutable_only(args.paper, args.only, args.profile)
     t0 = time.perf_counter()
     show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
     # the worst-case layer: each record with a worst-case declaration is searched once, its mutants decided there
@@ -786,14 +794,44 @@ def _cmd_mutants(args) -> int:
                          layers=layers)
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
                                seed=args.seed, elapsed_s=round(time.perf_counter() - t0, 2))
+    failed: dict[str, ParameterError] = {}
     if args.out:
-        write_json(args.out, payload)
+        try:
+            write_json(args.out, payload, "--out")
+        except ParameterError as exc:  # checked writable before; a disk that filled since: the scores are kept
+            failed["--out"] = exc
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
         print(format_mutation_table(scores, verbose=args.verbose))
-        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {args.out}" if args.out else ""))
+        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {args.out}" if args.out and not failed else ""))
+    if failed:
+        return _refuse_outputs(failed, payload, 0, None)
     return 0
+
+
+def _mutable_only(paper: str | None, only, profile: str) -> None:
+    """Before `check --mutants` runs: each --only pattern selects at least one record it can mutate (a bound, or a
+    stated order with its explicit form) of the selected papers; else a ParameterError naming the pattern."""
+    from .checks.mutants import mutable_records
+    from .checks.run import select
+
+    from .checks.base import id_matches
+    from .plugins import records
+
+    select(paper, None, profile)  # loads the plug-ins; an unknown --paper is named first
+    allowed = ("a record id, dotted prefix or glob matching at least one bound or stated order with its explicit form"
+               + (f" of {paper}" if paper else "") + " (`fedtheory list --kind bound` lists them; --mutants mutates "
+               "records, not checks)")
+    ids = [rid for rid, r in records().items() if paper is None or r.paper == paper]
+    for pat in only or []:
+        if not any(id_matches(pat, rid) for rid in ids):  # a typo: refused
+            raise ParameterError("--only", pat, allowed)
+        if not mutable_records(paper, [pat]):  # a paper of stated orders only, among others: said, not refused
+            print(f"fedtheory: --only {pat}: no bound or stated order with an explicit form to mutate",
+                  file=sys.stderr)
+    if only and not mutable_records(paper, only):
+        raise ParameterError("--only", " ".join(only), allowed)
 
 
 def _cmd_controls(args) -> int:
@@ -859,12 +897,12 @@ def _cmd_controls(args) -> int:
 def _cmd_check(args) -> int:
     from .checks import exit_code, format_timings, print_results, results_payload, run_checks
 
-    if args.seed < 0:
-        raise ParameterError("--seed", args.seed, "a non-negative integer")
+    if not 0 <= args.seed <= MAX_SEED:  # the runs' seeds are 64-bit signed integers (was: 'seeds=[...]' mid-run)
+        raise ParameterError("--seed", args.seed, f"an integer from 0 to {MAX_SEED} (2^63 - 1)")
+    if args.mutants:  # first: it refuses --controls (which would otherwise run instead)
+        return _cmd_mutants(args)
     if args.controls:
         return _cmd_controls(args)
-    if args.mutants:
-        return _cmd_mutants(args)
     if args.worst_case:
         from .worst.search import worst_case
 

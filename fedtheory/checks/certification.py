@@ -115,6 +115,8 @@ class Certification:
                           val <= cert + RTOL * scale if direction == "lower" else np.abs(val - cert) <= RTOL * scale)
                 if not np.all(ok):
                     rel = {"upper": "below", "lower": "above", "exact": "not"}[direction]
+                    if np.any(np.isnan(val)):  # NaN compares False both ways: 'nan is below' said what it is not
+                        rel = "not a number, not comparable with"
                     bad.append(f"{e.binding[const]} = {_num(val)} is {rel} the certified {const} = {_num(cert)} "
                                f"({e.ref.text}: {c.how})")
             if c.family is not None:

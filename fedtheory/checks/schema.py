@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 __all__ = ["EXTRA", "FINDINGS", "MEASUREMENTS", "MUTANT_OUTCOME", "MUTATION", "MUTATION_OVERALL", "MUTATION_RECORD",
            "PAYLOAD", "RECORD", "SERIES", "Field", "SchemaError", "check_mutation_payload", "check_payload",
@@ -328,6 +328,38 @@ def _counts(obj: Mapping[str, Any], where: str) -> None:
         raise SchemaError(f"{where}: 'score' is {score}, expected a share between 0 and 1 (or null)")
 
 
+def _tally(obj: Mapping[str, Any], where: str, outcomes: Sequence[Any] | None = None) -> None:
+    """The counts agree with each other: the statuses add up to 'mutants' (and, for a record, to its outcomes, each
+    status counted), killed_by adds up to 'killed' (a hand-edited or truncated file draws no score it does not
+    hold)."""
+    n = {k: obj.get(k) for k in _COUNTS}
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in n.values()):
+        return
+    parts = sum(n[k] for k in MUTANT_STATUSES)
+    if parts != n["mutants"]:
+        raise SchemaError(f"{where}: 'mutants' is {n['mutants']}, but its killed, survived, equivalent, weaker and "
+                          f"undecided add up to {parts}")
+    kb = obj.get("killed_by")
+    if isinstance(kb, Mapping) and kb and all(isinstance(v, int) for v in kb.values()) and sum(kb.values()) != n["killed"]:
+        raise SchemaError(f"{where}: 'killed' is {n['killed']}, but killed_by adds up to {sum(kb.values())}")
+    if outcomes is not None:
+        for k in MUTANT_STATUSES:
+            got = sum(1 for o in outcomes if isinstance(o, Mapping) and o.get("status") == k)
+            if got != n[k]:
+                raise SchemaError(f"{where}: {k!r} is {n[k]}, but {got} of its outcomes are {k}")
+
+
+def _totals(data: Mapping[str, Any]) -> None:
+    """'overall' is the sum of the records' counts."""
+    o, recs = data["overall"], data["records"]
+    if isinstance(o.get("records"), int) and o["records"] != len(recs):
+        raise SchemaError(f"'overall': 'records' is {o['records']}, but the file holds {len(recs)} record(s)")
+    for k in _COUNTS:
+        vals = [r.get(k) for r in recs]
+        if isinstance(o.get(k), int) and all(isinstance(v, int) for v in vals) and o[k] != sum(vals):
+            raise SchemaError(f"'overall': {k!r} is {o[k]}, but the records' {k} add up to {sum(vals)}")
+
+
 def check_mutation_payload(data: Any) -> None:
     """Raise :class:`SchemaError` naming the record and the field where ``data`` is not a mutation file as
     ``fedtheory check --mutants --out`` writes it (:data:`MUTATION`, :data:`MUTATION_OVERALL`,
@@ -356,6 +388,9 @@ def check_mutation_payload(data: Any) -> None:
             _expect(o, MUTANT_OUTCOME, w)
             if o["status"] not in MUTANT_STATUSES:
                 raise SchemaError(f"{w}: 'status' is {o['status'][:40]!r}, expected one of " + ", ".join(MUTANT_STATUSES))
+        _tally(r, where, r["outcomes"])
+    _tally(data["overall"], "'overall'")
+    _totals(data)
 
 
 # ------------------------------------------------------------------------------------ the documentation

@@ -98,6 +98,10 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
 
     draft = read_latex(source, name, text=text, stdin=stdin)
     label = "standard input" if source == "-" else Path(source).name
+    if not draft.math_items:  # an empty file, empty standard input, a binary file: a package of nothing, refused
+        raise LatexRefused("- (standard input)" if source == "-" else str(source),
+                           "LaTeX with at least one display (\\[..\\], $$..$$, an equation environment) or a "
+                           "theorem-like environment with math: none found, nothing to draft (nothing written)")
     files = {"records": records_source(draft, name, label), "checks": checks_source(draft, name),
              "test": _TEST.format(name=name)}
     root = write_skeleton(name, directory, taken=taken, files=files)

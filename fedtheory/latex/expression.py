@@ -283,6 +283,9 @@ def _slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", s)
 
 
+_PLACEHOLDER_LETTERS = "abcefghijklmnopqrstuvwxyz"
+
+
 class _Namer:
     """Placeholder symbols for the parser (``\\mathit{zq..}``) and the names they stand for."""
 
@@ -295,9 +298,9 @@ class _Namer:
         if key in self.by_latex:
             return self.by_latex[key]
         n, letters = len(self.uses), ""
-        while True:
-            letters = chr(ord("a") + n % 26) + letters
-            n //= 26
+        while True:  # no 'd': the parser reads d followed by a letter as a differential (zqda: Invalid LaTeX)
+            letters = _PLACEHOLDER_LETTERS[n % 25] + letters
+            n //= 25
             if n == 0:
                 break
         ph = "zq" + letters
@@ -598,7 +601,56 @@ def _rebuild(e):
         if isinstance(e, (sp.Sum, sp.Product)):
             return e.func(_rebuild(e.function), *[tuple(_rebuild(x) for x in lim) for lim in e.limits])
         return e
-    return e.func(*[_rebuild(a) for a in e.args])
+    args = [_rebuild(a) for a in e.args]
+    _guard(e.func, tuple(args))
+    return e.func(*args)
+
+
+#: a number written in a side has at most this many digits
+MAX_DIGITS = 64
+#: a number of a side has at most this many bits (about 1,200 digits: a constant of a bound is never near it)
+MAX_NUMBER_BITS = 4096
+#: the largest numeric argument of n!, binomial(n, k), ... and the longest numeric range of a sum worked out
+MAX_COMBINATORIAL = 1000
+_COMBINATORIAL = (sp.factorial, sp.factorial2, sp.subfactorial, sp.binomial, sp.RisingFactorial,
+                  sp.FallingFactorial, sp.harmonic, sp.fibonacci, sp.lucas, sp.bell, sp.catalan, sp.gamma)
+
+
+def _bits(x) -> int:
+    """Bits of a rational number's numerator or denominator, whichever is larger (0 for other numbers)."""
+    if isinstance(x, sp.Rational):
+        return max(abs(int(x.p)).bit_length(), int(x.q).bit_length())
+    return 0
+
+
+def _guard(func, args: tuple) -> None:
+    """Refuse, before sympy evaluates ``func(*args)``, what would not end or not fit: a numeric power whose value
+    has more than :data:`MAX_NUMBER_BITS` bits (``10^{10^{10}}``), n! or binomial(n, k) of a numeric n above
+    :data:`MAX_COMBINATORIAL` (``(10^9)!``)."""
+    if func is sp.Pow and len(args) == 2:
+        base, ex = args
+        if isinstance(base, sp.Rational) and isinstance(ex, sp.Rational) and base not in (0, 1, -1):
+            if abs(ex) * max(1, _bits(base)) > MAX_NUMBER_BITS or _bits(ex) > 64:
+                raise Unparseable(f"a numeric power too large to work out ({sp.sstr(base)[:20]}^"
+                                  f"{sp.sstr(ex)[:20]}: more than {MAX_NUMBER_BITS} bits); write it as a symbol")
+    elif isinstance(func, type) and issubclass(func, _COMBINATORIAL):
+        if any(a.is_Number and abs(a) > MAX_COMBINATORIAL for a in args):
+            raise Unparseable(f"{func.__name__} of a number above {MAX_COMBINATORIAL}: too large to work out; write "
+                              "it as a symbol")
+
+
+def _refuse_undefined(expr: sp.Expr) -> None:
+    """A side that is not a real number's expression: a division by zero (zoo), nan, the imaginary unit, an
+    unevaluated derivative, integral or limit, a number of more than :data:`MAX_NUMBER_BITS` bits."""
+    if expr.has(sp.zoo) or expr.has(sp.nan):
+        raise Unparseable("a division by zero (the side is undefined)")
+    if expr.has(sp.I) or any(p.is_number and p.is_extended_real is False for p in expr.atoms(sp.Pow)):
+        raise Unparseable("an imaginary number (a bound's side is real)")
+    for kind in (sp.Derivative, sp.Integral, sp.Limit):
+        if expr.has(kind):
+            raise Unparseable(f"a {kind.__name__.lower()}: not a term a bound's check can evaluate; work it out")
+    if any(_bits(a) > MAX_NUMBER_BITS for a in expr.atoms(sp.Rational)):
+        raise Unparseable(f"a number of more than {MAX_NUMBER_BITS} bits; write it as a symbol")
 
 
 def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: list[str]) -> tuple[sp.Expr, sp.Expr]:
@@ -632,9 +684,12 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
             if isinstance(e, (sp.Sum, sp.Product)):
                 return e.func(fix(e.function), *[(lim[0],) + tuple(fix(x) for x in lim[1:]) for lim in e.limits])
             return e
-        return e.func(*[fix(a) for a in e.args])
+        args = [fix(a) for a in e.args]
+        _guard(e.func, tuple(args))
+        return e.func(*args)
 
     raw = _rebuild(fix(expr))
+    _refuse_undefined(raw)
 
     def measured_sums(e):
         if isinstance(e, sp.Sum):
@@ -642,6 +697,9 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
             carried = [s for s in e.function.free_symbols if s.name not in idx and any(
                 re.search(rf"(^|_){re.escape(i)}(_|$|\d)", s.name.split("_", 1)[1] if "_" in s.name else "")
                 for i in idx)]
+            span = [lim[2] - lim[1] for lim in e.limits if len(lim) == 3]
+            if any(d.is_Number and d.is_finite and abs(d) > MAX_COMBINATORIAL for d in span):
+                raise Unparseable(f"a sum over more than {MAX_COMBINATORIAL} numeric terms: write its closed form")
             if not carried:
                 done = e.doit()
                 if not done.has(sp.Sum):
@@ -681,6 +739,10 @@ def parse_math(latex: str, *, backend: str = "antlr", _namer: _Namer | None = No
     if terms > MAX_TERMS:
         raise LatexRefused(f"a display side with {terms:,} terms", f"LaTeX whose displays have at most {MAX_TERMS} "
                            "terms per side")
+    long_number = re.search(r"\d{%d,}" % (MAX_DIGITS + 1), s)
+    if long_number:  # the parser's time grows with the square of a number's digits (5,000 digits: minutes)
+        raise Unparseable(f"a number of {len(long_number.group()):,} digits (at most {MAX_DIGITS}): write it as a "
+                          "symbol")
     from sympy.parsing.latex.errors import LaTeXParsingError
 
     try:
@@ -699,7 +761,14 @@ def parse_math(latex: str, *, backend: str = "antlr", _namer: _Namer | None = No
         raise Unparseable(f"sympy's parse_latex ({backend}): an ambiguous parse ({type(expr).__name__})")
     if isinstance(expr, (sp.core.relational.Relational, sp.logic.boolalg.BooleanFunction)):
         raise Unparseable("a relation inside a side")
-    final, raw = _finish(expr, namer, uses, notes)
+    try:
+        final, raw = _finish(expr, namer, uses, notes)
+        _refuse_undefined(final)
+    except (ValueError, OverflowError, RecursionError) as exc:  # sympy's own limits (int digits, recursion)
+        if isinstance(exc, LatexRefused):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise Unparseable(f"sympy could not work the side out: {type(exc).__name__}: {first[:80]}") from None
     return Piece(latex, expr=final, raw=raw, expectation=bool(flags.get("expectation")))
 
 

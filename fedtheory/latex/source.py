@@ -275,7 +275,7 @@ def expand_macros(text: str, macros: dict[str, Macro], budget: _Budget, where: s
             budget.expansions += 1
             if budget.expansions > MAX_EXPANSIONS:
                 raise LatexRefused(f"{where} (macro expansion: more than {MAX_EXPANSIONS} expansions; is the macro "
-                                   f"{mac.name} recursive?)", f"LaTeX whose macros expand at most "
+                                   f"\"{mac.name}\" recursive?)", f"LaTeX whose macros expand at most "
                                    f"{MAX_EXPANSIONS} times")
             i, args = m.end(), []
             if mac.default is not None:

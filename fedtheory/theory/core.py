@@ -382,6 +382,9 @@ class Record:
         return self.transcription.strip().lower().startswith("unverified")
 
     def __post_init__(self):
+        if not isinstance(self.transcription, str):  # .unverified would raise, read by getattr(..., False) as checked
+            raise FedTheoryError(f"record {self.id}: transcription must be a string ('', 'checked against ...' or "
+                                 f"'unverified: ...'), not {type(self.transcription).__name__} {self.transcription!r:.40}")
         check_quantities(self)
 
     def summary(self) -> dict[str, Any]:
@@ -719,9 +722,13 @@ def _check_dimensions(r) -> None:
 def _check_assumptions(r) -> None:
     """Every assumption a record names parses (NAME or NAME(symbol, ...)); in a strict (built-in) paper it is in the
     catalogue and binds only the record's own symbols, else FedTheoryError."""
-    from .assumptions import CATALOGUE, parse_reference
+    from .assumptions import CATALOGUE, bind, parse_reference
 
-    refs = [parse_reference(a) for a in getattr(r, "assumptions", ()) or ()]
+    given = getattr(r, "assumptions", ()) or ()
+    if isinstance(given, str):  # ("L_smooth") without its comma: iterated letter by letter
+        raise FedTheoryError(f"{r.paper}: record {r.id}'s assumptions must be a tuple of references, not the string "
+                             f"{given!r} (write ({given!r},))")
+    refs = [parse_reference(a) for a in given]
     symbols = getattr(r, "symbols", None)
     if symbols is None or not getattr(symbols, "strict", False):
         return
@@ -733,6 +740,26 @@ def _check_assumptions(r) -> None:
         if unknown:
             raise FedTheoryError(f"{r.paper}: record {r.id}'s assumption {ref.text!r} binds {', '.join(unknown)}, "
                                  "which the record's symbols do not declare")
+        for cname, sym in bind(ref, symbols.info).items():
+            _check_binding_dimension(r, ref, CATALOGUE[ref.name].constant(cname), symbols.info[sym])
+
+
+def _check_binding_dimension(r, ref, constant, info) -> None:
+    """A catalogue constant bound to a record's symbol of another dimension (``L_smooth(T)``: L is f/w^2, T is 1)
+    is a FedTheoryError; a symbol with readings passes when one of them has the constant's dimension."""
+    declared = info.dimension
+    if declared is None:
+        return
+    readings = list(declared.values()) if isinstance(declared, Mapping) else [declared]
+    try:
+        want = parse_dimension(constant.dim)
+        if any((parse_dimension(d) / want).dimensionless for d in readings):
+            return
+    except (ParameterError, TypeError):
+        return  # a dimension this comparison cannot read: the units check says what it can
+    raise FedTheoryError(f"{r.paper}: record {r.id}'s assumption {ref.text!r} binds its constant {constant.name} "
+                         f"(dimension {constant.dim}) to {info.name}, of dimension "
+                         f"{' or '.join(str(d) for d in readings)}")
 
 
 @dataclass(frozen=True)
@@ -755,7 +782,11 @@ def register_paper(paper: str, *, collection: str = "", citation: str = "", titl
     ('zoo': trusted theorems, whose counted findings it states in one line)."""
     if not isinstance(paper, str) or not paper:
         raise FedTheoryError(f"register_paper: the paper's name must be a non-empty string, not {paper!r}")
-    info = PaperInfo(paper, str(collection), str(citation), str(title))
+    for name, value in (("collection", collection), ("citation", citation), ("title", title)):
+        if not isinstance(value, str):  # collection=['zoo'] was the collection "['zoo']"
+            raise FedTheoryError(f"register_paper({paper!r}): {name} must be a string, not {type(value).__name__} "
+                                 f"{value!r:.40}")
+    info = PaperInfo(paper, collection, citation, title)
     old = _PAPERS.get(paper)
     if old is not None and old != info:
         raise FedTheoryError(f"paper {paper!r} registered twice with different information")
