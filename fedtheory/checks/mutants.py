@@ -32,6 +32,7 @@ layer searched), or no row decides it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -190,8 +191,8 @@ def _with_expr(record, expr: sp.Expr):
     return dataclasses.replace(record, expr=expr)
 
 
-def _cap(items: list, n: int = MAX_PER_KIND) -> list:
-    return items[:n]
+def _cap(items, n: int = MAX_PER_KIND) -> list:
+    return list(itertools.islice(items, n))
 
 
 def _fmt_factor(f) -> str:
@@ -206,58 +207,63 @@ def _short(e, most: int = 80) -> str:
 
 def mutants_of(record) -> list[Mutant]:
     """The mutants of a Bound (its expression and its stated order) or of an OrderStatement (its stated order), in
-    a fixed order, at most MAX_PER_KIND of each kind."""
+    a fixed order, at most MAX_PER_KIND of each kind (each kind generated lazily and cut there: a bound of thousands
+    of terms costs MAX_PER_KIND mutants a kind, not one per term)."""
     out: list[Mutant] = []
     rid = record.id
     if isinstance(record, Bound):
         expr = sp.sympify(record.expr)
-        scale = []
-        for f in FACTORS:
-            scale.append(Mutant(rid, "scale", f"the whole bound {_fmt_factor(f)}", _with_expr(record, expr * f), float(f)))
         terms = sp.Add.make_args(expr)
-        if len(terms) > 1:
-            for i, t in enumerate(terms):
-                for f in FACTORS:
-                    new = sp.Add(*[u * f if j == i else u for j, u in enumerate(terms)])
-                    scale.append(Mutant(rid, "scale", f"term {_short(t)} {_fmt_factor(f)}", _with_expr(record, new),
-                                        None))
-        out += _cap(scale)
-        coeff = []
-        for path, node, in_exp in _paths(expr):
-            if in_exp or not path or not isinstance(node, sp.Number) or node in (sp.S.One, sp.S.NegativeOne, sp.S.Zero):
-                continue
+
+        def scale():
             for f in FACTORS:
-                coeff.append(Mutant(rid, "coefficient", f"the coefficient {sp.sstr(node)} at {'.'.join(map(str, path))} "
-                                                         f"{_fmt_factor(f)}", _with_expr(record, _replace_at(expr, path, node * f)),
-                                    None))
-        out += _cap(coeff)
-        drops = []
-        for path, node, in_exp in _paths(expr):
-            if in_exp or not isinstance(node, sp.Add) or len(node.args) < 2:
-                continue
-            for i, t in enumerate(node.args):
-                rest = sp.Add(*[a for j, a in enumerate(node.args) if j != i])
-                drops.append(Mutant(rid, "term", f"the term {_short(t)} dropped", _with_expr(record, _replace_at(expr, path, rest))))
-        out += _cap(drops)
-        expo = []
-        for s in _rate_symbols(record, expr):
-            for d in EXPONENT_MOVES:
-                expo.append(Mutant(rid, "exponent", f"the dependence on {s} moved by {sp.sstr(d)} (x {s}^{sp.sstr(d)})",
-                                   _with_expr(record, expr * s ** d)))
+                yield Mutant(rid, "scale", f"the whole bound {_fmt_factor(f)}", _with_expr(record, expr * f), float(f))
+            if len(terms) > 1:
+                for i, t in enumerate(terms):
+                    for f in FACTORS:
+                        new = sp.Add(*[u * f if j == i else u for j, u in enumerate(terms)])
+                        yield Mutant(rid, "scale", f"term {_short(t)} {_fmt_factor(f)}", _with_expr(record, new), None)
+
+        def coefficients():
             for path, node, in_exp in _paths(expr):
-                if not in_exp and isinstance(node, sp.Pow) and node.base == s and node.exp.is_number:
-                    for d in EXPONENT_MOVES:
-                        expo.append(Mutant(rid, "exponent", f"{sp.sstr(node)} -> {s}^{sp.sstr(node.exp + d)}",
-                                           _with_expr(record, _replace_at(expr, path, s ** (node.exp + d)))))
-        out += _cap(expo)
-        swaps = []
-        dims = _dims(record)
-        used = sorted(expr.free_symbols, key=lambda s: s.name)
-        for a in used:
-            for b in used:
-                if a != b and a.name in dims and dims.get(b.name) == dims[a.name]:
-                    swaps.append(Mutant(rid, "swap", f"{a} replaced by {b}", _with_expr(record, expr.xreplace({a: b}))))
-        out += _cap(swaps)
+                if in_exp or not path or not isinstance(node, sp.Number) or node in (sp.S.One, sp.S.NegativeOne,
+                                                                                     sp.S.Zero):
+                    continue
+                for f in FACTORS:
+                    yield Mutant(rid, "coefficient", f"the coefficient {sp.sstr(node)} at {'.'.join(map(str, path))} "
+                                                     f"{_fmt_factor(f)}",
+                                 _with_expr(record, _replace_at(expr, path, node * f)), None)
+
+        def drops():
+            for path, node, in_exp in _paths(expr):
+                if in_exp or not isinstance(node, sp.Add) or len(node.args) < 2:
+                    continue
+                for i, t in enumerate(node.args):
+                    rest = sp.Add(*[a for j, a in enumerate(node.args) if j != i])
+                    yield Mutant(rid, "term", f"the term {_short(t)} dropped",
+                                 _with_expr(record, _replace_at(expr, path, rest)))
+
+        def exponents():
+            for s in _rate_symbols(record, expr):
+                for d in EXPONENT_MOVES:
+                    yield Mutant(rid, "exponent", f"the dependence on {s} moved by {sp.sstr(d)} (x {s}^{sp.sstr(d)})",
+                                 _with_expr(record, expr * s ** d))
+                for path, node, in_exp in _paths(expr):
+                    if not in_exp and isinstance(node, sp.Pow) and node.base == s and node.exp.is_number:
+                        for d in EXPONENT_MOVES:
+                            yield Mutant(rid, "exponent", f"{sp.sstr(node)} -> {s}^{sp.sstr(node.exp + d)}",
+                                         _with_expr(record, _replace_at(expr, path, s ** (node.exp + d))))
+
+        def swaps():
+            dims = _dims(record)
+            used = sorted(expr.free_symbols, key=lambda s: s.name)
+            for a in used:
+                for b in used:
+                    if a != b and a.name in dims and dims.get(b.name) == dims[a.name]:
+                        yield Mutant(rid, "swap", f"{a} replaced by {b}", _with_expr(record, expr.xreplace({a: b})))
+
+        for kind in (scale, coefficients, drops, exponents, swaps):
+            out += _cap(kind())
     order = getattr(record, "order", None)
     if isinstance(order, StatedOrder) and (isinstance(record, Bound) or getattr(record, "explicit", None) is not None):
         for d in (sp.Rational(1, 2), sp.Integer(1)):
