@@ -222,14 +222,16 @@ def test_fedshift_eq12_is_an_erratum_named_and_counted_once():
 
 def test_fedmrur_eq7_reading_a_is_caught_and_named():
     a = units_analysis(get("fedmrur.thm1"))
-    assert a["verdict"] == "violated" and a["scope"] == "units_artifact" and not a["finding_class"]
+    # inconsistent under every reading, no consistent form in the seed: counted by rule 8 (issue 36), one finding
+    assert a["verdict"] == "violated" and a["scope"] == "inside" and a["finding_class"] == "erratum"
+    assert a["finding"] == "fedmrur.thm1.units"
     ra = next(v["text"] for k, v in a["readings"].items() if k.startswith("reading A"))
     rb = next(v["text"] for k, v in a["readings"].items() if k.startswith("reading B"))
     assert "statement: D/(C*alpha*eta_g*sum_d) has [f], the left side [f]^2/[w]^2" in ra
     # under reading B the first term is consistent; Phi is not, in either reading
     assert "D/(C*alpha*eta_g*sum_d)" not in rb
     assert "10*alpha**2*eta_l**2*rho**2*sigma_t**2*(L + r)**4 has [f]^4/[w]^4, the left side [f]^2/[w]^2" in rb
-    assert not units_result(get("fedmrur.thm1")).is_finding
+    assert units_result(get("fedmrur.thm1")).is_finding
 
 
 def test_fedinit_thm3_printed_divergence_term_is_an_erratum_shared_with_thm6():
@@ -336,7 +338,7 @@ def test_a_declared_normalisation_is_quoted_and_used():
     assert a["verdict"] == "holds" and "consistent under L = 1 (toy.txt:1: 'we set L = 1')" in a["detail"]
     # without the declaration it is inconsistent and the check says which normalisation would fix it
     a = units_analysis(dataclasses.replace(bound, id="units_test_toy.norm2", units=None))
-    assert a["verdict"] == "violated" and a["scope"] == "units_artifact"
+    assert a["verdict"] == "violated" and a["scope"] == "inside" and a["finding_class"] == "erratum"  # rule 8
     assert "2*D/T has [f], the left side [f]^2/[w]^2" in a["detail"] and "would need L = 1" in a["detail"]
     with pytest.raises(ParameterError, match="quote"):
         Units(normalisation=("L",))
