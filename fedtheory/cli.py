@@ -770,7 +770,6 @@ def _worst_cases(args, results, ex=None) -> list[dict]:
 
 def _cmd_mutants(args) -> int:
     """`check --mutants`: the mutation score of the selected records (fedtheory.checks.mutants)."""
-    from .checks import write_json
     from .checks.mutants import format_mutation_table, mutation_payload, run_mutants
     from .worst.mutants import WorstCaseLayer
     from .worst.search import worst_case
@@ -794,12 +793,7 @@ def _cmd_mutants(args) -> int:
                          layers=layers)
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
                                seed=args.seed, elapsed_s=round(time.perf_counter() - t0, 2))
-    failed: dict[str, ParameterError] = {}
-    if args.out:
-        try:
-            write_json(args.out, payload, "--out")
-        except ParameterError as exc:  # checked writable before; a disk that filled since: the scores are kept
-            failed["--out"] = exc
+    failed = _write_outputs(args, payload)  # --report is refused above
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -836,7 +830,7 @@ def _mutable_only(paper: str | None, only, profile: str) -> None:
 
 def _cmd_controls(args) -> int:
     """`check --controls`: every selected check's negative control must make it report a finding."""
-    from .checks import run_controls, write_json
+    from .checks import run_controls
 
     if args.worst_case or args.report:
         raise ParameterError("--controls", True, "without --worst-case and --report")
@@ -854,12 +848,7 @@ def _cmd_controls(args) -> int:
                "self_checks_by_design": {s.id: s.self_check for s in missing if s.self_check},
                "without_control": [s.id for s in missing if not s.self_check],
                "exit_code": 3 if bad else 0, "elapsed_s": round(time.perf_counter() - t0, 2)}
-    failed: dict[str, ParameterError] = {}
-    if args.out:
-        try:
-            write_json(args.out, payload, "--out")
-        except ParameterError as exc:  # checked writable before; a disk that filled since: the results are kept
-            failed["--out"] = exc
+    failed = _write_outputs(args, payload)  # --report is refused above
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
