@@ -270,3 +270,15 @@ def test_a_long_sum_costs_a_bounded_number_of_mutants(monkeypatch):
     monkeypatch.setattr(M, "_with_expr", lambda r, e: built.append(1) or real(r, e))
     ms = mutants_of(b)
     assert len(ms) <= 5 * M.MAX_PER_KIND + 2 and len(built) <= 5 * M.MAX_PER_KIND
+
+
+def test_a_statement_evaluated_on_no_run_leaves_its_mutants_undecided_not_weaker():
+    """FedInit's poster stability bound is compared symbolically with eq. (14), never evaluated on a run: no instance
+    can show a mutant weaker, so its mutants are 'undecided' (they were all discarded as 'weaker'), and an exponent
+    mutant of a consistent statement is still killed by the units layer (FedShift's eq. (20))."""
+    from fedtheory.checks.mutants import run_mutants
+
+    poster, eq20 = run_mutants(only=["fedinit.poster.thm3", "fedshift.thm1.eq20"])
+    assert poster.count("weaker") == 0 and poster.count("undecided") == len(poster.outcomes)
+    assert eq20.count("weaker") == 0 and eq20.by_layer()["units"] > 0
+    assert all("no check evaluates the statement on a run" in o.reason for o in poster.outcomes)

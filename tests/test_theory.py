@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.plugins import records
-from fedtheory.theory import Bound, StatedOrder, SymbolSet, get
+from fedtheory.theory import Bound, OrderStatement, StatedOrder, SymbolSet, get
 from fedtheory.papers.fedinit import records as F
 from fedtheory.theory.rates import check_order
 
@@ -162,15 +162,26 @@ def test_fedinit_rate_verdicts():
     assert "534*B**2*D" in res.detail  # the D/(NKT) term of the loosened form the stated (D+G^2)/T^2 misses
 
 
-def test_every_record_explains_and_cites_a_seed():
+def test_every_record_explains_and_cites_its_source():
+    """A seed paper's record cites its seed file (and line); a zoo record its arXiv id and says how it was
+    transcribed (checked against a text, or unverified)."""
+    import re
+
     from fedtheory.plugins import BUILTIN_PAPERS
+    from fedtheory.theory import paper_info
 
     for rid, rec in records().items():
         if rec.paper not in BUILTIN_PAPERS:  # a plug-in another test loaded (examples/) cites its own paper
             continue
         text = rec.explain()
         assert rid in text
-        assert ".txt" in rec.source, rid
+        if paper_info(rec.paper).collection == "zoo":
+            assert re.search(r"arXiv[: ]?\d{4}\.\d{4,5}", rec.source), rid
+            t = getattr(rec, "transcription", None)  # a Bound or an OrderStatement says it; a Definition has none
+            if isinstance(rec, (Bound, OrderStatement)):
+                assert t and t.startswith(("checked against", "unverified")), rid
+        else:
+            assert ".txt" in rec.source, rid
 
 
 def test_get_unknown_id():

@@ -325,9 +325,22 @@ def _stronger_somewhere(original, mutant, points: Sequence[Mapping[str, Any]]) -
 
 
 def _equivalent(original, mutant) -> bool:
+    """Whether sympy proves the mutant equal to the statement. A mutant that differs at a random point (checked
+    first, at three points: cheap) is not; only one equal there is handed to sympy's simplify (slow on large
+    expressions)."""
+    if not isinstance(original, Bound):
+        return False
     try:
-        return bool(sp.simplify(mutant.record.expanded() - original.expanded()) == 0) if isinstance(original, Bound) \
-            else False
+        a, b = original.expanded(), mutant.record.expanded()
+        syms = sorted((a - b).free_symbols, key=lambda x: x.name)
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            point = {x: (sp.Integer(int(rng.integers(2, 6))) if x.is_integer else sp.Float(rng.uniform(0.5, 2.0)))
+                     for x in syms}
+            u, v = complex(a.subs(point).evalf()), complex(b.subs(point).evalf())
+            if abs(u - v) > 1e-9 * max(abs(u), abs(v), 1.0):
+                return False
+        return bool(sp.simplify(b - a) == 0)
     except Exception:  # noqa: BLE001 - sympy could not decide: not proven equivalent
         return False
 
@@ -375,7 +388,8 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
     outcomes = []
     for m in (mutants if mutants is not None else mutants_of(record)):
         rate_changed = _rate_changes(record, m)
-        stronger, low = (True, None) if m.kind == "order" else _stronger_somewhere(record, m, points)
+        # with no evaluated instance a mutant cannot be shown weaker: it goes to the layers (undecided if none can)
+        stronger, low = (True, None) if m.kind == "order" or not points else _stronger_somewhere(record, m, points)
         if not stronger and not rate_changed:
             outcomes.append(MutantOutcome(m, "weaker", reason="not below the statement at any instance the checks "
                                                                "(or a layer's search) evaluated"
@@ -411,9 +425,10 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]]))
             continue
         if not holding and not deciding:
-            outcomes.append(MutantOutcome(m, "undecided", reason="the statement itself is reported on every row that "
-                                                                  "decides it (violated or not applicable): a stronger "
-                                                                  "mutant cannot be told apart by simulation"))
+            outcomes.append(MutantOutcome(m, "undecided", reason=(
+                "the statement itself is reported on every row that decides it (violated or not applicable): a "
+                "stronger mutant cannot be told apart by simulation") if base else (
+                "no check evaluates the statement on a run, and the units and rate layers do not tell it apart")))
             continue
         reason = _survivor_reason(base, rows, low, holding=bool(holding))
         outcomes.append(MutantOutcome(m, "survived", reason=reason + "".join(f"; {name}: {p.summary}"
@@ -533,7 +548,7 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
     lines.append(f"{p['records']} records, {p['mutants']} mutants: {p['killed']} killed ("
                  + ", ".join(f"{n} {k}" for n, k in p["killed_by"].items()) + f"), {p['survived']} survived, "
                  f"{p['equivalent']} equivalent, {p['weaker']} weaker (discarded), {p['undecided']} undecided (the "
-                 "statement is itself reported); mutation score "
+                 "statement itself reported, or evaluated on no run: no layer tells them apart); mutation score "
                  + ("-" if p["score"] is None else f"{p['score']:.3f}"))
     notes = [(s.record_id, s.note) for s in scores if s.note]
     if notes:
