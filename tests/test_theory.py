@@ -231,3 +231,86 @@ def test_every_claim_quotes_its_sentence_with_file_and_line():
         if isinstance(rec, Claim):
             m = re.match(r"(\d{3}_[0-9a-f]+\.txt):\d+", rec.quote)
             assert m and m.group(1) in seeds, rid
+
+
+# --------------------------------------------------------------------- SymbolSet.table: a notation table
+
+
+_TABLE_EQUIVALENTS = [  # keyword -> the add arguments it stands for
+    ("positive", {}),
+    ("nonnegative", {"domain": sp.Interval(0, sp.oo)}),
+    ("real", {"domain": sp.Reals}),
+    ("count", {"domain": sp.Interval(1, sp.oo), "integer": True}),
+    ("index", {"domain": sp.Interval(0, sp.oo), "integer": True}),
+    ("fraction", {"domain": sp.Interval.Lopen(0, 1)}),
+    ("unit", {"domain": sp.Interval(0, 1)}),
+]
+
+
+def _same_symbols(a: SymbolSet, b: SymbolSet):
+    assert list(a.info) == list(b.info)
+    for name in a.info:
+        x, y = a[name], b[name]
+        assert x.symbol == y.symbol and x.symbol.assumptions0 == y.symbol.assumptions0, name
+        assert (x.description, x.domain, x.dimension) == (y.description, y.domain, y.dimension), name
+        assert x.domain.left_open == y.domain.left_open and x.domain.right_open == y.domain.right_open, name
+
+
+@pytest.mark.parametrize("keyword,kwargs", _TABLE_EQUIVALENTS, ids=[k for k, _ in _TABLE_EQUIVALENTS])
+def test_a_table_keyword_is_its_add_call(keyword, kwargs):
+    table, added = SymbolSet(f"t_table_kw_{keyword}", strict=True), SymbolSet(f"t_table_kw_{keyword}_add", strict=True)
+    (x,) = table.table(f"x  f/w^2  {keyword}  a constant: |g| <= x (Assumption 1)")
+    y = added.add("x", "a constant: |g| <= x (Assumption 1)", dim="f/w^2", **kwargs)
+    assert x == y and x.assumptions0 == y.assumptions0
+    _same_symbols(table, added)
+
+
+def test_a_table_equals_its_add_calls_symbol_by_symbol():
+    table, added = SymbolSet("t_table_rows", strict=True), SymbolSet("t_table_rows_add", strict=True)
+    got = table.table("""
+        gamma    w^2/f    positive     the step size:   two spaces inside a description stay
+        L        f/w^2    positive     smoothness of every f_i (Assumption 1)
+
+        sigma  f/w  nonnegative  E||grad F_i(x; z) - grad f_i(x)||^2 <= sigma^2
+        N        1        count        number of workers
+        t        1        index        the step, from 0
+        mu       f/w^2    real         a curvature of either sign
+        p        1        fraction     the fraction of clients sampled
+        q        1        unit         a probability
+    """)
+    want = (
+        added.add("gamma", "the step size:   two spaces inside a description stay", dim="w^2/f"),
+        added.add("L", "smoothness of every f_i (Assumption 1)", sp.Interval.open(0, sp.oo), dim="f/w^2"),
+        added.add("sigma", "E||grad F_i(x; z) - grad f_i(x)||^2 <= sigma^2", sp.Interval(0, sp.oo), dim="f/w"),
+        added.add("N", "number of workers", sp.Interval(1, sp.oo), integer=True, dim="1"),
+        added.add("t", "the step, from 0", sp.Interval(0, sp.oo), integer=True, dim="1"),
+        added.add("mu", "a curvature of either sign", sp.Reals, dim="f/w^2"),
+        added.add("p", "the fraction of clients sampled", sp.Interval.Lopen(0, 1), dim="1"),
+        added.add("q", "a probability", sp.Interval(0, 1), dim="1"),
+    )
+    assert got == want and [s.assumptions0 for s in got] == [s.assumptions0 for s in want]
+    _same_symbols(table, added)
+    assert table.table("") == () and table.table("\n   \n") == ()
+
+
+@pytest.mark.parametrize("line,where,match", [
+    ("x  1  between  a bound", "line 2", r"domain of x='between'.*positive.*nonnegative.*real.*count.*index.*fraction"
+                                         r".*unit"),
+    ("x  1  positive", "line 2", r"symbol table line 2='x  1  positive'.*four fields NAME  DIM  DOMAIN  description"),
+    ("x", "line 2", r"four fields"),
+    ("1x  1  positive  a bound", "line 2", r"name='1x'.*Python identifier"),
+    ("x-y  1  positive  a bound", "line 2", r"name='x-y'.*Python identifier"),
+    ("x  q^2  positive  a bound", "line 2", r"dim of x='q\^2'"),
+])
+def test_a_bad_table_line_is_named_with_what_is_allowed(line, where, match):
+    S = SymbolSet("t_table_bad", strict=True)
+    with pytest.raises(ParameterError, match=match) as err:
+        S.table(f"\n{line}\n")
+    text = str(err.value)
+    assert f"symbol table {where}" in text and repr(line) in text
+
+
+def test_a_name_declared_twice_in_a_table_names_the_line():
+    S = SymbolSet("t_table_twice", strict=True)
+    with pytest.raises(Exception, match=r"symbol x defined twice; symbol table line 3: 'x  1  count  again'"):
+        S.table("x  1  positive  first\n\nx  1  count  again")

@@ -87,6 +87,63 @@ class SymbolSet:
         self.info[name] = SymbolInfo(sym, description, domain, dim)
         return sym
 
+    def table(self, text: str) -> tuple[sp.Symbol, ...]:
+        """Declare symbols from a notation table, one ``add`` per line; the symbols in line order.
+
+        Each non-blank line is ``NAME  DIM  DOMAIN  description``: the first three fields are separated by
+        whitespace (two or more spaces read best), the description is the rest of the line. DIM is a dimension
+        text as ``add`` takes ('f/w^2', '1', 'w^2/f', ...); DOMAIN one of the keywords
+
+        ===============  ===============================  =================================
+        ``positive``     (0, oo)                          ``add``'s default
+        ``nonnegative``  [0, oo)
+        ``real``         ``sympy.Reals``
+        ``count``        [1, oo), integer                 e.g. clients, rounds
+        ``index``        [0, oo), integer
+        ``fraction``     (0, 1]
+        ``unit``         [0, 1]
+        ===============  ===============================  =================================
+
+        A line gives exactly the symbol the equivalent ``add(NAME, description, domain, integer=..., dim=DIM)``
+        gives. A symbol needing anything else (another interval, readings ``dim={...}``, ``latex=``) is an
+        ``add`` call next to the table::
+
+            gamma, L, sigma, N = S.table(\"\"\"
+                gamma  w^2/f  positive     the step size
+                L      f/w^2  positive     smoothness of every f_i (Assumption 1)
+                sigma  f/w    nonnegative  E||g - grad f_i||^2 <= sigma^2 (Assumption 2)
+                N      1      count        number of clients
+            \"\"\")
+
+        A line with fewer than four fields, an unknown DOMAIN keyword, or what ``add`` rejects (a name that is
+        not an identifier, a bad DIM, a name declared twice) is an error naming the line (its number in ``text``,
+        counted from 1, and its text).
+        """
+        if not isinstance(text, str):
+            raise ParameterError("text", text, f"a str, one symbol a line: NAME  DIM  DOMAIN  description ({self.paper})")
+        symbols = []
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line:
+                continue
+            where = f"symbol table line {number}: {line!r}"  # add's own errors name the paper
+            fields = line.split(None, 3)
+            if len(fields) < 4:
+                raise ParameterError(f"symbol table line {number}", line, "four fields NAME  DIM  DOMAIN  description, "
+                                     f"e.g. 'L  f/w^2  positive  smoothness' ({self.paper})")
+            name, dim, keyword_, description = fields
+            if keyword_ not in _TABLE_DOMAINS:
+                raise ParameterError(f"domain of {name}", keyword_, f"one of the keywords {_TABLE_KEYWORDS} "
+                                     f"(any other domain: an add call); {where} ({self.paper})")
+            domain, integer = _TABLE_DOMAINS[keyword_]
+            try:
+                symbols.append(self.add(name, description, domain, integer=integer, dim=dim))
+            except ParameterError as exc:
+                raise ParameterError(exc.name, exc.value, f"{exc.allowed}; {where}") from None
+            except FedTheoryError as exc:
+                raise FedTheoryError(f"{exc}; {where}") from None
+        return tuple(symbols)
+
     def __getitem__(self, name: str) -> SymbolInfo:
         """The symbol's record (description, domain); the sympy symbol itself is ``symbol(name)``."""
         return self.info[name]
@@ -111,6 +168,19 @@ class SymbolSet:
             bad = arr if arr.ndim == 0 else arr.ravel()[np.argmin(ok.ravel())]
             raise ParameterError(name, float(bad), f"{'an integer ' if integer else ''}in {info.domain} "
                                                    f"({info.description})")
+
+
+# SymbolSet.table's DOMAIN keywords: keyword -> (domain, integer)
+_TABLE_DOMAINS: dict[str, tuple[sp.Set, bool]] = {
+    "positive": (sp.Interval.open(0, sp.oo), False),
+    "nonnegative": (sp.Interval(0, sp.oo), False),
+    "real": (sp.Reals, False),
+    "count": (sp.Interval(1, sp.oo), True),
+    "index": (sp.Interval(0, sp.oo), True),
+    "fraction": (sp.Interval.Lopen(0, 1), False),
+    "unit": (sp.Interval(0, 1), False),
+}
+_TABLE_KEYWORDS = ", ".join(f"{k} ({'integer in ' if i else ''}{d})" for k, (d, i) in _TABLE_DOMAINS.items())
 
 
 @functools.lru_cache(maxsize=1024)

@@ -27,18 +27,17 @@ SOURCE = ("Y. Drori, M. Teboulle, Performance of first-order methods for smooth 
 TEXT = ("PEPit (PerformanceEstimation/PEPit) PEPit/examples/unconstrained_convex_minimization/gradient_descent.py, "
         "docstring 'Theoretical guarantee', which states Drori & Teboulle 2014 Thm 3.1 for gamma <= 1/L and its "
         "tightness on Huber functions")
-NONNEG = sp.Interval(0, sp.oo)
 
 register_paper(PAPER, collection="zoo", citation=CITATION,
                title="Performance of first-order methods for smooth convex minimization: a novel approach")
 
 S = SymbolSet(PAPER, strict=True)
-L = S.add("L", "smoothness of f: ||grad f(x) - grad f(y)|| <= L ||x - y||", sp.Interval.open(0, sp.oo), dim="f/w^2")
-R2 = S.add("R2", "R^2 >= ||x_0 - x*||^2, x* a minimizer of f", NONNEG, dim="w^2")
-N = S.add("N", "number of gradient steps x_0 -> x_N (one client, one local step per round: N rounds)",
-          sp.Interval(1, sp.oo), integer=True, dim="1")
-lr = S.add("lr", "the constant step size h/L of x_{k+1} = x_k - (h/L) grad f(x_k)", sp.Interval.open(0, sp.oo),
-           dim="w^2/f")
+L, R2, N, lr = S.table("""
+    L   f/w^2  positive     smoothness of f: ||grad f(x) - grad f(y)|| <= L ||x - y||
+    R2  w^2    nonnegative  R^2 >= ||x_0 - x*||^2, x* a minimizer of f
+    N   1      count        number of gradient steps x_0 -> x_N (one client, one local step per round: N rounds)
+    lr  w^2/f  positive     the constant step size h/L of x_{k+1} = x_k - (h/L) grad f(x_k)
+""")
 
 THM31 = Bound(
     id="drori2014.thm3_1", paper=PAPER, title="Gradient descent, L-smooth convex f, step h/L with 0 < h <= 1",

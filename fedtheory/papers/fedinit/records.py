@@ -41,11 +41,13 @@ SEED = "000_278c463b157eab5b.txt"
 POSTER = "001_1290d3e8dce7394d.txt"
 
 S_ = SymbolSet(PAPER, strict=True)
-_pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-L = S_.add("L", "smoothness of each f_i (Assumption 1)", dim="f/w^2")
-mu = S_.add("mu", "PL constant of f (Assumption 5)", dim="f/w^2")
-sigma_l = S_.add("sigma_l", "std of the stochastic gradient: E||g - grad f_i||^2 <= sigma_l^2 (Assumption 2)", _nonneg, dim="f/w")
-G = S_.add("G", "heterogeneity constant G (Assumption 3)", _nonneg, dim="f/w")
+_nonneg = sp.Interval(0, sp.oo)
+L, mu, sigma_l, G = S_.table("""
+    L        f/w^2  positive     smoothness of each f_i (Assumption 1)
+    mu       f/w^2  positive     PL constant of f (Assumption 5)
+    sigma_l  f/w    nonnegative  std of the stochastic gradient: E||g - grad f_i||^2 <= sigma_l^2 (Assumption 2)
+    G        f/w    nonnegative  heterogeneity constant G (Assumption 3)
+""")
 B = S_.add("B", "heterogeneity constant B >= 1 (Assumption 3 / App. Assumption 8)", sp.Interval(1, sp.oo), dim="1")
 L_G = S_.add("L_G", "Lipschitz constant of the loss (Assumption 4)", dim="f/w")
 N = S_.add("N", "clients selected per round", sp.Interval(1, sp.oo), dim="1")
@@ -57,21 +59,20 @@ beta = S_.add("beta", "relaxation coefficient", sp.Interval(0, sp.oo), dim="1")
 lam = S_.add("lam", "the constant lambda in (0,1) of Thms 1-2 (App. A.2.2)", sp.Interval.open(0, 1), dim="1")
 D = S_.add("D", "initialisation bias f(w^0) - f(w*)", _nonneg, dim="f")
 S = S_.add("S", "samples per client |S_i|", sp.Interval(2, sp.oo), dim="1")
-c = S_.add("c", "step-size constant of Thm 3: eta_tau = c / tau", dim="w^2/f")
-U = S_.add("U", "sup_{w,z} f(w; z) (App. A.3, Lemma 5)", _nonneg, dim="f")
-sum_sqrt_Delta = S_.add("sum_sqrt_Delta", "sum_{t=1}^T sqrt(Delta^t), measured (eq. (14)'s divergence factor, reading "
-                        "'sum'; reading 'final' puts sqrt_Delta_T in its place: see DIVERGENCE_READINGS)", _nonneg,
-                        dim="w")
-sqrt_Delta_T = S_.add("sqrt_Delta_T", "sqrt(Delta^T), measured (eq. (14)'s divergence factor, reading 'final')", _nonneg,
-                      dim="w")
-g_beta = S_.add("g_beta", "-log(96 beta^2) > 0 (beta < 1/sqrt(96)): Thm 5's rate check writes 96 beta^2 = exp(-g_beta)",
-                dim="1")
-Delta_t = S_.add("Delta_t", "Delta^t, measured", _nonneg, dim="w^2")
-C_Delta = S_.add("C_Delta", "the poster's C_Delta: Delta^T <= C_Delta/T^2 (Thm 5's order, 001:146)", _nonneg, dim="w^2")
-grad_norm2_t = S_.add("grad_norm2_t", "E||grad f(w^t)||^2, measured", _nonneg, dim="f^2/w^2")
-local_grad_sum2 = S_.add("local_grad_sum2", "E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured", _nonneg, dim="f^2/w^2")
-kappa1 = S_.add("kappa1", "kappa_1 (Thm 1)", dim="1")
-kappa2 = S_.add("kappa2", "kappa_2 (Thm 1)", dim="1")
+(c, U, sum_sqrt_Delta, sqrt_Delta_T, g_beta, Delta_t, C_Delta, grad_norm2_t, local_grad_sum2, kappa1,
+ kappa2) = S_.table("""
+    c                w^2/f    positive     step-size constant of Thm 3: eta_tau = c / tau
+    U                f        nonnegative  sup_{w,z} f(w; z) (App. A.3, Lemma 5)
+    sum_sqrt_Delta   w        nonnegative  sum_{t=1}^T sqrt(Delta^t), measured (eq. (14)'s divergence factor, reading 'sum'; reading 'final' puts sqrt_Delta_T in its place: see DIVERGENCE_READINGS)
+    sqrt_Delta_T     w        nonnegative  sqrt(Delta^T), measured (eq. (14)'s divergence factor, reading 'final')
+    g_beta           1        positive     -log(96 beta^2) > 0 (beta < 1/sqrt(96)): Thm 5's rate check writes 96 beta^2 = exp(-g_beta)
+    Delta_t          w^2      nonnegative  Delta^t, measured
+    C_Delta          w^2      nonnegative  the poster's C_Delta: Delta^T <= C_Delta/T^2 (Thm 5's order, 001:146)
+    grad_norm2_t     f^2/w^2  nonnegative  E||grad f(w^t)||^2, measured
+    local_grad_sum2  f^2/w^2  nonnegative  E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured
+    kappa1           1        positive     kappa_1 (Thm 1)
+    kappa2           1        positive     kappa_2 (Thm 1)
+""")
 SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions

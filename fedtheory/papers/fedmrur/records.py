@@ -58,14 +58,16 @@ PAPER = "fedmrur"
 SEED = "003_7cb41999359df859.txt"
 
 S_ = SymbolSet(PAPER, strict=True)
-_pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-L = S_.add("L", "smoothness of each f_p (Assumption 1)", dim="f/w^2")
-r = S_.add("r", "smoothness of R(., x_0) for fixed x_0 (Assumption 1); 0 when the regularizer is off", _nonneg, dim="f/w^2")
-sigma_t = S_.add("sigma_t", "std of the stochastic gradient: E||g - grad F_p||^2 <= sigma_t^2 (Assumption 2)", _nonneg, dim="f/w")
-sigma_g = S_.add("sigma_g", "heterogeneity: E||grad F_p(x) - grad F(x)||^2 <= sigma_g^2 (Assumption 3, eq. 6)", _nonneg, dim="f/w")
-rho = S_.add("rho", "SAM perturbation radius (Alg. 1 line 9)", _nonneg, dim="w")
-alpha = S_.add("alpha", "client-momentum coefficient (Alg. 1 line 10)", sp.Interval.Lopen(0, 1), dim="1")
-eta_l = S_.add("eta_l", "local learning rate", dim="w^2/f")
+_nonneg = sp.Interval(0, sp.oo)
+L, r, sigma_t, sigma_g, rho, alpha, eta_l = S_.table("""
+    L        f/w^2  positive     smoothness of each f_p (Assumption 1)
+    r        f/w^2  nonnegative  smoothness of R(., x_0) for fixed x_0 (Assumption 1); 0 when the regularizer is off
+    sigma_t  f/w    nonnegative  std of the stochastic gradient: E||g - grad F_p||^2 <= sigma_t^2 (Assumption 2)
+    sigma_g  f/w    nonnegative  heterogeneity: E||grad F_p(x) - grad F(x)||^2 <= sigma_g^2 (Assumption 3, eq. 6)
+    rho      w      nonnegative  SAM perturbation radius (Alg. 1 line 9)
+    alpha    1      fraction     client-momentum coefficient (Alg. 1 line 10)
+    eta_l    w^2/f  positive     local learning rate
+""")
 eta_g = S_.add("eta_g", "global learning rate (Alg. 1 line 16)", dim={"A": "1", "B": "w^2/f"})
 K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo), dim="1")
 S = S_.add("S", "clients taking part per round |S_t|", sp.Interval(1, sp.oo), dim="1")

@@ -30,20 +30,21 @@ register_paper(PAPER, collection="zoo", citation=f"{ARXIV}, Thm 4",
                title="Li et al. 2020 (FedProx): expected decrease under B-local dissimilarity")
 
 S = SymbolSet(PAPER, strict=True)
-_pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-mu = S.add("mu", "the proximal coefficient of h_k(w; w^t) = F_k(w) + (mu/2)||w - w^t||^2", _pos, dim="f/w^2")
-L = S.add("L", "smoothness of every F_k", _pos, dim="f/w^2")
-L_minus = S.add("L_minus", "grad^2 F_k >= -L_minus I (0 for convex F_k)", _nonneg, dim="f/w^2")
+mu, L, L_minus = S.table("""
+    mu       f/w^2  positive     the proximal coefficient of h_k(w; w^t) = F_k(w) + (mu/2)||w - w^t||^2
+    L        f/w^2  positive     smoothness of every F_k
+    L_minus  f/w^2  nonnegative  grad^2 F_k >= -L_minus I (0 for convex F_k)
+""")
 B = S.add("B", "B-local dissimilarity at w^t: E_k ||grad F_k(w^t)||^2 <= B^2 ||grad f(w^t)||^2 (Definition 3)",
           sp.Interval(1, sp.oo), dim="1")
-gamma = S.add("gamma", "the local solvers' inexactness (Definition 2), the largest over the selected devices",
-              sp.Interval(0, 1), dim="1")
-K = S.add("K", "devices selected per iteration", sp.Interval(1, sp.oo), integer=True, dim="1")
-gap_t = S.add("gap_t", "f(w^t) - f*", _nonneg, dim="f")
-g2_t = S.add("g2_t", "||grad f(w^t)||^2", _nonneg, dim="f^2/w^2")
-mu_bar = S.add("mu_bar", "mu_bar = mu - L_minus", sp.Reals, dim="f/w^2")
-rho = S.add("rho", "the expected decrease coefficient of Theorem 4 (its sign is the theorem's condition)", sp.Reals,
-            dim="w^2/f")
+gamma, K, gap_t, g2_t, mu_bar, rho = S.table("""
+    gamma   1        unit         the local solvers' inexactness (Definition 2), the largest over the selected devices
+    K       1        count        devices selected per iteration
+    gap_t   f        nonnegative  f(w^t) - f*
+    g2_t    f^2/w^2  nonnegative  ||grad f(w^t)||^2
+    mu_bar  f/w^2    real         mu_bar = mu - L_minus
+    rho     w^2/f    real         the expected decrease coefficient of Theorem 4 (its sign is the theorem's condition)
+""")
 
 MU_BAR = Definition(id=f"{PAPER}.mu_bar", paper=PAPER, symbol=mu_bar, expr=mu - L_minus, source=f"{SOURCE}, Thm 4",
                     title="mu_bar = mu - L_-")

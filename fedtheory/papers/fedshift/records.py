@@ -64,7 +64,7 @@ SEED = "004_319ac838b1cb3f8f.txt"
 LI2020 = "Li, Huang, Yang, Wang, Zhang, ICLR 2020, Thm 1 (seeds/README.md)"
 
 S_ = SymbolSet(PAPER, strict=True)
-_pos, _nonneg, _real = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo), sp.Reals
+_nonneg, _real = sp.Interval(0, sp.oo), sp.Reals
 # Theorem 2 / eq. (11)
 I = S_.add("I", "inferior clients among the K selected", _nonneg, dim="1")
 S = S_.add("S", "superior clients among the K selected (S = K - I)", _nonneg, dim="1")
@@ -77,18 +77,20 @@ L = S_.add("L", "smoothness of each F_k (Assumption 1)", dim="f/w^2")
 mu = S_.add("mu", "strong convexity of each F_k (Assumption 2)", dim="f/w^2")
 E = S_.add("E", "local steps per round", sp.Interval(1, sp.oo), dim="1")
 tau = S_.add("tau", "step counter (the global model after t rounds is w_bar at tau = t E + 1)", sp.Interval(1, sp.oo), dim="1")
-eps = S_.add("eps", "epsilon > 0 of the Young inequality (eq. 17-18)", dim="1")
-beta = S_.add("beta", "step-size constant: eta_tau = beta/(tau + gamma)", dim="w^2/f")
-gamma = S_.add("gamma", "step-size offset: eta_tau = beta/(tau + gamma)", dim="1")
-Gamma = S_.add("Gamma", "heterogeneity F* - sum_k p_k F_k* (Li et al.)", _nonneg, dim="f")
-G = S_.add("G", "E||grad F_k(w, xi)||^2 <= G^2 (Assumption 4)", _nonneg, dim="f/w")
-sum_p_sigma2 = S_.add("sum_p_sigma2", "sum_k p_k sigma_k^2 (as printed in B_1)", _nonneg, dim="f^2/w^2")
-sum_p2_sigma2 = S_.add("sum_p2_sigma2", "sum_k p_k^2 sigma_k^2 (Lemma 2)", _nonneg, dim="f^2/w^2")
-alpha = S_.add("alpha", "I/N, share of inferior clients (full participation; at most 1)", _nonneg, dim="1")
-M = S_.add("M", "E[(m^tau)^2] <= M for every layer and step (Assumption 5)", _nonneg, dim="w^2")
-Delta1 = S_.add("Delta1", "E||w_bar^1 - w*||^2 (the start)", _nonneg, dim="w^2")
-B1 = S_.add("B1", "B_1 (App. A-D)", _nonneg, dim="f^2/w^2")
-B2 = S_.add("B2", "B_2 (App. A-D)", _nonneg, dim="1")
+eps, beta, gamma, Gamma, G, sum_p_sigma2, sum_p2_sigma2, alpha, M, Delta1, B1, B2 = S_.table("""
+    eps            1        positive     epsilon > 0 of the Young inequality (eq. 17-18)
+    beta           w^2/f    positive     step-size constant: eta_tau = beta/(tau + gamma)
+    gamma          1        positive     step-size offset: eta_tau = beta/(tau + gamma)
+    Gamma          f        nonnegative  heterogeneity F* - sum_k p_k F_k* (Li et al.)
+    G              f/w      nonnegative  E||grad F_k(w, xi)||^2 <= G^2 (Assumption 4)
+    sum_p_sigma2   f^2/w^2  nonnegative  sum_k p_k sigma_k^2 (as printed in B_1)
+    sum_p2_sigma2  f^2/w^2  nonnegative  sum_k p_k^2 sigma_k^2 (Lemma 2)
+    alpha          1        nonnegative  I/N, share of inferior clients (full participation; at most 1)
+    M              w^2      nonnegative  E[(m^tau)^2] <= M for every layer and step (Assumption 5)
+    Delta1         w^2      nonnegative  E||w_bar^1 - w*||^2 (the start)
+    B1             f^2/w^2  nonnegative  B_1 (App. A-D)
+    B2             1        nonnegative  B_2 (App. A-D)
+""")
 SYMBOLS = S_
 
 

@@ -34,20 +34,20 @@ SOURCE_22 = "S. Ghadimi, G. Lan, arXiv:1309.5549v1, Corollary 2.2, eqs. (2.13)-(
 TEXT = ("the prove2me Lean library's statements of Ghadimi & Lan (Theorems/Thm_GhadimiLan_RSG_theorem_2_1_a, "
         "GhadimiLan.TwoPhase.corollary_2_2 and Definitions/Def_GhadimiLan_TwoPhase_Model: (2.13) step, (2.14) B_N), "
         "which cite arXiv:1309.5549v1 by page and equation, and the proof's descent-lemma sum re-derived here")
-POS = sp.Interval.open(0, sp.oo)
 
 register_paper(PAPER, collection="zoo", citation=CITATION,
                title="Stochastic first- and zeroth-order methods for nonconvex stochastic programming")
 
 S = SymbolSet(PAPER, strict=True)
-L = S.add("L", "smoothness of f (f in C^{1,1}_L)", POS, dim="f/w^2")
-sigma = S.add("sigma", "E||G(x, xi) - grad f(x)||^2 <= sigma^2 (Assumption A1)", sp.Interval(0, sp.oo), dim="f/w")
-N = S.add("N", "iteration limit: x_1..x_N, the output index R in {1..N} (one client, one step per round: the "
-               "average over rounds 0..N-1)", sp.Interval(1, sp.oo), integer=True, dim="1")
-lr = S.add("lr", "the constant step gamma_k = gamma", POS, dim="w^2/f")
-Df0 = S.add("Df0", "f(x_1) - f*", sp.Interval(0, sp.oo), dim="f")
-Df2 = S.add("Df2", "D_f^2 = 2 (f(x_1) - f*)/L (eq. (2.5))", sp.Interval(0, sp.oo), dim="w^2")
-Dt = S.add("Dt", "D~ > 0, the free parameter of the step rule (2.13)", POS, dim="w")
+L, sigma, N, lr, Df0, Df2, Dt = S.table("""
+    L      f/w^2  positive     smoothness of f (f in C^{1,1}_L)
+    sigma  f/w    nonnegative  E||G(x, xi) - grad f(x)||^2 <= sigma^2 (Assumption A1)
+    N      1      count        iteration limit: x_1..x_N, the output index R in {1..N} (one client, one step per round: the average over rounds 0..N-1)
+    lr     w^2/f  positive     the constant step gamma_k = gamma
+    Df0    f      nonnegative  f(x_1) - f*
+    Df2    w^2    nonnegative  D_f^2 = 2 (f(x_1) - f*)/L (eq. (2.5))
+    Dt     w      positive     D~ > 0, the free parameter of the step rule (2.13)
+""")
 
 DF2 = Definition(id="ghadimi2013.Df2", paper=PAPER, symbol=Df2, expr=2 * Df0 / L, source=SOURCE_21,
                  title="D_f^2 = 2 (f(x_1) - f*)/L (eq. (2.5))")

@@ -41,23 +41,23 @@ register_paper(PAPER, collection="zoo", citation=f"{ARXIV}, Lemma 15 and Thm III
 
 S_ = SymbolSet(PAPER, strict=True)
 _pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-beta = S_.add("beta", "smoothness of every f_i (A4: grad f_i beta-Lipschitz)", _pos, dim="f/w^2")
-mu = S_.add("mu", "strong convexity of every f_i (A2 with mu > 0)", _pos, dim="f/w^2")
-sigma = S_.add("sigma", "E||g_i(x) - grad f_i(x)||^2 <= sigma^2 (A5)", _nonneg, dim="f/w")
-N = S_.add("N", "number of clients", sp.Interval(1, sp.oo), integer=True, dim="1")
-S = S_.add("S", "clients sampled per round (uniformly, without replacement)", sp.Interval(1, sp.oo), integer=True,
-           dim="1")
-K = S_.add("K", "local steps per round", sp.Interval(1, sp.oo), integer=True, dim="1")
-T = S_.add("T", "rounds: the weighted average is over x^0..x^{T-1}", sp.Interval(1, sp.oo), integer=True, dim="1")
-eta_l = S_.add("eta_l", "local step size", _pos, dim="w^2/f")
-eta_g = S_.add("eta_g", "global step size (x <- x + eta_g mean_i (y_i - x))", _pos, dim="1")
-dist0 = S_.add("dist0", "||x^0 - x*||^2", _nonneg, dim="w^2")
-C0 = S_.add("C0", "C_0 = (1/N) sum_i ||c_i^0 - grad f_i(x*)||^2 (the initial controls' error)", _nonneg,
-            dim="f^2/w^2")
-h = S_.add("h", "h = K eta_l eta_g: the effective step", _pos, dim="w^2/f")
-q = S_.add("q", "q = 1 - mu h/2: the weights are w_r = q^{-(r+1)}", sp.Interval.Lopen(0, 1), dim="1")
-W_T = S_.add("W_T", "W_T = sum_{r=0}^{T-1} q^{-(r+1)}", _pos, dim="1")
-V0 = S_.add("V0", "V_0 = ||x^0 - x*||^2 + (9 N h^2/S) C_0", _nonneg, dim="w^2")
+beta, mu, sigma, N, S, K, T, eta_l, eta_g, dist0, C0, h, q, W_T, V0 = S_.table("""
+    beta   f/w^2    positive     smoothness of every f_i (A4: grad f_i beta-Lipschitz)
+    mu     f/w^2    positive     strong convexity of every f_i (A2 with mu > 0)
+    sigma  f/w      nonnegative  E||g_i(x) - grad f_i(x)||^2 <= sigma^2 (A5)
+    N      1        count        number of clients
+    S      1        count        clients sampled per round (uniformly, without replacement)
+    K      1        count        local steps per round
+    T      1        count        rounds: the weighted average is over x^0..x^{T-1}
+    eta_l  w^2/f    positive     local step size
+    eta_g  1        positive     global step size (x <- x + eta_g mean_i (y_i - x))
+    dist0  w^2      nonnegative  ||x^0 - x*||^2
+    C0     f^2/w^2  nonnegative  C_0 = (1/N) sum_i ||c_i^0 - grad f_i(x*)||^2 (the initial controls' error)
+    h      w^2/f    positive     h = K eta_l eta_g: the effective step
+    q      1        fraction     q = 1 - mu h/2: the weights are w_r = q^{-(r+1)}
+    W_T    1        positive     W_T = sum_{r=0}^{T-1} q^{-(r+1)}
+    V0     w^2      nonnegative  V_0 = ||x^0 - x*||^2 + (9 N h^2/S) C_0
+""")
 
 H_DEF = Definition(id=f"{PAPER}.h", paper=PAPER, symbol=h, expr=K * eta_l * eta_g, source=f"{SOURCE}, App. E",
                    title="h = K eta_l eta_g (the effective step)")

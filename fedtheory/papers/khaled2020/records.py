@@ -29,24 +29,23 @@ SOURCE = ("A. Khaled, K. Mishchenko, P. Richtarik, Tighter theory for local SGD 
 UNVERIFIED = ("unverified: written from memory; no public copy of the theorems could be read (the stored arXiv, ar5iv "
               "and PMLR copies hold the abstract and introduction only): every constant, the power of (H - 1) and the "
               "step conditions are the author's recollection")
-POS = sp.Interval.open(0, sp.oo)
-NONNEG = sp.Interval(0, sp.oo)
 
 register_paper(PAPER, collection="zoo", citation=CITATION,
                title="Tighter theory for local SGD on identical and heterogeneous data")
 
 S = SymbolSet(PAPER, strict=True)
-L = S.add("L", "smoothness of every sample function f_m(., xi)", POS, dim="f/w^2")
-mu = S.add("mu", "strong convexity of f (identical data)", POS, dim="f/w^2")
-lr = S.add("lr", "the constant step gamma", POS, dim="w^2/f")
-M = S.add("M", "number of workers", sp.Interval(1, sp.oo), integer=True, dim="1")
-H = S.add("H", "the largest number of local steps between two synchronisations", sp.Interval(1, sp.oo), integer=True,
-          dim="1")
-T = S.add("T", "number of local steps (iterations) t = 0..T", sp.Interval(1, sp.oo), integer=True, dim="1")
-D0 = S.add("D0", "||x_0 - x*||^2", NONNEG, dim="w^2")
-sigma = S.add("sigma", "sigma^2 = E||grad f(x*, xi)||^2 (identical data: the noise at the optimum)", NONNEG, dim="f/w")
-zeta = S.add("zeta", "zeta^2 = (1/M) sum_m ||grad f_m(x*)||^2 (heterogeneity at the optimum)", NONNEG, dim="f/w")
-sdif2 = S.add("sdif2", "sigma_dif^2 = (1/M) sum_m E||grad f_m(x*, xi_m)||^2", NONNEG, dim="f^2/w^2")
+L, mu, lr, M, H, T, D0, sigma, zeta, sdif2 = S.table("""
+    L      f/w^2    positive     smoothness of every sample function f_m(., xi)
+    mu     f/w^2    positive     strong convexity of f (identical data)
+    lr     w^2/f    positive     the constant step gamma
+    M      1        count        number of workers
+    H      1        count        the largest number of local steps between two synchronisations
+    T      1        count        number of local steps (iterations) t = 0..T
+    D0     w^2      nonnegative  ||x_0 - x*||^2
+    sigma  f/w      nonnegative  sigma^2 = E||grad f(x*, xi)||^2 (identical data: the noise at the optimum)
+    zeta   f/w      nonnegative  zeta^2 = (1/M) sum_m ||grad f_m(x*)||^2 (heterogeneity at the optimum)
+    sdif2  f^2/w^2  nonnegative  sigma_dif^2 = (1/M) sum_m E||grad f_m(x*, xi_m)||^2
+""")
 
 SDIF = Definition(id="khaled2020.sigma_dif", paper=PAPER, symbol=sdif2, expr=zeta**2 + sigma**2, source=SOURCE,
                   title="sigma_dif^2 = (1/M) sum_m E||grad f_m(x*, xi_m)||^2 = zeta^2 + sigma^2",

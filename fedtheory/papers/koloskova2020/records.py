@@ -28,25 +28,22 @@ register_paper(PAPER, collection="zoo", citation=f"{ARXIV}, Thm 2 (strongly conv
                title="Koloskova et al. 2020: decentralized SGD with changing topology and local updates")
 
 S = SymbolSet(PAPER, strict=True)
-_pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-L = S.add("L", "smoothness of every f_i", _pos, dim="f/w^2")
-mu = S.add("mu", "strong convexity of every f_i (strongly convex case)", _pos, dim="f/w^2")
-p = S.add("p", "expected consensus contraction per tau rounds (Assumption 4; 1 - lambda^2 for a fixed W)",
-          sp.Interval.Lopen(0, 1), dim="1")
+L, mu, p = S.table("""
+    L   f/w^2  positive  smoothness of every f_i
+    mu  f/w^2  positive  strong convexity of every f_i (strongly convex case)
+    p   1      fraction  expected consensus contraction per tau rounds (Assumption 4; 1 - lambda^2 for a fixed W)
+""")
 tau = S.add("tau", "rounds over which the contraction p holds (1 for a fixed W)", sp.Interval(1, sp.oo), dim="1")
-n = S.add("n", "number of nodes", sp.Interval(1, sp.oo), integer=True, dim="1")
-sigma_bar = S.add("sigma_bar", "noise at the optimum: (1/n) sum_i E||grad F_i(x*, xi) - grad f_i(x*)||^2 = sigma_bar^2",
-                  _nonneg, dim="f/w")
-zeta_bar = S.add("zeta_bar", "heterogeneity at the optimum: (1/n) sum_i ||grad f_i(x*)||^2 = zeta_bar^2", _nonneg,
-                 dim="f/w")
-zeta_hat = S.add("zeta_hat", "heterogeneity (non-convex): (1/n) sum_i ||grad f_i(x)||^2 <= zeta_hat^2 + P ||grad f(x)||^2",
-                 _nonneg, dim="f/w")
-eps = S.add("eps", "target accuracy of the strongly convex statement (a loss gap)", _pos, dim="f")
-eps2 = S.add("eps2", "target accuracy of the non-convex statement (an average squared gradient norm)", _pos,
-             dim="f^2/w^2")
-sigma_hat = S.add("sigma_hat", "noise (non-convex): (1/n) sum_i E||grad F_i(x, xi) - grad f_i(x)||^2 <= sigma_hat^2 + "
-                               "M ||grad f(x)||^2", _nonneg, dim="f/w")
-F0 = S.add("F0", "f(x^(0)) - f*", _nonneg, dim="f")
+n, sigma_bar, zeta_bar, zeta_hat, eps, eps2, sigma_hat, F0 = S.table("""
+    n          1        count        number of nodes
+    sigma_bar  f/w      nonnegative  noise at the optimum: (1/n) sum_i E||grad F_i(x*, xi) - grad f_i(x*)||^2 = sigma_bar^2
+    zeta_bar   f/w      nonnegative  heterogeneity at the optimum: (1/n) sum_i ||grad f_i(x*)||^2 = zeta_bar^2
+    zeta_hat   f/w      nonnegative  heterogeneity (non-convex): (1/n) sum_i ||grad f_i(x)||^2 <= zeta_hat^2 + P ||grad f(x)||^2
+    eps        f        positive     target accuracy of the strongly convex statement (a loss gap)
+    eps2       f^2/w^2  positive     target accuracy of the non-convex statement (an average squared gradient norm)
+    sigma_hat  f/w      nonnegative  noise (non-convex): (1/n) sum_i E||grad F_i(x, xi) - grad f_i(x)||^2 <= sigma_hat^2 + M ||grad f(x)||^2
+    F0         f        nonnegative  f(x^(0)) - f*
+""")
 
 STRONGLY_CONVEX = OrderStatement(
     id=f"{PAPER}.thm2_sc", paper=PAPER, title="Decentralized SGD, strongly convex: iterations to accuracy eps (O~)",

@@ -151,9 +151,11 @@ CA_FORM = Identity(
          "residual too). Its eigenvalues off the consensus direction are (1+beta) lambda_i - beta.")
 register(EQ3, CA_FORM)
 
-_rho_beta = S_.add("rho_beta", "consensus contraction of W_beta = (1+beta) W - beta I", dim="1")
-_beta_max = S_.add("beta_max", "largest beta with rho_beta < 1", dim="1")
-_beta_cons = S_.add("beta_cons", "beta minimising rho_beta", sp.Interval(0, sp.oo), dim="1")
+_rho_beta, _beta_max, _beta_cons = S_.table("""
+    rho_beta   1  positive     consensus contraction of W_beta = (1+beta) W - beta I
+    beta_max   1  positive     largest beta with rho_beta < 1
+    beta_cons  1  nonnegative  beta minimising rho_beta
+""")
 RHO_BETA = Definition(
     "oledfl.derived.rho_beta", PAPER, _rho_beta,
     sp.Max(sp.Abs((1 + beta) * lam2 - beta), sp.Abs((1 + beta) * lam_min - beta)),

@@ -27,19 +27,19 @@ SOURCE = ("A. Taylor, J. Hendrickx, F. Glineur, Exact worst-case convergence rat
 TEXT = ("PEPit (PerformanceEstimation/PEPit) PEPit/examples/composite_convex_minimization/proximal_gradient.py "
         "(docstring: the tight guarantee, citing THG 2018 Thm 3.1) and wc_gradient_descent_contraction (the same "
         "factor for gradient descent, tight on quadratics)")
-POS = sp.Interval.open(0, sp.oo)
 
 register_paper(PAPER, collection="zoo", citation=CITATION,
                title="Exact worst-case convergence rates of the proximal gradient method for composite convex "
                      "minimization")
 
 S = SymbolSet(PAPER, strict=True)
-L = S.add("L", "smoothness of f", POS, dim="f/w^2")
-mu = S.add("mu", "strong convexity of f", POS, dim="f/w^2")
-lr = S.add("lr", "the constant step gamma of x_{k+1} = x_k - gamma grad f(x_k)", POS, dim="w^2/f")
-N = S.add("N", "number of gradient steps x_0 -> x_N (one client, one local step per round: N rounds)",
-          sp.Interval(1, sp.oo), integer=True, dim="1")
-D0 = S.add("D0", "||x_0 - x*||^2", sp.Interval(0, sp.oo), dim="w^2")
+L, mu, lr, N, D0 = S.table("""
+    L   f/w^2  positive     smoothness of f
+    mu  f/w^2  positive     strong convexity of f
+    lr  w^2/f  positive     the constant step gamma of x_{k+1} = x_k - gamma grad f(x_k)
+    N   1      count        number of gradient steps x_0 -> x_N (one client, one local step per round: N rounds)
+    D0  w^2    nonnegative  ||x_0 - x*||^2
+""")
 
 THM31 = Bound(
     id="taylor2018.thm3_1", paper=PAPER, title="Gradient descent, L-smooth mu-strongly convex f: distance to x*",

@@ -26,15 +26,16 @@ register_paper(PAPER, collection="zoo", citation=f"{ARXIV}, Thm 1",
                title="Yu, Yang & Zhu 2019: parallel restarted (local) SGD, non-convex")
 
 S = SymbolSet(PAPER, strict=True)
-_pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
-gamma = S.add("gamma", "the SGD step size", _pos, dim="w^2/f")
-L = S.add("L", "smoothness of every f_i (Assumption 1)", _pos, dim="f/w^2")
-sigma = S.add("sigma", "E||grad F_i(x; z) - grad f_i(x)||^2 <= sigma^2 (Assumption 1)", _nonneg, dim="f/w")
-G = S.add("G", "E||grad F_i(x; z)||^2 <= G^2 for every x and i (Assumption 1)", _nonneg, dim="f/w")
-N = S.add("N", "number of workers", sp.Interval(1, sp.oo), integer=True, dim="1")
-I = S.add("I", "iterations between two averagings", sp.Interval(1, sp.oo), integer=True, dim="1")
-T = S.add("T", "iterations: the average is over xbar^0..xbar^{T-1}", sp.Interval(1, sp.oo), integer=True, dim="1")
-Df0 = S.add("Df0", "f(xbar^0) - f*", _nonneg, dim="f")
+gamma, L, sigma, G, N, I, T, Df0 = S.table("""
+    gamma  w^2/f  positive     the SGD step size
+    L      f/w^2  positive     smoothness of every f_i (Assumption 1)
+    sigma  f/w    nonnegative  E||grad F_i(x; z) - grad f_i(x)||^2 <= sigma^2 (Assumption 1)
+    G      f/w    nonnegative  E||grad F_i(x; z)||^2 <= G^2 for every x and i (Assumption 1)
+    N      1      count        number of workers
+    I      1      count        iterations between two averagings
+    T      1      count        iterations: the average is over xbar^0..xbar^{T-1}
+    Df0    f      nonnegative  f(xbar^0) - f*
+""")
 
 THM1 = Bound(
     id=f"{PAPER}.thm1", paper=PAPER, title="PR-SGD (local SGD), non-convex: the average squared gradient norm",

@@ -43,27 +43,26 @@ register_paper(PAPER, collection="zoo", citation=f"{ARXIV}, Lemma 1, Thm 1 (10),
                title="Yuan, Ling & Yin 2016: decentralized gradient descent with a fixed step")
 
 S = SymbolSet(PAPER, strict=True)
-_pos, _nonneg = sp.Interval.open(0, sp.oo), sp.Interval(0, sp.oo)
+_pos = sp.Interval.open(0, sp.oo)
 alpha = S.add("alpha", "the fixed step size of iteration (4)", _pos, dim="w^2/f")
 beta = S.add("beta", "beta = max{|lambda_2(W)|, |lambda_n(W)|} (5): second largest eigenvalue modulus of W",
              sp.Interval.Ropen(0, 1), dim="1")
 lam_n = S.add("lam_n", "lambda_n(W): the smallest eigenvalue of W", sp.Interval(-1, 1), dim="1")
 n = S.add("n", "number of agents", sp.Interval(2, sp.oo), integer=True, dim="1")
-k = S.add("k", "iteration index: x(k) after k iterations of (4) from x(0) = 0", _nonneg, integer=True, dim="1")
-D = S.add("D", "bound on the stacked gradient, ||h(k)|| = (sum_i ||grad f_i(x_(i)(k))||^2)^(1/2) <= D for every k "
-               "((10); the Euclidean norm of R^{np}, not a bound on each agent's gradient)", _nonneg, dim="f/w")
-L_h = S.add("L_h", "L_h = max_i L_{f_i} (Assumption 1)", _pos, dim="f/w^2")
-gap0 = S.add("gap0", "sum_i (f_i(0) - f_i^o): the agents' gaps at the start x_(i)(0) = 0, f_i^o = inf f_i", _nonneg,
-             dim="f")
-mu_fbar = S.add("mu_fbar", "mu_fbar = mu_f/n: strong convexity of fbar = (1/n) sum_i f_i (Lemma 3, case a)", _pos,
-                dim="f/w^2")
-L_fbar = S.add("L_fbar", "L_fbar = (1/n) sum_i L_{f_i}: a Lipschitz constant of grad fbar (p. 10)", _pos, dim="f/w^2")
-e0 = S.add("e0", "||xbar(0) - x*||, x* the minimizer of f (xbar(0) = 0)", _nonneg, dim="w")
-c1 = S.add("c1", "c1 = 1/(mu_fbar + L_fbar) (Lemma 3, case a)", _pos, dim="w^2/f")
-c2 = S.add("c2", "c2 = mu_fbar L_fbar/(mu_fbar + L_fbar) (Lemma 3, case a)", _pos, dim="f/w^2")
-delta = S.add("delta", "delta = c2/(2 (1 - alpha c2)) (Theorem 3's choice)", _pos, dim="f/w^2")
-c3 = S.add("c3", "c3 = sqrt(1 - alpha c2 + alpha delta - alpha^2 delta c2) = sqrt(1 - alpha c2/2)", _pos, dim="1")
-c4 = S.add("c4", "c4 = sqrt(alpha^3 (alpha + 1/delta) L_h^2 D^2/(1 - beta)^2)", _nonneg, dim="w")
+k, D, L_h, gap0, mu_fbar, L_fbar, e0, c1, c2, delta, c3, c4 = S.table("""
+    k        1      index        iteration index: x(k) after k iterations of (4) from x(0) = 0
+    D        f/w    nonnegative  bound on the stacked gradient, ||h(k)|| = (sum_i ||grad f_i(x_(i)(k))||^2)^(1/2) <= D for every k ((10); the Euclidean norm of R^{np}, not a bound on each agent's gradient)
+    L_h      f/w^2  positive     L_h = max_i L_{f_i} (Assumption 1)
+    gap0     f      nonnegative  sum_i (f_i(0) - f_i^o): the agents' gaps at the start x_(i)(0) = 0, f_i^o = inf f_i
+    mu_fbar  f/w^2  positive     mu_fbar = mu_f/n: strong convexity of fbar = (1/n) sum_i f_i (Lemma 3, case a)
+    L_fbar   f/w^2  positive     L_fbar = (1/n) sum_i L_{f_i}: a Lipschitz constant of grad fbar (p. 10)
+    e0       w      nonnegative  ||xbar(0) - x*||, x* the minimizer of f (xbar(0) = 0)
+    c1       w^2/f  positive     c1 = 1/(mu_fbar + L_fbar) (Lemma 3, case a)
+    c2       f/w^2  positive     c2 = mu_fbar L_fbar/(mu_fbar + L_fbar) (Lemma 3, case a)
+    delta    f/w^2  positive     delta = c2/(2 (1 - alpha c2)) (Theorem 3's choice)
+    c3       1      positive     c3 = sqrt(1 - alpha c2 + alpha delta - alpha^2 delta c2) = sqrt(1 - alpha c2/2)
+    c4       w      nonnegative  c4 = sqrt(alpha^3 (alpha + 1/delta) L_h^2 D^2/(1 - beta)^2)
+""")
 
 D_DEF = Definition(id=f"{PAPER}.D", paper=PAPER, symbol=D, expr=sp.sqrt(2 * L_h * gap0),
                    source=f"{SOURCE}, (10) (p. 7)", title="D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))")

@@ -38,15 +38,17 @@ L = S.add("L", "smoothness of every F_k (Assumption 1): max_k L_k", dim="f/w^2")
 mu = S.add("mu", "strong convexity of every F_k (Assumption 2): min_k mu_k", dim="f/w^2")
 E = S.add("E", "local SGD steps per round", integer=True, dim="1")
 T = S.add("T", "iteration index of w_T (w_1 = start; after R rounds T = R E + 1)", integer=True, dim="1")
-sum_p2_sigma2 = S.add("sum_p2_sigma2", "sum_k p_k^2 sigma_k^2 (Assumption 3: E||g_k - grad F_k||^2 <= sigma_k^2)", NONNEG, dim="f^2/w^2")
-Gamma = S.add("Gamma", "F* - sum_k p_k F_k* (degree of non-IID-ness)", NONNEG, dim="f")
-G = S.add("G", "E||g_k(w, xi)||^2 <= G^2 for every client and iterate (Assumption 4)", NONNEG, dim="f/w")
-Delta1 = S.add("Delta1", "E||w_1 - w*||^2", NONNEG, dim="w^2")
-lr = S.add("lr", "numerator of the step-size schedule eta_t = lr/(t + lr_offset)", dim="w^2/f")
-lr_offset = S.add("lr_offset", "offset of the step-size schedule", NONNEG, dim="1")
-kappa = S.add("kappa", "condition number L/mu", dim="1")
-gamma = S.add("gamma", "schedule offset max{8 kappa, E}", dim="1")
-B = S.add("B", "the noise-and-heterogeneity constant of Theorem 1", NONNEG, dim="f^2/w^2")
+sum_p2_sigma2, Gamma, G, Delta1, lr, lr_offset, kappa, gamma, B = S.table("""
+    sum_p2_sigma2  f^2/w^2  nonnegative  sum_k p_k^2 sigma_k^2 (Assumption 3: E||g_k - grad F_k||^2 <= sigma_k^2)
+    Gamma          f        nonnegative  F* - sum_k p_k F_k* (degree of non-IID-ness)
+    G              f/w      nonnegative  E||g_k(w, xi)||^2 <= G^2 for every client and iterate (Assumption 4)
+    Delta1         w^2      nonnegative  E||w_1 - w*||^2
+    lr             w^2/f    positive     numerator of the step-size schedule eta_t = lr/(t + lr_offset)
+    lr_offset      1        nonnegative  offset of the step-size schedule
+    kappa          1        positive     condition number L/mu
+    gamma          1        positive     schedule offset max{8 kappa, E}
+    B              f^2/w^2  nonnegative  the noise-and-heterogeneity constant of Theorem 1
+""")
 
 KAPPA = Definition(id="li2020.kappa", paper=PAPER, symbol=kappa, expr=L / mu, source=SOURCE, title="kappa")
 GAMMA = Definition(id="li2020.gamma", paper=PAPER, symbol=gamma, expr=sp.Max(8 * kappa, E), source=SOURCE,

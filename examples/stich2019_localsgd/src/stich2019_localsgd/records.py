@@ -35,7 +35,6 @@ TRANSCRIPTION = ("unverified: written from memory; no public copy of Theorem 2.2
 # while its transcription is unverified (Record.transcription)
 register_paper(PAPER, collection="zoo", citation="arXiv:1805.09767v3 (ICLR 2019), Thm 2.2, eq. (4)",
                title="Local SGD Converges Fast and Communicates Little")
-NONNEG = sp.Interval(0, sp.oo)
 
 S = SymbolSet(PAPER)
 L = S.add("L", "smoothness of f", dim="f/w^2")
@@ -44,14 +43,16 @@ K = S.add("K", "number of workers, each taking a stochastic gradient step at eve
 H = S.add("H", "the largest gap between two averagings, gap(I_T) <= H (local steps between communications)",
           integer=True, dim="1")
 T = S.add("T", "number of iterations t = 0..T-1 that xhat_T averages over (xbar_0..xbar_{T-1})", integer=True, dim="1")
-a = S.add("a", "shift of the step sizes eta_t = 4/(mu (a + t)) and of the weights w_t = (a + t)^2", dim="1")
-sigma2 = S.add("sigma2", "sigma^2: E||g_t^k - grad f(x_t^k)||^2 <= sigma^2 for every worker", NONNEG, dim="f^2/w^2")
-G = S.add("G", "E||g_t^k||^2 <= G^2 for t = 0..T-1 and every worker", NONNEG, dim="f/w")
-D0 = S.add("D0", "||x_0 - x*||^2", NONNEG, dim="w^2")
-lr = S.add("lr", "numerator c of the run's step sizes eta_t = c/(lr_offset + t), t = 0, 1, ...", dim="w^2/f")
-lr_offset = S.add("lr_offset", "offset of the run's step sizes eta_t = c/(lr_offset + t), t = 0, 1, ...", dim="1")
-kappa = S.add("kappa", "condition number L/mu", dim="1")
-S_T = S.add("S_T", "sum_{t=0}^{T-1} w_t with w_t = (a + t)^2", dim="1")
+a, sigma2, G, D0, lr, lr_offset, kappa, S_T = S.table("""
+    a          1        positive     shift of the step sizes eta_t = 4/(mu (a + t)) and of the weights w_t = (a + t)^2
+    sigma2     f^2/w^2  nonnegative  sigma^2: E||g_t^k - grad f(x_t^k)||^2 <= sigma^2 for every worker
+    G          f/w      nonnegative  E||g_t^k||^2 <= G^2 for t = 0..T-1 and every worker
+    D0         w^2      nonnegative  ||x_0 - x*||^2
+    lr         w^2/f    positive     numerator c of the run's step sizes eta_t = c/(lr_offset + t), t = 0, 1, ...
+    lr_offset  1        positive     offset of the run's step sizes eta_t = c/(lr_offset + t), t = 0, 1, ...
+    kappa      1        positive     condition number L/mu
+    S_T        1        positive     sum_{t=0}^{T-1} w_t with w_t = (a + t)^2
+""")
 _t = sp.Symbol("t", integer=True, nonnegative=True)  # the summation index of S_T (not a value anyone passes)
 
 KAPPA = Definition(id="stich2019.kappa", paper=PAPER, symbol=kappa, expr=L / mu, source=SOURCE, title="kappa = L/mu")
