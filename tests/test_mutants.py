@@ -282,3 +282,17 @@ def test_a_statement_evaluated_on_no_run_leaves_its_mutants_undecided_not_weaker
     assert poster.count("weaker") == 0 and poster.count("undecided") == len(poster.outcomes)
     assert eq20.count("weaker") == 0 and eq20.by_layer()["units"] > 0
     assert all("no check evaluates the statement on a run" in o.reason for o in poster.outcomes)
+
+
+def test_a_faster_order_of_an_order_already_reported_is_undecided():
+    """FedMRUR's eq. (8) is reported rate-inconsistent; a mutant that states it faster cannot be told apart by the
+    rate layer, and no simulation row reads a stated order: 'undecided', never 'survived' with a bound's slack."""
+    from fedtheory.checks.mutants import mutants_of, score_record
+    from fedtheory.checks import Session
+    from fedtheory.plugins import records
+
+    rec = records()["fedmrur.thm1"]
+    orders = [m for m in mutants_of(rec) if m.kind == "order"]
+    score = score_record(rec, (), Session("quick", 0), mutants=orders)
+    assert [o.status for o in score.outcomes] == ["undecided", "undecided"]
+    assert all("rate_inconsistent" in o.reason for o in score.outcomes)

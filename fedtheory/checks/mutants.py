@@ -399,6 +399,10 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
         if m.kind != "order" and (low is None or low >= 1 - 1e-12) and _equivalent(record, m):
             outcomes.append(MutantOutcome(m, "equivalent", reason="sympy proves the mutant equal to the statement"))
             continue
+        if m.kind == "order" and base_rate not in ("rate_consistent", "proof_step_loose"):
+            outcomes.append(MutantOutcome(m, "undecided", reason=f"the statement's own stated order is reported "
+                                                                  f"({base_rate}): a faster one cannot be told apart"))
+            continue
         with stand_ins({record.id: m.record}):
             # a number, a dropped term or a symbol of the same dimension cannot change the units of a consistent
             # statement, nor a constant factor or a dropped term its order: those layers are asked only where they can
