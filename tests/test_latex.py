@@ -278,3 +278,14 @@ def test_latex_refused_is_a_parameter_error():
     with pytest.raises(Unparseable):
         parse_math("")
     assert isinstance(parse_item(read_document("\\[a \\le b\\]").items[0])[0], Relation)
+
+
+def test_every_premise_the_draft_can_name_is_in_the_assumption_catalogue():
+    """The words -> assumption table names catalogue entries: a renamed entry would draft a reference that does not
+    register."""
+    from fedtheory.latex.draft import _PREMISES
+    from fedtheory.theory import CATALOGUE
+
+    for _, name, const in _PREMISES:
+        assert name in CATALOGUE, name
+        assert not const or const in [c.name for c in CATALOGUE[name].constants], (name, const)
