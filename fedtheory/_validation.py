@@ -36,6 +36,26 @@ def _shown(value: Any) -> str:
     return f"array(shape={arr.shape})"
 
 
+def printable(text: Any, one_line: bool = False) -> str:
+    """``text`` safe to print on a terminal: every control character (C0, DEL, C1: ESC sequences that clear the
+    screen, OSC 52 that sets the clipboard, a NUL, a carriage return) is written as its Python escape (``\\x1b``),
+    and so are characters a file name cannot encode (lone surrogates from undecodable bytes). Newlines and tabs are
+    kept unless ``one_line``, which escapes them too: a message that must stay on one line (an error)."""
+    out = []
+    for ch in str(text):
+        o = ord(ch)
+        if (ch in "\n\t" and not one_line) or not (o < 0x20 or 0x7F <= o < 0xA0 or 0xD800 <= o < 0xE000):
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1] if o >= 0x20 or ch in "\n\t\r" else f"\\x{o:02x}")
+    return "".join(out)
+
+
+def one_line(text: Any) -> str:
+    """``text`` as one printable line (:func:`printable` with ``one_line=True``): for error messages."""
+    return printable(text, one_line=True)
+
+
 def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as int, or raise ParameterError naming ``name`` and ``[low, high]``."""
     allowed = _range_text("an integer", low, high, True, True)

@@ -18,11 +18,23 @@ import warnings
 from typing import Sequence
 
 from . import __version__
-from ._validation import FedTheoryError, ParameterError
+from ._signals import Terminated, ending_signals, exit_status, received
+from ._validation import FedTheoryError, ParameterError, one_line
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with errors as fedtheory writes them: one line (no usage block), a long value shortened."""
+
+    def error(self, message: str):
+        import re
+
+        message = re.sub(r"'([^']{60,})'", lambda m: f"'{m.group(1)[:24]}...' ({len(m.group(1))} characters)",
+                         message)
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (`{self.prog} --help` lists the options)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fedtheory", description="Check federated-learning theorems against measurement.")
+    p = _Parser(prog="fedtheory", description="Check federated-learning theorems against measurement.")
     p.add_argument("--version", action="version", version=f"fedtheory {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="{list,explain,check,report,worst,train,new-paper}")
     plug = argparse.ArgumentParser(add_help=False)
@@ -58,7 +70,10 @@ def _parser() -> argparse.ArgumentParser:
                          "problems")
     ck.add_argument("--seed", type=int, default=0, help="base seed (non-negative integer); same seed, same numbers")
     ck.add_argument("--format", choices=("table", "json"), default="table")
-    ck.add_argument("--out", metavar="FILE", help="also write the JSON records to FILE (atomically)")
+    ck.add_argument("--out", metavar="FILE", help="also write the JSON records to FILE (atomically; an existing file "
+                    "only if fedtheory wrote it, or with --force)")
+    ck.add_argument("--force", action="store_true", help="--out / --report may replace an existing file fedtheory did "
+                    "not write (never an input of the run: a plug-in's source, a logged run)")
     ck.add_argument("--runs", metavar="DIR", help="evaluate the empirical checks on the runs logged under DIR "
                     "(`fedtheory train`); without --only, only those checks run")
     ck.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -97,7 +112,9 @@ def _parser() -> argparse.ArgumentParser:
                                     "measured / bound per bound record (simulation, --worst-case search, PEP); with "
                                     "--mutants M.json, the mutation score of `fedtheory check --mutants --out M.json`.")
     rp.add_argument("results", metavar="RESULTS.json", help="a results file written by `fedtheory check --out`")
-    rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html)")
+    rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html; "
+                    "an existing file only if fedtheory wrote it, or with --force)")
+    rp.add_argument("--force", action="store_true", help="--out may replace an existing file fedtheory did not write")
     rp.add_argument("--mutants", metavar="M.json", help="also draw a mutation file written by `fedtheory check --mutants "
                     "--out M.json` as a section of the same page: the overall mutation score, killed by layer, a table "
                     "per record and every survivor with its reason (a malformed file: exit 2, naming it)")
@@ -284,48 +301,41 @@ def _own_warnings_in_one_line():
         warnings.showwarning = previous
 
 
-class Terminated(BaseException):
-    """A signal that ends fedtheory (SIGTERM, SIGHUP) raised as an exception, as Ctrl-C raises KeyboardInterrupt: the
-    run unwinds (worker processes are ended, nothing half-written is left) and exits with 128 + the signal's number.
-    A BaseException, so that no check's error handling takes it for a failed check."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated(signum)
-
-
-@contextlib.contextmanager
-def _signals_end_the_run():
-    """SIGTERM and SIGHUP raise Terminated while fedtheory runs (where their default would end this process at once
-    and leave its worker processes behind); the previous handlers come back after. A signal ignored by whoever
-    started fedtheory (nohup) stays ignored."""
-    import signal
-    import threading
-
-    old = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
-                old[sig] = signal.signal(sig, _raise_terminated)
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-
-
 MAX_SEED = 2 ** 63 - 1  #: the largest --seed of `check` (the simulator's seeds are int64)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: parse ``argv``, run the command, return its exit status (see the module docstring).
+
+    Every moment of the run is covered by one handler of the signals that end it (``fedtheory._signals``): a signal
+    gives 128 + its number and one line on stderr, never a traceback, wherever it lands (an import, a check, a
+    solver that swallowed the exception it raised, the writing of the outputs)."""
     os.environ.setdefault(THP_ENV, "1")
-    args = _parser().parse_args(argv)
-    with _signals_end_the_run(), _own_warnings_in_one_line():
-        return _main(args)
+    code: int | None = None
+    with ending_signals():
+        try:
+            args = _parser().parse_args(argv)
+            with _own_warnings_in_one_line():
+                code = _main(args)
+        except (KeyboardInterrupt, Terminated):
+            pass  # said below, from the record: the exception may also have been lost on its way here
+        signum = received()
+        if signum is not None:
+            _say_signal(signum)
+            return exit_status(signum)
+    return 2 if code is None else code
+
+
+def _say_signal(signum: int) -> None:
+    import signal
+
+    try:
+        if signum == signal.SIGINT:
+            print("fedtheory: interrupted (SIGINT)", file=sys.stderr)
+        else:
+            print(f"fedtheory: terminated by {signal.Signals(signum).name}", file=sys.stderr)
+    except OSError:  # stderr is gone too
+        pass
 
 
 def _main(args) -> int:
@@ -339,32 +349,34 @@ def _main(args) -> int:
         command = {"list": _cmd_list, "explain": _cmd_explain, "check": _cmd_check, "report": _cmd_report,
                    "train": _cmd_train, "new-paper": _cmd_new_paper, "worst": _cmd_worst}.get(args.command)
         if command is not None:
-            return command(args)
+            if args.command in ("list", "explain"):  # they find nothing: a reader that leaves early changes nothing
+                args.earned_status = 0
+            code = command(args)
+            sys.stdout.flush()  # here, where a reader that left is caught (at exit Python would say 'Exception ignored')
+            return code
     except (ParameterError, FedTheoryError) as exc:
-        print(f"fedtheory: error: {exc}", file=sys.stderr)
+        print(f"fedtheory: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("fedtheory: interrupted (SIGINT)", file=sys.stderr)
-        return 130
-    except Terminated as exc:
-        import signal
-
-        print(f"fedtheory: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
-        return 128 + exc.signum
-    except BrokenPipeError:  # e.g. `fedtheory list | head`: the reader left; exit quietly
+    except BrokenPipeError:  # e.g. `fedtheory check | head -1`: the reader left; the run keeps the status it earned
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        earned = getattr(args, "earned_status", None)
+        return SIGPIPE_STATUS if earned is None else earned
     except Exception as exc:  # noqa: BLE001 - a bug of the tool: its own exit status, never 1 (findings)
         import traceback
 
         if os.environ.get("FEDTHEORY_TRACEBACK"):
             traceback.print_exc()
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        print(f"fedtheory: internal error: {type(exc).__name__}: {exc} (at {os.path.basename(where.filename)}:"
-              f"{where.lineno}; FEDTHEORY_TRACEBACK=1 prints the traceback)", file=sys.stderr)
+        print(f"fedtheory: internal error: {one_line(f'{type(exc).__name__}: {exc}')} (at "
+              f"{os.path.basename(where.filename)}:{where.lineno}; FEDTHEORY_TRACEBACK=1 prints the traceback)",
+              file=sys.stderr)
         return 3
     return 2
+
+
+#: The exit status of a command whose reader left before it knew its own status (a shell's 128 + SIGPIPE).
+SIGPIPE_STATUS = 141
 
 
 # ------------------------------------------------------------------------------------ list / explain
@@ -780,10 +792,7 @@ def _cmd_mutants(args) -> int:
     if args.worst_budget < popsize:  # the worst-case layer's search: refused before any check runs
         raise ParameterError("--worst-budget", args.worst_budget, f"an integer >= {popsize} (the search's population "
                              "size: one generation)")
-    if args.out:  # before the run (minutes), not after it
-        from .checks.output import check_writable
-
-        check_writable(args.out, "--out")
+    _check_outputs(args, ("--out", args.out))  # before the run (minutes), not after it
     _mutable_only(args.paper, args.only, args.profile)
     t0 = time.perf_counter()
     show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
@@ -794,11 +803,12 @@ def _cmd_mutants(args) -> int:
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,
                                seed=args.seed, elapsed_s=round(time.perf_counter() - t0, 2))
     failed = _write_outputs(args, payload)  # --report is refused above
+    args.earned_status = 2 if failed else 0
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
         print(format_mutation_table(scores, verbose=args.verbose))
-        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {args.out}" if args.out and not failed else ""))
+        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {_where(args.out)}" if args.out and not failed else ""))
     if failed:
         return _refuse_outputs(failed, payload, 0, None)
     return 0
@@ -834,21 +844,19 @@ def _cmd_controls(args) -> int:
 
     if args.worst_case or args.report:
         raise ParameterError("--controls", True, "without --worst-case and --report")
-    if args.out:
-        from .checks.output import check_writable
-
-        check_writable(args.out, "--out")
+    _check_outputs(args, ("--out", args.out))
     unusable = _usable_runs(args.runs) if args.runs is not None else []
     t0 = time.perf_counter()
     outcomes, missing = run_controls(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed,
                                      runs_dir=args.runs)
     bad = [o for o in outcomes if o.status != "fails_as_required"]
-    payload = {"command": ["fedtheory", "check"] + sys.argv[2:], "profile": args.profile, "seed": args.seed,
-               "controls": [o.to_json() for o in outcomes],
+    payload = {"fedtheory": __version__, "command": ["fedtheory", "check"] + sys.argv[2:], "profile": args.profile,
+               "seed": args.seed, "controls": [o.to_json() for o in outcomes],
                "self_checks_by_design": {s.id: s.self_check for s in missing if s.self_check},
                "without_control": [s.id for s in missing if not s.self_check],
                "exit_code": 3 if bad else 0, "elapsed_s": round(time.perf_counter() - t0, 2)}
     failed = _write_outputs(args, payload)  # --report is refused above
+    args.earned_status = 2 if failed or unusable else 3 if bad else 0
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -875,7 +883,7 @@ def _cmd_controls(args) -> int:
             print(f"{len(bare)} check(s) without a negative control (their rows are implementation self-checks by "
                   "rule): " + ", ".join(s.id for s in bare))
         if args.out and not failed:
-            print(f"JSON written to {args.out}")
+            print(f"JSON written to {_where(args.out)}")
     if failed:
         return _refuse_outputs(failed, payload, 3 if bad else 0, None)
     if unusable:
@@ -908,11 +916,7 @@ def _cmd_check(args) -> int:
                              "other")
     if args.one_process and (args.workers is not None or args.scheduler is not None):
         raise ParameterError("--one-process", True, "without --workers / --scheduler (they run the checks elsewhere)")
-    from .checks.output import check_writable
-
-    for flag, path in (("--out", args.out), ("--report", args.report)):
-        if path:  # before any check runs (the full profile takes minutes), in the flag's name
-            check_writable(path, flag)
+    _check_outputs(args, ("--out", args.out), ("--report", args.report))  # before any check runs, in the flag's name
     unusable = _usable_runs(args.runs) if args.runs is not None else []
     t0 = time.perf_counter()
     load_s = getattr(args, "load_s", None)  # seconds main() spent loading the plug-ins, before any check
@@ -943,6 +947,7 @@ def _cmd_check(args) -> int:
     if execution is not None:
         payload["execution"] = execution
     failed = _write_outputs(args, payload)
+    args.earned_status = 2 if failed or unusable else code  # kept if the reader of stdout leaves early
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
@@ -961,14 +966,33 @@ def _cmd_check(args) -> int:
             print("no results: " + ("the empirical checks found no completed runs in " + args.runs if args.runs else
                                     "the selected checks produced none (the empirical ones need --runs DIR)"))
         if args.out and "--out" not in failed:
-            print(f"JSON records written to {args.out}")
+            print(f"JSON records written to {_where(args.out)}")
         if args.report and "--report" not in failed:
-            print(f"HTML report written to {args.report}")
+            print(f"HTML report written to {_where(args.report)}")
     if failed:
         return _refuse_outputs(failed, payload, code, args.out if "--out" not in failed else None)
     if unusable:
         return _refuse_unusable(unusable)
     return code
+
+
+def _check_outputs(args, *outputs: tuple[str, str | None], inputs: Sequence[str] = ()) -> None:
+    """Before the run: each output (flag, path) given can be written and may be (``checks.output.check_writable``):
+    ``--out ""`` is a usage error; an existing file only if fedtheory wrote it (or ``--force``); never a FIFO, a
+    device, an input of the run (a plug-in's source, ``inputs``) or a file under ``--runs``."""
+    from .checks.output import check_writable
+    from .plugins import source_files
+
+    for flag, path in outputs:
+        if path is None:
+            continue
+        check_writable(path, flag, force=getattr(args, "force", False), inputs=[*source_files(), *inputs],
+                       input_dirs=[args.runs] if getattr(args, "runs", None) else [])
+
+
+def _where(path: str) -> str:
+    """``path`` as the line saying it was written names it: a symbolic link says that it was written through."""
+    return f"{path} (a symbolic link: written through to {os.path.realpath(path)})" if os.path.islink(path) else path
 
 
 def _write_outputs(args, payload) -> dict[str, ParameterError]:
@@ -1055,9 +1079,10 @@ def _cmd_report(args) -> int:
     for given in (args.results, args.mutants):
         if given is not None and _same_file(given, args.out):
             raise ParameterError("--out", args.out, f"another file than the file it is drawn from ({given})")
+    _check_outputs(args, ("--out", args.out), inputs=[g for g in (args.results, args.mutants) if g is not None])
     t0 = time.perf_counter()
     path = write_report(args.results, args.out, "--out", mutants=args.mutants)
-    print(f"HTML report written to {path} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
+    print(f"HTML report written to {_where(str(path))} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
     return 0
 
 

@@ -12,16 +12,18 @@ parser's stack). Public: a plug-in that writes or reads files uses the same func
 (``fedtheory.files.write_atomic``, ``read_regular``, ``open_regular``, ``read_json``)."""
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 __all__ = ["FileRefused", "MAX_JSON_DEPTH", "check_writable", "fsync_dir", "json_depth", "open_regular", "parse_json",
-           "read_json",
-           "read_regular", "user_dir_mode", "user_file_mode", "write_atomic", "write_error_text"]
+           "read_json", "read_regular", "user_dir_mode", "user_file_mode", "write_atomic", "write_error_text",
+           "write_target", "written_by_fedtheory"]
 
 #: How deeply a JSON file fedtheory reads may nest objects and lists. What fedtheory writes nests at most ~10 levels
 #: (a results file: payload, results, record, extra, measurements, series, ...); a deeper file is refused, named.
@@ -57,10 +59,7 @@ def _open_checked(path: str | os.PathLike, limit: int, what: str) -> tuple[int, 
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else
-                    "a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
-                    else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-            raise FileRefused(path, f"{kind}, not a regular {what}: refused (only regular files are read)")
+            raise FileRefused(path, f"{_kind(st.st_mode)}, not a regular {what}: refused (only regular files are read)")
         if st.st_size > limit:
             raise FileRefused(path, f"{_size(st.st_size)}, over the {_size(limit)} {_a(what)} may have: refused")
     except BaseException:
@@ -157,12 +156,34 @@ def user_dir_mode() -> int:
     return 0o777 & ~_umask()
 
 
+def _kind(mode: int) -> str:
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+            "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
+def write_target(path: str | os.PathLike) -> Path:
+    """Where :func:`write_atomic` writes ``path``: the path itself, or the file a symbolic link points to (a link is
+    written through, never replaced by a file)."""
+    return Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+
+
 def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` whole (see the module docstring). Raises OSError; the temporary file is removed."""
-    path = Path(path)
+    """Write ``data`` to ``path`` whole (see the module docstring). A symbolic link is written through to its target;
+    an existing file keeps its mode; an existing path that is not a regular file (a FIFO, a device, a socket) is
+    refused with an OSError and left alone: a rename would replace it. Raises OSError; the temporary file is
+    removed."""
+    path = write_target(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EEXIST, f"{_kind(st.st_mode)}, not a regular file: refused (only regular files and new "
+                      "paths are written)", str(path))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.chmod(tmp, user_file_mode())
+        os.chmod(tmp, stat.S_IMODE(st.st_mode) if st is not None else user_file_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
             f.flush()
@@ -177,14 +198,65 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
     fsync_dir(path.parent)
 
 
-def check_writable(path: str | os.PathLike, what: str = "file") -> None:
-    """Raise :class:`FileRefused` naming ``path`` unless :func:`write_atomic` could write it now: ``path`` is not a
-    folder, and its folder (or, where folders are still to be made, the nearest one that exists) is a folder in
-    which a file can be created. Probed by creating and removing an empty temporary file there (permissions alone
-    say nothing to root, nor about a read-only file system or ``/proc``). Nothing else is written or made."""
-    p = Path(os.path.abspath(os.fspath(path)))
-    if p.is_dir():
-        raise FileRefused(path, f"a folder, not {_a(what)}: refused")
+#: What fedtheory writes at the start of its outputs (a results, mutation or controls file: a JSON object whose first
+#: key is "fedtheory"; a report: its generator tag, or the title older reports had): how :func:`written_by_fedtheory`
+#: tells a file fedtheory may replace from a user's file.
+_OWN_OUTPUT = re.compile(rb'\A\s*\{\s*"fedtheory"\s*:|<meta name="generator" content="fedtheory|'
+                         rb'<title>fedtheory report:')
+
+
+def written_by_fedtheory(path: str | os.PathLike) -> bool:
+    """Whether the regular file ``path`` is an output of fedtheory's (see ``_OWN_OUTPUT``), read from its first
+    4 KiB; an empty file counts (nothing in it to lose)."""
+    try:
+        fd, st = _open_checked(path, 1 << 62, "file")
+    except FileRefused:
+        return False
+    try:
+        head = os.read(fd, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return st.st_size == 0 or _OWN_OUTPUT.search(head) is not None
+
+
+def check_writable(path: str | os.PathLike, what: str = "file", *, force: bool = False,
+                   inputs: Iterable[str | os.PathLike] = (), input_dirs: Iterable[str | os.PathLike] = ()) -> None:
+    """Raise :class:`FileRefused` naming ``path`` unless :func:`write_atomic` could write it now, and should:
+
+    * ``path`` is not empty, not a folder, and not an existing FIFO, device or socket (a symbolic link is judged by
+      the file it points to: it is written through);
+    * it is none of ``inputs`` (the files a run reads: a plug-in's source, a results file) nor an existing file
+      under one of ``input_dirs`` (a folder of logged runs), even with ``force``;
+    * an existing file is one fedtheory wrote (:func:`written_by_fedtheory`) unless ``force``;
+    * its folder (or, where folders are still to be made, the nearest one that exists) is a folder in which a file
+      can be created. Probed by creating and removing an empty temporary file there (permissions alone say nothing
+      to root, nor about a read-only file system or ``/proc``). Nothing else is written or made."""
+    if not os.fspath(path):
+        raise FileRefused(path, "an empty path: refused (name the file to write)")
+    target = write_target(path)
+    p = Path(os.path.abspath(target))
+    via = f" (the symbolic link points to {p})" if os.path.islink(path) else ""
+    try:
+        st = os.stat(p)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise FileRefused(path, f"a folder, not {_a(what)}{via}: refused")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise FileRefused(path, f"{_kind(st.st_mode)}{via}, not a regular file: refused (only regular files and new "
+                          "paths are written)")
+    if st is not None:
+        for given in inputs:
+            if _same(p, given):
+                raise FileRefused(path, f"an input of this run ({given}){via}: refused, it would be replaced")
+        for folder in input_dirs:
+            if _inside(p, folder):
+                raise FileRefused(path, f"a file under {folder}, which this run reads{via}: refused")
+        if not force and not written_by_fedtheory(p):
+            raise FileRefused(path, f"an existing file that fedtheory did not write{via}: refused (--force replaces "
+                              "it)")
     folder = p.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
@@ -199,6 +271,20 @@ def check_writable(path: str | os.PathLike, what: str = "file") -> None:
         os.unlink(probe)
     except OSError:
         pass
+
+
+def _same(a: Path, b: str | os.PathLike) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _inside(p: Path, folder: str | os.PathLike) -> bool:
+    try:
+        return os.path.commonpath([os.path.realpath(p), os.path.realpath(folder)]) == os.path.realpath(folder)
+    except ValueError:
+        return False
 
 
 def write_error_text(exc: OSError, folder: str | os.PathLike) -> str:

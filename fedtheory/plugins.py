@@ -42,7 +42,7 @@ from .theory.core import Definition, Record, get, registered_ids, registry
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "PluginWarning",
            "algorithms", "count_registered",
            "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "portable_target", "record", "records",
-           "worker_targets"]
+           "source_files", "worker_targets"]
 
 ENTRY_POINT_GROUP = "fedtheory.papers"
 ENV_VAR = "FEDTHEORY_PLUGINS"
@@ -248,6 +248,18 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
 def loaded_plugins() -> list[PluginInfo]:
     """The plug-ins loaded so far, in load order."""
     return list(_LOADED.values())
+
+
+def source_files() -> list[str]:
+    """The files the loaded plug-ins were imported from (each plug-in module and its submodules): inputs of a run,
+    which an output of the run must never replace."""
+    names = [i.module for i in loaded_plugins() if i.module]
+    out = []
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and any(name == n or name.startswith(n + ".") for n in names):
+            out.append(f)
+    return out
 
 
 def worker_targets() -> list[str]:

@@ -951,7 +951,7 @@ def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out"
     """
     from .checks.output import check_writable, write_atomic
 
-    check_writable(str(out_path), flag)  # before drawing (seconds to minutes): a folder, a read-only place
+    check_writable(str(out_path), flag, force=True)  # before drawing (minutes): a folder, a read-only place, a FIFO
     payload = _load(payload_or_path)
     mutation = _load_mutation(mutants) if mutants is not None else None
     html = render_report(payload, mutation)

@@ -2,7 +2,8 @@
 through (a value outside its range is a :class:`ParameterError` naming the parameter, the value and what is allowed;
 the CLI turns it into exit status 2). A paper plug-in's problems, algorithms and checks use the same."""
 from ._validation import (FedTheoryError, ParameterError, check_choice, check_finite, check_float, check_int,
-                          check_random_state, per_run)
+                          check_random_state, one_line, per_run, printable)
 
 __all__ = ["FedTheoryError", "ParameterError", "check_choice", "check_finite", "check_float", "check_int",
-           "check_random_state", "per_run"]
+           "check_random_state", "one_line", "per_run",
+           "printable"]

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._jsonutil import jsonable
+from .._signals import raise_if_received
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
 from ..theory.core import MAX_ID_LENGTH, MissingValuesError, check_id, registry
@@ -799,7 +800,9 @@ def one_blas_thread():
 
 def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     """One check's results in ``session``, each with the versions, the simulations it ran and its seconds; a check
-    that fails gives one 'error' row (never a finding); a ParameterError is raised: bad input, not a finding."""
+    that fails gives one 'error' row (never a finding), a ParameterError raised inside it too (a value the check
+    computed, e.g. ``D=nan`` passed to ``assess_bound``: the check's error, not the user's input); the rest of the run
+    is kept."""
     from ..sim.engine import record_simulations, versions
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -808,11 +811,10 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
             out = checked_rows(spec, spec.fn(session))
     except MissingValuesError as exc:  # the check evaluated a record without a value it needs: the check's bug
         out = [_error_row(spec, f"{type(exc).__name__}: {exc}".splitlines()[0], traceback.format_exc())]
-    except ParameterError:
-        raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed check is reported, not hidden; never a finding
         last = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0]
         out = [_error_row(spec, last, traceback.format_exc())]
+    raise_if_received()  # a signal whose exception a library turned into an error of its own still ends the run
     dt = time.perf_counter() - t0
     session.cpu_s[spec.id] = time.process_time() - c0
     v = versions()

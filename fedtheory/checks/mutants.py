@@ -524,7 +524,9 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
     scored = sum(s.scored for s in scores)
     names = list(dict.fromkeys(name for s in scores for name in s.by_layer())) or list(KILLING)
     layers = {layer: sum(s.by_layer().get(layer, 0) for s in scores) for layer in names}
-    return {**meta, "overall": {"records": len(scores), "mutants": sum(len(s.outcomes) for s in scores),
+    from .. import __version__
+
+    return {"fedtheory": __version__, **meta, "overall": {"records": len(scores), "mutants": sum(len(s.outcomes) for s in scores),
                                 "killed": killed, "survived": scored - killed,
                                 "equivalent": sum(s.count("equivalent") for s in scores),
                                 "weaker": sum(s.count("weaker") for s in scores),

@@ -318,11 +318,14 @@ def write_atomic(path: str, text: str, flag: str = "--out") -> None:
         raise ParameterError(flag, path, f"{allowed} ({exc.strerror or exc})") from None
 
 
-def check_writable(path: str, flag: str = "--out") -> None:
-    """Before a run: a ParameterError naming ``flag`` unless ``write_atomic`` could write ``path`` now
-    (``fedtheory.files.check_writable``: not a folder, in a folder where a file can be created)."""
+def check_writable(path: str, flag: str = "--out", *, force: bool = False, inputs: Sequence[str] = (),
+                   input_dirs: Sequence[str] = ()) -> None:
+    """Before a run: a ParameterError naming ``flag`` unless ``write_atomic`` could write ``path`` now and should
+    (``fedtheory.files.check_writable``: a new path or a regular file fedtheory wrote, or any regular file with
+    ``force``; never one of the run's ``inputs`` or a file under its ``input_dirs``; in a folder where a file can be
+    created)."""
     try:
-        files.check_writable(path)
+        files.check_writable(path, force=force, inputs=inputs, input_dirs=input_dirs)
     except files.FileRefused as exc:
         raise ParameterError(flag, path, f"a writable file path ({exc.why})") from None
 
