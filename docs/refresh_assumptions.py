@@ -31,13 +31,21 @@ PROBLEMS = {
 }
 
 
+ROUNDING = 1e-12  # the instances' constants are O(1): a value below this is a zero computed in floating point
+
+
 def _cell(cert) -> str:
     if cert.status != "certified":
         return cert.status
     parts = []
     for k, v in cert.constants.items():
         a = np.asarray(v, dtype=float)
-        parts.append(f"{k} = {float(a):.3g}" if a.ndim == 0 else f"{k} per run")
+        if a.ndim:
+            parts.append(f"{k} per run")
+        elif abs(float(a)) < ROUNDING:  # 0 computed in floating point: its last digits are the machine's, not the page's
+            parts.append(f"{k} = 0 (to rounding)")
+        else:
+            parts.append(f"{k} = {float(a):.3g}")
     if cert.family is not None:
         parts.append(f"{cert.family[0]}({', '.join(cert.constants)})")
     tag = cert.kind if cert.region == "global" else f"{cert.kind}, {cert.region}"

@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 from ._validation import FedTheoryError
 from .sim.algorithms import AlgorithmSpec
 from .sim.algorithms import algorithms as algorithm_table
-from .theory.core import Definition, Record, get, registered_ids, registry
+from .theory.core import Definition, Record, get, registered_ids, registering_for, registry
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "PluginWarning",
            "algorithms", "count_registered",
@@ -187,7 +187,8 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
     before = _snapshot()
     preloaded = target in sys.modules and _holds_records(target)  # a paper imported before (by a test, a user)
     try:
-        key, modname = _import_target(target)
+        with registering_for(name or target):  # a plug-in registers only under paper names of its own
+            key, modname = _import_target(target)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with its origin, never skipped
         # SystemExit too: a plug-in that calls sys.exit() at import would end fedtheory with its status (0: a run
         # that printed nothing and wrote no --out would look like a success)

@@ -269,7 +269,7 @@ def test_a_constant_below_its_certificate_is_not_admitted():
     p = heterogeneous_least_squares(5, 4, 20, random_state=1)
     rec = _dgd_record("dgd_admit")
     cert = certify(rec, problem=p, oracle=Exact(), topology=ring(5),
-                   extra=(certified("bounded_grad_norm", "test", G=2.0),))
+                   extra=(certified("bounded_grad_norm", "test", G=2.0, region="visited"),))
     assert cert.applicable and cert.values["D"] == 2.0
     assert cert.admits({"D": 2.5}) == []
     assert "below the certified G" in cert.admits({"D": 1.0})[0]
@@ -450,3 +450,33 @@ def test_deviation_has_a_trivial_bound_and_assumptions_show_their_binding():
 
     assert float(np.max(TRIVIAL_BOUNDS["deviation"].value({"visited_max_dist2": np.array([4.0, 9.0])}))) == 6.0
     assert describe("bounded_grad_norm(D)").endswith("(here G = D)")
+
+
+# ------------------------------------------------------------------------------------ a check's certificate
+
+
+def test_a_checks_certificate_may_add_but_never_contradict_an_exact_one():
+    """Before: a check could pass certify(..., extra=[certified("strongly_convex", "trust me", mu=0.9 * L)]) against the
+    problem's exact mu, and the override yielded a counted false_as_stated finding. Now it is refused, naming both
+    (inside a check: that check's error row, never a finding)."""
+    from fedtheory import FedTheoryError
+
+    p = heterogeneous_least_squares(5, 4, 20, random_state=1)
+    L = p.certify("L_smooth").constants["L"]
+    mu = p.certify("strongly_convex").constants["mu"]
+    assert mu < 0.9 * L
+    with pytest.raises(FedTheoryError, match=r"mu = .*trust me.*exact certificate.*mu = .*at most"):
+        certify_assumptions("x", ("strongly_convex(mu)",), ("mu",), problem=p,
+                            extra=(certified("strongly_convex", "trust me", mu=0.9 * L),))
+    with pytest.raises(FedTheoryError, match=r"L = .*at least"):
+        certify_assumptions("x", ("L_smooth(L)",), ("L",), problem=p, extra=(certified("L_smooth", "mine", L=0.5 * L),))
+    # a global certificate where the problem refuses the assumption globally (least squares: gradients unbounded)
+    with pytest.raises(FedTheoryError, match="refuses it"):
+        certify_assumptions("x", ("bounded_grad_norm(G)",), ("G",), problem=p,
+                            extra=(certified("bounded_grad_norm", "mine", G=2.0),))
+    # what is not a contradiction: a looser constant, the exact one, a narrower region than the one refused
+    for extra in (certified("strongly_convex", "looser", mu=0.5 * mu), certified("strongly_convex", "same", mu=mu)):
+        assert certify_assumptions("x", ("strongly_convex(mu)",), ("mu",), problem=p, extra=(extra,)).applicable
+    ok = certify_assumptions("x", ("bounded_grad_norm(G)",), ("G",), problem=p,
+                             extra=(certified("bounded_grad_norm", "on the visited points", G=2.0, region="visited"),))
+    assert ok.applicable

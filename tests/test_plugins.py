@@ -290,3 +290,33 @@ def test_explain_run_lists_the_simulations(skeleton):
     out = _cli("explain", "mypaper.thm1", "--run", "--plugin", str(skeleton / "src" / "mypaper"))
     assert out.returncode == 0, out.stderr
     assert "simulations behind the verdicts" in out.stdout and "FedAvg on sc_least_squares: 1 runs x 50 rounds" in out.stdout
+
+
+def test_a_plugin_cannot_register_under_another_plugins_paper(tmp_path, capsys):
+    """Before: a plug-in could register `fedinit.thm7` with paper="fedinit", and its units erratum was counted under
+    the built-in paper (exit 1). Now loading it is refused, naming the owner (exit 2), for a record, a check or the
+    paper's information; a paper name of its own is accepted."""
+    from fedtheory.cli import main
+
+    head = ("import sympy as sp\nfrom fedtheory.theory import Bound, SymbolSet, register, register_paper\n"
+            "from fedtheory.checks import check\n"
+            "S = SymbolSet('{p}', strict=True)\nD = S.add('D', 'gap', sp.Interval(0, sp.oo), dim='f')\n")
+    bodies = {
+        "record": "register(Bound(id='fedinit.thm7', paper='fedinit', title='t', source='s', symbols=S, assumptions=(),"
+                  " lhs='opt_error', lhs_description='x', expr=D))\n",
+        "record_id": "register(Bound(id='fedinit.thm8', paper='{p}', title='t', source='s', symbols=S, assumptions=(),"
+                     " lhs='opt_error', lhs_description='x', expr=D))\n",
+        "check": "@check('fedinit.mine', 'fedinit', 'bound')\ndef c(session):\n    return []\n",
+        "paper": "register_paper('drori2014', collection='zoo')\n",
+    }
+    for what, body in bodies.items():
+        p = f"thief_{what}"
+        f = tmp_path / f"{p}.py"
+        f.write_text(head.format(p=p) + body.format(p=p))
+        assert main(["list", "--plugin", str(f)]) == 2, what
+        err = capsys.readouterr().err
+        assert "belongs to the plug-in" in err and len(err.strip().splitlines()) == 1, (what, err)
+    own = tmp_path / "own_paper.py"
+    own.write_text(head.format(p="own_paper") + bodies["record_id"].format(p="own_paper").replace("fedinit.thm8",
+                                                                                                   "own_paper.thm8"))
+    assert main(["list", "--plugin", str(own)]) == 0

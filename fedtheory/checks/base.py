@@ -17,7 +17,7 @@ from .._jsonutil import jsonable
 from .._signals import raise_if_received
 from .._validation import ParameterError, check_choice
 from ..plugins import count_registered, load_plugins
-from ..theory.core import MAX_ID_LENGTH, MissingValuesError, check_id, registry
+from ..theory.core import MAX_ID_LENGTH, MissingValuesError, check_id, claim_paper, registry
 from .schema import SchemaError, check_record
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
@@ -245,6 +245,8 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     def deco(fn):
         if id in _CHECKS:
             raise ValueError(f"check {id} registered twice")
+        for name in dict.fromkeys((paper, id.split(".")[0])):  # a plug-in checks only under its own paper names
+            claim_paper(name, f"check {id}")
         if control is not None and not isinstance(control, Control):
             raise ParameterError("control", control, "a fedtheory.checks.Control(description, fn)")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .._validation import FedTheoryError
 from ..sim import MeanModels
 from ..sim.certificates import Certificate, unknown
 from ..theory.assumptions import CATALOGUE, Assumption, AssumptionRef, bind, parse_reference
@@ -173,6 +174,43 @@ def _answer(ref: AssumptionRef, entry: Assumption | None, things: Mapping[str, A
     return thing.certify(entry.name, visited)
 
 
+CONTRADICTION_RTOL = 1e-8  #: a check's constant within this relative distance of an exact one agrees with it
+
+
+def _refuse_contradiction(record_id: str, entry: Assumption, given: Certificate, own: Certificate) -> None:
+    """A certificate a check hands to certify(extra=...) may add what the run's problem, oracle, ... cannot certify
+    (an answer 'unknown', a region narrower than the one refused), never contradict what it certifies exactly: a
+    global certificate where the thing refuses the assumption globally, or a constant outside the values its exact
+    (or computed) certificate admits (an L below the exact L, a mu above the exact mu). A FedTheoryError naming both
+    (the check's error row: never a finding)."""
+    if not given.certified or given.region != "global" or own.region != "global":
+        return
+    who = own.by or entry.subject
+    if own.status == "refused":
+        raise FedTheoryError(f"{record_id}: the check certifies {entry.name} ({given.how}) where the {entry.subject} "
+                             f"refuses it ({own.how}): a check's certificate may add what cannot be certified, never "
+                             "contradict it")
+    if not own.certified or own.kind not in ("exact", "computed"):
+        return
+    for name, value in given.constants.items():
+        if name not in own.constants:
+            continue
+        try:
+            g, o = np.asarray(value, dtype=float), np.asarray(own.constants[name], dtype=float)
+        except (TypeError, ValueError):
+            continue
+        direction = _direction(entry, name)
+        slack = CONTRADICTION_RTOL * np.maximum(np.abs(o), np.finfo(float).tiny)
+        bad = (g < o - slack) if direction == "upper" else (g > o + slack) if direction == "lower" else \
+            (np.abs(g - o) > slack)
+        if np.any(bad):
+            admits = {"upper": "at least", "lower": "at most", "exact": "equal to"}[direction]
+            raise FedTheoryError(f"{record_id}: the check certifies {entry.name} with {name} = {_num(g)} ({given.how}) "
+                                 f"where the {entry.subject}'s {own.kind} certificate ({who}: {own.how}) has {name} = "
+                                 f"{_num(o)}: {entry.name} admits {name} {admits} that; a check's certificate may "
+                                 "add what cannot be certified, never contradict an exact one")
+
+
 def certify_assumptions(record_id: str, assumptions: Sequence[str], symbols: Sequence[str] = (), *, problem=None,
                         oracle=None, topology=None, sampling=None, algorithm=None, visited: Any = None,
                         extra: Sequence[Certificate] = ()) -> Certification:
@@ -186,8 +224,11 @@ def certify_assumptions(record_id: str, assumptions: Sequence[str], symbols: Seq
         cert = given.get(ref.name)
         if cert is None:
             cert = _answer(ref, entry, things, visited, problem)
-        elif not cert.by:
-            cert = cert.with_by("the check")
+        else:
+            if not cert.by:
+                cert = cert.with_by("the check")
+            if entry is not None and things.get(entry.subject) is not None:
+                _refuse_contradiction(record_id, entry, cert, _answer(ref, entry, things, visited, problem))
         out.entries.append(CertifiedAssumption(ref, entry, bind(ref, symbols), cert))
     return out
 

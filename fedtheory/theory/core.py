@@ -845,6 +845,32 @@ class PaperInfo:
 
 
 _PAPERS: dict[str, PaperInfo] = {}
+_PAPER_OWNERS: dict[str, str] = {}  # paper name -> the plug-in that registered under it first
+_LOADING: list[str] = []  # the plug-in being imported (fedtheory.plugins.load_plugin), innermost last
+
+
+@contextmanager
+def registering_for(plugin: str):
+    """While the block runs, whatever is registered belongs to the plug-in ``plugin``: the first plug-in to register
+    a paper's records, checks or information owns that paper's name, and another plug-in registering under it is
+    refused (:func:`claim_paper`). ``fedtheory.plugins.load_plugin`` wraps each plug-in's import in it."""
+    _LOADING.append(plugin)
+    try:
+        yield
+    finally:
+        _LOADING.pop()
+
+
+def claim_paper(paper: str, what: str) -> None:
+    """Register ``what`` (a record or check id, 'the paper's information') under ``paper`` for the plug-in being
+    loaded: a FedTheoryError if another plug-in owns the name (a user's ``fedinit.thm7`` would be counted under the
+    built-in FedInit). Outside a plug-in's import (a test, a direct import) nothing is claimed or refused."""
+    if not _LOADING:
+        return
+    owner = _PAPER_OWNERS.setdefault(paper, _LOADING[-1])
+    if owner != _LOADING[-1]:
+        raise FedTheoryError(f"{what}: the paper name {paper!r} belongs to the plug-in {owner!r}; a plug-in registers "
+                             f"only under its own paper names (rename it, e.g. {f'my_{paper}'!r})")
 
 
 def register_paper(paper: str, *, collection: str = "", citation: str = "", title: str = "") -> PaperInfo:
@@ -856,6 +882,7 @@ def register_paper(paper: str, *, collection: str = "", citation: str = "", titl
         if not isinstance(value, str):  # collection=['zoo'] was the collection "['zoo']"
             raise FedTheoryError(f"register_paper({paper!r}): {name} must be a string, not {type(value).__name__} "
                                  f"{value!r:.40}")
+    claim_paper(paper, f"register_paper({paper!r})")
     info = PaperInfo(paper, collection, citation, title)
     old = _PAPERS.get(paper)
     if old is not None and old != info:
@@ -880,6 +907,9 @@ def register(*records):
             raise FedTheoryError(f"register() takes records (Bound, Identity, Claim, ...) or definitions, not {type(r).__name__}")
         check_id(r.id, f"{type(r).__name__} id")
         check_id(r.paper, f"paper of {r.id}", paper=True)
+        if r.id not in _REGISTRY:
+            for name in dict.fromkeys((r.paper, r.id.split(".")[0])):  # its paper and the first part of its id
+                claim_paper(name, f"record {r.id}")
         if isinstance(r, Record):
             check_quantities(r)
         if r.id in _REGISTRY and _REGISTRY[r.id] is not r:
