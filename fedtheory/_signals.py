@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Iterator
 
-__all__ = ["Terminated", "ending_signals", "exit_status", "raise_if_received", "received"]
+__all__ = ["Terminated", "ending_signals", "exit_status", "note_signal", "raise_if_received", "received"]
 
 _received: list[int] = []  # the signals received while ending_signals() is active, in order
 _active = [False]
@@ -60,6 +60,13 @@ def _unraisable(hook):
             hook(u)
 
     return unraisable
+
+
+def note_signal(signum: int) -> None:
+    """Record ``signum`` as received without raising it (a handler of its own that stops the work gracefully, as the
+    trainer's does: finish the round, checkpoint, stop), so that the exit status names it."""
+    if _active[0]:
+        _received.append(signum)
 
 
 def received() -> int | None:

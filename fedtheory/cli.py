@@ -690,7 +690,7 @@ def _cmd_train(args) -> int:
                 res = train_sweep(config, args.out, runner, resume=args.resume, progress=progress)
             except TrainingInterrupted as exc:
                 print(f"fedtheory: {exc}", file=sys.stderr)
-                return 130
+                return exit_status(exc.signum)
             _print_train_summary(res, args.format)
             _report_execution(runner)
         return 0 if res.outcome.ok else 1
@@ -699,7 +699,7 @@ def _cmd_train(args) -> int:
         res = train(config, args.out, resume=args.resume, progress=progress)
     except TrainingInterrupted as exc:
         print(f"fedtheory: {exc}", file=sys.stderr)
-        return 130
+        return exit_status(exc.signum)
     _print_train_summary(res, args.format)
     return 0
 

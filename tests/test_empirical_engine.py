@@ -260,3 +260,27 @@ def test_model_options_are_validated():
         build_model("cnn2", (3, 32, 32), 10, depth=3)
     with pytest.raises(ParameterError, match="valid for resnet18gn"):
         build_model("resnet18gn", (3, 32, 32), 10, width=6, groups=4)
+
+
+def test_pairwise_cosines_stay_in_range_where_float32_did_not():
+    """A resumed ResNet-18 run once stopped in round 3: cos_max = 1.000194787979126, a cosine of ~1.1e7 float32
+    coordinates over its range. The cosines now come from a float64 Gram matrix (exact float32 products, slices of
+    the coordinates): within 1e-9 of the exact value, so of [-1, 1], whatever the dtype."""
+    import torch
+
+    from fedtheory.empirical.trainer import pairwise_cosines
+
+    torch.manual_seed(0)
+    d = 4_000_000
+    base = torch.randn(d) * torch.logspace(-3, 3, d)[torch.randperm(d)]  # heavy-tailed scales, as a network's
+    U = torch.stack([base, base * (1 + 1e-7), base + 1e-6 * torch.randn(d), -base])[None].float()
+    exact = torch.nn.functional.cosine_similarity(U.double()[0, :, None, :], U.double()[0, None, :, :], dim=-1)
+    off = ~torch.eye(4, dtype=torch.bool)
+    Un = U / torch.linalg.vector_norm(U, dim=-1)[..., None]
+    float32_error = float(((Un @ Un.transpose(1, 2))[0][off].double() - exact[off]).abs().max())
+    assert float32_error > 1e-6  # the old computation, in float32: off by more than 1e-6 on this instance
+    c = pairwise_cosines(U)
+    assert torch.allclose(c[0], exact[off], rtol=0, atol=1e-9)
+    assert float(c.abs().max()) <= 1 + 1e-9
+    zero = torch.zeros(1, 2, 5)
+    assert pairwise_cosines(zero).tolist() == [[0.0, 0.0]]

@@ -470,3 +470,22 @@ def test_fedshift_theorem2_checked_on_a_trained_network(tmp_path, digits):
     res = {r.id: r for r in run_checks(only=["fedshift.empirical"], runs_dir=str(tmp_path))}
     assert res["fedshift.thm2.appendix"].verdict == "holds" and res["fedshift.thm2.appendix"].measured < 1e-5
     assert res["fedshift.thm2"].verdict == "violated"
+
+
+def test_train_stopped_by_sigterm_exits_143_and_its_manifest_says_interrupted(tmp_path, monkeypatch, capsys):
+    """Before: `fedtheory train` stopped by SIGTERM exited 130 (README: 143 for SIGTERM) and left manifest.json
+    saying "running". Now 143, and the manifest says interrupted, after which round and by which signal; --resume
+    completes it."""
+    from fedtheory import cli
+
+    out = tmp_path / "r"
+    monkeypatch.setenv(FAULT_ENV, "sigterm_after_round:2")
+    assert cli.main(["train", "--out", str(out), *TINY]) == 143
+    err = capsys.readouterr().err
+    assert "SIGTERM: stopped after round 2" in err and "terminated by SIGTERM" in err and "Traceback" not in err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert manifest["interrupted"]["after_round"] == 2 and manifest["interrupted"]["signal"] == "SIGTERM"
+    monkeypatch.delenv(FAULT_ENV)
+    assert cli.main(["train", "--out", str(out), "--resume", "--no-progress"]) == 0
+    assert json.loads((out / "manifest.json").read_text())["status"] == "completed"

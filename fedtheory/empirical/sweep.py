@@ -209,8 +209,15 @@ def train_sweep(config: TrainConfig, out_dir: str | os.PathLike, executor: Any, 
     write_atomic(spath, json.dumps(jsonable(manifest, nonfinite="null"), indent=1))
     from .trainer import TrainingInterrupted
 
-    outcome = executor.run(tasks, retries=retries, progress=progress, desc=f"train {len(tasks)} cells",
-                           fatal=(TrainingInterrupted,))
+    try:
+        outcome = executor.run(tasks, retries=retries, progress=progress, desc=f"train {len(tasks)} cells",
+                               fatal=(TrainingInterrupted,))
+    except TrainingInterrupted as exc:  # a cell stopped by a signal: the sweep says so (continue with --resume)
+        import signal
+
+        manifest.update(status="interrupted", interrupted={"signal": signal.Signals(exc.signum).name, "at": _now()})
+        write_atomic(spath, json.dumps(jsonable(manifest, nonfinite="null"), indent=1))
+        raise
     manifest.update(status="completed" if outcome.ok else "incomplete", finished_at=_now(), outcome=outcome.to_json())
     write_atomic(spath, json.dumps(jsonable(manifest, nonfinite="null"), indent=1))
     return SweepResult(d, _sweep_metrics(d, runs), dict(manifest, runs=_runs_with_beta(d, runs)), outcome)
