@@ -296,3 +296,39 @@ def test_a_faster_order_of_an_order_already_reported_is_undecided():
     score = score_record(rec, (), Session("quick", 0), mutants=orders)
     assert [o.status for o in score.outcomes] == ["undecided", "undecided"]
     assert all("rate_inconsistent" in o.reason for o in score.outcomes)
+
+
+BIG_BOUND = '''
+import sympy as sp
+from fedtheory.theory import Bound, SymbolSet, register, register_paper
+register_paper("bigb")
+S = SymbolSet("bigb", strict=True)
+D = S.add("D", "gap", sp.Interval(0, sp.oo), dim="f")
+T = S.add("T", "rounds", integer=True, dim="1")
+register(Bound(id="bigb.b", paper="bigb", title="a bound of 5,000 terms", source="test", symbols=S, assumptions=(),
+               lhs="opt_error", lhs_description="x", expr=sp.Add(*[D / (T + k) ** 2 for k in range(1, 5001)])))
+'''
+
+
+def test_a_bound_of_5000_terms_evaluates_and_its_mutants_end(tmp_path):
+    """Before: a plug-in bound of 5,000 terms could not be evaluated (lambdify's generated line exceeded Python's
+    compiler depth: RecursionError) and `check --mutants` on it ran over 180 s (the equivalence test evaluated each
+    mutant in exact rationals, minutes a point). Now the bound evaluates to its sum and the mutation run ends
+    (about 20 s on two loaded cores; the subprocess limit only guards against a hang)."""
+    import subprocess
+    import sys
+
+    plugin = tmp_path / "bigb.py"
+    plugin.write_text(BIG_BOUND)
+    exec(BIG_BOUND.replace('"bigb"', '"bigb_eval"').replace('"bigb.b"', '"bigb_eval.b"'), {})  # here, another name
+    from fedtheory.theory import get
+
+    value = get("bigb_eval.b").evaluate({"D": 1.5, "T": 3})
+    assert abs(float(value) - 1.5 * sum(1 / (3 + k) ** 2 for k in range(1, 5001))) < 1e-12
+    out = subprocess.run([sys.executable, "-m", "fedtheory.cli", "check", "--plugin", str(plugin), "--only", "bigb",
+                          "--mutants", "--format", "json"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    scores = json.loads(out.stdout)
+    assert scores["overall"]["mutants"] > 0

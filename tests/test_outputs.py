@@ -122,3 +122,17 @@ def test_written_by_fedtheory_reads_the_head_only(tmp_path):
     other = tmp_path / "other.json"
     other.write_text('{"results": [], "fedtheory": "x"}')  # not fedtheory's own layout
     assert not files.written_by_fedtheory(other)
+
+
+def test_report_refuses_a_results_file_over_its_limit_before_reading_it(tmp_path, capsys):
+    """Before: a 200 MB results file (under the 512 MiB limit) peaked at 3.8 GB and ended in MemoryError (exit 3). The
+    limit is now what drawing a file costs within ~1 GB (13x its size, measured), and the refusal names it."""
+    from fedtheory.report import MAX_RESULTS_BYTES
+
+    assert MAX_RESULTS_BYTES <= 64 << 20
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(MAX_RESULTS_BYTES + 1)  # sparse: nothing to read before the size says no
+    assert main(["report", str(big), "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "64 MiB" in err and len(err.strip().splitlines()) == 1

@@ -307,10 +307,33 @@ def _lambdified(expr: sp.Expr) -> tuple[tuple[str, ...], Callable[..., Any]]:
     syms = sorted(expr.free_symbols, key=lambda s: s.name)
     names = tuple(s.name for s in syms)
     if not any(n in _CODE_NAMES or not n.isidentifier() for n in names):
-        return names, sp.lambdify(syms, expr, modules="numpy")
+        return names, _lambdify_in_slices(syms, expr, dummify=False)
     dummies = [sp.Dummy(s.name, **s.assumptions0) for s in syms]
     safe = expr.xreplace(dict(zip(syms, dummies)))
-    return names, sp.lambdify(dummies, safe, modules="numpy", dummify=True)
+    return names, _lambdify_in_slices(dummies, safe, dummify=True)
+
+
+LAMBDIFY_TERMS = 256  #: a sum of more terms is compiled in slices of this many (``_lambdify_in_slices``)
+
+
+def _lambdify_in_slices(args, expr: sp.Expr, dummify: bool = True) -> Callable[..., Any]:
+    """A numpy function of ``args`` (symbols) computing ``expr``: lambdify, in slices of LAMBDIFY_TERMS terms where ``expr`` is a longer sum: Python's compiler recurses once
+    per ``+`` of the generated line, and a bound of 5,000 terms exceeded its depth (RecursionError: the record could
+    not be evaluated at all). The slices' values are added in order (a sum of at most LAMBDIFY_TERMS terms compiles
+    to the same code as before, the same bits)."""
+    if not isinstance(expr, sp.Add) or len(expr.args) <= LAMBDIFY_TERMS:
+        return sp.lambdify(args, expr, modules="numpy", dummify=dummify)
+    terms = expr.args
+    parts = [_lambdify_in_slices(args, sp.Add(*terms[i:i + LAMBDIFY_TERMS], evaluate=False), dummify)
+             for i in range(0, len(terms), LAMBDIFY_TERMS)]
+
+    def total(*values):
+        out = parts[0](*values)
+        for f in parts[1:]:
+            out = out + f(*values)
+        return out
+
+    return total
 
 
 #: The names lambdify's generated code may use: numpy's (its namespace), Python's built-ins and keywords, the
