@@ -216,7 +216,10 @@ def _is_setting(name: str, uses: dict[str, SymbolUse]) -> bool:
     if u.kind != "plain":
         return False
     note = lookup(u)
-    return bool(note is not None and note.setting)
+    if note is None or not note.setting:
+        return False
+    # a step size by its letter (eta_t, eta_l); a count by its name alone (S_T = sum_t (a+t)^2 is a weight, not S)
+    return note.dimension != "1" or name in NOTATION
 
 
 def _step_symbol(used: set[str], uses: dict[str, SymbolUse]) -> str:

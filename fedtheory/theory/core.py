@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .._validation import FedTheoryError, ParameterError
+from .._validation import FedTheoryError, ParameterError, printable
 from .dimensions import Units, UnitsWarning, as_expression, parse_dimension, undeclared
 from .printing import formula_text
 
@@ -646,7 +646,7 @@ class Bound(Record):
 
 def _todo_lines(todo: tuple[str, ...]) -> list[str]:
     return (["TODO (a draft: its rows are decided and shown, never counted, until each is resolved and deleted):"]
-            + [f"  - {t}" for t in todo]) if todo else []
+            + [f"  - {printable(t, keep='')}" for t in todo]) if todo else []  # a TODO may quote the file
 
 
 def _readings_lines(readings: Mapping[str, str]) -> list[str]:
