@@ -95,8 +95,10 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
     from ..checks import units_rows
     from ..checks.base import draft_rule
     from ..plugins import load_plugin
-    from ..scaffold import write_skeleton
+    from ..scaffold import check_directory, check_name, write_skeleton
 
+    check_name(name, taken)  # NAME and --dir first: nothing is read for a package that could not be written
+    check_directory(directory)
     draft = read_latex(source, name, text=text, stdin=stdin)
     label = "standard input" if source == "-" else Path(source).name
     if not draft.math_items:  # an empty file, empty standard input, a binary file: a package of nothing, refused
