@@ -305,3 +305,19 @@ def test_43_3_eulers_e_and_a_symbol_E_stay_apart():
     exec(compile(src, "records.py", "exec"), ns)  # registers eulerp.eq1: the record as written and loaded
     expr = ns["EQ1"].expr
     assert expr.has(sp.E) and "E" in {s.name for s in expr.free_symbols} and "L" in {s.name for s in expr.free_symbols}
+
+
+def test_43_3_a_symbol_defined_in_two_statements_keeps_both_definitions():
+    """kappa = L/mu in a theorem and kappa = 2L/mu in a lemma: each bound gets its own (before, both records used the
+    first: the lemma's definition was dropped without a word); a second definition outside the theorems is listed."""
+    tex = (r"\begin{theorem} Let $\kappa = L/\mu$. Then \[ f(x_T) - f^* \le \kappa D/T \] \end{theorem}"
+           "\n" r"\begin{lemma} Let $\kappa = 2L/\mu$. Then \[ f(x_T) - f^* \le \kappa D/T^2 \] \end{lemma}"
+           "\n" r"Where $\sigma = 1$ and $\sigma = 2$.")
+    d = read_latex("k.tex", "p", text=tex)
+    L, mu = sp.symbols("L mu")
+    assert [[(x.id, x.expr) for x in b.definitions] for b in d.bounds] == [[("p.kappa", L / mu)],
+                                                                          [("p.kappa_2", 2 * L / mu)]]
+    src = records_source(d, "p")
+    assert "register(DEF_kappa)" in src and "register(DEF_kappa_2)" in src
+    assert any(s.latex == r"\sigma = 2" and "again" in s.reason for s in d.skipped)
+    assert any(x.startswith(r"line 3: \sigma = 1 -- defines sigma outside the theorems") for x in d.not_drafted)

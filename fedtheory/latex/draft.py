@@ -310,6 +310,8 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
     counters: dict[str, int] = {}
     eq_count = 0
 
+    def_ids: set[str] = set()
+
     def as_definition(r: Relation, outside: bool = False) -> DraftDefinition | None:
         if r.rel not in ("eq", "def") or r.rhs.expr is None or r.lhs.expr is None:
             return None
@@ -321,7 +323,13 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
             rhs, note = rhs ** (1 / k), f"{r.lhs.expr} = ... read as {sym} = (...)^(1/{k}) ({sym} >= 0)"
         else:
             return None
-        return DraftDefinition(f"{name}.{_py_name(sym)}", sym, rhs, r.latex, r.item.line, note=note, outside=outside)
+        did = f"{name}.{_py_name(sym)}"
+        n = 1
+        while did in def_ids:  # a symbol defined in two statements: each its own Definition, never the first for both
+            n += 1
+            did = f"{name}.{_py_name(sym)}_{n}"
+        def_ids.add(did)
+        return DraftDefinition(did, sym, rhs, r.latex, r.item.line, note=note, outside=outside)
 
     # definitions outside the theorems (where $\sigma^2 = ...$): offered to every statement that uses the symbol
     file_defs: list[DraftDefinition] = []
@@ -335,6 +343,10 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
         elif _is_setting(d.symbol, r.symbols):
             skipped.append(Skipped(r.latex, r.item.line, r.item.col, f"outside the theorem-like environments: a value "
                                    f"of the setting {d.symbol} in the text, not a condition of the theorems"))
+        elif any(f.symbol == d.symbol for f in file_defs):
+            first = next(f for f in file_defs if f.symbol == d.symbol)
+            skipped.append(Skipped(r.latex, r.item.line, r.item.col, f"defines {d.symbol} again outside the theorems: "
+                                   f"the first definition (line {first.line}) is the one offered to the theorems"))
         else:
             file_defs.append(d)
     for env, rels in per_env.items():
@@ -771,7 +783,7 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
         for d in b.definitions:
             if d.id in written_defs:
                 continue
-            var = _py_name("DEF_" + d.symbol)
+            var = _py_name("DEF_" + d.id.split(".", 1)[1])
             written_defs[d.id] = var
             lines += ["", f"# line {d.line}: {_comment(d.latex)}" + (f" ({_comment(d.note)})" if d.note else ""),
                       f"{var} = Definition({_q(d.id)}, PAPER, {_py_name(d.symbol)}, F({_q(_expr_text(d.expr, names))}), "

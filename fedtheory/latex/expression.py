@@ -835,6 +835,7 @@ MAX_PARSE_SECONDS = 5.0
 MAX_READ_SECONDS = 60.0
 _FILE_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("fedtheory_latex_deadline", default=None)
 _TIMED: contextvars.ContextVar[bool] = contextvars.ContextVar("fedtheory_latex_timed", default=False)
+_WHERE: contextvars.ContextVar[str] = contextvars.ContextVar("fedtheory_latex_where", default="the LaTeX")
 
 
 class _OutOfTime(BaseException):
@@ -853,9 +854,6 @@ def reading_budget(seconds: float | None = MAX_READ_SECONDS, where: str = "the L
     finally:
         _FILE_DEADLINE.reset(token)
         _WHERE.reset(token_where)
-
-
-_WHERE: contextvars.ContextVar[str] = contextvars.ContextVar("fedtheory_latex_where", default="the LaTeX")
 
 
 def _refuse_file_time() -> LatexRefused:
