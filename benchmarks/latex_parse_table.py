@@ -30,7 +30,7 @@ import sympy as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fedtheory.latex import (LatexRefused, Unparseable, Unparsed, parse_item, parse_math,  # noqa: E402
+from fedtheory.latex import (LatexRefused, Skipped, Unparseable, Unparsed, parse_item, parse_math,  # noqa: E402
                              read_document)
 from fedtheory.plugins import load_plugins, record  # noqa: E402
 
@@ -136,7 +136,8 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
     try:
         if fx["mode"] == "texfile":  # a .tex fixture of this repository, read whole by the tool
             doc = read_document((ROOT / fx["seed"]).read_text(encoding="utf-8"), fx["seed"])
-            rels = [r for it in doc.items if it.line == fx["line"] for r in parse_item(it, backend=backend)]
+            rels = [r for it in doc.items if it.line == fx["line"] for r in parse_item(it, backend=backend)
+                    if not isinstance(r, Skipped)]
             if not rels:
                 raise Unparseable("no math item at that line")
             parsed, reason = _side(rels[fx.get("index", 0)], fx.get("compare", "rhs"))
@@ -147,7 +148,8 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
             key = fx["seed"]
             if key not in file_cache:
                 doc = read_document("\n".join(lines), key)
-                file_cache[key] = [(it.line, r) for it in doc.items for r in parse_item(it, backend=backend)]
+                file_cache[key] = [(it.line, r) for it in doc.items for r in parse_item(it, backend=backend)
+                    if not isinstance(r, Skipped)]
             at = [r for ln, r in file_cache[key] if ln == fx["line"]]
             if not at:
                 raise Unparseable("no math item at that line")
@@ -156,7 +158,8 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
         elif fx["mode"] in ("display", "relation"):
             text = as_display(fx["latex"]) if fx["mode"] == "display" else "\\[" + fx["latex"][0] + "\\]"
             doc = read_document(text, fx.get("seed", "fixture"))
-            rels = [r for it in doc.items for r in parse_item(it, backend=backend)]
+            rels = [r for it in doc.items for r in parse_item(it, backend=backend)
+                    if not isinstance(r, Skipped)]
             if not rels:
                 raise Unparseable("no relation found")
             r = rels[0]
@@ -185,7 +188,7 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
     subs = substitution(fx.get("subs", {}))
     for d in fx.get("definitions", []):  # the theorem's own choices, parsed from the seed too
         doc = read_document("\\[" + d["latex"] + "\\]", "definition")
-        rel = next(r for it in doc.items for r in parse_item(it))
+        rel = next(r for it in doc.items for r in parse_item(it) if not isinstance(r, Skipped))
         subs[sp.Symbol(rel.lhs.expr.name)] = rel.rhs.expr
     target = record_part(fx["record"], fx["part"])
     ok, how = equal(parsed, target, subs)

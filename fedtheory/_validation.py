@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -153,3 +154,15 @@ def _range_text(kind: str, low, high, low_inc: bool, high_inc: bool) -> str:
     if low is None:
         return f"{kind} {'<=' if high_inc else '<'} {high}"
     return f"{kind} in {'[' if low_inc else '('}{low}, {high}{']' if high_inc else ')'}"
+
+
+# C0 and C1 control characters (ESC, OSC 52's BEL, CR, NUL, CSI), line and paragraph separators, the bidirectional
+# overrides and isolates, and lone surrogates (an undecodable file name): what a terminal may act on or cannot encode
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str, keep: str = "\n\t") -> str:
+    """``text`` with every control character (ESC, BEL, CR, NUL, C1 codes, line separators, bidirectional overrides,
+    lone surrogates) written as its escape (``\\x1b``, ``\\u202e``, ``\\udce9``), except those in ``keep``: text
+    from a user's file reaches a terminal, or a comment of generated code, only this way."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else ascii(m.group())[1:-1], str(text))

@@ -39,10 +39,12 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 #   regime_boundary: the claim fails where the regime the paper's argument assumes does not hold (named);
 #   not_reproduced: a stated effect did not appear within the tested horizon (weaker than refuted);
 #   by_construction: the measured outcome is fixed by the algorithm's construction, not by the effect claimed.
+#   unverified_transcription: a finding on a record whose transcription was not checked against a text;
+#   draft: a row of a record that still carries TODOs (Record.todo: what `new-paper --from-latex` left to decide).
 # A text with several readings is not a scope: the record declares its readings and the row's verdict is
 # 'ambiguous' when they disagree (checks.verdicts.combine_readings).
 SCOPES = ("inside", "outside_conditions", "extrapolation", "units_artifact", "regime_boundary", "not_reproduced",
-          "by_construction", "unverified_transcription")
+          "by_construction", "unverified_transcription", "draft")
 # What kind of finding a counted row is (its severity class; the summary, the JSON and the report group by it):
 #   erratum: a printed formula that differs from its own derivation, a table that contradicts its own columns;
 #   inconsistent_rate: a stated order that does not follow from the exact bound;
@@ -759,6 +761,39 @@ def unverified_rule(rows: list[CheckResult]) -> None:
                         + (r.detail or ""))
 
 
+def draft_todos(rec: Any, known: Mapping[str, Any] | None = None) -> list[str]:
+    """The TODOs that hold a record back (``Record.todo``); a definition is held back by the draft records that use
+    it ('used by the draft record X'). Empty for a record that is not a draft."""
+    todo = list(getattr(rec, "todo", ()) or ())
+    if todo or getattr(rec, "kind", "") != "definition":
+        return todo
+    users = [r.id for r in (known or registry()).values() if getattr(r, "todo", ()) and any(
+        getattr(d, "id", None) == rec.id for d in getattr(r, "definitions", ()) or ())]
+    return [f"used by the draft record {rid}" for rid in users]
+
+
+def draft_rule(rows: list[CheckResult], spec: CheckSpec | None = None) -> None:
+    """Every row of a draft record (one with TODOs, ``Record.todo``) is decided and shown, but not counted: scope
+    'draft' (where it was 'inside'), the TODOs in ``extra['todo']`` and ``extra['draft_record']``. A row's record is
+    the one of its id, of its ``params['record']``, the check's record its id extends (``ID.rate``), or the check's
+    only record."""
+    known = registry()
+    tested = tuple(spec.records) if spec is not None else ()
+    for r in rows:
+        rid = str(r.params.get("record", "")) if isinstance(r.params, dict) else ""
+        extends = [t for t in tested if r.id.startswith(t + ".")]
+        rec = known.get(r.id) or known.get(rid) or (known.get(extends[0]) if extends else None) or (
+            known.get(tested[0]) if len(tested) == 1 else None)
+        todo = draft_todos(rec, known) if rec is not None else []
+        if not todo:
+            continue
+        r.extra["todo"] = todo
+        r.extra["draft_record"] = rec.id
+        if r.scope == "inside":
+            r.scope = "draft"
+            r.detail = f"not counted: {rec.id} is a draft ({len(todo)} TODO(s)). " + (r.detail or "")
+
+
 def uncontrolled_rule(spec: CheckSpec, rows: list[CheckResult]) -> None:
     """Rows of a check declared a self-check by design (``self_check``: it compares the tool with its own
     construction) are implementation self-checks, with or without a control; rows of a kind in CONTROLLED_KINDS from
@@ -823,6 +858,7 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     ran = summarize_simulations(sims)
     uncontrolled_rule(spec, out)
     unverified_rule(out)
+    draft_rule(out, spec)
     from .robustness import robustness_rule
 
     robustness_rule(out)

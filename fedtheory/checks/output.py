@@ -9,12 +9,12 @@ import textwrap
 from typing import Any, Mapping, Sequence, TextIO
 
 from .. import files
-from .._validation import ParameterError
+from .._validation import ParameterError, printable
 from ..theory.core import paper_info
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, finding_class_of, group_findings
 from .robustness import finding_robustness
 
-__all__ = ["format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
+__all__ = ["draft_records", "format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
            "summarize_findings", "write_json", "write_atomic", "check_writable", "fmt_number", "row_marks",
            "LOOSE_FACTOR"]
 
@@ -136,6 +136,17 @@ def summarize(results: Sequence[CheckResult]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def draft_records(results: Sequence[CheckResult]) -> dict[str, list[str]]:
+    """Each draft record among the rows (a record with TODOs, ``Record.todo``: its rows have scope 'draft' and are
+    never counted) -> the TODOs that hold it back."""
+    out: dict[str, list[str]] = {}
+    for r in results:
+        rec = (r.extra or {}).get("draft_record")
+        if rec and rec not in out:
+            out[str(rec)] = [str(t) for t in (r.extra.get("todo") or [])]
+    return out
+
+
 def _row_label(r: CheckResult) -> str:
     setting = r.params.get("setting") if isinstance(r.params, dict) else None
     return " ".join(str(x) for x in (r.id, r.problem and f"on {r.problem}", setting and f"({setting})", r.verdict) if x)
@@ -177,6 +188,7 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     rob = {k: finding_robustness([r for r in rows if r.finding_class == finding_class_of(rows)])
            for k, rows in groups.items()}
     return {"findings": found, "classes": {c: ks for c, ks in classes.items() if ks}, "errors": errs,
+            "drafts": draft_records(results),
             "robustness": {k: {"fragile": bool(v.get("fragile")), "text": v.get("text", ""),
                                "margin": v.get("margin"), "exact": v.get("exact", ""),
                                "choices": v.get("choices", [])} for k, v in rob.items()},
@@ -212,6 +224,13 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
         lines.append(f"{len(s['not_counted'])} not counted (outside the statement's scope):")
         for k, v in s["not_counted"].items():
             lines.append(f"  * {k}  [{', '.join(v['scope'])}]  ({len(v['rows'])} rows)")
+    if s["drafts"]:
+        lines.append(f"{len(s['drafts'])} draft record(s), not counted (rows decided and shown; resolve each TODO in "
+                     "the record, then delete it: docs/extending.md, section 10):")
+        for rec, todo in s["drafts"].items():
+            lines.append(f"  * {rec}: {len(todo)} TODO(s)")
+            lines += [f"      - {printable(t, keep='')}" for t in todo[:12]] + (
+                [f"      - ... {len(todo) - 12} more"] if len(todo) > 12 else [])
     if s["self_checks"]:
         lines.append(f"{len(s['self_checks'])} implementation self-check row(s) (tautologies / identities by "
                      "construction; not findings about the papers)")
@@ -232,8 +251,10 @@ def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None
     took = f" in {elapsed_s:.1f} s" if elapsed_s is not None else ""
     n_find = len(group_findings(results))
     n_err = len(errors(results))
+    n_draft = len(draft_records(results))
     print(f"\n{len(results)} results{took}: " + ", ".join(f"{k} {v}" for k, v in summarize(results).items())
-          + f"; {n_find} distinct finding(s)" + (f"; {n_err} check error(s)" if n_err else ""), file=file)
+          + f"; {n_find} distinct finding(s)" + (f"; {n_err} check error(s)" if n_err else "")
+          + (f"; {n_draft} draft record(s), not counted" if n_draft else ""), file=file)
     for line in collection_lines(results):
         print(line, file=file)
     print(_findings_text(results), file=file)

@@ -21,13 +21,13 @@ from typing import Iterable
 from .draft import (DraftAssumption, DraftBound, DraftCondition, DraftDefinition, DraftSymbol, LatexDraft,
                     draft_from_latex, premises_in_words, read_latex,
                     records_source)
-from .expression import (BACKENDS, Piece, Relation, SymbolUse, Unparseable, Unparsed, parse_item, parse_math,
-                         require_parser)
+from .expression import (BACKENDS, MAX_PARSE_SECONDS, MAX_READ_SECONDS, UNICODE_MATH, Piece, Relation, Skipped,
+                         SymbolUse, Unparseable, Unparsed, parse_item, parse_math, require_parser)
 from .notation import NOTATION, LeftSide, Notation, match_left_side
 from .source import (MAX_BYTES, MAX_DEPTH, MAX_DISPLAY_CHARS, MAX_TERMS, Document, LatexRefused, MathItem,
                      read_document)
 
-__all__ = ["BACKENDS", "Unparseable", "DraftAssumption", "DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
+__all__ = ["BACKENDS", "MAX_PARSE_SECONDS", "MAX_READ_SECONDS", "Skipped", "UNICODE_MATH", "Unparseable", "DraftAssumption", "DraftBound", "DraftCondition", "DraftDefinition", "DraftSymbol", "LatexDraft", "LatexImport",
            "LatexRefused", "LeftSide", "MAX_BYTES", "MAX_DEPTH", "MAX_DISPLAY_CHARS", "MAX_TERMS", "MathItem",
            "NOTATION", "Notation", "Piece", "Relation", "SymbolUse", "Unparsed", "Document", "draft_from_latex",
            "import_text", "match_left_side", "parse_item", "parse_math", "read_document", "read_latex",
@@ -93,9 +93,12 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
     units check of every drafted record. Nothing is overwritten: an existing ``directory/NAME`` is refused.
     Hostile input raises :class:`LatexRefused` before anything is written."""
     from ..checks import units_rows
+    from ..checks.base import draft_rule
     from ..plugins import load_plugin
-    from ..scaffold import write_skeleton
+    from ..scaffold import check_directory, check_name, write_skeleton
 
+    check_name(name, taken)  # NAME and --dir first: nothing is read for a package that could not be written
+    check_directory(directory)
     draft = read_latex(source, name, text=text, stdin=stdin)
     label = "standard input" if source == "-" else Path(source).name
     if not draft.math_items:  # an empty file, empty standard input, a binary file: a package of nothing, refused
@@ -105,47 +108,62 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
     files = {"records": records_source(draft, name, label), "checks": checks_source(draft, name),
              "test": _TEST.format(name=name)}
     root = write_skeleton(name, directory, taken=taken, files=files)
-    load_plugin(str(root / "src" / name), origin="new-paper --from-latex")
-    return LatexImport(root, draft, units_rows(name))
+    try:  # a plug-in that does not load is not left behind: nothing half-written stays on disk
+        load_plugin(str(root / "src" / name), origin="new-paper --from-latex")
+        rows = units_rows(name)
+        draft_rule(rows)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return LatexImport(root, draft, rows)
 
 
 def import_text(result: LatexImport) -> str:
-    """The report ``fedtheory new-paper --from-latex`` prints: records, the symbol table, conditions, stated orders,
-    the units rows, what was not drafted and what did not parse."""
+    """The report ``fedtheory new-paper --from-latex`` prints: records (each with the TODOs that keep it a draft),
+    the symbol table, conditions, stated orders, the units rows, what was not drafted and why, what did not parse,
+    the undefined macros, and the math outside the theorems that was not read. Text of the file is data: every
+    control character it holds is printed escaped (``\x1b``), never sent to the terminal."""
+    from .._validation import printable
+
     d = result.draft
     out: list[str] = []
     nb = sum(b.expr is not None for b in d.bounds)
     no = sum(b.order is not None for b in d.bounds)
+    nc = len({(c.name, b.id) for b in d.bounds for c in b.conditions})
+    drafts = [b for b in d.bounds if b.todo]
     out.append(f"read {d.math_items} math item(s) from {d.path}: {nb} bound(s), {no} stated order(s), "
-               f"{len(d.definitions)} definition(s); {len(d.unparsed)} snippet(s) did not parse"
+               f"{len(d.definitions)} definition(s), {nc} condition(s); {len(d.unparsed)} snippet(s) did not parse, "
+               f"{len(d.not_drafted) + len(d.skipped)} not drafted (reasons below)"
+               + (f", {d.without_relation} inline item(s) state no relation" if d.without_relation else "")
                + (f"; macros expanded: {', '.join(chr(92) + m for m in d.macros)}" if d.macros else ""))
     out.append(f"wrote {result.root}/ (records drafted in src/{result.root.name}/records.py)")
+    if drafts:
+        out.append(f"{len(drafts)} draft record(s): each keeps its TODOs in records.py (todo=...); `check` decides and "
+                   "shows their rows but never counts them until the TODOs are resolved and deleted")
     out.append("")
     out.append("records:")
     for b in d.bounds:
         lhs = b.lhs.measure or "TODO"
         what = f"{lhs} <= {b.expr}" if b.expr is not None else f"order O({b.order}) as {b.order_variable} -> oo"
-        out.append(f"  {b.id} (line {b.line}{', ' + b.label if b.label else ''}): {what}"[:220])
+        out.append(f"  {b.id} (line {b.line}{', ' + b.label if b.label else ''}): {what}"[:220]
+                   + ("  [draft]" if b.todo else ""))
         if b.lhs.measure:
-            out.append(f"      left side: {b.lhs.description[:160]}")
-        for t in ([b.lhs.todo] if b.lhs.todo else []):
-            out.append(f"      TODO {t}")
+            out.append(f"      left side: {b.lhs.description[:200]}")
         if not b.lhs.measure and b.lhs_dimension:
             out.append(f"      left side's dimension from its symbols: {b.lhs_dimension} (units=Units(lhs=...): confirm)")
         if b.order is not None and b.expr is not None:
             out.append(f"      stated order: O({b.order}) as {b.order_variable} -> oo")
         for c in b.conditions:
-            out.append(f"      condition {c.name}: {c.relation}  (line {c.line}: {c.latex[:60]})")
+            out.append(f"      condition {c.name}: {c.relation}  (line {c.line}: {(c.origin or c.latex)[:70]})")
         for df in b.definitions:
             out.append(f"      definition {df.symbol} = {df.expr}")
         if b.expr is not None:
             for a in b.assumptions:
                 out.append(f"      assumption {a.reference}  (from the words '{a.words[:70]}': confirm)")
-            if not b.assumptions:
-                out.append("      TODO assumptions: none found in the theorem's words; name them in records.py "
-                           "(docs/assumptions.md)")
-        for n in b.notes:
-            out.append(f"      reading: {n}")
+        for t in b.todo:
+            out.append(f"      TODO {t[:300]}")
     out.append("")
     out.append("symbols (confirm or edit each dimension in records.py; [f] loss, [w] parameter):")
     rows = [["name", "LaTeX", "dimension", "meaning (catalogue)", "check"]]
@@ -159,19 +177,31 @@ def import_text(result: LatexImport) -> str:
     out.append("")
     out.append("units (the check " + result.root.name + ".units, run now):")
     for r in result.units:
-        out.append(f"  {r.id}  {r.verdict}  {r.detail[:200]}")
+        out.append(f"  {r.id}  {r.verdict}" + (f" [{r.scope}]" if r.scope != "inside" else "") + f"  {r.detail[:200]}")
     if not result.units:
         out.append("  (no record with a formula)")
-    if d.not_drafted:
+    if d.not_drafted or d.skipped:
         out.append("")
-        out.append("parsed, not drafted as a record:")
+        out.append("parsed, not drafted as a record (each with its reason):")
         out += [f"  {x}" for x in d.not_drafted]
+        out += [f"  line {x.line}: {x.latex[:100]} -- {x.reason}" for x in d.skipped]
     if d.unparsed:
         out.append("")
         out.append("did not parse (the skeleton loads without them; encode them by hand):")
         for u in d.unparsed:
             out.append(f"  line {u.line}, column {u.col}: {u.reason}")
             out.append(f"      {u.latex[:150]}")
+    if d.undefined_macros:
+        out.append("")
+        out.append("macros the file does not define (define them in the preamble, or confirm the reading):")
+        out += [f"  {m}" for m in d.undefined_macros]
+    if d.outside:
+        lines = sorted({ln for ln, _ in d.outside})
+        kinds = sorted({w for _, w in d.outside})
+        out.append("")
+        out.append(f"not read as statements: {len(d.outside)} math item(s) outside the theorem-like environments "
+                   f"(lines {', '.join(map(str, lines[:30]))}{' ...' if len(lines) > 30 else ''}): "
+                   + "; ".join(kinds))
     out.append("")
     out.append(f"next: fedtheory check --plugin {result.root}/src/{result.root.name} --paper {result.root.name}")
-    return "\n".join(out)
+    return printable("\n".join(out))

@@ -21,7 +21,12 @@ their LaTeX; nothing is guessed.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
+import signal
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +34,8 @@ import sympy as sp
 
 from .source import MAX_TERMS, LatexRefused, MathItem, read_group
 
-__all__ = ["BACKENDS", "Piece", "Relation", "SymbolUse", "Unparseable", "Unparsed", "parse_item", "parse_math",
-           "require_parser"]
+__all__ = ["BACKENDS", "MAX_PARSE_SECONDS", "MAX_READ_SECONDS", "Piece", "Relation", "Skipped", "SymbolUse",
+           "Unparseable", "Unparsed", "known_words", "parse_item", "parse_math", "reading_budget", "require_parser"]
 
 GREEK = frozenset(
     "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi varpi rho "
@@ -61,6 +66,63 @@ _ORDER_RE = re.compile(r"\\widetilde\s*\{\s*\\mathcal\s*\{\s*O\s*\}\s*\}|\\tilde
                        r"\\mathcal\s*\{\s*\\widetilde\s*\{\s*O\s*\}\s*\}|\\widetilde\s*\{\s*O\s*\}|\\tilde\s*\{\s*O\s*\}|"
                        r"\\tilde\s*O|\\mathcal\s*\{\s*O\s*\}|\\mathcal\s*O|\\operatorname\s*\{\s*O\s*\}|\\Theta|"
                        r"\\mathcal\s*\{\s*\\Theta\s*\}|(?<![a-zA-Z\\])O(?=\s*(?:\\left|\\big|\\Big|\\bigg)?\s*[(\[{])")
+
+
+#: control words the rewriting reads or drops (besides PARSER_WORDS, GREEK and DECORATIONS): any other one left after
+#: the file's macros are expanded is an undefined macro, listed with its position
+_FRAME_WORDS = frozenset(
+    "label tag hspace vspace intertext nonumber notag displaystyle textstyle scriptstyle limits nolimits qedhere "
+    "allowbreak smallskip medskip bigskip noindent centering thinspace enspace medspace thickspace negthinspace begin "
+    "end left right big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr Biggl Biggr bigm Bigm biggm Biggm middle "
+    "underbrace overbrace underset overset stackrel quad qquad text textrm textit textbf mbox hbox forall cr "
+    "le leq leqslant lesssim ge geq geqslant gtrsim coloneqq triangleq eqqcolon equiv lt gt approx sim simeq neq ne "
+    "to rightarrow in ll gg propto subset subseteq mapsto Rightarrow implies iff notin def mathcal widetilde tilde "
+    "operatorname Theta lVert rVert Vert lbrace rbrace langle rangle nabla mathop mathds star ast prime top "
+    "intercal dagger circ sharp dots ldots cdots dotsc dotsb vdots rm bf mathnormal".split())
+
+
+def known_words() -> frozenset[str]:
+    """Every control word the reading of a side knows (the parser's, the Greek letters, the decorations, the frame
+    it drops): any other one in a math item is an undefined macro."""
+    return PARSER_WORDS | GREEK | frozenset(DECORATIONS) | _FRAME_WORDS
+
+
+_GREEK_CHARS = dict(zip("αβγδεϵζηθϑικλμµνξπϖρϱσςτυφϕχψωΓΔΘΛΞΠΣΥΦΨΩ",
+                        "alpha beta gamma delta varepsilon epsilon zeta eta theta vartheta iota kappa lambda mu mu nu "
+                        "xi pi varpi rho varrho sigma varsigma tau upsilon varphi phi chi psi omega Gamma Delta Theta "
+                        "Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split()))
+#: Unicode that math written outside TeX uses -> its LaTeX (``≤`` is ``\le``); any other character beyond ASCII in a
+#: side is named, never dropped
+UNICODE_MATH = {"≤": r"\le ", "⩽": r"\le ", "≥": r"\ge ", "⩾": r"\ge ", "≠": r"\ne ", "≈": r"\approx ", "∼": r"\sim ",
+                "≔": ":=", "≡": r"\equiv ", "×": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ", "∗": "*", "−": "-",
+                "–": "-", "∑": r"\sum ", "∏": r"\prod ", "√": r"\sqrt ", "∞": r"\infty ", "∇": r"\nabla ",
+                "⋆": r"\star ", "★": r"\star ", "…": r"\dots ", "⋯": r"\cdots ", "∈": r"\in ", "→": r"\to ",
+                "⟨": r"\langle ", "⟩": r"\rangle ", "′": "'", "ℓ": r"\ell ", "∀": r"\forall ", "𝔼": r"\mathbb{E} ",
+                "‖": "‖", "∥": "∥", "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u2002": " ", "\u2003": " ",
+                **{k: "\\" + v + " " for k, v in _GREEK_CHARS.items()},
+                **{c: "^{" + d + "}" for c, d in zip("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")},
+                **{c: "_{" + d + "}" for c, d in zip("₀₁₂₃₄₅₆₇₈₉", "0123456789")}}
+_TEXT_GROUP = re.compile(r"\\(?:text|textrm|textit|textbf|mbox|hbox)\s*\{[^{}]*\}")
+
+
+def _unicode_to_latex(text: str) -> str:
+    """``text`` with the Unicode of UNICODE_MATH written in LaTeX (inside ``\\text{..}`` any character is words);
+    :class:`Unparseable` naming the first other character beyond ASCII."""
+    if text.isascii():
+        return text
+    words = {k for m in _TEXT_GROUP.finditer(text) for k in range(m.start(), m.end())}
+    out = []
+    for k, c in enumerate(text):
+        if c.isascii() or k in words:
+            out.append(c if c.isascii() else " ")
+        elif c in UNICODE_MATH:
+            out.append(UNICODE_MATH[c])
+        else:
+            import unicodedata
+
+            raise Unparseable(f"the character {c!r} (U+{ord(c):04X}, {unicodedata.name(c, 'unnamed')}) is not read: "
+                              "write it in LaTeX")
+    return "".join(out)
 
 
 class Unparseable(Exception):
@@ -96,6 +158,17 @@ class Unparsed:
 
 
 @dataclass
+class Skipped:
+    """A piece of math that was read but states nothing to draft (an index range ``m = 1, \\dots, M``, an inline
+    ``x \\in X``): listed with the reason, never dropped silently."""
+
+    latex: str
+    line: int
+    col: int
+    reason: str
+
+
+@dataclass
 class Piece:
     """One side of a relation: an explicit expression or a stated order (``order``; ``up_to_log`` for a tilde)."""
 
@@ -119,6 +192,7 @@ class Relation:
     symbols: dict[str, SymbolUse] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     chain: int = 1  # relations in the chain it was read from (A <= B <= C: 2)
+    item_key: int = -1  # the math item's position among the document's items (set by the draft)
 
 
 _PARSER = None
@@ -398,6 +472,27 @@ def _balanced(s: str, i: int, open_: str, close: str) -> int:
     return -1
 
 
+_LIMITLESS_SUM = re.compile(r"\\(sum|prod)\s*_\s*(?:\{\s*([A-Za-z]|\\[a-zA-Z]+)\s*(?:\\in\s*([^{}]*|\{[^{}]*\}[^{}]*))?\}|"
+                            r"([A-Za-z]))(?!\s*\^)")
+
+
+def _limitless_sums(s: str, namer: "_Namer", notes: list[str]) -> str:
+    """``\\sum_i X`` and ``\\sum_{i \\in S} X`` (no limits: the parser needs them) as a sum over i = 1..n_i, with n_i
+    a symbol the notes name (the sum is measured when X carries i; otherwise n_i is a symbol to define)."""
+    def one(m):
+        idx = (m.group(2) or m.group(4)).lstrip("\\")
+        over = (m.group(3) or "").strip()
+        name = f"n_{idx}"
+        ph = namer.placeholder(SymbolUse(name, f"|{over}|" if over else f"the number of values of {idx}", "plain",
+                                         base="n"))
+        notes.append(f"\\{m.group(1)} over {idx}" + (f" in {over}" if over else "") + f" (no limits) read as {idx} = "
+                     f"1..{name}")
+        return "\\" + m.group(1) + "_{" + ("\\" if m.group(2) and m.group(2).startswith("\\") else "") + idx + \
+            "=1}^{\\mathit{" + ph + "}}"
+
+    return _LIMITLESS_SUM.sub(one, s)
+
+
 def _rewrite(s: str, namer: _Namer, notes: list[str], flags: dict[str, bool]) -> str:
     """The side ``s`` rewritten into what the parser reads (see the module docstring)."""
     s = re.sub(r"\\left\s*\\\||\\right\s*\\\||\\left\s*\\lVert|\\right\s*\\rVert|\\left\s*\\Vert|\\right\s*\\Vert|"
@@ -421,6 +516,7 @@ def _rewrite(s: str, namer: _Namer, notes: list[str], flags: dict[str, bool]) ->
             j = g[1] if g else j
         s = s[:m.start()] + " " + s[j:]
         flags["expectation"] = True
+    s = _limitless_sums(s, namer, notes)
     s = re.sub(r"\\(sqrt)\s*\[", r"\\\1<<", s)
     s = s.replace("[", "(").replace("]", ")")
     s = s.replace("\\sqrt<<", "\\sqrt[")
@@ -653,6 +749,19 @@ def _refuse_undefined(expr: sp.Expr) -> None:
         raise Unparseable(f"a number of more than {MAX_NUMBER_BITS} bits; write it as a symbol")
 
 
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _carries(use: SymbolUse | None, index: str) -> bool:
+    """Whether a symbol's LaTeX carries ``index`` in a subscript or superscript (``\\nabla f_m(x^\\star)`` carries
+    m, ``x_{t,i}`` carries t and i)."""
+    if use is None or not use.latex:
+        return False
+    tok = re.escape("\\" + index if index in GREEK else index)
+    return re.search(r"[_^]\s*(?:\{[^{}]*(?<![A-Za-z\\])" + tok + r"(?![A-Za-z])[^{}]*\}|" + tok + r"(?![A-Za-z]))",
+                     use.latex) is not None
+
+
 def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: list[str]) -> tuple[sp.Expr, sp.Expr]:
     """Placeholders -> named symbols; ``L(S-1)`` (an unknown function of one argument) -> a product; ``e`` -> E;
     sums over an index that a symbol carries -> one measured symbol. Returns (expr, raw: before the sums)."""
@@ -665,8 +774,10 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
                 uses[use.name] = use
                 return sp.Symbol(use.name)
             if e.name == "e":
-                notes.append("e read as Euler's number")
+                notes.append("e read as Euler's number (a symbol e would be \\mathit{e}: rename it)")
                 return sp.E
+            if not _NAME.fullmatch(e.name):  # \mathit{a b}: a name records.py could not write as a symbol
+                raise Unparseable(f"a symbol named {e.name!r}: not an identifier (write it as one, e.g. a_b)")
             uses.setdefault(e.name, SymbolUse(e.name, ("\\" + e.name) if e.name in GREEK else e.name, "plain",
                                               base=e.name))
             return sp.Symbol(e.name)
@@ -696,7 +807,7 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
             idx = {lim[0].name for lim in e.limits}
             carried = [s for s in e.function.free_symbols if s.name not in idx and any(
                 re.search(rf"(^|_){re.escape(i)}(_|$|\d)", s.name.split("_", 1)[1] if "_" in s.name else "")
-                for i in idx)]
+                or _carries(uses.get(s.name), i) for i in idx)]
             span = [lim[2] - lim[1] for lim in e.limits if len(lim) == 3]
             if any(d.is_Number and d.is_finite and abs(d) > MAX_COMBINATORIAL for d in span):
                 raise Unparseable(f"a sum over more than {MAX_COMBINATORIAL} numeric terms: write its closed form")
@@ -716,10 +827,98 @@ def _finish(expr: sp.Expr, namer: _Namer, uses: dict[str, SymbolUse], notes: lis
     return _rebuild(measured_sums(raw)), raw
 
 
+#: one side's reading (sympy's parse_latex and the working out) stops after this many seconds, a reason: the ANTLR
+#: parser's time grows with the square of a product's length (a display of 9,400 juxtaposed symbols, 19,000
+#: characters, took 43 s; one of 1,000 takes 0.5 s)
+MAX_PARSE_SECONDS = 5.0
+#: reading all the math of one file stops after this many seconds: the file is refused (LatexRefused)
+MAX_READ_SECONDS = 60.0
+_FILE_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("fedtheory_latex_deadline", default=None)
+_TIMED: contextvars.ContextVar[bool] = contextvars.ContextVar("fedtheory_latex_timed", default=False)
+_WHERE: contextvars.ContextVar[str] = contextvars.ContextVar("fedtheory_latex_where", default="the LaTeX")
+
+
+class _OutOfTime(BaseException):
+    """Raised by the timer inside a side's parse (a BaseException: no ``except Exception`` of the parser keeps it)."""
+
+
+@contextlib.contextmanager
+def reading_budget(seconds: float | None = MAX_READ_SECONDS, where: str = "the LaTeX"):
+    """Within this context, reading math stops after ``seconds`` in all (``None``: no limit but each side's):
+    a side started after that is refused (:class:`LatexRefused`, naming ``where``), and each side gets at most
+    :data:`MAX_PARSE_SECONDS`. ``draft_from_latex`` reads a file inside one."""
+    token = _FILE_DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
+    token_where = _WHERE.set(where)
+    try:
+        yield
+    finally:
+        _FILE_DEADLINE.reset(token)
+        _WHERE.reset(token_where)
+
+
+def _refuse_file_time() -> LatexRefused:
+    return LatexRefused(f"{_WHERE.get()} (reading its math took over {MAX_READ_SECONDS:g} s)",
+                        f"LaTeX whose math is read within {MAX_READ_SECONDS:g} s (paste the theorems, not the paper)")
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise :class:`_OutOfTime` in the body after ``seconds`` (SIGALRM: in the main thread of a POSIX process;
+    elsewhere the body runs unbounded, under the structural limits alone). An outer interval timer is restored."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    armed = [True]
+
+    def ring(signum, frame):
+        if armed[0]:
+            armed[0] = False
+            raise _OutOfTime()
+
+    t0 = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, ring)
+    outer = signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    try:
+        try:
+            yield
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        if outer[0] > 0:  # a timer someone else set: it goes on, less the time spent here
+            signal.setitimer(signal.ITIMER_REAL, max(outer[0] - (time.monotonic() - t0), 1e-3), outer[1])
+
+
 def parse_math(latex: str, *, backend: str = "antlr", _namer: _Namer | None = None,
                uses: dict[str, SymbolUse] | None = None, notes: list[str] | None = None) -> Piece:
     """One side (an expression, or a sum of O(.) terms) as a :class:`Piece`; :class:`Unparseable` with the reason
-    when it cannot be read. ``backend``: sympy's parse_latex backend ('antlr', the default; 'lark')."""
+    when it cannot be read, among them a side whose reading takes over :data:`MAX_PARSE_SECONDS`. ``backend``:
+    sympy's parse_latex backend ('antlr', the default; 'lark')."""
+    if _TIMED.get():  # a stated order's terms: inside their side's time
+        return _parse_side(latex, backend=backend, _namer=_namer, uses=uses, notes=notes)
+    deadline = _FILE_DEADLINE.get()
+    limit = MAX_PARSE_SECONDS
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _refuse_file_time()
+        limit = min(limit, left)
+    token = _TIMED.set(True)
+    try:
+        with _time_limit(limit):
+            return _parse_side(latex, backend=backend, _namer=_namer, uses=uses, notes=notes)
+    except _OutOfTime:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise _refuse_file_time() from None
+        raise Unparseable(f"reading this side took over {MAX_PARSE_SECONDS:g} s ({len(latex):,} characters; sympy's "
+                          "parser is slow on long products): split it, or write it in records.py by hand") from None
+    finally:
+        _TIMED.reset(token)
+
+
+def _parse_side(latex: str, *, backend: str = "antlr", _namer: _Namer | None = None,
+                uses: dict[str, SymbolUse] | None = None, notes: list[str] | None = None) -> Piece:
     parse = require_parser(backend)
     namer = _namer or _Namer()
     uses = {} if uses is None else uses
@@ -731,7 +930,7 @@ def parse_math(latex: str, *, backend: str = "antlr", _namer: _Namer | None = No
     order = _order_side(text)
     if order is not None:
         inners, tilde = order
-        exprs = [parse_math(x, backend=backend, _namer=namer, uses=uses, notes=notes).expr for x in inners]
+        exprs = [_parse_side(x, backend=backend, _namer=namer, uses=uses, notes=notes).expr for x in inners]
         return Piece(latex, order=sp.Add(*exprs), up_to_log=tilde)
     flags: dict[str, bool] = {}
     s = _rewrite(text, namer, notes, flags)
@@ -797,51 +996,103 @@ def _where(item: MathItem, needle: str) -> tuple[int, int]:
     return line, col
 
 
-def parse_item(item: MathItem, *, backend: str = "antlr") -> list[Relation | Unparsed]:
-    """Every relation of a math item, or the snippets that did not parse (with the reason). ``backend``: sympy's
-    parse_latex backend ('antlr', the default; 'lark')."""
-    results: list[Relation | Unparsed] = []
-    text = _strip_wrappers(item.text)
+_REL_TEXT = {"le": "\\le", "lt": "<", "ge": "\\ge", "gt": ">", "eq": "=", "def": ":="}
+_DOTS = re.compile(r"\s*(?:\\(?:l|c)?dots[a-z]*|\.\.\.)\s*")
+_RANGE_START = re.compile(r"^\s*(?:[A-Za-z]|\\[a-zA-Z]+)(?:\s*_\s*(?:\{[^{}]*\}|\w))?\s*=\s*[^=<>]+$")
+
+
+def _index_ranges(pieces: list[str]) -> tuple[list[str], list[str]]:
+    """The pieces of a statement without its index ranges (``m = 1, \\dots, M``, ``t = 0, 1, \\dots, T - 1``: an
+    index and its values, never the definition m = 1), and those ranges as text."""
+    out, ranges, k = [], [], 0
+    while k < len(pieces):
+        dots = next((j for j in range(k + 1, min(k + 4, len(pieces))) if _DOTS.fullmatch(pieces[j])), None)
+        if dots is not None and _RANGE_START.match(pieces[k]) and all(
+                "=" not in pieces[j] and not _REL_RE.search(pieces[j]) for j in range(k + 1, dots)):
+            last = dots + 1 if dots + 1 < len(pieces) and not _REL_RE.search(pieces[dots + 1]) else dots
+            ranges.append(", ".join(p.strip() for p in pieces[k:last + 1]))
+            k = last + 1
+            continue
+        out.append(pieces[k])
+        k += 1
+    return out, ranges
+
+
+def undefined_macros(item: MathItem) -> list[tuple[str, int, int]]:
+    """The control words of a math item (after the file's macros are expanded) that are neither the file's nor known
+    to the reading (:func:`known_words`): (\\name, line, column), each once."""
+    known = known_words()
+    out: dict[str, tuple[str, int, int]] = {}
+    for m in re.finditer(r"\\([a-zA-Z]+)", item.text):
+        w = m.group(1)
+        if w not in known and w not in out:
+            line, col = _where(item, "\\" + w)
+            out[w] = ("\\" + w, line, col)
+    return list(out.values())
+
+
+def parse_item(item: MathItem, *, backend: str = "antlr") -> list[Relation | Unparsed | Skipped]:
+    """Every relation of a math item, the snippets that did not parse (:class:`Unparsed`, with the reason) and the
+    pieces that state nothing to draft (:class:`Skipped`: an index range, an inline ``x \\in X``, with the reason).
+    Unicode math (``≤``) is read as its LaTeX; any other character beyond ASCII is named. A chain ``A \\le B \\le C``
+    is read as ``A <= C`` in a display, and as each adjacent pair inline (``0 < \\eta \\le 1/L``: two conditions).
+    ``backend``: sympy's parse_latex backend ('antlr', the default; 'lark')."""
+    results: list[Relation | Unparsed | Skipped] = []
+    try:
+        text = _unicode_to_latex(_strip_wrappers(item.text))  # a \\label may hold any character
+    except Unparseable as exc:
+        return [Unparsed(item.text.strip()[:400], item.line, item.col, str(exc))]
     for statement in _statements(text):
-        for piece in _pieces(statement):
+        pieces, ranges = _index_ranges(_pieces(statement))
+        results += [Skipped(r, item.line, item.col, "an index range (an index and its values, not a definition)")
+                    for r in ranges]
+        for piece in pieces:
             parts = _relations(piece)
             if len(parts) == 1:
                 continue  # no relation: nothing is stated
             rels = [r for _, r in parts[1:]]
             other = [r for r in rels if r.startswith("other:")]
             if other:
-                if item.display:
-                    results.append(Unparsed(piece.strip(), item.line, item.col,
-                                            f"relation {other[0][6:]} is not a bound, a definition or an equation"))
+                why = f"relation {other[0][6:]} is not a bound, a definition or an equation"
+                results.append(Unparsed(piece.strip(), item.line, item.col, why) if item.display else
+                               Skipped(piece.strip(), item.line, item.col, why))
                 continue
             kinds = {"le" if r in ("le", "lt") else "ge" if r in ("ge", "gt") else "eq" for r in rels}
             if len(kinds - {"eq"}) > 1:
                 results.append(Unparsed(piece.strip(), item.line, item.col, "a chain with both <= and >="))
                 continue
-            strongest = next((r for r in rels if r not in ("eq", "def")), rels[0])
-            lhs_text, rhs_text = parts[0][0], parts[-1][0]
-            uses: dict[str, SymbolUse] = {}
-            notes: list[str] = []
-            namer = _Namer()
-            try:
-                rhs = parse_math(rhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
-            except LatexRefused as exc:
-                raise LatexRefused(f"line {item.line}, column {item.col} ({exc.value})", exc.allowed) from None
-            except Unparseable as exc:
-                results.append(_unparsed(item, piece, rhs_text, str(exc)))
-                continue
-            try:
-                lhs = parse_math(lhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
-            except LatexRefused as exc:
-                raise LatexRefused(f"line {item.line}, column {item.col} ({exc.value})", exc.allowed) from None
-            except Unparseable as exc:
-                lhs = Piece(lhs_text)
-                notes.append(f"left side not parsed ({exc})")
-            if len(parts) > 2:
-                notes.append(f"a chain of {len(parts) - 1} relations: read as the first side against the last")
-            results.append(Relation(lhs, strongest, rhs, piece.strip(), item, uses, list(dict.fromkeys(notes)),
-                                    chain=len(parts) - 1))
+            pairwise = len(parts) > 2 and (not item.display or re.fullmatch(r"\s*[\d.]+\s*", parts[0][0]))
+            links = ([(parts[k][0], parts[k + 1][1], parts[k + 1][0]) for k in range(len(parts) - 1)] if pairwise else
+                     [(parts[0][0], next((r for r in rels if r not in ("eq", "def")), rels[0]), parts[-1][0])])
+            for lhs_text, strongest, rhs_text in links:
+                text = (f"{lhs_text.strip()} {_REL_TEXT[strongest]} {rhs_text.strip()}" if pairwise else
+                        piece.strip())
+                results += _relation(item, piece, lhs_text, strongest, rhs_text, backend,
+                                     len(parts) - 1 if not pairwise else 1, text)
     return results
+
+
+def _relation(item: MathItem, piece: str, lhs_text: str, rel: str, rhs_text: str, backend: str,
+              chain: int, text: str) -> list[Relation | Unparsed]:
+    uses: dict[str, SymbolUse] = {}
+    notes: list[str] = []
+    namer = _Namer()
+    try:
+        rhs = parse_math(rhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
+    except LatexRefused as exc:
+        raise LatexRefused(f"line {item.line}, column {item.col} ({exc.value})", exc.allowed) from None
+    except Unparseable as exc:
+        return [_unparsed(item, piece, rhs_text, str(exc))]
+    try:
+        lhs = parse_math(lhs_text, backend=backend, _namer=namer, uses=uses, notes=notes)
+    except LatexRefused as exc:
+        raise LatexRefused(f"line {item.line}, column {item.col} ({exc.value})", exc.allowed) from None
+    except Unparseable as exc:
+        lhs = Piece(lhs_text)
+        notes.append(f"left side not parsed ({exc})")
+    if chain > 1:
+        notes.append(f"a chain of {chain} relations: read as the first side against the last")
+    return [Relation(lhs, rel, rhs, text, item, uses, list(dict.fromkeys(notes)), chain=chain)]
 
 
 def _unparsed(item: MathItem, piece: str, side: str, reason: str) -> Unparsed:

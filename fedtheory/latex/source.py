@@ -22,7 +22,7 @@ from pathlib import Path
 from .._validation import ParameterError
 
 __all__ = ["Document", "LatexRefused", "Macro", "MathItem", "MAX_BYTES", "MAX_DEPTH", "MAX_DISPLAYS",
-           "MAX_DISPLAY_CHARS", "MAX_EXPANDED_CHARS", "MAX_EXPANSIONS", "MAX_MATH_CHARS", "MAX_TERMS",
+           "MAX_DISPLAY_CHARS", "MAX_EXPANDED_CHARS", "MAX_EXPANSIONS", "MAX_MATH_CHARS", "MAX_OUTSIDE_DEFINITIONS", "MAX_TERMS",
            "THEOREM_ENVIRONMENTS", "read_document", "read_latex_file"]
 
 MAX_BYTES = 4 << 20  #: a paper's whole source is rarely above 1 MiB
@@ -32,7 +32,11 @@ MAX_TERMS = 400  #: top-level terms of one side of a display
 MAX_DISPLAYS = 2_000  #: math items (displays, and inline math inside theorem-like environments)
 MAX_MATH_CHARS = 400_000  #: math to parse in all
 MAX_EXPANSIONS = 20_000  #: macro expansions in all
-MAX_EXPANDED_CHARS = 4 * MAX_DISPLAY_CHARS  #: one math item after expanding the macros
+#: one math item after expanding the macros: the limit of a display as written (checked as it grows, before a
+#: body is copied: ``\newcommand{\q}[1]{#1#1#1#1#1#1#1#1}`` nested 5 deep would make 32,768 copies)
+MAX_EXPANDED_CHARS = MAX_DISPLAY_CHARS
+#: inline definitions read outside the theorem-like environments (``where $\sigma^2 = ...$``); more are listed
+MAX_OUTSIDE_DEFINITIONS = 200
 
 #: environments read as statements (``\\newtheorem`` adds the file's own)
 THEOREM_ENVIRONMENTS = ("theorem", "thm", "lemma", "lem", "corollary", "cor", "proposition", "prop", "claim")
@@ -75,6 +79,7 @@ class MathItem:
     env_title: str = ""  # e.g. 'Theorem 2' or the optional [title]
     label: str = ""  # \\label{...} inside the math, else the environment's
     expansion_notes: list[str] = field(default_factory=list)
+    context: str = ""  # 'outside': inline math outside the theorem-like environments, read for its definitions
 
 
 @dataclass
@@ -89,6 +94,9 @@ class Document:
     theorem_names: tuple[str, ...]
     theorem_texts: list[str] = field(default_factory=list)  # each theorem-like environment's body, as written
     assumption_texts: list[str] = field(default_factory=list)  # the bodies of assumption environments in the file
+    #: math not read as statements, each (line, what): a display outside the theorem-like environments that none
+    #: cites, an inline definition past MAX_OUTSIDE_DEFINITIONS
+    outside: list[tuple[int, str]] = field(default_factory=list)
     _lines: list[int] = field(default_factory=list, repr=False)
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -265,7 +273,7 @@ def expand_macros(text: str, macros: dict[str, Macro], budget: _Budget, where: s
     rounds = 0
     while True:
         changed = False
-        out, pos = [], 0
+        out, pos, produced = [], 0, 0
         for m in pattern.finditer(text):
             if m.start() < pos:
                 continue
@@ -291,6 +299,12 @@ def expand_macros(text: str, macros: dict[str, Macro], budget: _Budget, where: s
                     break
                 args.append(g[0])
                 i = g[1]
+            grows = len(mac.body) + sum(mac.body.count(f"#{k}") * len(a) for k, a in enumerate(args, 1))
+            if produced + (m.start() - pos) + grows + (len(text) - i) > MAX_EXPANDED_CHARS:
+                raise LatexRefused(f"{where} (macro expansion grows past {MAX_EXPANDED_CHARS:,} characters, the limit "
+                                   f"of a display, at the macro \"{mac.name}\": nested too deep, or is the macro "
+                                   f"\"{mac.name}\" recursive?)", f"LaTeX whose math expands to at most "
+                                   f"{MAX_EXPANDED_CHARS:,} characters per display")
             body = mac.body
             for k, a in enumerate(args, 1):
                 body = body.replace(f"#{k}", a)
@@ -299,6 +313,7 @@ def expand_macros(text: str, macros: dict[str, Macro], budget: _Budget, where: s
             sep = " " if re.search(r"\\[a-zA-Z]+$", body) and tail[:1].isalpha() else ""
             out.append(text[pos:m.start()])
             out.append(body + sep)
+            produced += m.start() - pos + len(body) + len(sep)
             pos = i
             changed = True
             if f"\\{mac.name}" not in notes:
@@ -314,6 +329,10 @@ def expand_macros(text: str, macros: dict[str, Macro], budget: _Budget, where: s
 
 
 _BEGIN = re.compile(r"\\begin\s*\{([a-zA-Z*]+)\}")
+#: inline math that may define a symbol: a short left side, then =, :=, \\coloneqq, \\triangleq, \\equiv, or a
+#: decorated = (what ``where $\\sigma^2 = ...$`` starts with); the parse decides
+_DEFINITION_START = re.compile(r"^[^=<>$]{1,60}?(?::=|\\coloneqq|\\triangleq|\\equiv|\\stackrel\s*\{[^{}]*\}\s*\{=\}|"
+                               r"\\overset\s*\{[^{}]*\}\s*\{=\}|(?<![<>!:\\])=)", re.S)
 
 
 def _find_end(text: str, env: str, i: int) -> int:
@@ -406,13 +425,27 @@ def read_document(text: str, path: str = "<latex>") -> Document:
     budget = _Budget()
     items: list[MathItem] = []
     total = 0
+    outside: list[tuple[int, str]] = []
+    outside_defs = 0
     for a, b, display in _math_spans(body):
         inside = next((k for k, e in enumerate(envs) if e[0] <= a < e[1]), -1)
         if inside < 0 and display and envs:
             own = re.search(r"\\label\s*\{([^}]*)\}", body[a:b])
             inside = cited.get(own.group(1).strip(), -1) if own else -1
+        context = ""
         if inside < 0 and (envs or not display):
-            continue
+            if display:  # a display of the text or a proof: counted, not read as a statement
+                outside.append((position(starts, a)[0], "a display outside the theorem-like environments (no "
+                                "theorem cites it): not read as a statement"))
+                continue
+            if not _DEFINITION_START.match(body[a:b]):
+                continue  # inline math of the prose that defines nothing
+            outside_defs += 1
+            if outside_defs > MAX_OUTSIDE_DEFINITIONS:
+                outside.append((position(starts, a)[0], f"an inline definition past the first "
+                                f"{MAX_OUTSIDE_DEFINITIONS} outside the theorems: not read"))
+                continue
+            context = "outside"
         raw = body[a:b]
         line, col = position(starts, a)
         where = f"{path}:{line}:{col}"
@@ -432,7 +465,8 @@ def read_document(text: str, path: str = "<latex>") -> Document:
         lab = re.search(r"\\label\s*\{([^}]*)\}", raw)
         items.append(MathItem(raw=raw, text=expanded, start=a, line=line, col=col, display=display,
                               environment=e[2] if e else "", env_index=inside, env_title=e[3] if e else "",
-                              label=lab.group(1) if lab else (e[4] if e else ""), expansion_notes=notes))
+                              label=lab.group(1) if lab else (e[4] if e else ""), expansion_notes=notes,
+                              context=context))
     assumption_texts = []
     for m in _BEGIN.finditer(body):  # \begin{assumption}, {assumptions}, {assump}, {hypothesis}: the premises
         if re.match(r"(assum|hypothes)", m.group(1).lower()):
@@ -441,7 +475,8 @@ def read_document(text: str, path: str = "<latex>") -> Document:
                 assumption_texts.append(body[m.end():end][:MAX_DISPLAY_CHARS])
     doc = Document(path=path, text=text, macros=macros, items=items,
                    theorems=[(e[2], e[3], e[4], e[5]) for e in envs], theorem_names=names,
-                   theorem_texts=[body[e[0]:e[1]][:MAX_DISPLAY_CHARS] for e in envs], assumption_texts=assumption_texts)
+                   theorem_texts=[body[e[0]:e[1]][:MAX_DISPLAY_CHARS] for e in envs], assumption_texts=assumption_texts,
+                   outside=outside)
     doc._lines = starts
     return doc
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .._validation import FedTheoryError, ParameterError
+from .._validation import FedTheoryError, ParameterError, printable
 from .dimensions import Units, UnitsWarning, as_expression, parse_dimension, undeclared
 from .printing import formula_text
 
@@ -468,16 +468,29 @@ class Record:
     # against arXiv:1805.09767v3, Thm 2.2 and its proof'), or 'unverified: <why>' (written from memory where no public
     # copy could be read): a finding on an unverified record is listed apart and not counted until checked
     transcription: str = ""
+    # what the author of the record must still decide (a left side, a reading, a constant no assumption binds, an
+    # undefined symbol: what `new-paper --from-latex` drafts): a record with a TODO is a draft, its rows decided and
+    # shown but never counted (scope 'draft'); deleting each once resolved makes it a record
+    todo: tuple[str, ...] = ()
 
     @property
     def unverified(self) -> bool:
         """Whether the record's transcription was not checked against a text (``transcription`` 'unverified...')."""
         return self.transcription.strip().lower().startswith("unverified")
 
+    @property
+    def draft(self) -> bool:
+        """Whether the record still carries a TODO (``todo``): its rows are never counted."""
+        return bool(self.todo)
+
     def __post_init__(self):
         if not isinstance(self.transcription, str):  # .unverified would raise, read by getattr(..., False) as checked
             raise FedTheoryError(f"record {self.id}: transcription must be a string ('', 'checked against ...' or "
                                  f"'unverified: ...'), not {type(self.transcription).__name__} {self.transcription!r:.40}")
+        if not isinstance(self.todo, (tuple, list)) or not all(isinstance(t, str) and t.strip() for t in self.todo):
+            raise FedTheoryError(f"record {self.id}: todo must be a tuple of non-empty strings (one TODO each), not "
+                                 f"{type(self.todo).__name__} {self.todo!r:.40}")
+        self.todo = tuple(self.todo)
         check_quantities(self)
 
     def summary(self) -> dict[str, Any]:
@@ -648,10 +661,15 @@ class Bound(Record):
                 lines.append(f"  {n} in {i.domain}: {i.description}")
         if self.exact is not None:
             lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {formula_text(self.exact)}")
-        lines += _readings_lines(self.readings)
+        lines += _readings_lines(self.readings) + _todo_lines(self.todo)
         if self.note:
             lines.append("transcription note: " + self.note)
         return "\n".join(lines)
+
+
+def _todo_lines(todo: tuple[str, ...]) -> list[str]:
+    return (["TODO (a draft: its rows are decided and shown, never counted, until each is resolved and deleted):"]
+            + [f"  - {printable(t, keep='')}" for t in todo]) if todo else []  # a TODO may quote the file
 
 
 def _readings_lines(readings: Mapping[str, str]) -> list[str]:
@@ -690,6 +708,7 @@ class OrderStatement(Record):
                          + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else ""))
         if self.explicit is not None:
             lines.append(f"checked against the explicit bound {self.explicit.id}")
+        lines += _todo_lines(self.todo)
         if self.note:
             lines.append("transcription note: " + self.note)
         return "\n".join(lines)
