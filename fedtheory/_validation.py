@@ -37,26 +37,6 @@ def _shown(value: Any) -> str:
     return f"array(shape={arr.shape})"
 
 
-def printable(text: Any, one_line: bool = False) -> str:
-    """``text`` safe to print on a terminal: every control character (C0, DEL, C1: ESC sequences that clear the
-    screen, OSC 52 that sets the clipboard, a NUL, a carriage return) is written as its Python escape (``\\x1b``),
-    and so are characters a file name cannot encode (lone surrogates from undecodable bytes). Newlines and tabs are
-    kept unless ``one_line``, which escapes them too: a message that must stay on one line (an error)."""
-    out = []
-    for ch in str(text):
-        o = ord(ch)
-        if (ch in "\n\t" and not one_line) or not (o < 0x20 or 0x7F <= o < 0xA0 or 0xD800 <= o < 0xE000):
-            out.append(ch)
-        else:
-            out.append(repr(ch)[1:-1] if o >= 0x20 or ch in "\n\t\r" else f"\\x{o:02x}")
-    return "".join(out)
-
-
-def one_line(text: Any) -> str:
-    """``text`` as one printable line (:func:`printable` with ``one_line=True``): for error messages."""
-    return printable(text, one_line=True)
-
-
 def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as int, or raise ParameterError naming ``name`` and ``[low, high]``."""
     allowed = _range_text("an integer", low, high, True, True)
@@ -166,3 +146,9 @@ def printable(text: str, keep: str = "\n\t") -> str:
     lone surrogates) written as its escape (``\\x1b``, ``\\u202e``, ``\\udce9``), except those in ``keep``: text
     from a user's file reaches a terminal, or a comment of generated code, only this way."""
     return _CONTROL.sub(lambda m: m.group() if m.group() in keep else ascii(m.group())[1:-1], str(text))
+
+
+def one_line(text: Any) -> str:
+    """``text`` as one printable line (:func:`printable` keeping nothing, newlines and tabs escaped too): for an error
+    message, which must stay on one line whatever a plug-in's exception says."""
+    return printable(text, keep="")

@@ -5,5 +5,4 @@ from ._validation import (FedTheoryError, ParameterError, check_choice, check_fi
                           check_random_state, one_line, per_run, printable)
 
 __all__ = ["FedTheoryError", "ParameterError", "check_choice", "check_finite", "check_float", "check_int",
-           "check_random_state", "one_line", "per_run",
-           "printable"]
+           "check_random_state", "one_line", "per_run", "printable"]
