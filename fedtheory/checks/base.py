@@ -185,6 +185,9 @@ class CheckSpec:
     group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
     control: "Control | None" = None  # the negative control that must make this check fail (see Control)
     self_check: str = ""  # why the check is an implementation self-check by design (no mutation could make it fail)
+    # the suffix of the one row per record this check gives, RECORD.SUFFIX (PAPER.units: 'units'): `--only RECORD`
+    # (or the row's id) selects that row of it
+    record_rows: str = ""
 
     @property
     def description(self) -> str:
@@ -891,9 +894,9 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     return out
 
 
-ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm2' selects p.thm2 and p.thm2.rate, "
-             "not p.thm2_2); or a glob pattern with * ? [...] matched against whole ids ('p.thm2*' selects p.thm2, "
-             "p.thm2_2 and p.thm2.rate; quote it in a shell)")
+ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm2' selects p.thm2, p.thm2.rate and "
+             "the row p.thm2.units of p.units, not p.thm2_2); or a glob pattern with * ? [...] matched against whole "
+             "ids ('p.thm2*' selects p.thm2, p.thm2_2, p.thm2.rate and their units rows; quote it in a shell)")
 
 
 MAX_ONLY_LENGTH = 2 * MAX_ID_LENGTH  # the longest --only entry (a pattern may be longer than the ids it matches)
@@ -906,6 +909,27 @@ def id_matches(pattern: str, check_id: str) -> bool:
     if any(ch in pattern for ch in "*?["):
         return fnmatch.fnmatchcase(check_id, pattern)
     return check_id == pattern or check_id.startswith(pattern + ".")
+
+
+def _record_rows(spec: CheckSpec, only: Sequence[str]) -> set[str]:
+    """The ids of ``spec``'s per-record rows (RECORD.SUFFIX, ``CheckSpec.record_rows``) that an entry of ``only``
+    selects."""
+    if not spec.record_rows:
+        return set()
+    rows = (f"{r}.{spec.record_rows}" for r in spec.records)
+    return {row for row in rows if any(id_matches(o, row) for o in only)}
+
+
+def record_row_filter(specs: Sequence[CheckSpec], only: Iterable[str] | None) -> set[str]:
+    """The row ids to leave out of the results of ``specs``: the per-record rows of a check that ``only`` selects
+    through some of those rows alone (``--only gdzoo.k4`` runs gdzoo.units for its row gdzoo.k4.units), not the
+    selected ones; a check selected by its own id keeps every row."""
+    only = list(only or [])
+    drop: set[str] = set()
+    for s in specs:
+        if only and s.record_rows and not any(id_matches(o, s.id) for o in only):
+            drop |= {f"{r}.{s.record_rows}" for r in s.records} - _record_rows(s, only)
+    return drop
 
 
 @dataclass(frozen=True)
@@ -948,7 +972,9 @@ def check_timings(specs: Sequence[CheckSpec], rows: dict[str, list[CheckResult]]
 def select(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
            runs: bool = False) -> list[CheckSpec]:
     """The checks to run. ``only``: entries as ONLY_RULE says (exact ids, whole-part dotted prefixes, glob
-    patterns). With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs; without it, those
+    patterns), matched against the check ids and against the per-record rows of a check that gives them
+    (``CheckSpec.record_rows``: RECORD.units of PAPER.units; ``record_row_filter`` then says which of its rows to
+    leave out). With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs; without it, those
     checks are left out (they need runs). An entry that selects no registered check is a ParameterError that says
     what it would have to be, and which ids it nearly matches."""
     specs = all_checks()
@@ -964,12 +990,12 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
             if not isinstance(o, str) or len(o) > MAX_ONLY_LENGTH:  # fnmatch's translation is quadratic in '['
                 raise ParameterError("--only", o, f"{ONLY_RULE}; at most {MAX_ONLY_LENGTH} characters (an id has at "
                                      f"most {MAX_ID_LENGTH})")
-            if not any(id_matches(o, s.id) for s in specs.values()):
+            if not any(id_matches(o, s.id) or _record_rows(s, [o]) for s in specs.values()):
                 near = sorted(s.id for s in specs.values() if s.id.startswith(o))[:6]
                 hint = (f"; it is not a whole dotted part of {', '.join(near)}: '{o}*' would select "
                         f"{'them' if len(near) > 1 else 'it'}") if near else " (see `fedtheory list --checks`)"
                 raise ParameterError("--only", o, ONLY_RULE + hint)
-        chosen = [s for s in chosen if any(id_matches(o, s.id) for o in only)]
+        chosen = [s for s in chosen if any(id_matches(o, s.id) for o in only) or _record_rows(s, only)]
     return chosen
 
 
