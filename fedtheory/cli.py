@@ -62,9 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     ck = sub.add_parser("check", parents=[plug, execp], help="run checks and print verdicts")
     ck.add_argument("--paper", help="only this paper's checks")
     ck.add_argument("--only", nargs="+", metavar="ID", help="only these checks; each ID is an exact check id, a dotted "
-                    "prefix matched by whole parts (mypaper.thm2 selects mypaper.thm2 and mypaper.thm2.rate, not "
-                    "mypaper.thm2_2), or a glob pattern with * ? [...] matched against whole ids ('mypaper.thm2*' "
-                    "selects all three; quote it)")
+                    "prefix matched by whole parts (mypaper.thm2 selects mypaper.thm2, mypaper.thm2.rate and the row "
+                    "mypaper.thm2.units of mypaper.units, not mypaper.thm2_2), or a glob pattern with * ? [...] matched "
+                    "against whole ids ('mypaper.thm2*' selects all four; quote it)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
                     help="quick: small settings (about 20 s for all papers on two cores); full: more seeds, rounds, "
                          "problems")

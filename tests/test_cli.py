@@ -81,11 +81,16 @@ def test_check_timings_table_and_json(tmp_path, capsys):
     assert all(c in table for c in only) and "loading the plug-ins" in table and "s CPU" in table
     payload = json.loads(out.read_text())
     timings = {t["check"]: t for t in payload["timings"]}
-    assert sorted(timings) == sorted(only)
-    rows = {c: sum(1 for r in payload["results"] if r["id"].startswith(c)) for c in only}
+    # the records' rows of fedshift.units: fedshift.eq11.units, fedshift.thm1.rate.units (issue 43, item 6)
+    assert sorted(timings) == sorted(only + ["fedshift.units"])
+    units = sorted(r["id"] for r in payload["results"] if r["id"].endswith(".units"))
+    assert units == ["fedshift.eq11.units", "fedshift.thm1.rate.units"]
+    rows = {c: sum(1 for r in payload["results"] if r["id"].startswith(c) and not r["id"].endswith(".units"))
+            for c in only}
+    rows["fedshift.units"] = len(units)
     for c, t in timings.items():
         assert t["seconds"] >= 0 and t["cpu_seconds"] >= 0 and t["rows"] == rows[c]
-        symbolic = c == "fedshift.thm1.rate"
+        symbolic = c in ("fedshift.thm1.rate", "fedshift.units")
         assert t["where"] in (("symbolic worker", "here") if symbolic else ("here", "worker"))
         assert (t["simulations"] == 0) if symbolic else (t["simulations"] >= 1)
     assert abs(sum(t["seconds"] for t in timings.values())

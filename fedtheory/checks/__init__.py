@@ -2,7 +2,8 @@
 
 * registering: :func:`check` (the decorator), :class:`Session` (profile, seed, memo), :class:`CheckResult`;
 * showing a check can fail: :class:`Control` (a negative control, ``@check(..., control=...)``),
-  :func:`run_controls`; bounds: ``TRIVIAL_BOUNDS`` by the record's ``lhs_kind`` (vacuity);
+  :func:`run_controls`; bounds: ``TRIVIAL_BOUNDS`` by the record's ``lhs_kind`` (vacuity), ``ROUNDING_SCALES``
+  (``rounding_scale_of``: a gap within ``ROUNDING_RTOL`` of the magnitudes a run computed is equality);
 * the statistics policy of claims: :class:`StatsPolicy` (handed to a predicate as ``stats``);
   readings of an ambiguous text: :func:`combine_readings`;
 * deciding: :func:`assess_bound` (a Bound over candidate values vs per-run measurements),
@@ -23,6 +24,7 @@ from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_US
                    all_checks, cached_symbolic, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
                    errors, exit_code, expr_from_srepr, finding_class_of, group_findings, holm_reject, id_matches, register_spec,
                    registered_check_ids, run_control, run_controls, select, symbolic_part)
+from .base import ROUNDING_RTOL, record_row_filter, rounding_tolerance
 from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
                      simulation_text, summarize, summarize_findings, write_json)
 from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
@@ -31,13 +33,15 @@ from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # reg
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
+from .verdicts import ROUNDING_SCALES, rounding_scale_of
 from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        register_rate_check, scalar_params, trivial_bound_of)
 
 __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_text", "sweep", "register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
            "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",
-           "TRIVIAL_BOUNDS",
+           "TRIVIAL_BOUNDS", "ROUNDING_RTOL", "ROUNDING_SCALES", "rounding_scale_of", "rounding_tolerance",
+           "record_row_filter",
            "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",
            "trivial_bound_of", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "checked_rows", "errors",
            "CheckResult", "CheckSpec", "FINDINGS", "finding_class_of", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",

@@ -188,6 +188,9 @@ class CheckSpec:
     group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
     control: "Control | None" = None  # the negative control that must make this check fail (see Control)
     self_check: str = ""  # why the check is an implementation self-check by design (no mutation could make it fail)
+    # the suffix of the one row per record this check gives, RECORD.SUFFIX (PAPER.units: 'units'): `--only RECORD`
+    # (or the row's id) selects that row of it
+    record_rows: str = ""
 
     @property
     def description(self) -> str:
@@ -358,14 +361,18 @@ class Session:
 # ------------------------------------------------------------------------------------ comparisons
 
 
-def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 3.0) -> tuple[str, dict]:
+def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 3.0,
+                 rounding_scale: float = 0.0) -> tuple[str, dict]:
     """Decide ``E[lhs] <= E[rhs]`` from per-run samples (both estimated by their mean over runs).
 
-    holds: mean(rhs - lhs) >= 0; violated: significantly negative, i.e. below minus the one-sided Student-t
+    holds: mean(rhs - lhs) >= 0, or below 0 by no more than the rounding tolerance (equality: ``rounding_tolerance``);
+    violated: below minus the tolerance and significantly negative, i.e. below minus the one-sided Student-t
     critical value (n - 1 degrees of freedom) at the level of a z-SE normal test (z = 3: 1.35e-3) times the
-    standard error; exact (se = 0, e.g. one deterministic run): any negative mean; inconclusive otherwise.
-    A non-finite measurement where the bound is finite is a divergence: 'violated', with which runs, and no
-    number (measured and ratio None).
+    standard error; exact (se = 0, e.g. one deterministic run): any gap beyond the tolerance; inconclusive otherwise.
+    rounding_scale: the magnitude of the quantities the measurement was computed from (``rounding_scale_of``: loss
+    values, points, gradients of the run); the tolerance is ROUNDING_RTOL times the largest of it, the measurement
+    and the bound. A non-finite measurement where the bound is finite is a divergence: 'violated', with which runs,
+    and no number (measured and ratio None).
     """
     from scipy import stats
 
@@ -392,12 +399,20 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     info = {"measured": m_l, "measured_se": float(np.std(lhs, ddof=1) / np.sqrt(n)) if n > 1 else 0.0,
             "bound": m_r, "ratio": (m_r / m_l) if m_l > 0 else (math.inf if m_r > 0 else None), "runs": n,
             "t_critical": None if deterministic else crit}
+    tol = float(rounding_tolerance(m_l, m_r, rounding_scale))
     if deterministic:
         info["deterministic"] = True
         info["detail"] = (f"deterministic: {'the run' if n == 1 else f'every one of the {n} runs'} gives the same "
                           f"measurement, decided on it without statistics (measured {m_l:.4g} vs bound {m_r:.4g})")
-        return ("violated" if bool(_rounding_below(mean, m_l, m_r)) else "holds"), info
+        if mean < -tol:
+            return "violated", info
+        if mean < 0:
+            _equal_to_rounding(info, mean, tol, rounding_scale)
+        return "holds", info
     if mean >= 0:
+        return "holds", info
+    if mean >= -tol:  # a gap no larger than the rounding of what was computed: equality, whatever its spread
+        _equal_to_rounding(info, mean, tol, rounding_scale)
         return "holds", info
     if mean + crit * se < 0:
         return "violated", info
@@ -426,26 +441,48 @@ def _rounds_text(labels: np.ndarray, rows: np.ndarray, name: str, most: int = 10
     return f"{name} = {shown}" + (f", ... ({rows.size} in all)" if rows.size > most else "")
 
 
-#: A deterministic comparison counts a gap within this relative distance of zero as equality: the measurement and
-#: the bound are two floating-point computations of what can be the same number (a tight theorem attained exactly,
-#: e.g. Drori & Teboulle's gradient-descent bound on its Huber instance, misses by ~1e-14 relative either way).
+#: A comparison counts a gap (bound - measured) within ROUNDING_RTOL of the rounding scale as equality: the
+#: measurement and the bound are floating-point computations of what can be the same number (a tight theorem attained
+#: exactly, e.g. Drori & Teboulle's gradient-descent bound on its Huber instance, misses by ~1e-14 relative either
+#: way; a bound that is exactly 0 against a measured f(x_T) - f* of one ulp of f*). The scale is the largest of the
+#: measurement, the bound and the magnitude of the quantities the measurement was computed from (the loss values,
+#: points and gradients of the run: ``fedtheory.checks.rounding_scale_of``), because a difference such as
+#: f(x_T) - f* carries the rounding of its operands, not of its own size. 1e-12 is about 4500 machine epsilons
+#: (2.2e-16): room for the rounding a run accumulates, an ulp-sized error in each of thousands of steps along a
+#: non-expansive trajectory and sums over samples and clients, and far below any gap a counterexample rests on.
 ROUNDING_RTOL = 1e-12
 
 
-def _rounding_below(mean, m_l, m_r) -> np.ndarray:
-    """Deterministic gaps (bound - measured) below zero by more than the rounding of the two computations."""
-    tol = ROUNDING_RTOL * np.maximum(np.abs(m_l), np.abs(m_r))
-    return np.asarray(mean) < -tol
+def rounding_tolerance(m_l, m_r, scale=0.0) -> np.ndarray:
+    """The largest gap (bound - measured, in absolute value) that counts as equality: ROUNDING_RTOL times the largest
+    of the measurement ``m_l``, the bound ``m_r`` and ``scale`` (the magnitude of the quantities the measurement was
+    computed from; 0: none known)."""
+    return ROUNDING_RTOL * np.maximum(np.maximum(np.abs(m_l), np.abs(m_r)), np.abs(np.asarray(scale, float)))
 
 
-def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label) -> tuple[str, dict]:
+def _rounding_below(mean, m_l, m_r, scale=0.0) -> np.ndarray:
+    """Gaps (bound - measured) below zero by more than the rounding tolerance."""
+    return np.asarray(mean) < -rounding_tolerance(m_l, m_r, scale)
+
+
+def _equal_to_rounding(info: dict, gap: float, tol: float, scale: float) -> None:
+    """Say in ``info`` that a negative gap was counted as equality: within the rounding tolerance."""
+    info["rounding"] = {"gap": float(gap), "tolerance": float(tol), "scale": float(np.max(scale))}
+    text = (f"equal to rounding: the measurement exceeds the bound by {-gap:.3g}, within the rounding tolerance "
+            f"{tol:.3g} = {ROUNDING_RTOL:g} x {tol / ROUNDING_RTOL:.4g} (the largest of the measurement, the bound and "
+            f"the magnitude of what the run computed)")
+    info["detail"] = (info["detail"] + "; " if info.get("detail") else "") + text
+
+
+def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label,
+                          scale=0.0) -> tuple[str, dict]:
     """compare_rounds when every run follows the same trajectory (or there is one): each round is decided on it,
-    exactly, without statistics (a gap within ROUNDING_RTOL of zero is equality: attained, not violated); the worst
+    exactly, without statistics (a gap within the rounding tolerance is equality: attained, not violated); the worst
     round is the one with the largest gap (measured above the bound)."""
     m_fam = int(lhs.shape[0])
     lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
     runs = "the run" if n == 1 else f"every one of the {n} runs (identical at every compared round)"
-    over = _rounding_below(mean, m_l, m_r)
+    over = _rounding_below(mean, m_l, m_r, scale)
     info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
             "rounds_excluded": excluded, "rounds": m_fam, "runs": n, "rounds_violated": int(np.sum(over)),
             "family_size": m_fam, "correction": "none (deterministic)", "family_alpha": None, "deterministic": True,
@@ -453,6 +490,7 @@ def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, 
     below = np.flatnonzero(over)
     info["rounds_below"] = [float(v) for v in lab[below]]
     if below.size == 0:
+        _rounds_equal_to_rounding(info, mean, m_l, m_r, scale, lab, label)
         return "holds", info
     w = int(below[np.argmin(mean[below])])
     info["worst_round"] = int(index[w])
@@ -465,9 +503,23 @@ def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, 
     return "violated", info
 
 
+def _rounds_equal_to_rounding(info: dict, mean, m_l, m_r, scale, lab, label: str) -> np.ndarray:
+    """The rounds whose negative gap is within the rounding tolerance (equality); said in ``info`` when there are
+    any. Returns their mask."""
+    tol = rounding_tolerance(m_l, m_r, scale)
+    within = (np.asarray(mean) < 0) & ~(np.asarray(mean) < -tol)
+    if np.any(within):
+        w = int(np.argmin(np.where(within, mean, np.inf)))
+        _equal_to_rounding(info, float(mean[w]), float(np.broadcast_to(tol, np.shape(mean))[w]), scale)
+        info["rounding"]["rounds"] = [float(v) for v in lab[np.flatnonzero(within)]][:20]
+        info["detail"] = info["detail"].replace("equal to rounding:", f"equal to rounding at {int(within.sum())} "
+                                                f"{label}(s) ({_rounds_text(lab, np.flatnonzero(within), label)}):", 1)
+    return within
+
+
 def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction: str = "holm",
                    family_alpha: float | None = None, labels: Sequence[float] | None = None,
-                   label: str = "round") -> tuple[str, dict]:
+                   label: str = "round", rounding_scale: float = 0.0) -> tuple[str, dict]:
     """A per-round inequality over (rounds, runs) (e.g. a bound checked at every horizon T' = 1..T).
 
     holds: every round's mean satisfies it. violated: some round is significantly violated after a
@@ -480,6 +532,8 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     inconclusive verdict also gets ``detail``: the rounds whose mean is above the bound (``rounds_failed``: the
     significant ones), the corrected threshold, and the worst round's gap. labels: what each row is called in that
     text, e.g. the paper's T of every compared round (default: row i is round i + 1); label: its name ('T').
+    rounding_scale: as in :func:`compare_mean`: a round whose mean gap is within the rounding tolerance is equality,
+    never counted against the bound (said in ``info['rounding']``).
     """
     from scipy import stats
 
@@ -510,20 +564,24 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
         tstat = np.where(se > 0, mean / se, np.where(mean < 0, -np.inf, np.inf))
     j = int(np.argmin(ratios))
     if bool(np.all(gap == gap[:, :1])):  # one run, or every run the same trajectory: decided on it
-        return _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label)
+        return _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, n, labels, label,
+                                     rounding_scale)
     alpha = 0.5 * math.erfc(z / math.sqrt(2.0)) if family_alpha is None else float(family_alpha)
-    naive = (mean + z * se < 0) & (se > 0) | ((se == 0) & (mean < 0))
+    equal = ~_rounding_below(mean, m_l, m_r, rounding_scale)  # at most the rounding below 0: equality, never counted
+    naive = ((mean + z * se < 0) & (se > 0) | ((se == 0) & (mean < 0))) & ~equal
     pvals = stats.t.cdf(tstat, df=max(n - 1, 1)) if n > 1 else np.where(mean < 0, 0.0, 1.0)
+    pvals = np.where(equal, 1.0, pvals)
     holm = holm_reject(pvals, alpha)
     sig = holm if correction == "holm" else naive
     info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
             "rounds_excluded": excluded,
-            "rounds": int(lhs.shape[0]), "runs": n, "rounds_violated": int(np.sum(mean < 0)),
+            "rounds": int(lhs.shape[0]), "runs": n, "rounds_violated": int(np.sum((mean < 0) & ~equal)),
             "family_size": int(lhs.shape[0]), "correction": correction, "family_alpha": alpha,
             "rounds_significant_uncorrected": int(np.sum(naive)), "rounds_significant_holm": int(np.sum(holm))}
-    if np.all(mean >= 0):
-        return "holds", info
     lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
+    if np.all(equal):
+        _rounds_equal_to_rounding(info, mean, m_l, m_r, rounding_scale, lab, label)
+        return "holds", info
     m_fam = int(lhs.shape[0])
     if correction == "holm":
         first = alpha / m_fam
@@ -533,7 +591,7 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
                 f"{first:.3g} is a mean gap below -{tcrit:.3g} standard errors)")
     else:
         rule = f"the uncorrected rule (a round counts when its mean gap is below -{z:g} standard errors)"
-    below = np.flatnonzero(mean < 0)
+    below = np.flatnonzero((mean < 0) & ~equal)
     info["rounds_below"] = [float(v) for v in lab[below]]
     if np.any(sig):
         rows = np.flatnonzero(sig)
@@ -876,9 +934,9 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     return out
 
 
-ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm2' selects p.thm2 and p.thm2.rate, "
-             "not p.thm2_2); or a glob pattern with * ? [...] matched against whole ids ('p.thm2*' selects p.thm2, "
-             "p.thm2_2 and p.thm2.rate; quote it in a shell)")
+ONLY_RULE = ("an exact check id; a dotted prefix, matched by whole parts ('p.thm2' selects p.thm2, p.thm2.rate and "
+             "the row p.thm2.units of p.units, not p.thm2_2); or a glob pattern with * ? [...] matched against whole "
+             "ids ('p.thm2*' selects p.thm2, p.thm2_2, p.thm2.rate and their units rows; quote it in a shell)")
 
 
 MAX_ONLY_LENGTH = 2 * MAX_ID_LENGTH  # the longest --only entry (a pattern may be longer than the ids it matches)
@@ -891,6 +949,27 @@ def id_matches(pattern: str, check_id: str) -> bool:
     if any(ch in pattern for ch in "*?["):
         return fnmatch.fnmatchcase(check_id, pattern)
     return check_id == pattern or check_id.startswith(pattern + ".")
+
+
+def _record_rows(spec: CheckSpec, only: Sequence[str]) -> set[str]:
+    """The ids of ``spec``'s per-record rows (RECORD.SUFFIX, ``CheckSpec.record_rows``) that an entry of ``only``
+    selects."""
+    if not spec.record_rows:
+        return set()
+    rows = (f"{r}.{spec.record_rows}" for r in spec.records)
+    return {row for row in rows if any(id_matches(o, row) for o in only)}
+
+
+def record_row_filter(specs: Sequence[CheckSpec], only: Iterable[str] | None) -> set[str]:
+    """The row ids to leave out of the results of ``specs``: the per-record rows of a check that ``only`` selects
+    through some of those rows alone (``--only gdzoo.k4`` runs gdzoo.units for its row gdzoo.k4.units), not the
+    selected ones; a check selected by its own id keeps every row."""
+    only = list(only or [])
+    drop: set[str] = set()
+    for s in specs:
+        if only and s.record_rows and not any(id_matches(o, s.id) for o in only):
+            drop |= {f"{r}.{s.record_rows}" for r in s.records} - _record_rows(s, only)
+    return drop
 
 
 @dataclass(frozen=True)
@@ -933,7 +1012,9 @@ def check_timings(specs: Sequence[CheckSpec], rows: dict[str, list[CheckResult]]
 def select(paper: str | None = None, only: Iterable[str] | None = None, profile: str = "quick",
            runs: bool = False) -> list[CheckSpec]:
     """The checks to run. ``only``: entries as ONLY_RULE says (exact ids, whole-part dotted prefixes, glob
-    patterns). With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs; without it, those
+    patterns), matched against the check ids and against the per-record rows of a check that gives them
+    (``CheckSpec.record_rows``: RECORD.units of PAPER.units; ``record_row_filter`` then says which of its rows to
+    leave out). With ``runs`` (logged runs given) and no ``only``, just the checks of logged runs; without it, those
     checks are left out (they need runs). An entry that selects no registered check is a ParameterError that says
     what it would have to be, and which ids it nearly matches."""
     specs = all_checks()
@@ -949,12 +1030,12 @@ def select(paper: str | None = None, only: Iterable[str] | None = None, profile:
             if not isinstance(o, str) or len(o) > MAX_ONLY_LENGTH:  # fnmatch's translation is quadratic in '['
                 raise ParameterError("--only", o, f"{ONLY_RULE}; at most {MAX_ONLY_LENGTH} characters (an id has at "
                                      f"most {MAX_ID_LENGTH})")
-            if not any(id_matches(o, s.id) for s in specs.values()):
+            if not any(id_matches(o, s.id) or _record_rows(s, [o]) for s in specs.values()):
                 near = sorted(s.id for s in specs.values() if s.id.startswith(o))[:6]
                 hint = (f"; it is not a whole dotted part of {', '.join(near)}: '{o}*' would select "
                         f"{'them' if len(near) > 1 else 'it'}") if near else " (see `fedtheory list --checks`)"
                 raise ParameterError("--only", o, ONLY_RULE + hint)
-        chosen = [s for s in chosen if any(id_matches(o, s.id) for o in only)]
+        chosen = [s for s in chosen if any(id_matches(o, s.id) for o in only) or _record_rows(s, only)]
     return chosen
 
 

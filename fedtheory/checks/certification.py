@@ -55,6 +55,9 @@ class Certification:
 
     record_id: str
     entries: list[CertifiedAssumption] = field(default_factory=list)
+    #: the problem the run was on (``certify(problem=...)``): its minimiser and minimum give the magnitudes a run
+    #: computes, the rounding scale of a deterministic comparison (``fedtheory.checks.rounding_scale_of``)
+    problem: Any = field(default=None, repr=False, compare=False)
 
     @property
     def applicable(self) -> bool:
@@ -217,7 +220,7 @@ def certify_assumptions(record_id: str, assumptions: Sequence[str], symbols: Seq
     """:func:`certify` for a list of assumption references (``symbols``: the names they may bind by default)."""
     things = {"problem": problem, "oracle": oracle, "topology": topology, "sampling": sampling, "algorithm": algorithm}
     given = {c.assumption: c for c in extra}
-    out = Certification(record_id)
+    out = Certification(record_id, problem=problem)
     for text in assumptions:
         ref = parse_reference(text)
         entry = CATALOGUE.get(ref.name)

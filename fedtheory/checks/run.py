@@ -8,7 +8,8 @@ from typing import Any, Iterable, Sequence
 
 from .._validation import check_choice
 from ..plugins import load_plugins
-from .base import PROFILES, CheckResult, Session, all_checks, check_timings, one_blas_thread, run_spec, select
+from .base import (PROFILES, CheckResult, Session, all_checks, check_timings, one_blas_thread, record_row_filter,
+                   run_spec, select)
 from .units import plan_units, run_units
 
 __all__ = ["run_checks"]
@@ -25,10 +26,34 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
     check_choice("profile", profile, PROFILES)
     specs = select(paper, only, profile, runs=runs_dir is not None)
     if executor is not None:
-        return run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress,
+        rows = run_units(specs, executor, profile=profile, seed=seed, runs_dir=runs_dir, progress=progress,
                          timings=timings)
-    with one_blas_thread():
-        return _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings)
+    else:
+        with one_blas_thread():
+            rows = _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings)
+    drop = record_row_filter(specs, only)  # --only RECORD: that record's row of PAPER.units, not the paper's others
+    return _drop_rows(specs, rows, drop, timings) if drop else rows
+
+
+def _drop_rows(specs, rows: list[CheckResult], drop: set[str], timings: list | None) -> list[CheckResult]:
+    """``rows`` without the ids in ``drop`` (per-record rows not selected, ``record_row_filter``); a check that lost
+    some keeps its seconds, spread over the rows it kept, and its timing counts those rows."""
+    import dataclasses
+
+    kept = [r for r in rows if r.id not in drop]
+    for s in specs:
+        if not s.record_rows:
+            continue
+        ids = {f"{rec}.{s.record_rows}" for rec in s.records}
+        mine = [r for r in kept if r.id in ids]
+        if not mine or not ids & drop:
+            continue
+        total = sum(r.elapsed_s or 0.0 for r in rows if r.id in ids)
+        for r in mine:
+            r.elapsed_s = total / len(mine)
+        if timings is not None:
+            timings[:] = [dataclasses.replace(t, rows=len(mine)) if t.check == s.id else t for t in timings]
+    return kept
 
 
 def _run_here(specs, profile, seed, progress, runs_dir, parallel_symbolic, timings) -> list[CheckResult]:

@@ -541,7 +541,7 @@ def register_units_checks(record_ids) -> list[str]:
         control = Control("a consistent record's statement multiplied by a symbol that has a dimension (a term's "
                           "dimension changed, as a dropped or doubled constant changes it)",
                           lambda session, paper=paper: units_control_rows(paper), uncounted=uncounted)
-        register_spec(CheckSpec(cid, paper, "symbolic", fn, ids, cost="symbolic", control=control))
+        register_spec(CheckSpec(cid, paper, "symbolic", fn, ids, cost="symbolic", control=control, record_rows="units"))
         new.append(cid)
     return new
 

@@ -154,6 +154,111 @@ def trivial_bound_of(bound: Bound, quantities: Mapping[str, Any] | None) -> tupl
     return float(np.mean(v)), tb.formula
 
 
+# ------------------------------------------------------------------------------------ rounding scales
+
+
+def _finite_max(v: Any) -> float | None:
+    a = np.abs(np.asarray(v, float)).ravel()
+    a = a[np.isfinite(a)]
+    return float(a.max()) if a.size else None
+
+
+def _problem_optimum(problem: Any) -> tuple[float | None, float | None]:
+    """(|f*|, ||w*||) of a ``fedtheory.sim`` problem, None where it states none."""
+    out = []
+    for name, size in (("f_star", lambda v: abs(float(v))), ("w_star", lambda v: float(np.linalg.norm(v)))):
+        try:
+            out.append(size(problem.constants[name].value))
+        except Exception:  # noqa: BLE001 - a problem without that constant (or one that cannot compute it)
+            out.append(None)
+    return out[0], out[1]
+
+
+# How large the quantities are from which each kind of left side is computed, from the run's quantities: with
+# R^2 = visited_max_dist2 every visited point lies in the ball of radius M = ||w*|| + R about 0, so its coordinates are
+# of size M; a loss value there and the terms it is computed from (w'Hw/2, h'w, c for a quadratic) of size
+# |f*| + L M^2; a gradient of size L M. A difference such as f(x_T) - f* or ||x_T - w*||^2 carries the rounding of
+# those operands, whatever its own size (0 where the bound is attained at w*).
+ROUNDING_SCALES: dict[str, tuple[str, Callable[[Mapping[str, Any]], float | None]]] = {
+    "opt_error": ("|f*| + L M^2", lambda q: q["f_star"] + q["L"] * q["M"] ** 2),
+    "grad_norm2": ("L^2 M^2", lambda q: (q["L"] * q["M"]) ** 2),
+    "dist2": ("M^2", lambda q: q["M"] ** 2),
+    "divergence": ("M^2", lambda q: q["M"] ** 2),
+    "local_path": ("K M^2", lambda q: q["K"] * q["M"] ** 2),
+    "deviation": ("M", lambda q: q["M"]),
+    "loss_range": ("U", lambda q: q["U"]),
+    "contraction": ("1", lambda q: 1.0),
+    "initial_value": ("|the value at t = 0|", lambda q: q["initial"]),
+}
+
+
+def rounding_scale_of(bound: Bound, quantities: Mapping[str, Any] | None = None,
+                      certification: Certification | None = None) -> tuple[float, str]:
+    """The magnitude of the quantities ``bound``'s left side is computed from on a run, and how it was formed:
+    ``ROUNDING_SCALES`` by the record's ``lhs_kind``, from the run ``quantities`` a check passes for the trivial bound
+    (``L``, ``visited_max_dist2``, ``K``, ``U``, ``initial``; optional ``f_star`` and ``w_star_norm2``) and from the
+    problem the certification was made on (its f* and ||w*||). Terms a check supplies nothing for are left out and
+    the text says so; (0.0, why) when the kind has no scale or nothing is known. A comparison counts a gap within
+    ``ROUNDING_RTOL`` times this scale (or the measurement or bound, if larger) as equality
+    (``compare_mean(..., rounding_scale=)``).
+
+    Parameters
+    ----------
+    bound : Bound
+        The record; its ``lhs_kind`` picks the formula.
+    quantities : mapping, optional
+        The run's quantities (scalars or per-run arrays: the largest finite value is used).
+    certification : Certification, optional
+        What the run certified; its ``problem`` gives |f*| and ||w*|| where ``quantities`` do not.
+
+    Returns
+    -------
+    (float, str)
+        The scale and its formula with the values it was formed from.
+    """
+    kind = getattr(bound, "lhs_kind", "")
+    if kind not in ROUNDING_SCALES:
+        return 0.0, f"no rounding scale for lhs_kind {kind!r}: the measurement and the bound alone"
+    formula, fn = ROUNDING_SCALES[kind]
+    q = dict(quantities or {})
+    got: dict[str, float] = {}
+    for k in ("L", "K", "U", "initial", "f_star"):
+        if k in q and _finite_max(q[k]) is not None:
+            got[k] = _finite_max(q[k])
+    R2 = _finite_max(q["visited_max_dist2"]) if "visited_max_dist2" in q else None
+    w_norm = math.sqrt(_finite_max(q["w_star_norm2"])) if _finite_max(q.get("w_star_norm2", np.nan)) is not None \
+        else None
+    problem = getattr(certification, "problem", None)
+    if problem is not None and (("f_star" not in got and kind == "opt_error") or w_norm is None):
+        f_abs, w_abs = _problem_optimum(problem)
+        if "f_star" not in got and f_abs is not None:
+            got["f_star"] = f_abs
+        if w_norm is None:
+            w_norm = w_abs
+    missing = []
+    if "M" in formula:
+        if R2 is None and w_norm is None:
+            return 0.0, f"rounding scale {formula} unknown (no visited_max_dist2, no ||w*||): the measurement and the bound alone"
+        if R2 is None:
+            missing.append("R (no visited_max_dist2)")
+        if w_norm is None:
+            missing.append("||w*||")
+        got["M"] = (w_norm or 0.0) + math.sqrt(R2 or 0.0)
+    for k in ("L", "K", "U", "initial"):
+        if k in formula and k not in got:
+            return 0.0, f"rounding scale {formula} unknown (no {k}): the measurement and the bound alone"
+    if "f*" in formula and "f_star" not in got:
+        missing.append("|f*|")
+        got["f_star"] = 0.0
+    value = float(fn(got))
+    shown = ", ".join(f"{'M = ||w*|| + R' if k == 'M' else k} = {v:.4g}" for k, v in got.items()
+                      if k in ("M", "L", "K", "U", "initial", "f_star"))
+    text = f"{formula} = {value:.4g} ({shown}; M = ||w*|| + R bounds every visited point)"
+    if missing:
+        text += f"; without {', '.join(missing)} (not known to the check)"
+    return value, text
+
+
 def assess_bound(
     bound: Bound,
     candidates: Sequence[Mapping[str, Any]],
@@ -265,6 +370,7 @@ def assess_bound(
     if trivial_bound is None:
         trivial_bound, formula = trivial_bound_of(bound, trivial)
     vacuity = formula if trivial_bound is None else ""
+    scale, scale_text = rounding_scale_of(bound, trivial, certification)
     if per_round:
         lhs, rhs = payload
         labels = None
@@ -272,7 +378,7 @@ def assess_bound(
             labels = np.asarray(rounds, float).ravel()
             if labels.shape != (np.shape(lhs)[0],):
                 raise ParameterError("rounds", labels.shape, f"one value per compared row ({np.shape(lhs)[0]})")
-        verdict, info = compare_rounds(lhs, rhs, labels=labels, label=round_name)
+        verdict, info = compare_rounds(lhs, rhs, labels=labels, label=round_name, rounding_scale=scale)
         keep = [info[k] for k in ("tightest_round", "worst_round", "first_diverged_round") if k in info]
         info["series"] = round_series(lhs, rhs, keep=keep, labels=labels,
                                       label=round_name if labels is not None else "round t")  # what the report draws
@@ -281,13 +387,17 @@ def assess_bound(
                 rm = np.asarray(rhs, float).mean(axis=1)
             vacuous = bool(np.all(np.isfinite(rm)) and np.min(rm) > trivial_bound)
     else:
-        verdict, info = compare_mean(np.asarray(measured_runs, float), payload)
+        verdict, info = compare_mean(np.asarray(measured_runs, float), payload, rounding_scale=scale)
         if trivial_bound is not None and info.get("bound") is not None and np.isfinite(info["bound"]):
             vacuous = bool(info["bound"] > trivial_bound)
+    if "rounding" in info:  # a negative gap counted as equality: what the tolerance was formed from
+        info["rounding"]["scale_formula"] = scale_text
+        info["detail"] += f" (rounding scale {scale_text})"
     rescaled = None
     if verdict in ("holds", "inconclusive"):
         rescaled = _rescaled_test(bound, vals, measured_runs, per_round, units_reading, rederive,
-                                  labels if per_round else None, round_name, sweep_units=robustness)
+                                  labels if per_round else None, round_name, sweep_units=robustness,
+                                  rounding_scale=scale)
     if info.get("detail"):
         detail = info["detail"] + (f". {detail}" if detail else "")
     finding, finding_class = "", ""
@@ -339,7 +449,7 @@ RESCALE_STEPS = tuple(range(1, 13))  # t: the inconsistent terms shrink by at le
 
 
 def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_reading, rederive, labels,
-                   round_name, sweep_units: bool = True) -> dict[str, Any] | None:
+                   round_name, sweep_units: bool = True, rounding_scale: float = 0.0) -> dict[str, Any] | None:
     """Rule 8 on one instance: None when the bound is not inconsistent in units under every reading; else the outcome
     on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS (the first scale where
     the comparison is violated, or 'holds' with what was tested), with 'text' in words."""
@@ -376,10 +486,11 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
         with np.errstate(all="ignore"):
             if per_round:
                 lhs_r, rhs_r = measured_runs(v2)
-                verdict, info = compare_rounds(lhs_r, np.asarray(rhs_r, float) / fac, labels=labels, label=round_name)
+                verdict, info = compare_rounds(lhs_r, np.asarray(rhs_r, float) / fac, labels=labels, label=round_name,
+                                               rounding_scale=rounding_scale)  # in the run's own units, as lhs_r
             else:
                 verdict, info = compare_mean(np.asarray(measured_runs, float),
-                                             np.asarray(bound.evaluate(v2), float) / fac)
+                                             np.asarray(bound.evaluate(v2), float) / fac, rounding_scale=rounding_scale)
         return verdict, info, v2, c, s, fac
 
     tried, skipped = [], []

@@ -100,13 +100,14 @@ class NumpyOps:
         return np.asarray(mask, dtype=bool)
 
     @staticmethod
-    def finite_and_bounded(x, threshold: float) -> np.ndarray:
-        """(R, ...) -> (R,) bool: every entry of a run finite and |entry| <= threshold (the maximum is exact in any
-        layout: no reshape, which would copy an array not laid out C-contiguous)."""
+    def finite_and_bounded(x, threshold) -> np.ndarray:
+        """(R, ...) -> (R,) bool: every entry of a run finite and |entry| <= threshold (a number, or one per run (R,));
+        the maximum is exact in any layout: no reshape, which would copy an array not laid out C-contiguous."""
         axes = 1 if x.ndim == 2 else tuple(range(1, x.ndim))
         if x.ndim > 2 and x.flags.c_contiguous:  # one axis: a view, and numpy's quicker single-axis reduction
             x, axes = x.reshape(x.shape[0], -1), 1
-        if math.isfinite(threshold):  # one reduction: a NaN makes the row's max NaN, an infinity exceeds the threshold
+        finite = math.isfinite(threshold) if np.ndim(threshold) == 0 else bool(np.all(np.isfinite(threshold)))
+        if finite:  # one reduction: a NaN makes the row's max NaN, an infinity exceeds the threshold
             return np.maximum.reduce(np.abs(x), axis=axes) <= threshold
         return np.all(np.isfinite(x), axis=axes) & (np.abs(x).max(axis=axes) <= threshold)
 

@@ -77,7 +77,7 @@ class RunConfig:
 
 STATE_MEASURES = {  # indexed by t = 0..T (the global model w^t)
     "loss": "f(w^t)",
-    "opt_error": "f(w^t) - f*",
+    "opt_error": "f(w^t) - f* (f* of the run's own data variant: problem.variant_optima())",
     "grad_norm2": "||grad f(w^t)||^2",
     "delta": "Delta^t = (1/C) sum_{i in C} ||w_i^last - w^t||^2 (seed 000 Table 4 / Thm 3; w_i^last = client i's latest local model)",
     "population": "F(w^t), population risk (known distribution)",
@@ -85,7 +85,7 @@ STATE_MEASURES = {  # indexed by t = 0..T (the global model w^t)
     "test_loss": "held-out loss at w^t",
     "client_grad_norm2": "(1/C) sum_i ||grad f_i(w^t)||^2 (for measured heterogeneity)",
     "dist2_opt": "||w^t - w*||^2, w* = problem.constants['w_star'] (the minimizer; for a rank-deficient least "
-                 "squares the min-norm one)",
+                 "squares the min-norm one; each run's own data variant's, problem.variant_optima())",
 }
 ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^{t+1})
     "delta_code": "(1/N) sum_{i in N_t} ||w_{i,K}^t - w^{t+1}||^2 (the FedInit authors' simulator)",
@@ -102,7 +102,8 @@ VISITED_MEASURES = {  # one row: running maxima over the visited points (the glo
     "visited_max_loss": "max over the visited points w of max_ij f(w; z_ij) (per-sample loss)",
     "visited_max_grad": "max over the visited points w of max_ij ||grad f(w; z_ij)|| (per-sample gradient norm, not squared)",
     "visited_max_dist2": "max over every point the run visited (w^0, the global models, every local iterate "
-                         "w_{i,k}, the local end points) of ||w - w*||^2, w* = problem.constants['w_star']",
+                         "w_{i,k}, the local end points) of ||w - w*||^2, w* = problem.constants['w_star'] (each "
+                         "run's own data variant's)",
     "visited_max_grad_var": "max over the visited points w of max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 "
                             "(one-sample gradient variance; a minibatch of b divides it by b)",
 }
@@ -371,10 +372,17 @@ def simulate(
     w = np.broadcast_to(w0, (R, d)).copy()
     lr = per_run(config.lr, R)
     step_req = tuple(m for m in measures if m in STEP_MEASURES)
-    f_star = problem.constants["f_star"].value if "opt_error" in measures or any(
-        m.endswith("opt_error") for m in step_req) else 0.0
+    # every run against its own data variant's minimiser and minimum (a batch of a worst-case search's instances, a
+    # neighbouring data set): (R, d) and (R,) where the runs' variants differ, else variant 0's, shared
+    own = bool(np.any(variant != variant[0])) or int(variant[0]) != 0
+    f_star = 0.0
+    if "opt_error" in measures or any(m.endswith("opt_error") for m in step_req):
+        f_star = problem.variant_optima()[1][variant] if own else problem.constants["f_star"].value
+    rec_w_star = None
     if "dist2_opt" in measures or "visited_max_dist2" in measures or any(m.endswith("dist2") for m in step_req):
-        rec_w_star = np.asarray(problem.constants["w_star"].value, dtype=np.float64)
+        rec_w_star = (problem.variant_optima()[0][variant] if own
+                      else np.asarray(problem.constants["w_star"].value, dtype=np.float64))
+    w_star_clients = rec_w_star[:, None, :] if rec_w_star is not None and rec_w_star.ndim == 2 else rec_w_star
 
     state = State(w=w)
     state.clients["last_local"] = np.broadcast_to(w[:, None, :], (R, C, d)).copy()
@@ -395,7 +403,9 @@ def simulate(
     diverged_q: list[str | None] = [None] * R
     alive = np.ones(R, dtype=bool)
     iterates = np.full((T + 1, R, d), np.nan) if keep_iterates else None
-    threshold = config.divergence_threshold * max(1.0, float(np.abs(w0).max()))
+    # each run's own start sets its threshold (one number when the runs share their start)
+    threshold = (config.divergence_threshold * max(1.0, float(np.abs(w0).max())) if w0.ndim == 1 or
+                 np.all(w0 == w0[:1]) else config.divergence_threshold * np.maximum(1.0, np.abs(w0).max(axis=1)))
 
     state_measures = any(m in STATE_MEASURES for m in measures) or iterates is not None
 
@@ -438,7 +448,7 @@ def simulate(
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
-            steps = _StepMeasures(measures, state, R, N, d, rec_w_star if track_dist else None) if step_hooks else None
+            steps = _StepMeasures(measures, state, R, N, d, w_star_clients if track_dist else None) if step_hooks else None
             step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
             if averages is None:
                 before = steps.before_step if steps is not None else None
@@ -468,13 +478,14 @@ def simulate(
                     diverged_at[r] = t
                     which = "w" if not w_ok[r] else "local models"
                     finite = np.all(np.isfinite(state.w[r])) and np.all(np.isfinite(rs.wK[r]))
-                    diverged_q[r] = f"{which} (non-finite)" if not finite else f"{which}: ||.||_inf > {threshold:g}"
+                    diverged_q[r] = (f"{which} (non-finite)" if not finite else
+                                     f"{which}: ||.||_inf > {float(np.broadcast_to(threshold, (R,))[r]):g}")
                 alive &= ~bad
                 park_runs(state, ~alive, w0)
             if want_visited:
                 _record_visited(problem, state.w, rs.wK, variant, measures, rec, alive)
             if track_dist:  # this round's local iterates (steps.dmax), end points and new global model
-                ends = np.maximum(np.sum((rs.wK - rec_w_star) ** 2, axis=2).max(axis=1),
+                ends = np.maximum(np.sum((rs.wK - w_star_clients) ** 2, axis=2).max(axis=1),
                                   np.sum((state.w - rec_w_star) ** 2, axis=1))
                 cur = rec["visited_max_dist2"][0]
                 rec["visited_max_dist2"][0] = np.where(alive, np.fmax(cur, np.maximum(steps.dmax, ends)), cur)
@@ -568,13 +579,16 @@ class _StepAverages:
             self.iterates[s0:s0 + n] = np.where(alive[None, :, None], xs, np.nan)
         R, d = self.R, xs.shape[-1]
         var = np.tile(self.variant, n)
+        # per-run minima and minimisers (R,) and (R, d) repeat with the n steps of the flat rows
+        f_star = np.tile(self.f_star, n) if np.ndim(self.f_star) else self.f_star
+        w_star = np.tile(self.w_star, (n, 1)) if np.ndim(self.w_star) == 2 else self.w_star
         for kind, P in pts.items():
             flat = P.reshape(n * R, d)
             vals = {}
             if f"{kind}_opt_error" in self.measures:
-                vals["opt_error"] = self.problem.global_loss(flat, var) - self.f_star
+                vals["opt_error"] = self.problem.global_loss(flat, var) - f_star
             if f"{kind}_dist2" in self.measures:
-                vals["dist2"] = np.sum((flat - self.w_star) ** 2, axis=1)
+                vals["dist2"] = np.sum((flat - w_star) ** 2, axis=1)
             if f"{kind}_grad_norm2" in self.measures or (kind == "step" and "step_grad_norm2_mean" in self.measures):
                 vals["grad_norm2"] = np.sum(self.problem.global_grad(flat, var) ** 2, axis=1)
             if kind == "step" and "step_grad_norm2_mean" in self.measures:

@@ -156,8 +156,9 @@ def commit_round(state: State, rs: RoundState) -> None:
     state.w = rs.w_next
 
 
-def divergence_flags(w: Any, wK: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """(global model ok, local end points ok) per run: finite and ||.||_inf <= threshold."""
+def divergence_flags(w: Any, wK: Any, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(global model ok, local end points ok) per run: finite and ||.||_inf <= threshold (a number, or one per run
+    for the numpy engine)."""
     xp = ops(w)
     return xp.finite_and_bounded(w, threshold), xp.finite_and_bounded(wK, threshold)
 

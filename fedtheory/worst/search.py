@@ -52,6 +52,9 @@ class Evaluation:
     # the values as the spec's constants_from_instance returned them (per run where the bound is per run): what
     # ``rebound`` evaluates another record at
     raw_values: Mapping[str, Any] | None = None
+    # (P,) the magnitude of what each instance's runs compute (``instance_scales``; set where a verdict is taken,
+    # the finalists and a replay): a deterministic gap within the rounding tolerance of it is equality
+    scale: np.ndarray | None = None
 
     @property
     def _ratio_all(self) -> np.ndarray:
@@ -127,15 +130,37 @@ def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None
     return _bounded(spec, spec.record, lhs, vals, diverged)
 
 
+def instance_scales(record: Any, inst: Any) -> np.ndarray | None:
+    """Per instance, the magnitude of what its runs compute (``fedtheory.checks.rounding_scale_of`` by the record's
+    ``lhs_kind``, from the instance's exact L, f*, ||w*|| and start distance ||w^0 - w*||^2); None where the instances
+    state no constants."""
+    from ..checks import rounding_scale_of
+
+    try:
+        k = inst.constants()
+        w_star = np.asarray(inst.w_star, float) if hasattr(inst, "w_star") else None
+    except Exception:  # noqa: BLE001 - an instance family without these constants: the old rule (bound and measure)
+        return None
+    out = np.zeros(len(inst))
+    for p in range(len(inst)):
+        q = {name: float(np.asarray(k[key], float)[p]) for name, key in (("L", "L"), ("f_star", "f_star"),
+                                                                         ("visited_max_dist2", "dist2")) if key in k}
+        if w_star is not None:
+            q["w_star_norm2"] = float(np.sum(w_star[p] ** 2))
+        out[p] = rounding_scale_of(record, q)[0]
+    return out
+
+
 def rebound(spec: WorstCaseSpec, ev: Evaluation, record: Any) -> Evaluation:
     """``ev`` (an evaluation of ``spec``) with the bound of ``record`` in place of the spec's record, evaluated at the
     same values: the same runs, the same measured left side, another right side (e.g. a mutant of the statement,
     ``fedtheory.worst.mutants``)."""
     vals = dict(ev.raw_values if ev.raw_values is not None else ev.values)
-    return _bounded(spec, record, ev.lhs_all, vals, ev.diverged)
+    return _bounded(spec, record, ev.lhs_all, vals, ev.diverged, ev.scale)
 
 
-def _bounded(spec: WorstCaseSpec, record: Any, lhs: np.ndarray, vals: dict[str, Any], diverged: np.ndarray) -> Evaluation:
+def _bounded(spec: WorstCaseSpec, record: Any, lhs: np.ndarray, vals: dict[str, Any], diverged: np.ndarray,
+             scale: np.ndarray | None = None) -> Evaluation:
     """The Evaluation of measured ``lhs`` (P, seeds, m) against ``record``'s bound at ``vals``."""
     P, S, m = lhs.shape
     R = P * S
@@ -147,10 +172,10 @@ def _bounded(spec: WorstCaseSpec, record: Any, lhs: np.ndarray, vals: dict[str, 
         b_seeds = np.broadcast_to(b, (R, m)).reshape(P, S, m).copy()
         # reported per instance: the mean over its runs (a NaN bound of a run stays NaN: never 'holds')
         vals = {k: _instance_mean(v, P, S) for k, v in vals.items()}
-        return Evaluation(lhs, b_seeds.mean(axis=1), vals, diverged, b_seeds, raw_values=raw)
+        return Evaluation(lhs, b_seeds.mean(axis=1), vals, diverged, b_seeds, raw_values=raw, scale=scale)
     if b.ndim == 1 and b.shape[0] == P and m != P:
         b = b[:, None]
-    return Evaluation(lhs, np.broadcast_to(b, (P, m)).copy(), vals, diverged, raw_values=raw)
+    return Evaluation(lhs, np.broadcast_to(b, (P, m)).copy(), vals, diverged, raw_values=raw, scale=scale)
 
 
 def _instance_mean(v: Any, P: int, S: int) -> Any:
@@ -193,7 +218,8 @@ def _per(vals: Mapping[str, Any], i: int, j: int = 0) -> dict[str, Any]:
 
 def instance_verdict(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[str]]:
     """The verdict of instance ``i`` of ``ev`` (holds | violated | inconclusive | not_applicable) and the conditions
-    that failed: the decision rule of the search (deterministic runs: a gap beyond a relative 1e-12 of the bound;
+    that failed: the decision rule of the search (deterministic runs: a gap beyond the rounding tolerance,
+    ``fedtheory.checks.rounding_tolerance`` of the bound, the measurement and the instance's scale ``ev.scale``;
     stochastic: the paired gap against ``z_threshold`` standard errors)."""
     with np.errstate(invalid="ignore", over="ignore"):  # a diverged instance: inf - inf in its spread
         return _verdict_of(spec, ev, i)
@@ -220,7 +246,10 @@ def _verdict_of(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[
             return "holds", []
         # a positive mean gap within the threshold: as the checks' compare_mean, neither holds nor violated
         return ("violated" if mean - z_threshold(ev.statements, gap.size) * se > 0 else "inconclusive"), []
-    return ("violated" if float(gap.mean()) > abs(b) * 1e-12 else "holds"), []
+    from ..checks import rounding_tolerance
+
+    scale = 0.0 if ev.scale is None else float(ev.scale[i])
+    return ("violated" if float(gap.mean()) > float(rounding_tolerance(m, b, scale)) else "holds"), []
 
 
 def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray, plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
@@ -485,9 +514,11 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         inst.theta = cand.theta
         insts.append(inst)
         evs.append(evaluate(spec, inst, seeds))
+        evs[-1].scale = instance_scales(spec.record, inst)
     if keep is not None:
         keep.extend(zip(insts, evs))
     final_ratios = [float(e.ratio[0]) for e in evs]
+    invariant = _per_instance_invariant(spec, insts, evs, search_ratios, final_ratios, state["best"][0])
     k = int(np.argmax(final_ratios))  # the random start is part of the search: never reported above it
     worst, ev = insts[k], evs[k]
     verdict, failed = _verdict(spec, ev, 0)
@@ -508,7 +539,7 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
                       for a, b in zip(search_ratios, final_ratios)],
         "budget": {"evaluations": budget, "seconds": seconds, "popsize": popsize, "search_seed": seed,
                    "chunk": chunk},
-        "evaluations": state["evals"], "generations": state["gens"],
+        "evaluations": state["evals"], "generations": state["gens"], "per_instance": invariant,
         "elapsed_s": round(time.perf_counter() - t0, 3),
         "evals_per_s": round(state["evals"] / search_s, 1) if search_s > 0 else None,
     })
@@ -517,6 +548,39 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
     if instance_path is not None:
         record["instance"] = write_instance(instance_path, spec, worst, seeds, record)
     return record
+
+
+INVARIANT_RTOL = 1e-6  # an instance measured in a batch and alone: the same runs, summed in another order
+
+
+def _same_ratio(a: float, b: float) -> bool:
+    if not (np.isfinite(a) and np.isfinite(b)):
+        return a == b or (np.isnan(a) and np.isnan(b))
+    return abs(a - b) <= INVARIANT_RTOL * max(abs(a), abs(b), 1e-300)
+
+
+def _per_instance_invariant(spec: WorstCaseSpec, insts: list, evs: list, search_ratios: list, final_ratios: list,
+                            best: float) -> dict[str, Any]:
+    """What docs/worst-case.md states, asserted: every instance is measured against its own constants, so the search's
+    best instance, run alone on the search's seeds, gives the ratio the batch gave it, and (deterministic runs) the
+    reported worst is at least the ratio of every instance evaluated (within INVARIANT_RTOL: the batch sums in
+    another order). A WorstCaseError (exit 3: the tool failed) otherwise, naming both numbers."""
+    from .spec import WorstCaseError
+
+    alone = evs[0] if not spec.stochastic else evaluate(spec, insts[0], tuple(spec.seeds))
+    a = float(alone.ratio[0])
+    if not _same_ratio(a, search_ratios[0]):
+        raise WorstCaseError(f"worst-case search of {spec.record_id}: the search's best instance has ratio "
+                             f"{search_ratios[0]:.10g} in its batch but {a:.10g} alone on the same seeds: some measure "
+                             f"or constant of the batch is not the instance's own (docs/worst-case.md)")
+    reported = max(final_ratios)
+    if not spec.stochastic and np.isfinite(best) and reported < best - INVARIANT_RTOL * abs(best):
+        raise WorstCaseError(f"worst-case search of {spec.record_id}: the reported worst ratio {reported:.10g} is below "
+                             f"the ratio {best:.10g} of an instance the search evaluated (docs/worst-case.md)")
+    rel = (abs(a - search_ratios[0]) / max(abs(a), abs(search_ratios[0]), 1e-300)
+           if np.isfinite(a) and np.isfinite(search_ratios[0]) else 0.0)
+    return {"best_in_batch": search_ratios[0], "best_alone": a, "relative_difference": rel,
+            "best_evaluated": best, "reported": reported}
 
 
 def _record(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
@@ -600,6 +664,7 @@ def replay(path: str) -> dict[str, Any]:
     spec, inst, seeds, payload = load_worst(path)
     t0 = time.perf_counter()
     ev = evaluate(spec, inst, seeds)
+    ev.scale = instance_scales(spec.record, inst)
     verdict, failed = _verdict(spec, ev, 0)
     rec = _record(spec, ev, inst, verdict, failed, seeds)
     stored = float(payload["worst_measured"])

@@ -16,10 +16,11 @@ of 1e-9 or more, so floating-point rounding in the data cannot push it out):
 * every H_i has its spectrum in [client_mu, L]                      (each f_i L-smooth; client_mu-strongly convex,
                                                                     or for client_mu < 0 non-convex: |client_mu|-weakly
                                                                     convex, f_i unbounded below)
-* lambda_min((1/C) sum_i H_i) >= mu > 0                             (f is mu-strongly convex, hence mu-PL; for a
+* lambda_min((1/C) sum_i H_i) >= mu >= 0                            (f is mu-strongly convex, hence mu-PL; for a
                                                                     quadratic, PL with a minimiser means a PSD mean
                                                                     Hessian, so strong convexity is the PL class
-                                                                    up to flat directions)
+                                                                    up to flat directions; mu = 0: f convex, the
+                                                                    plain convex quadratics)
 * (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 for all w  (heterogeneity (G, B), exact G^2(B))
 * f(w^0) - f* = D exactly, or ||w^0 - w*||^2 = dist2 exactly          (the start)
 
@@ -100,7 +101,10 @@ class Instances:
         self.h = np.einsum("pcsd,pcs->pcd", self.X, self.y) / S
         self.c = np.einsum("pcs,pcs->pc", self.y, self.y) / (2 * S)
         Hbar, hbar = self.H.mean(axis=1), self.h.mean(axis=1)
-        self.w_star = np.linalg.solve(Hbar, hbar[..., None])[..., 0]
+        try:
+            self.w_star = np.linalg.solve(Hbar, hbar[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a flat direction of the mean (the convex class, mu = 0): the min-norm minimiser
+            self.w_star = np.einsum("pde,pe->pd", np.linalg.pinv(Hbar, hermitian=True), hbar)
         self.f_star = self.loss(self.w_star)
 
     def __len__(self) -> int:
@@ -174,9 +178,11 @@ class Instances:
 class QuadraticClass:
     """Federated quadratics inside an assumption class (see the module docstring).
 
-    n_clients, dim: C and d. L: every H_i <= L I. mu: lambda_min(mean H_i) >= mu (> 0). client_mu: every
-    H_i >= client_mu I, in [-L, mu] (0: clients may be flat in some direction; < 0: non-convex clients, built
-    with the ridge client_mu, while the mean f stays mu-strongly convex). B, G2: the heterogeneity assumption at
+    n_clients, dim: C and d. L: every H_i <= L I. mu: lambda_min(mean H_i) >= mu, in [0, L) (mu = 0: the plain
+    convex quadratics, f not strongly convex; the minimiser is then the min-norm one where the mean Hessian is
+    singular). client_mu: every H_i >= client_mu I, in [-L, mu] (0: clients may be flat in some direction; < 0:
+    non-convex clients, built with the ridge client_mu, while the mean f stays mu-strongly convex, or convex at
+    mu = 0). B, G2: the heterogeneity assumption at
     (G, B) (None: not imposed; then the optima range over [-offset_scale, offset_scale]^d). D: f(w^0) - f* = D,
     or dist2: ||w^0 - w*||^2 = dist2 (exactly one), or dist2_max: ||w^0 - w*||^2 in [0, dist2_max] (a parameter).
     aligned_fraction: the share of :meth:`random`'s draws made *aligned*: every client of the instance shares one
@@ -203,9 +209,15 @@ class QuadraticClass:
     def __post_init__(self):
         if not 0.0 <= self.aligned_fraction <= 1.0:
             raise ParameterError("aligned_fraction", self.aligned_fraction, "a number in [0, 1]")
-        if not (0 < self.mu < self.L) or not (-self.L <= self.client_mu <= self.mu):
-            raise ParameterError("client_mu" if 0 < self.mu < self.L else "mu", (self.client_mu, self.mu, self.L),
-                                 "-L <= client_mu <= mu and 0 < mu < L")
+        if not (0 <= self.mu < self.L) or not (-self.L <= self.client_mu <= self.mu):
+            raise ParameterError("client_mu" if 0 <= self.mu < self.L else "mu", (self.client_mu, self.mu, self.L),
+                                 "-L <= client_mu <= mu and 0 <= mu < L")
+        if self.mu == 0 and self.aligned_fraction > 0:
+            raise ParameterError("aligned_fraction", self.aligned_fraction, "0 when mu = 0 (an aligned draw puts "
+                                 "curvature in [client_mu, mu] along its start: none is left at mu = 0)")
+        if self.mu == 0 and self.B is not None:
+            raise ParameterError("B", self.B, "None when mu = 0 (the heterogeneity projection needs an invertible "
+                                 "mean Hessian)")
         if (self.B is None) != (self.G2 is None):
             raise ParameterError("G2", (self.B, self.G2), "B and G2 both given or both None")
         if self.B is not None and (self.B < 1 or self.G2 < 0):
@@ -296,7 +308,7 @@ class QuadraticClass:
         u = np.where(nu > 1e-12, u / np.maximum(nu, 1e-300), eye[0])
         if self.D is not None:
             Hbar = inst.H.mean(axis=1)
-            r = np.sqrt(2 * self.D / np.einsum("pd,pde,pe->p", u, Hbar, u))
+            r = np.sqrt(2 * self.D / np.maximum(np.einsum("pd,pde,pe->p", u, Hbar, u), 1e-300))
         elif self.dist2 is not None:
             r = np.full(P, np.sqrt(self.dist2))
         else:
@@ -312,7 +324,7 @@ class QuadraticClass:
             bad = []
             if k["L"][p] > self.L * (1 + rtol):
                 bad.append(f"L {k['L'][p]:.17g} > {self.L}")
-            if k["mu"][p] < self.mu * (1 - rtol):
+            if k["mu"][p] < self.mu * (1 - rtol) - (1e-14 * self.L if self.mu == 0 else 0.0):
                 bad.append(f"mu {k['mu'][p]:.17g} < {self.mu}")
             lo = self.client_mu * (1 - rtol) if self.client_mu >= 0 else self.client_mu * (1 + rtol)
             if k["client_mu"][p] < lo - 1e-14 * self.L:

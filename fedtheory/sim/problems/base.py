@@ -182,6 +182,35 @@ class Problem:
         """p_i of the global objective f = sum_i p_i f_i: 1/C for every client (seed 000 eq. (2))."""
         return np.full(self.n_clients, 1.0 / self.n_clients)
 
+    def variant_optima(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every data variant's own minimiser and minimum.
+
+        Returns
+        -------
+        (w_star, f_star) : (np.ndarray of shape (V, d), np.ndarray of shape (V,))
+            Row 0 is ``constants['w_star']`` and ``constants['f_star']``; row j the minimiser and minimum of f on
+            variant j's data (a worst-case search's instance, a neighbouring data set), computed as the family
+            computes variant 0's. The engine measures every run against its own variant's (``opt_error``,
+            ``dist2_opt``, ``visited_max_dist2``, the step measures).
+        """
+        return self._variant_optima
+
+    @cached_property
+    def _variant_optima(self) -> tuple[np.ndarray, np.ndarray]:
+        c = self.constants
+        W = [np.asarray(c["w_star"].value, dtype=np.float64)]
+        F = [float(c["f_star"].value)]
+        for j in range(1, self.n_variants):
+            w, f = self._variant_optimum(j)
+            W.append(np.asarray(w, dtype=np.float64))
+            F.append(float(f))
+        return np.stack(W), np.asarray(F)
+
+    def _variant_optimum(self, variant: int) -> tuple[np.ndarray, float]:
+        """(w*, f*) of data variant ``variant`` >= 1; families with variants override it."""
+        raise NotImplementedError(f"{self.name} ({type(self).__name__}) states the minimiser of its data variant 0 "
+                                  f"only, not of variant {variant}")
+
     @cached_property
     def _client_curvature(self) -> dict[str, Constant]:  # L_clients, mu_clients
         raise NotImplementedError(f"{self.name} states no per-client curvature")

@@ -12,6 +12,7 @@ the problem is convex but neither strongly convex nor PL (the loss is linear far
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -37,53 +38,69 @@ class _HuberView(ClientView):
         self.p, self.clients, self.variant = p, clients, variant
         self.X = gather(p.X, variant, clients)  # (R,N,S,d)
         self.y = gather(p.y, variant, clients)  # (R,N,S)
+        self.delta = p._kink(variant)[:, None, None] if p.deltas is not None else p.delta  # (R,1,1): each run's kink
 
     def _r(self, w):
         return np.einsum("rnsd,rnd->rns", self.X, w) - self.y
 
     def grad(self, w):
-        return np.einsum("rnsd,rns->rnd", self.X, _psi(self._r(w), self.p.delta)) / self.X.shape[2]
+        return np.einsum("rnsd,rns->rnd", self.X, _psi(self._r(w), self.delta)) / self.X.shape[2]
 
     def loss(self, w):
-        return _huber(self._r(w), self.p.delta).mean(axis=-1)
+        return _huber(self._r(w), self.delta).mean(axis=-1)
 
     def grad_batch(self, w, idx):
         rows = sample_rows(self.p.X, self.variant, self.clients, idx)
         Xb = np.take(self.p.X.reshape(-1, self.p.dim), rows, axis=0)  # (R,N,b,d)
         yb = np.take(self.p.y.reshape(-1), rows)
         r = np.einsum("rnbd,rnd->rnb", Xb, w) - yb
-        return np.einsum("rnbd,rnb->rnd", Xb, _psi(r, self.p.delta)) / idx.shape[-1]
+        return np.einsum("rnbd,rnb->rnd", Xb, _psi(r, self.delta)) / idx.shape[-1]
 
 
 class HuberProblem(Problem):
     """Federated Huber regression: f_i(w) = (1/S) sum_j huber_delta(x_ij . w - y_ij), f = (1/C) sum_i f_i.
 
-    X: (C, S, d) or (V, C, S, d); y: (C, S) or (V, C, S); delta > 0 the kink. Every client holds S samples.
+    X: (C, S, d) or (V, C, S, d); y: (C, S) or (V, C, S); delta > 0 the kink, one for every variant or one per
+    variant (V,) (a worst-case search's instances: ``fedtheory.worst.HuberClass``); ``delta`` is variant 0's, the
+    certificates' (which describe variant 0, as every family's). Every client holds S samples.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, *, delta: float = 1.0, name: str = "huber"):
+    def __init__(self, X: np.ndarray, y: np.ndarray, *, delta: Any = 1.0, name: str = "huber"):
         X, y = check_finite("X", X), check_finite("y", y)
         if X.ndim == 3:
             X, y = X[None], y[None]
         if X.ndim != 4 or y.shape != X.shape[:3]:
             raise ParameterError("X", X.shape, "an array (clients, samples, dim) or (variants, clients, samples, dim)")
         self.X, self.y = X, y
-        self.delta = check_float("delta", delta, 0.0, low_inclusive=False)
         self.name = name
         self.n_variants, self.n_clients, S, self.dim = X.shape
+        if np.ndim(delta) == 0:
+            self.delta, self.deltas = check_float("delta", delta, 0.0, low_inclusive=False), None
+        else:
+            d = check_finite("delta", delta)
+            if d.shape != (self.n_variants,) or not np.all(d > 0):
+                raise ParameterError("delta", d.shape if d.shape != (self.n_variants,) else float(d.min()),
+                                     f"a kink > 0, or one per data variant ({self.n_variants},), each > 0")
+            self.delta, self.deltas = float(d[0]), d
         self.client_sizes = np.full(self.n_clients, S)
 
     def view(self, clients, variant):
         return _HuberView(self, clients, variant)
 
+    def _kink(self, variant: np.ndarray) -> Any:
+        """The kink of each run's variant, (R,), or the one kink of every variant."""
+        return self.delta if self.deltas is None else self.deltas[np.asarray(variant)]
+
     def sample_losses(self, w, variant=None):
         v = self._variant(w, variant)
-        return _huber(np.einsum("rcsd,rd->rcs", self.X[v], w) - self.y[v], self.delta)
+        k = self._kink(v)
+        return _huber(np.einsum("rcsd,rd->rcs", self.X[v], w) - self.y[v], k if np.ndim(k) == 0 else k[:, None, None])
 
     def sample_grad_stats(self, w, variant=None):
         v = self._variant(w, variant)
         X = self.X[v]
-        g = X * _psi(np.einsum("rcsd,rd->rcs", X, w) - self.y[v], self.delta)[..., None]
+        k = self._kink(v)
+        g = X * _psi(np.einsum("rcsd,rd->rcs", X, w) - self.y[v], k if np.ndim(k) == 0 else k[:, None, None])[..., None]
         var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)
         return np.linalg.norm(g, axis=-1).max(axis=(1, 2)), var.max(axis=1)
 
@@ -103,29 +120,38 @@ class HuberProblem(Problem):
 
     @cached_property
     def _constants(self) -> dict[str, Constant]:
-        import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
-
         S = self.X.shape[2]
         lam = np.linalg.eigvalsh(np.einsum("vcsd,vcse->vcde", self.X, self.X) / S)[..., -1]
-        Xf, yf = self.X[0].reshape(-1, self.dim), self.y[0].reshape(-1)
-        n = len(yf)
-
-        def fun(w):
-            r = Xf @ w - yf
-            return float(_huber(r, self.delta).sum() / n), Xf.T @ _psi(r, self.delta) / n
-
-        w0 = np.linalg.lstsq(Xf, yf, rcond=None)[0]
-        res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B",
-                                      options={"gtol": 1e-13, "ftol": 1e-15, "maxiter": 20000})
-        w = res.x
-        gn = float(np.linalg.norm(fun(w)[1]))
+        w, f, gn = self._minimise(0)
         return {
             "L": Constant(float(lam.max()), "bound", "max_i lambda_max(X_i'X_i/S): huber'' <= 1 (= 1 inside the kink)"),
             "mu": Constant(0.0, "exact", "not strongly convex: the loss is linear beyond the kink"),
             "strongly_convex": Constant(False, "exact"),
             "w_star": Constant(w, "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
-            "f_star": Constant(fun(w)[0], "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
+            "f_star": Constant(f, "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
         }
+
+    def _minimise(self, variant: int) -> tuple[np.ndarray, float, float]:
+        """(w*, f*, the final ||grad f||) of variant ``variant``'s objective by L-BFGS from the least-squares fit."""
+        import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
+
+        Xf, yf = self.X[variant].reshape(-1, self.dim), self.y[variant].reshape(-1)
+        n = len(yf)
+        kink = float(self._kink(np.array([variant]))[0]) if self.deltas is not None else self.delta
+
+        def fun(w):
+            r = Xf @ w - yf
+            return float(_huber(r, kink).sum() / n), Xf.T @ _psi(r, kink) / n
+
+        w0 = np.linalg.lstsq(Xf, yf, rcond=None)[0]
+        res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B",
+                                      options={"gtol": 1e-13, "ftol": 1e-15, "maxiter": 20000})
+        w = res.x
+        return w, fun(w)[0], float(np.linalg.norm(fun(w)[1]))
+
+    def _variant_optimum(self, variant: int) -> tuple[np.ndarray, float]:
+        w, f, _ = self._minimise(variant)
+        return w, f
 
     @cached_property
     def _client_curvature(self):
@@ -156,7 +182,8 @@ class HuberProblem(Problem):
             return certified(name, "max_i delta (1/S) sum_j ||x_ij|| (|huber'| <= delta; the triangle inequality)",
                              kind="bound", G=float(b.max()))
         if name == "lipschitz":
-            lg = float(self.delta * np.linalg.norm(self.X, axis=-1).max())
+            kinks = np.full(self.n_variants, self.delta) if self.deltas is None else self.deltas
+            lg = float(np.max(kinks * np.linalg.norm(self.X, axis=-1).max(axis=(1, 2))))  # over all variants, as L
             return certified(name, "delta max_ij ||x_ij||, attained where |x.w - y| >= delta", L_G=lg)
         if name == "nonnegative_loss":
             return self._visited_loss_range(name, visited)

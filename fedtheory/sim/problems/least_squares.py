@@ -309,8 +309,7 @@ class LeastSquaresProblem(Problem):
             pos = eig[eig > tol]
             mu = Constant(float(pos.min()), "exact", "PL constant of f (not strongly convex): smallest non-zero eigenvalue")
             strongly_convex = False
-        w_star = np.linalg.lstsq(Hbar, hbar, rcond=None)[0]
-        f_star = float(self.loss(w_star[None])[0])
+        w_star, f_star = self._variant_optimum(0)
         return {
             "L": Constant(L, "exact", "max over clients of the largest Hessian eigenvalue (Assumption 1: each f_i L-smooth)"),
             "mu": mu,
@@ -319,6 +318,11 @@ class LeastSquaresProblem(Problem):
             "f_star": Constant(f_star, "exact"),
             "B_min": Constant(self._B_min(), "exact", "smallest B for which some finite G satisfies Assumption 3"),
         }
+
+    def _variant_optimum(self, variant: int) -> tuple[np.ndarray, float]:
+        """The normal equations of variant ``variant``'s mean objective (min-norm where f is only PL)."""
+        w_star = np.linalg.lstsq(self.H[variant].mean(axis=0), self.h[variant].mean(axis=0), rcond=None)[0]
+        return w_star, float(self.loss(w_star[None], np.array([variant]))[0])
 
     @cached_property
     def _client_curvature(self):

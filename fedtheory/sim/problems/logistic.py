@@ -243,23 +243,32 @@ class LogisticProblem(Problem):
 
     @cached_property
     def _constants(self):
-        import scipy.optimize  # here, not at import (start-up of `fedtheory list`)
-
         lam = [np.linalg.eigvalsh(self.X[0, i, :s].T @ self.X[0, i, :s] / s).max() for i, s in enumerate(self.client_sizes)]
         L = 0.5 * float(max(lam)) + self.reg
-        f = lambda w: float(self.loss(w[None])[0])
-        g = lambda w: self.grad(w[None])[0]
-        res = scipy.optimize.minimize(f, np.zeros(self.dim), jac=g, method="L-BFGS-B",
-                                      options={"gtol": 1e-11, "ftol": 0, "maxiter": 20000})
-        w = res.x
-        gn = float(np.linalg.norm(g(w)))
+        w, f, gn = self._minimise(0)
         return {
             "L": Constant(L, "bound", "max_i lambda_max(X_i'X_i/S_i)/2 + reg (softmax Hessian <= I/2)"),
             "mu": Constant(self.reg, "bound", "strong convexity from the L2 term"),
             "strongly_convex": Constant(True, "exact"),
             "w_star": Constant(w, "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
-            "f_star": Constant(f(w), "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
+            "f_star": Constant(f, "computed", f"L-BFGS, final ||grad f|| = {gn:.1e}"),
         }
+
+    def _minimise(self, variant: int) -> tuple[np.ndarray, float, float]:
+        """(w*, f*, the final ||grad f||) of variant ``variant``'s objective by L-BFGS."""
+        import scipy.optimize
+
+        v = None if variant == 0 else np.array([variant])
+        f = lambda w: float(self.loss(w[None], v)[0])
+        g = lambda w: self.grad(w[None], v)[0]
+        res = scipy.optimize.minimize(f, np.zeros(self.dim), jac=g, method="L-BFGS-B",
+                                      options={"gtol": 1e-11, "ftol": 0, "maxiter": 20000})
+        w = res.x
+        return w, f(w), float(np.linalg.norm(g(w)))
+
+    def _variant_optimum(self, variant: int) -> tuple[np.ndarray, float]:
+        w, f, _ = self._minimise(variant)
+        return w, f
 
     @cached_property
     def _client_curvature(self):

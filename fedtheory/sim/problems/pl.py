@@ -186,6 +186,12 @@ class PLNonconvexProblem(Problem):
                 "exact", "max_i (1/S) sum_j ||z_ij - h_i||^2; a minibatch of b (with replacement) divides it by b"),
         }
 
+    def _variant_optimum(self, variant: int) -> tuple[np.ndarray, float]:
+        """A neighbouring data set's clients need not be centred: f = g + hbar.w, minimised coordinate-wise."""
+        hbar = self.h[variant].mean(axis=0)
+        w = _pl_coordinate_minimisers(hbar)
+        return w, float(self.loss(w[None], np.array([variant]))[0])
+
     @cached_property
     def _client_curvature(self):
         C = self.n_clients
@@ -347,6 +353,10 @@ class SeparablePLProblem(Problem):
             "f_star": Constant(0.0, "exact"),
             "B_min": Constant(1.0, "exact"),
         }
+
+    def _variant_optimum(self, variant: int) -> tuple[np.ndarray, float]:
+        """Every variant's clients are centred (sum_i h_i = 0): f = g, minimised at 0 with value 0."""
+        return np.zeros(self.dim), 0.0
 
     @cached_property
     def _client_curvature(self):
