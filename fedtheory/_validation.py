@@ -12,6 +12,12 @@ class FedTheoryError(Exception):
     """Base class of the errors fedtheory raises on purpose."""
 
 
+class FedTheoryDeprecationWarning(FutureWarning):
+    """A plug-in uses an API of an earlier release that still works for one more release: the message says what to
+    change, where. A FutureWarning, so that it is shown by default (a DeprecationWarning is hidden outside
+    ``__main__``); the command line prints it in one line."""
+
+
 class ParameterError(FedTheoryError, ValueError):
     """A parameter is outside its allowed range. ``str(err)`` names parameter, value and range."""
 

@@ -284,13 +284,20 @@ THP_ENV = "THP_MEM_ALLOC_ENABLE"
 def _own_warnings_in_one_line():
     """While the CLI runs, fedtheory's own warnings (a plug-in that registers nothing) print as one line, like its
     errors ('fedtheory: warning: ...'); others as before. The previous ``warnings.showwarning`` comes back after."""
+    from ._validation import FedTheoryDeprecationWarning
     from .plugins import PluginWarning
 
     previous = warnings.showwarning
+    said: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, PluginWarning):
-            print(f"fedtheory: warning: {message}", file=sys.stderr if file is None else file)
+        if issubclass(category, (PluginWarning, FedTheoryDeprecationWarning)):
+            kind = "deprecated" if issubclass(category, FedTheoryDeprecationWarning) else "warning"
+            text = one_line(str(message))
+            if text not in said:  # once per message (a deprecated call in a loop says it once)
+                said.add(text)
+                where = f" ({filename}:{lineno})" if kind == "deprecated" else ""
+                print(f"fedtheory: {kind}: {text}{where}", file=sys.stderr if file is None else file)
         else:
             previous(message, category, filename, lineno, file, line)
 

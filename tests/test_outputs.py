@@ -116,7 +116,7 @@ def test_a_file_under_runs_is_never_replaced(tmp_path, capsys):
 
 def test_written_by_fedtheory_reads_the_head_only(tmp_path):
     big = tmp_path / "big.json"
-    big.write_text('{\n  "fedtheory": "0.1.0",\n' + " " * 10_000_000 + "}")
+    big.write_text('{\n  "fedtheory": "0.2.0",\n' + " " * 10_000_000 + "}")
     assert files.written_by_fedtheory(big)
     assert not files.written_by_fedtheory(tmp_path / "missing")
     other = tmp_path / "other.json"

@@ -343,16 +343,17 @@ class Session:
     def memo(self, key, fn: Callable[[], Any]):
         """``fn()`` computed once per session under ``key``; a reuse reports the simulations it ran again, so
         every check that uses a shared run lists it (``CheckResult.extra['simulations']``)."""
-        from ..sim.engine import record_simulations, replay_simulations
+        from ..sim.engine import last_simulation, record_simulations, replay_simulations
 
         t0 = time.perf_counter()
         computed = key not in self._memo
         if computed:
             with record_simulations() as sims:
                 value = fn()
-            self._memo[key] = (value, list(sims))
+                last = last_simulation()
+            self._memo[key] = (value, list(sims), last)
         else:
-            replay_simulations(self._memo[key][1])
+            replay_simulations(self._memo[key][1], self._memo[key][2])
         if self.memo_log is not None:
             self.memo_log.append({"key": repr(key), "computed": computed, "s": time.perf_counter() - t0})
         return self._memo[key][0]

@@ -318,6 +318,8 @@ def assess_bound(
     """
     cid = check_id or bound.id
     if bound.assumptions and certification is None:
+        certification = _certified_from_last_simulation(bound, measured_runs if per_round else None, candidates)
+    if bound.assumptions and certification is None:
         raise ParameterError("certification", None, f"the run's certification of {bound.id}'s assumptions "
                              f"({', '.join(bound.assumptions)}): fedtheory.checks.certify(record, problem=..., "
                              "oracle=..., ...); assumptions are checked, not declared")
@@ -1036,3 +1038,28 @@ def rate_verdict(slope: float, lo: float, hi: float, stated: float) -> str:
     """A stated upper-bound order T^stated is contradicted only when the measured decay is
     significantly slower: the whole interval lies above the stated exponent."""
     return "rate_inconsistent" if lo > stated else "rate_consistent"
+
+
+def _certified_from_last_simulation(bound, measure: Callable | None, candidates) -> Certification | None:
+    """A check of the previous release passed no ``certification=``: its bound is certified from the problem, oracle,
+    algorithm and client sampling of the check's last simulation (the run it just made; a per-round check that
+    simulates inside its ``measure`` callable is measured first, its simulations memoized), with a deprecation
+    warning saying what to write instead; None where the check simulated nothing."""
+    import warnings
+
+    from .._validation import FedTheoryDeprecationWarning
+    from ..sim.engine import last_simulation
+    from .certification import certify
+
+    run = last_simulation()
+    if run is None and measure is not None and candidates:
+        measure(candidates[0])
+        run = last_simulation()
+    if run is None:
+        return None
+    warnings.warn(f"{bound.id}: assess_bound without certification= is deprecated since 0.2 (assumptions are checked, "
+                  "not declared): certified from the problem, oracle and sampling of the check's last simulation (the "
+                  "row lists the certificates); pass certification=fedtheory.checks.certify(record, problem=..., "
+                  "oracle=..., sampling=...) (docs/extending.md, Assumptions)", FedTheoryDeprecationWarning,
+                  stacklevel=3)
+    return certify(bound, **run)

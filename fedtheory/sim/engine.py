@@ -18,6 +18,7 @@ from .._validation import ParameterError, check_finite, check_float, check_int, 
 from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
 from .plugins import Exact, LocalTransform, Oracle, RoundState, State, on_request
 from .problems import Problem
+from .certificates import ClientSampling
 from .rng import RunStreams
 from .rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
 
@@ -295,17 +296,37 @@ def record_simulations():
     ``fedtheory explain``. Yields the list the summaries are appended to."""
     log: list[dict[str, Any]] = []
     _RECORDERS.append(log)
+    _LAST_SIMULATION.append(None)
     try:
         yield log
     finally:
+        inner = _LAST_SIMULATION.pop()
+        if inner is not None:  # a nested block's (a memoized computation's) last simulation is the enclosing one's too
+            _LAST_SIMULATION[-1] = inner
         for i in range(len(_RECORDERS) - 1, -1, -1):  # by identity: two recorders may hold equal lists
             if _RECORDERS[i] is log:
                 del _RECORDERS[i]
                 break
 
 
-def replay_simulations(summaries: Iterable[dict[str, Any]]) -> None:
-    """Report summaries again to the active recorders (a memoized simulation reused by another check)."""
+#: the objects of the last ``simulate`` call inside each active ``record_simulations`` block (a check), innermost
+#: last; the first slot is the process's, outside any block
+_LAST_SIMULATION: list[dict[str, Any] | None] = [None]
+
+
+def last_simulation() -> dict[str, Any] | None:
+    """The objects of the last ``simulate`` call inside the innermost ``record_simulations`` block (the check being
+    run; outside any, this process's last): its problem, oracle, algorithm and client sampling, what a check of the
+    previous release, which passed no certification to ``assess_bound``, is certified from. None before any."""
+    last = _LAST_SIMULATION[-1]
+    return dict(last) if last is not None else None
+
+
+def replay_simulations(summaries: Iterable[dict[str, Any]], last: dict[str, Any] | None = None) -> None:
+    """Report summaries again to the active recorders (a memoized simulation reused by another check), and ``last``
+    (the memoized computation's ``last_simulation()``) as the enclosing block's last simulation."""
+    if last is not None:
+        _LAST_SIMULATION[-1] = dict(last)
     items = list(summaries)
     for log in _RECORDERS:
         log.extend(items)
@@ -500,6 +521,8 @@ def simulate(
     final[~alive] = np.nan
     if _RECORDERS:
         replay_simulations([simulation_summary(problem, algorithm, config, R, lr, measures)])
+    _LAST_SIMULATION[-1] = {"problem": problem, "oracle": config.oracle, "algorithm": algorithm,
+                            "sampling": ClientSampling(problem.n_clients, config.clients_per_round)}
     return Trace(rec, streams.seeds, variant, run_params, config, algorithm, problem.name, diverged_at, diverged_q,
                  final, iterates, averages.iterates if averages is not None else None)
 

@@ -136,6 +136,35 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REF = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 
 
+#: The plug-in being imported (``fedtheory.plugins.load_plugin`` through ``core.registering_for``), innermost last.
+LOADING: list[str] = []
+#: Assumptions the plug-in being imported registered under a catalogue name with another statement (the API before
+#: the catalogue allowed it): ``core.register`` keeps each under the paper's name, ``PAPER_NAME``, for that
+#: plug-in's records, with a FedTheoryDeprecationWarning. Cleared when the plug-in is imported.
+LOCAL_ASSUMPTIONS: dict[str, Assumption] = {}
+
+
+def local_assumption(paper: str, name: str) -> str | None:
+    """The catalogue name under which the plug-in being imported keeps its own assumption ``name`` for ``paper``'s
+    records (registered on first use), or None where it declared none of that name."""
+    own = LOCAL_ASSUMPTIONS.get(name)
+    if own is None:
+        return None
+    scoped = f"{paper}_{name}"
+    if scoped not in CATALOGUE:
+        entry = Assumption(scoped, own.statement, own.subject, own.constants)
+        CATALOGUE[scoped], ASSUMPTIONS[scoped] = entry, own.statement
+        import warnings
+
+        from .._validation import FedTheoryDeprecationWarning
+
+        warnings.warn(f"{paper}: the plug-in's own assumption {name!r} has the name of a catalogue entry with another "
+                      f"statement; kept as {scoped!r} for this paper's records (deprecated since 0.2: give it a name of "
+                      f"its own in register_assumption and the records, or assume the catalogue's {name!r}; "
+                      "docs/extending.md, Assumptions)", FedTheoryDeprecationWarning, stacklevel=4)
+    return scoped
+
+
 def register_assumption(name: str, statement: str, *, subject: str = "problem",
                         constants: tuple[AssumptionConstant, ...] | list = ()) -> Assumption:
     """Add an assumption to the catalogue (the same name twice must mean the same statement). ``constants``:
@@ -160,6 +189,9 @@ def register_assumption(name: str, statement: str, *, subject: str = "problem",
     new = Assumption(name, statement, subject, consts)
     old = CATALOGUE.get(name)
     if old is not None and old.statement != statement:
+        if LOADING:  # a plug-in of the previous release named its own assumption like a catalogue entry
+            LOCAL_ASSUMPTIONS[name] = new  # kept under its paper's name when its records are registered
+            return new
         raise FedTheoryError(f"assumption {name!r} is already in the catalogue with another statement")
     if old is None or (not old.constants and consts):
         CATALOGUE[name] = new

@@ -831,6 +831,22 @@ def _check_dimensions(r) -> None:
                       stacklevel=3)
 
 
+def _own_assumptions(r) -> None:
+    """A record of a plug-in (of the previous release) that assumes its own assumption named like a catalogue entry
+    assumes it under its paper's name (``assumptions.local_assumption``, with a deprecation warning)."""
+    from .assumptions import LOCAL_ASSUMPTIONS, local_assumption, parse_reference
+
+    given = getattr(r, "assumptions", ()) or ()
+    if not LOCAL_ASSUMPTIONS or isinstance(given, str):
+        return
+    out = []
+    for text in given:
+        name = parse_reference(text).name
+        scoped = local_assumption(r.paper, name)
+        out.append(text if scoped is None else scoped + str(text).strip()[len(name):])
+    object.__setattr__(r, "assumptions", tuple(out))  # the record is being registered: nothing has read it yet
+
+
 def _check_assumptions(r) -> None:
     """Every assumption a record names parses (NAME or NAME(symbol, ...)); in a strict (built-in) paper it is in the
     catalogue and binds only the record's own symbols, else FedTheoryError."""
@@ -888,7 +904,6 @@ class PaperInfo:
 
 _PAPERS: dict[str, PaperInfo] = {}
 _PAPER_OWNERS: dict[str, str] = {}  # paper name -> the plug-in that registered under it first
-_LOADING: list[str] = []  # the plug-in being imported (fedtheory.plugins.load_plugin), innermost last
 
 
 @contextmanager
@@ -896,17 +911,22 @@ def registering_for(plugin: str):
     """While the block runs, whatever is registered belongs to the plug-in ``plugin``: the first plug-in to register
     a paper's records, checks or information owns that paper's name, and another plug-in registering under it is
     refused (:func:`claim_paper`). ``fedtheory.plugins.load_plugin`` wraps each plug-in's import in it."""
+    from .assumptions import LOADING as _LOADING, LOCAL_ASSUMPTIONS
+
     _LOADING.append(plugin)
     try:
         yield
     finally:
         _LOADING.pop()
+        LOCAL_ASSUMPTIONS.clear()
 
 
 def claim_paper(paper: str, what: str) -> None:
     """Register ``what`` (a record or check id, 'the paper's information') under ``paper`` for the plug-in being
     loaded: a FedTheoryError if another plug-in owns the name (a user's ``fedinit.thm7`` would be counted under the
     built-in FedInit). Outside a plug-in's import (a test, a direct import) nothing is claimed or refused."""
+    from .assumptions import LOADING as _LOADING
+
     if not _LOADING:
         return
     owner = _PAPER_OWNERS.setdefault(paper, _LOADING[-1])
@@ -957,6 +977,7 @@ def register(*records):
         if r.id in _REGISTRY and _REGISTRY[r.id] is not r:
             raise FedTheoryError(f"record id {r.id} registered twice")
         if r.id not in _REGISTRY:
+            _own_assumptions(r)
             _check_dimensions(r)
             _check_assumptions(r)
         _REGISTRY[r.id] = r
