@@ -291,6 +291,15 @@ def assess_bound(
     if info.get("detail"):
         detail = info["detail"] + (f". {detail}" if detail else "")
     finding, finding_class = "", ""
+    if verdict == "violated":  # rule 8: the run as measured escalates a units erratum to false as stated
+        from .units_check import units_consequence
+
+        cons = units_consequence(bound, units_reading)
+        if cons is not None:
+            finding, finding_class = cons["finding"], "false_as_stated"
+            detail = (f"rule 8 (inconsistent in units under every reading; finding {cons['finding']}): false as "
+                      "stated on the run as measured (no rescaling). " + detail)
+    rob_extra = None
     if rescaled is not None and rescaled.get("verdict") == "violated":
         original = {k: info.get(k) for k in ("measured", "bound", "ratio")}
         verdict, finding, finding_class = "violated", rescaled["finding"], "false_as_stated"
@@ -318,8 +327,9 @@ def assess_bound(
     if trivial_bound is not None:
         extra["trivial_bound_formula"] = formula
     if rescaled is not None:
-        extra["rescaled_instance" if finding else "rescaled"] = {k: v for k, v in rescaled.items() if k != "text"}
-    if finding:
+        extra["rescaled_instance" if rob_extra is not None else "rescaled"] = {k: v for k, v in rescaled.items()
+                                                                               if k != "text"}
+    if rob_extra is not None:
         extra["robustness"] = rob_extra
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
@@ -335,15 +345,41 @@ def verdict_before(numbers: Mapping[str, Any]) -> str:
             else "no finite comparison")
 
 
-RESCALE_STEPS = tuple(range(1, 13))  # t: the inconsistent terms shrink by at least 10^t against the left side
+# t: the inconsistent terms shrink by at least 10^t against the left side; the steps outside the regime are skipped
+RESCALE_STEPS = tuple(round(0.1 * k, 1) for k in range(1, 31))
+
+
+def _regime_factor(vals: Mapping[str, Any], v2: Mapping[str, Any], lhs_factor: float) -> tuple[float, str]:
+    """The largest factor (>= 1) by which a value of the statement, or the left side, moved between the run
+    (``vals``) and its rescaled copy (``v2``), and the name of that value."""
+    worst, name = max(lhs_factor, 1.0 / lhs_factor) if lhs_factor > 0 else math.inf, "the left side"
+    for k, v in vals.items():
+        if k not in v2:
+            continue
+        try:
+            a, b = np.asarray(v, float), np.asarray(v2[k], float)
+        except (TypeError, ValueError):
+            continue
+        if a.shape != b.shape or not a.size:
+            continue
+        with np.errstate(all="ignore"):
+            r = np.abs(b / a)
+        r = r[np.isfinite(r) & (np.abs(a) > 0)]
+        if not r.size:
+            continue
+        f = float(max(np.max(r), 1.0 / np.min(r))) if np.min(r) > 0 else math.inf
+        if f > worst:
+            worst, name = f, k
+    return worst, name
 
 
 def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_reading, rederive, labels,
                    round_name, sweep_units: bool = True) -> dict[str, Any] | None:
     """Rule 8 on one instance: None when the bound is not inconsistent in units under every reading; else the outcome
-    on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS (the first scale where
-    the comparison is violated, or 'holds' with what was tested), with 'text' in words."""
-    from .units_check import rescaled_values, units_consequence
+    on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS, inside rule 8's regime
+    (``RESCALE_REGIME``: the steps that move a value of the statement by more than that factor are not tested): the
+    first scale where the comparison is violated, or 'holds' with what was tested, with 'text' in words."""
+    from .units_check import RESCALE_REGIME, regime_text, rescaled_values, units_consequence
 
     cons = units_consequence(bound, units_reading)
     if cons is None:
@@ -360,19 +396,22 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
                         "so no rescaled instance tests it"}
     x, y = direction
 
-    def at(t):
-        """The comparison on the run rescaled by 10^t along the direction; None where a condition fails there."""
+    def at(t, bounded: bool = True):
+        """The comparison on the run rescaled by 10^t along the direction; None where a condition fails there, or
+        (bounded) where the rescaling leaves rule 8's regime."""
         c, s = 10.0 ** (x * t), 10.0 ** (y * t)
         v2 = rescaled_values(vals, dims, c, s)
         if rederive is not None:
             v2 = dict(rederive(v2))
+        fac = c ** float(lhs.f) * s ** float(lhs.w)  # the left side's factor
+        if bounded and _regime_factor(vals, v2, fac)[0] > RESCALE_REGIME * (1 + 1e-9):
+            return None
         try:
             failed = bound.conditions_failed(v2)
         except MissingValuesError:
             failed = ["(a condition's values are missing)"]
         if failed:
             return None
-        fac = c ** float(lhs.f) * s ** float(lhs.w)  # the left side's factor
         with np.errstate(all="ignore"):
             if per_round:
                 lhs_r, rhs_r = measured_runs(v2)
@@ -382,8 +421,16 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
                                              np.asarray(bound.evaluate(v2), float) / fac)
         return verdict, info, v2, c, s, fac
 
-    tried, skipped = [], []
+    tried, outside, skipped = [], [], []
     for t in RESCALE_STEPS:
+        c, s = 10.0 ** (x * t), 10.0 ** (y * t)
+        v2 = rescaled_values(vals, dims, c, s)
+        if rederive is not None:
+            v2 = dict(rederive(v2))
+        moved, what = _regime_factor(vals, v2, c ** float(lhs.f) * s ** float(lhs.w))
+        if moved > RESCALE_REGIME * (1 + 1e-9):
+            outside.append((t, moved, what))
+            break  # farther along the direction the values only move more
         got = at(t)
         if got is None:
             skipped.append(t)
@@ -396,9 +443,10 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
             for k in ("measured", "bound"):
                 if info.get(k) is not None:
                     info[k] = info[k] * fac
-            text = (head + f"false as stated on a rescaled instance: the same run with the loss in units 1/c and the "
-                    f"parameters in units 1/s, c = {c:.3g}, s = {s:.3g} (every inconsistent term of the statement "
-                    f"shrunk by at least 10^{t} against the left side; there " + ", ".join(
+            text = (head + f"false as stated on a rescaled instance inside {regime_text()} (largest move here "
+                    f"x{moved:.3g}, {what}): the same run with the loss in units 1/c and the parameters in units 1/s, "
+                    f"c = {c:.3g}, s = {s:.3g} (every inconsistent term of the statement shrunk by at least 10^{t:g} "
+                    "against the left side; there " + ", ".join(
                         f"{k} = {v:.4g}" for k, v in sorted(shown.items())) + "), where every condition holds: "
                     + (info.get("detail") or f"measured {info['measured']:.4g} vs bound {info['bound']:.4g}")
                     + " (measurement and bound in the rescaled units)")
@@ -415,23 +463,30 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
 
             shrink = sweep("the shrink of the inconsistent terms (the units)", 10.0 ** t,
                            ([10.0 ** u for u in RESCALE_STEPS] + [0.9 * 10.0 ** t, 1.1 * 10.0 ** t]) if sweep_units
-                           else [], decide, kind="units (a statement inconsistent in units has none fixed)",
-                           note="1/x of the slowest-shrinking inconsistent term against the left side")
+                           else [], decide, kind="units (a statement inconsistent in units has none fixed), inside "
+                                                 "rule 8's regime",
+                           note="1/x of the slowest-shrinking inconsistent term against the left side; a value "
+                                "outside rule 8's regime counts as lost")
             r0 = info.get("ratio")
             return {"verdict": "violated", "finding": cons["finding"], "t": t, "c": c, "s": s,
                     "reading": cons["reading"], "values": shown, "measured": info.get("measured"),
                     "bound": info.get("bound"), "ratio": r0, "lhs_factor": fac, "shrink_sweep": shrink,
+                    "regime": {"factor": RESCALE_REGIME, "moved": moved, "by": what},
                     "margin": None if r0 is None or not np.isfinite(r0) else 1.0 - float(r0),
                     "info": {k: v for k, v in info.items() if k != "series"}, "text": text}
     last = tried[-1] if tried else None
+    edge = (f"; beyond t = {outside[0][0]:g} the rescaling leaves the regime ({outside[0][2]} moves x"
+            f"{outside[0][1]:.3g})") if outside else ""
     return {"verdict": "holds", "finding": cons["finding"], "tested": tried, "conditions_failed_at": skipped,
-            "direction": direction,
-            "text": head + (f"the bound also holds on the run rescaled so that its inconsistent terms shrink by up to "
-                            f"10^{last} (tested 10^t, t = {', '.join(map(str, tried))}"
-                            + (f"; conditions fail at t = {', '.join(map(str, skipped))}" if skipped else "")
-                            + "): its units finding stays an erratum" if tried else
-                            "every rescaled instance fails a condition of the statement: its units finding stays an "
-                            "erratum")}
+            "direction": direction, "regime": {"factor": RESCALE_REGIME,
+                                               "left_at": outside[0][0] if outside else None,
+                                               "by": outside[0][2] if outside else None},
+            "text": head + (f"the bound also holds on the run rescaled inside {regime_text()} (tested 10^t, t = "
+                            f"{', '.join(f'{u:g}' for u in tried)}"
+                            + (f"; conditions fail at t = {', '.join(f'{u:g}' for u in skipped)}" if skipped else "")
+                            + f"{edge}): its units finding stays an erratum" if tried else
+                            f"no rescaled instance inside {regime_text()} meets the statement's conditions"
+                            f"{edge}: its units finding stays an erratum")}
 
 
 def _conditions_exclude_all(bound: Bound, candidates: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -25,9 +25,12 @@ Settings (quick profile; the full profile uses more seeds and rounds):
   times the index of eq. (7)'s average (t = 1..T as printed, or the rounds t = 0..T-1 as Algorithm 1 runs them).
   Each row is decided under all four and joined by ``combine_readings``: a verdict counts only when every reading
   gives it; otherwise the row is 'ambiguous', with each reading's verdict.
-* Scope of the bound verdicts: under reading A of the global step eq. (7)'s first term D/(C alpha eta_g sum_t d_t)
-  has the units of a loss over a displacement-step, not of ||grad f||^2, so a violation under reading A is
-  reported as a units artifact (scope 'units_artifact'), not counted.
+* Rule 8 (docs/verdict-rules.md): Theorem 1 is inconsistent in units under both readings of eta_g (under A eq. (7)'s
+  first term D/(C alpha eta_g sum_t d_t) is a loss over a displacement step; under B Phi's terms and C_max's
+  '1 - alpha L' are). Both readings are decided by the same rule: a row escalates the units erratum to false as
+  stated where it is violated on the run as measured, or on a rescaled run inside rule 8's regime (every value of
+  the statement within a factor 10 of the run's); the two readings of eta_g are then joined like any readings
+  (``join_step_readings``): a violation counts only where both give it.
 * Trivial bounds (vacuity): the left sides are averages of ||grad f(w^t)||^2, at most L^2 R^2 with R^2 the
   largest ||w - w*||^2 the run visited (the measure visited_max_dist2).
 * Claims are decided under the statistics policy (``claim_result``: Student-t, Bonferroni over the check's rows,
@@ -295,9 +298,14 @@ def _rederive_c(vals):
 def _rescaled_note(x) -> str:
     if x.get("verdict") == "violated":
         return (f"the ratio and horizons above are on the rescaled instance (rule 8: loss x {x['c']:.3g}, parameters "
-                f"x {x['s']:.3g}; C = C_max = {x['values'].get('C', float('nan')):.3g} there)")
+                f"x {x['s']:.3g}; C = C_max = {x['values'].get('C', float('nan')):.3g} there; inside the regime, the "
+                f"largest move x{x['regime']['moved']:.3g}, {x['regime']['by']})")
     if x.get("verdict") == "holds":
-        return f"rescaled instances (10^t, t = {x['tested'][0]}..{x['tested'][-1]}): hold" if x.get("tested") else             "every rescaled instance fails a condition"
+        edge = (f"; the regime ends at t = {x['regime']['left_at']:g} ({x['regime']['by']})"
+                if x.get("regime", {}).get("left_at") is not None else "")
+        return ((f"rescaled instances inside rule 8's regime (values within x{x['regime']['factor']:g}; 10^t, t = "
+                 f"{x['tested'][0]:g}..{x['tested'][-1]:g}): hold" if x.get("tested") else
+                 "no rescaled instance inside rule 8's regime meets the conditions") + edge)
     return "rescaled instance not tested"
 
 
@@ -342,34 +350,50 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
             return r
         rescaled = r.extra.get("rescaled_instance") or r.extra.get("rescaled")
         r.detail = _horizon_text(r) + (f". {_rescaled_note(rescaled)}" if rescaled else "")
-        if s == "A":  # a reading the tool discounts counts neither against the paper nor for it
-            r.scope = "units_artifact"
         rows[name] = r
     res = combine_readings(rows)
     res.extra["sigma_g2_readings"] = {"client_mean": e["sigma_g2"], "client_max": e["sigma_g2_max"],
                                       "kind": e["sigma_g2_kind"], "quote": EQ6_QUOTE}
+    res.extra["step_reading"] = STEP_UNITS[s]
     res.detail += ". " + _detail(e, run, s, sl, base)
-    if res.verdict == "violated" and s != "A":
+    if res.verdict == "violated":
         res.extra["robustness"] = _robustness(bound, e, run, s, sl, weighted, cert, params, rows)
+        res.finding = fedmrur_records.UNITS_FINDING  # rule 8: the units erratum, false as stated where every reading fails
     violated = [k for k, r in rows.items() if r.verdict == "violated"]
-    if s == "A":  # where it holds as where it is violated: reading A is discounted, so it is evidence neither way
-        res.scope = "units_artifact"
-        res.finding = "fedmrur.eq7.reading_A_units"
-        res.detail = (f"units artifact, not counted ({'violated' if violated else 'not violated'} under reading A): "
-                      "under reading A (eta_g times a displacement) eq. (7)'s first term D/(C alpha eta_g sum d_t) is "
-                      "a loss per displacement step, not a squared gradient; it only makes dimensional sense when "
-                      "eta_g multiplies a gradient-sized update (reading B). A reading the tool discounts counts "
-                      "neither against the paper nor for it. " + res.detail)
-    elif res.verdict == "violated" and any(r.finding == fedmrur_records.UNITS_FINDING for r in rows.values()):
-        res.finding = fedmrur_records.UNITS_FINDING  # false on the rescaled instance (rule 8)
-    elif res.verdict == "violated":
-        res.finding = f"{bound.id}.reading_B"
-    elif res.verdict == "ambiguous":
+    if res.verdict == "ambiguous":
         res.detail = ((f"ambiguous, not counted: violated under {len(violated)} of {len(rows)} readings ("
                        + "; ".join(violated) + "), not under the others. ") if violated else
                       "no reading gives a violation (the readings differ only between holds and inconclusive). "
                       ) + res.detail
     return res
+
+
+def join_step_readings(rows: dict[str, CheckResult]) -> dict[str, CheckResult]:
+    """The two readings of eta_g (A: a displacement, B: a gradient-sized update; the seed does not say which) are
+    readings of the text like any other (rule 3): a violation under one of them counts only where the other gives it
+    too. rows: setting ('A', 'B', 'P') -> its row (each already joined over Assumption 3 x the index). A row violated
+    under one reading of eta_g and not under the other becomes 'ambiguous', naming both; both violated: both count
+    (one finding, the units finding's key)."""
+    a, b = rows.get("A"), rows.get("B")
+    if a is None or b is None or a.verdict == "not_applicable" or b.verdict == "not_applicable":
+        return rows
+    va, vb = a.verdict == "violated", b.verdict == "violated"
+    if va == vb:
+        return rows
+    out = dict(rows)
+    for key, row, other, other_key in (("A", a, b, "B"), ("B", b, a, "A")):
+        if row.verdict != "violated":
+            continue
+        amb = combine_readings({f"eta_g reading {key}": row, f"eta_g reading {other_key}": other})
+        amb.params = dict(row.params)
+        amb.extra = {**row.extra, "readings": row.extra.get("readings", {}),
+                     "step_readings": {key: row.verdict, other_key: other.verdict}}
+        amb.extra.pop("robustness", None)
+        amb.detail = (f"ambiguous, not counted (rule 3 over the readings of eta_g): violated under reading {key} of "
+                      f"eta_g (every reading of Assumption 3 and of the index), {other.verdict} under reading "
+                      f"{other_key} on the same problem and algorithm. " + row.detail)
+        out[key] = amb
+    return out
 
 
 C_FRACTIONS = (0.5, 0.8, 0.9, 0.95, 1.0)  # C as a fraction of C_max: the paper never defines C (module note)
@@ -439,8 +463,8 @@ def _bound_results(session, bound, variants, weighted):
     out = []
     for e in _problems(session):
         run = _runs(session, e, variants[e["key"]])
-        for s in run["settings"]:
-            out.append(_decide_readings(bound, e, run, s, weighted))
+        rows = join_step_readings({s: _decide_readings(bound, e, run, s, weighted) for s in run["settings"]})
+        out.extend(rows[s] for s in run["settings"])
     return out
 
 
