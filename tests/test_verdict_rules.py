@@ -261,3 +261,36 @@ def test_robustness_sweeps_a_free_choice_and_labels_the_fragile():
     both = [_row("a", finding="k", extra={"robustness": robustness(0.02, "", [fragile])}),
             _row("b", finding="k", extra={"robustness": robustness(0.5, "", [sturdy])})]
     assert summarize_findings(both)["fragile"] == []
+
+
+# ------------------------------------------------------------------------------------ issue 45: one cause, one finding
+
+
+def test_cited_lines_reads_every_citation_style():
+    from fedtheory.checks import cited_lines
+
+    r = _row("a", quote="003_7cb41999359df859.txt:142, 144, 148: 'x' and (003:134-136)", source="004:211")
+    assert cited_lines(r) == {("003", 142), ("003", 144), ("003", 148), ("003", 134), ("003", 135), ("003", 136),
+                              ("004", 211)}
+
+
+def test_counted_findings_citing_one_printed_line_must_say_why_they_are_two():
+    """Issue 45, item 2: two counted findings on the same printed line are listed, with the reason one of them gives
+    (extra['independent_of']) or 'NOT DECLARED' (before: nothing looked)."""
+    from fedtheory.checks import shared_lines
+
+    a = _row("p.a", finding="p.a", quote="003_7cb41999359df859.txt:144: 'x'")
+    b = _row("p.b", finding="p.b", quote="003:144")
+    c = _row("p.c", finding="p.c", quote="003:145")
+    pairs = shared_lines([a, b, c])
+    assert pairs == [{"findings": ["p.a", "p.b"], "lines": ["003:144"], "independent": None}]
+    assert "NOT DECLARED" in summarize_text([a, b, c])
+    b.extra["independent_of"] = {"p.a": "decided against the repaired order"}
+    assert shared_lines([a, b, c])[0]["independent"] == "decided against the repaired order"
+    assert summarize_findings([a, b, c])["shared_lines"][0]["independent"]
+
+
+def summarize_text(rows):
+    from fedtheory.checks.output import _findings_text
+
+    return _findings_text(rows)

@@ -23,11 +23,12 @@ from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_US
                    all_checks, cached_symbolic, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
                    errors, exit_code, expr_from_srepr, finding_class_of, group_findings, holm_reject, id_matches, register_spec,
                    registered_check_ids, run_control, run_controls, select, symbolic_part)
-from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
-                     simulation_text, summarize, summarize_findings, write_json)
+from .output import (LOOSE_FACTOR, cited_lines, format_table, format_timings, print_results, results_payload, row_marks,
+                     shared_lines, simulation_text, summarize, summarize_findings, write_json)
 from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
                             run_settings)
-from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
+from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, run_check, run_label,  # registers empirical.runs
+                          training_regime, unusable_runs)
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
@@ -48,4 +49,5 @@ __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_tex
            "simulation_text", "summarize",
            "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
            "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions",
-           "register_rate_check", "run_settings"]
+           "register_rate_check", "run_settings", "cited_lines", "shared_lines", "REGIME_FRACTION",
+           "in_training_regime", "training_regime"]

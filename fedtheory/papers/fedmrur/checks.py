@@ -43,7 +43,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, claim_result,
-                              combine_readings, faster_order, identity_result, rate_check)
+                              combine_readings, faster_order, identity_result, in_training_regime, rate_check,
+                              training_regime)
 from fedtheory.sim import (AdditiveNoise, Algorithm, ClientSampling, NormalizedAggregation, RunConfig, pl_nonconvex,
                            simulate, synthetic_logistic)
 from fedtheory.sim.hyperbolic import (lifted_sqdist, lorentz_inner, lorentz_lift, lorentz_sqdist, r_bound,
@@ -52,6 +53,7 @@ from fedtheory.validation import ParameterError
 
 from . import records as fedmrur_records
 from .algorithms import fedmrur, mofedsam, settings_of, weighted_grad_norm2
+from .experiments import PAPER_ROUNDS, PAPER_ROUNDS_SOURCE
 
 PAPER = "fedmrur"
 ALPHA, RHO, K_LOCAL, SIGMA2 = 0.1, 0.05, 5, 0.05
@@ -617,6 +619,72 @@ def eq3(session):
                                f"{worst_self:.2g}, eq. (3) as printed vs the stable form {worst_form:.2g} (relative)")]
 
 
+STATEMENT_FINDING = "fedmrur.thm1.statement"  # Theorem 1's hypotheses as printed do not make a statement (003:134)
+_RELATIONS = (r"\leq", r"\geq", r"\le ", r"\ge ", r"\lt", r"\gt", "<", ">", "=", r"\ne")
+
+
+def _statement_rows(clause: str | None = None, k_min=None, expr=None, var=None, what: str = "") -> list[CheckResult]:
+    """Theorem 1's hypotheses as printed (003:134): the math after 'satisfying' must be a relation (it is the only
+    place that could define C), and the stated range 'for all K >= 0' must keep the statement's own expressions
+    defined (C_max and Phi divide by K). clause, k_min, expr, var, what: another clause, lower end, expression and
+    variable (the control's)."""
+    from fedtheory.checks import robustness
+
+    T = fedmrur_records
+    clause = T.THM1_SATISFYING if clause is None else clause
+    k_min = T.THM1_K_RANGE if k_min is None else k_min
+    var = T.K if var is None else var
+    expr = (T.C_MAX_EXPR + T.PHI_BRACKET) if expr is None else expr
+    rel = [r for r in _RELATIONS if r in clause]
+    exact = robustness(margin_text="exact (the printed text)", exact="the printed hypothesis itself, for every value "
+                                                                      "of the constants")
+    common = dict(source=f"{T.SEED}, Thm 1 (003:134)", quote=T.THM1_STATEMENT_QUOTE, finding=STATEMENT_FINDING,
+                  extra={"robustness": exact, "independent_of": {T.UNITS_FINDING: (
+                      "a defect of the hypotheses' text, not of their dimensions: with the comparison restored and "
+                      "K >= 1 the formulas are as inconsistent in units as before, and a units-consistent printing "
+                      "would still lack the comparison and admit K = 0")}})
+    rows = [CheckResult("fedmrur.thm1.clause", PAPER, "symbolic", "holds" if rel else "violated",
+                        finding_class="" if rel else "erratum", **{**common, "finding": "" if rel else STATEMENT_FINDING,
+                                                                   "extra": {} if rel else common["extra"]},
+                        detail=(f"the clause after 'satisfying' contains the comparison {rel[0]!r}" if rel else
+                                f"the clause after 'satisfying' is an expression with no comparison (no \\leq, \\geq, "
+                                f"<, > or =): '{clause[:90]}...'. Theorem 1's C, by which eq. (7)'s first term and "
+                                "Phi are divided (003:136-140), is defined nowhere else in 003: the statement as printed "
+                                "leaves C free (the checks read 'C_max >= C > 0' and take C = C_max, the bounds' "
+                                "smallest; the robustness sweeps of the bound rows try C = 0.5..1 C_max). An erratum: "
+                                "the printed hypothesis is incomplete" + (f" ({what})" if what else "")))]
+    at = sp.simplify(expr.subs(var, k_min))
+    undefined = at.has(sp.zoo, sp.nan, sp.oo, -sp.oo) or at is sp.nan
+    rows.append(CheckResult("fedmrur.thm1.K_range", PAPER, "symbolic", "violated" if undefined else "holds",
+                            finding_class="erratum" if undefined else "",
+                            **{**common, "finding": STATEMENT_FINDING if undefined else "",
+                               "extra": common["extra"] if undefined else {}},
+                            detail=(f"'for all {var} >= {k_min}' includes {var} = {k_min}, where the statement's own "
+                                    f"expressions are undefined (C_max's 2(1 - alpha L)/(K N) and Phi's alpha (L+r) "
+                                    f"eta_g/(K^2 S N) divide by {var}: {sp.sstr(at)[:80]}); the range the statement can "
+                                    f"mean is {var} >= 1 (the checks use K = 5)" if undefined else
+                                    f"every expression is defined at {var} = {k_min}") + (f" ({what})" if what else "")))
+    return rows
+
+
+def _statement_control(session):
+    T = fedmrur_records
+    stripped = sp.latex(T.ETA_L.relation.rhs)  # Theorem 1's first hypothesis with its comparison deleted
+    return _statement_rows(clause=f"\\eta_l {stripped}", k_min=0, var=T.S, expr=T.PHI_BRACKET,
+                           what="control: the hypothesis eta_l <= 1/sqrt(30 alpha K L) with its comparison deleted, and "
+                                "the range S >= 0")
+
+
+@check("fedmrur.thm1.statement", PAPER, "symbolic", records=("fedmrur.thm1", "fedmrur.C_max", "fedmrur.Phi"),
+       cost="symbolic",
+       control=Control("Theorem 1's first hypothesis with its comparison deleted, and the range S >= 0 for the clients "
+                       "per round: both must be reported", _statement_control))
+def thm1_statement(session):
+    """Theorem 1's hypotheses as printed (003:134): the 'satisfying ...' clause has no comparison (C is undefined), and
+    'for all K >= 0' includes K = 0, where C_max and Phi divide by K."""
+    return _statement_rows()
+
+
 # ------------------------------------------------------------------------------------ Algorithm 1 as printed
 
 ALG1_FINDING = "fedmrur.alg1_sign"  # Algorithm 1's printed server step moves against the clients' progress
@@ -728,6 +796,10 @@ def _near_orthogonal_rows(session, first_round_only: bool = False):
                                        "rounds": 1 if first_round_only else run["T"], "clients_per_round": run["S"]},
                                detail=f"with S = {run['S']} updates summing to ~0 the mean pairwise cosine tends to "
                                       f"-1/(S-1) = {-1 / (run['S'] - 1):.3f}, outside the tolerance")
+            if not first_round_only:  # a claim about late training: decided only where the runs reach it (issue 45)
+                res = in_training_regime(res, training_regime(run["T"], PAPER_ROUNDS,
+                                                              loss=run["trace"]["opt_error"][:, sl],
+                                                              paper_source=PAPER_ROUNDS_SOURCE))
             if variant == "MoFedSAM":
                 res.scope = "by_construction"
                 res.detail = (f"built in, not counted: each MoFedSAM local update is alpha g + (1 - alpha) Delta^t "
@@ -965,6 +1037,21 @@ def _t_only(rep: CheckResult) -> CheckResult:
                                if not missed else f"terms growing faster than T^{top}: {missed}"))
 
 
+RATE_FINDING = "fedmrur.thm1.rate"  # eq. (8)'s order misses two of eq. (7)'s terms (a factor K), read as the average
+EQ8_FINDING = "fedmrur.eq8.sum_left_side"  # eq. (8) prints a sum over the rounds where eq. (7) bounds an average
+
+
+def repaired_rate_order():
+    """Eq. (8)'s stated order with the term fedmrur.thm1.rate finds missing added, sqrt(K/(S T)) (its two missed
+    terms, 3 sqrt(K) (L+r)^3 alpha rho^2/(C sqrt(S T)) and 4 sqrt(K) (L+r) alpha sigma_g^2/(C sqrt(S T))): the order
+    under which eq. (7), read as the average, is consistent (a test holds it). It separates the two findings that cite
+    eq. (8) (003:144): the sum erratum is decided against it, so that it rests on the sum alone."""
+    import dataclasses
+
+    T = fedmrur_records
+    return dataclasses.replace(T.THM1_ORDER, expr=T.THM1_ORDER.expr + sp.sqrt(T.K / (T.S * T.T)))
+
+
 def _rate_rows(order=None) -> list[CheckResult]:
     """Eq. (8) against eq. (7) term by term under the stated step sizes (with S and K tracked, and in T alone);
     order: another stated order (the control's)."""
@@ -980,7 +1067,12 @@ def _rate_rows(order=None) -> list[CheckResult]:
         if rep.verdict == "rate_inconsistent":
             rep.detail += (". The missed terms are of order sqrt(K/(S T)) in T, S and K: larger than the stated "
                            "dominant O(1/sqrt(SKT)) by a factor K at every T, so Remark 3's linear speedup in S K does "
-                           "not follow from eq. (7) under the stated step sizes")
+                           "not follow from eq. (7) under the stated step sizes. Independent of "
+                           f"{EQ8_FINDING}: this check reads eq. (8)'s left side as eq. (7)'s average (that erratum "
+                           "corrected), so the missed terms are eq. (7)'s own")
+            rep.extra["independent_of"] = {EQ8_FINDING: (
+                "reads eq. (8)'s left side as the average (the sum erratum corrected): the two missed terms are eq. "
+                "(7)'s own, a factor K above the stated order")}
     return [rep, _t_only(rep)]
 
 
@@ -992,22 +1084,34 @@ def rates(session):
     return _rate_rows()
 
 
-EQ8_FINDING = "fedmrur.eq8.sum_left_side"  # eq. (8) prints a sum over the rounds where eq. (7) bounds an average
-
-
 def _eq8_rows(order=None) -> list[CheckResult]:
     """Eq. (8) as printed (a sum over t on the left) against the bound eq. (7) gives that sum, T times its right side,
-    term by term under the stated step sizes; order: another stated order (the control's)."""
+    term by term under the stated step sizes. Decided against eq. (8)'s order repaired to cover eq. (7)'s terms
+    (``repaired_rate_order``: fedmrur.thm1.rate's finding removed), so that what is counted is the sum alone (issue
+    45: one cause, one finding); the comparison with the order as printed is reported beside it. order: another stated
+    order (the control's)."""
     T = fedmrur_records
-    rep = rate_check(T.EQ8_PRINTED, order=order)
+    repaired = repaired_rate_order()
+    rep = rate_check(T.EQ8_PRINTED, order=order if order is not None else repaired)
     rep.quote = T.RATE_QUOTE
     if rep.verdict == "rate_inconsistent":
         rep.finding, rep.finding_class = EQ8_FINDING, "erratum"  # its robustness: rate_check's (symbolic)
+        as_printed = rate_check(T.EQ8_PRINTED)
+        n_printed = sum(t["covered_by"] is None for t in as_printed.extra.get("terms", []))
+        n_here = sum(t["covered_by"] is None for t in rep.extra.get("terms", []))
         rep.detail = ("eq. (8)'s left side is printed as sum_{t=1}^T E||grad F(x_t)||^2 (003:144), where eq. (7), which "
                       "it summarises, bounds an average: a sum of T non-negative terms cannot be O(1/sqrt(T)) unless the "
                       "gradients vanish like T^(-3/2), and eq. (7) gives the sum T times its bound. The printed left "
                       "side differs from its derivation (an erratum; fedmrur.thm1.rate reads eq. (8) as the average). "
-                      + rep.detail)
+                      + ("Decided against eq. (8)'s order with fedmrur.thm1.rate's missed sqrt(K/(S T)) added (under "
+                         f"which eq. (7) is consistent): {n_here} term(s) of the sum still miss it, each by the factor "
+                         f"T the sum adds (against the order as printed: {n_printed}). "
+                         if order is None else "") + rep.detail)
+        if order is None:
+            rep.extra["independent_of"] = {RATE_FINDING: (
+                f"decided against eq. (8)'s order repaired to cover eq. (7)'s terms ({RATE_FINDING}'s missed "
+                "sqrt(K/(S T)) added): the printed sum still misses it by the factor T alone")}
+            rep.extra["as_printed_missed"] = n_printed
     return [rep]
 
 

@@ -104,7 +104,10 @@ def test_claims_and_records(results):
                                       "fedmrur.claim.participation"}
     assert all(r.verdict == "claim_supported" for r in _by(results, "fedmrur.claim.enlarges_step"))
     fedavg = [r for r in _by(results, "fedmrur.claim.near_orthogonal") if r.params["algorithm"] == "FedAvg"]
-    assert [r.verdict for r in fedavg] == ["claim_supported"] * 2
+    # issue 45: the runs (120 and 300 rounds) are short of a quarter of the paper's 1600 and their gap still falls:
+    # too early to say; on the rounds there are the predicate supports it
+    assert [r.verdict for r in fedavg] == ["inconclusive"] * 2
+    assert all(r.extra["regime"]["predicate_verdict"] == "claim_supported" for r in fedavg)
     for r in claims:  # the statistics policy: the check's rows are the family, 10 seeds each
         assert r.seeds == 10 and r.extra["stats_policy"]["min_effect"] is not None
         assert r.family_size == len(_by(results, r.id))

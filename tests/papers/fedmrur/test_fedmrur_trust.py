@@ -239,3 +239,37 @@ def test_eq8_as_printed_sums_over_the_rounds():
     assert rows[0].verdict == "rate_inconsistent" and rows[0].finding == CF.EQ8_FINDING
     assert rows[0].finding_class == "erratum" and "003:144" in rows[0].detail
     assert "T**(1/2)" in str(rows[0].extra["terms"]) or "T^1/2" in rows[0].detail
+
+
+def test_the_sum_erratum_and_the_rate_finding_are_two_causes(results):
+    """Issue 45, item 2: fedmrur.eq8.sum_left_side and fedmrur.thm1.rate both cite eq. (8) (003:144). Before, the
+    sum's row missed the two terms the rate finding misses too (a double count of them). Now the sum erratum is decided
+    against eq. (8)'s order repaired to cover eq. (7)'s terms (under which fedmrur.thm1.rate is consistent), so it
+    rests on the factor T alone; each row names the other and says why they are two."""
+    from fedtheory.checks import rate_check, shared_lines
+    from fedtheory.papers.fedmrur import checks as CF
+
+    assert rate_check(T.THM1, order=CF.repaired_rate_order()).verdict == "rate_consistent"
+    eq8 = [r for r in results if r.finding == "fedmrur.eq8.sum_left_side"]
+    assert len(eq8) == 1 and eq8[0].verdict == "rate_inconsistent" and eq8[0].finding_class == "erratum"
+    missed = [t for t in eq8[0].extra["terms"] if t["covered_by"] is None]
+    assert missed and all("sqrt(K)" not in t["term"] or "sqrt(T)" in t["term"] for t in missed)
+    assert eq8[0].extra["as_printed_missed"] > len(missed)
+    pair = [x for x in shared_lines(results) if set(x["findings"]) == {"fedmrur.eq8.sum_left_side", "fedmrur.thm1.rate"}]
+    assert pair and "003:144" in pair[0]["lines"] and pair[0]["independent"]
+    assert all(x["independent"] for x in shared_lines(results)), shared_lines(results)
+
+
+def test_theorem_1s_hypotheses_as_printed_are_one_erratum(results):
+    """Issue 45, item 3: 003:134's 'satisfying ...' clause has no comparison (C is defined nowhere), and 'for all
+    K >= 0' includes K = 0 where C_max and Phi divide by K: one counted erratum, which says why it is not the units
+    finding that cites the same line. Remark 2's inference (003:146) is explained in fedmrur.remark2's note."""
+    from fedtheory.papers.fedmrur import checks as CF
+
+    rows = [r for r in results if r.id in ("fedmrur.thm1.clause", "fedmrur.thm1.K_range")]
+    assert len(rows) == 2 and all(r.verdict == "violated" and r.is_finding for r in rows)
+    assert {r.finding for r in rows} == {CF.STATEMENT_FINDING} and {r.finding_class for r in rows} == {"erratum"}
+    assert all(T.UNITS_FINDING in r.extra["independent_of"] for r in rows)
+    fixed = CF._statement_rows(clause=T.THM1_SATISFYING + r" \geq C", k_min=1)
+    assert [r.verdict for r in fixed] == ["holds", "holds"]
+    assert "003:146" in T.REMARK2.note and "does not follow" in T.REMARK2.note
