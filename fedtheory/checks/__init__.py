@@ -32,7 +32,8 @@ from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, run_
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
-from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
+from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, additive_terms, assess_bound,
+                       claim_result, term_tightness,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        register_rate_check, scalar_params, trivial_bound_of)
 
@@ -50,4 +51,4 @@ __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_tex
            "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
            "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions",
            "register_rate_check", "run_settings", "cited_lines", "shared_lines", "REGIME_FRACTION",
-           "in_training_regime", "training_regime"]
+           "in_training_regime", "training_regime", "additive_terms", "term_tightness"]

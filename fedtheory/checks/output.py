@@ -286,9 +286,18 @@ def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None
     print(_findings_text(results), file=file)
 
 
+def _theorems_of(paper: str) -> list[str]:
+    from ..theory.core import registered
+
+    return [r.id for r in registered(paper) if getattr(r, "kind", "") in ("bound", "order")]
+
+
 def collection_summary(results: Sequence[CheckResult]) -> dict[str, dict[str, Any]]:
     """Per collection of papers (``fedtheory.theory.register_paper(..., collection=...)``, e.g. 'zoo', the trusted
-    theorems): its papers, rows, distinct counted findings and the findings listed apart (unverified transcriptions)."""
+    theorems): its papers, rows, distinct counted findings and the findings listed apart (unverified transcriptions);
+    'tested': its theorems (bounds and stated orders) that a row of ``results`` tests (the record's own rows, its
+    .units / .rate rows, or a row naming it in params['record']), 'statement_only': those no row tests (issue 45: not
+    counted among the collection's tested theorems)."""
     out: dict[str, dict[str, Any]] = {}
     for r in results:
         name = paper_info(r.paper).collection
@@ -303,6 +312,10 @@ def collection_summary(results: Sequence[CheckResult]) -> dict[str, dict[str, An
         c["counted"] = len(group_findings(rows))
         c["unverified"] = len([r for r in rows if r.verdict in FINDINGS and r.scope == "unverified_transcription"])
         c["papers"] = sorted(c["papers"])
+        ids = {r.id for r in rows} | {str(r.params.get("record")) for r in rows if isinstance(r.params, dict)}
+        theorems = [t for p in c["papers"] for t in _theorems_of(p)]
+        c["tested"] = [t for t in theorems if t in ids or any(i.startswith(t + ".") for i in ids)]
+        c["statement_only"] = [t for t in theorems if t not in c["tested"]]
     return out
 
 
@@ -311,8 +324,11 @@ def collection_lines(results: Sequence[CheckResult]) -> list[str]:
     lines = []
     for name, c in collection_summary(results).items():
         label = f"{name} (trusted theorems)" if name == "zoo" else name
-        lines.append(f"{label}: {len(c['papers'])} paper(s), {c['rows']} rows, {c['counted']} counted finding(s)"
-                     + (f", {c['unverified']} on unverified transcriptions (listed apart)" if c["unverified"] else ""))
+        lines.append(f"{label}: {len(c['papers'])} paper(s), {len(c['tested'])} theorem(s) tested, {c['rows']} rows, "
+                     f"{c['counted']} counted finding(s)"
+                     + (f", {c['unverified']} on unverified transcriptions (listed apart)" if c["unverified"] else "")
+                     + (f"; statement only (no check tests it, not counted among the tested): "
+                        f"{', '.join(c['statement_only'])}" if c["statement_only"] else ""))
     return lines
 
 
