@@ -110,7 +110,7 @@ def test_the_rate_finding_is_counted_and_its_control_fails():
     assert len(missed) == 2 and all(t["exponents"] == {"K": "1/2", "S": "-1/2"} for t in missed)
     assert sorted("sigma_g" in t["term"] for t in missed) == [False, True]
     assert {sp.sympify(t["T_power"]) for t in missed} == {sp.Rational(-1, 2)}
-    assert "Remark 3" in rate.detail and rate.quote.startswith("003_7cb41999359df859.txt:142-148")
+    assert "Remark 3" in rate.detail and rate.quote.startswith("003_7cb41999359df859.txt:142, 144, 148")
     ctl = CF._rate_rows(faster_order(T.THM1))
     assert {r.verdict for r in ctl} == {"rate_inconsistent"}
     spec = all_checks()["fedmrur.rates"]
