@@ -380,6 +380,17 @@ def join_step_readings(rows: dict[str, CheckResult]) -> dict[str, CheckResult]:
     if a is None or b is None or a.verdict == "not_applicable" or b.verdict == "not_applicable":
         return rows
     va, vb = a.verdict == "violated", b.verdict == "violated"
+    if va and vb:  # the finding needs both: each row states the weaker robustness of the two
+        ra, rb = a.extra.get("robustness"), b.extra.get("robustness")
+        if isinstance(ra, dict) and isinstance(rb, dict):
+            def weakness(x):
+                m = x.get("margin")
+                return (bool(x.get("fragile")), -(m if isinstance(m, (int, float)) else float("inf")))
+            weaker, which = max((ra, "A"), (rb, "B"), key=lambda p: weakness(p[0]))
+            joined = {**weaker, "text": f"{weaker.get('text', '')} (from reading {which} of eta_g: the finding needs both "
+                                        "readings, so it is as robust as the weaker)"}
+            a.extra["robustness"], b.extra["robustness"] = joined, dict(joined)
+        return rows
     if va == vb:
         return rows
     out = dict(rows)
