@@ -2,12 +2,14 @@
 `fedtheory check --out`, as Markdown on standard output (README's and docs/zoo.md's table can be generated from it):
 
     fedtheory check --profile quick --only drori2014 taylor2018 ... --worst-case --out RESULTS.json
-    python benchmarks/zoo_tightness.py RESULTS.json [--collection zoo] [--json]
+    python benchmarks/zoo_tightness.py RESULTS.json [--collection zoo] [--json] [--terms]
 
 One row per bound record: paper, record, source, transcription, rows and verdicts, the tightest measured / bound
 found by simulation (where), by the worst-case search (`--worst-case` records) and by the PEP (a worst-case record
 of method 'pep'); '-' where the file holds no such number (``fedtheory.report.tightness_table``). ``--json``: the
-same table as JSON. Exit 2 (naming the file) for a file that is not a results file. Not a timing benchmark
+same table as JSON. ``--terms``: the term-wise tightness table instead (per bound and additive term, measured / term
+where the term dominates: ``fedtheory.report.term_tightness_markdown``). Exit 2 (naming the file) for a file that is
+not a results file. Not a timing benchmark
 (run_all.py does not run it).
 """
 from __future__ import annotations
@@ -22,15 +24,23 @@ def main(argv=None) -> int:
     ap.add_argument("results", metavar="RESULTS.json", help="a results file written by `fedtheory check --out`")
     ap.add_argument("--collection", help="only this collection (default: every collection of the file)")
     ap.add_argument("--json", action="store_true", help="the table as JSON instead of Markdown")
+    ap.add_argument("--terms", action="store_true", help="the term-wise tightness table (issue 45) instead")
     args = ap.parse_args(argv)
     from fedtheory._validation import ParameterError
-    from fedtheory.report import load_results, tightness_markdown, tightness_table
+    from fedtheory.report import load_results, term_tightness_markdown, tightness_markdown, tightness_table
 
     try:
         payload = load_results(args.results)  # the report's reader: a regular file within limits, held to the schema
     except ParameterError as exc:
         print(f"zoo_tightness: error: {exc}", file=sys.stderr)
         return 2
+    if args.terms:
+        text = term_tightness_markdown(payload, args.collection)
+        if not text:
+            print("zoo_tightness: the results file has no bound row with its additive terms", file=sys.stderr)
+            return 1
+        print(text, end="")
+        return 0
     if args.json:
         print(json.dumps(tightness_table(payload, args.collection), indent=2))
         return 0

@@ -673,6 +673,34 @@ def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None
     return "\n".join(out)
 
 
+def term_tightness_markdown(payload: Mapping[str, Any], collection: str | None = None) -> str:
+    """Term-wise tightness (issue 45: ``fedtheory.checks.term_tightness`` over the bound rows of a collection's papers
+    in a results file) as a Markdown table: per bound and additive term, the rows where it dominates, the largest
+    measured / term there (1 = that term alone is attained; where it dominates, a wrong constant in it shows), the
+    largest share of the bound it reached, and the smallest (bound - measured) / term over the rows that hold (the
+    relative change of that term some row catches; above 1 none does). '' when the file has no such row."""
+    from .checks import CheckResult, term_tightness
+
+    colls = payload.get("collections") or {}
+    papers = {str(p) for name, c in colls.items() if isinstance(c, Mapping) and (collection is None or name == collection)
+              for p in c.get("papers") or []}
+    fields = set(CheckResult.__dataclass_fields__)
+    rows = [CheckResult(**{k: v for k, v in r.items() if k in fields}) for r in payload.get("results") or []
+            if isinstance(r, Mapping) and r.get("paper") in papers and r.get("kind") == "bound"]
+    table = term_tightness(rows)
+    if not table:
+        return ""
+    out = ["| record | additive term | rows where it dominates | largest measured / term there (where) | largest "
+           "share | smallest (bound - measured) / term |", "| --- | --- | --- | --- | --- | --- |"]
+    for e in table:
+        m = e["measured_over_term"]
+        cells = [f"`{e['record']}`", f"`{e['term']}`", str(e["dominant_rows"]),
+                 "none dominates: untested" if m is None else f"{m:.3g} ({_short(e['where'] or '-', 70)})",
+                 f"{e['largest_share']:.3g}", "-" if e["slack_over_term"] is None else f"{e['slack_over_term']:.3g}"]
+        out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 # ------------------------------------------------------------------------------------ the page
 
 

@@ -400,7 +400,8 @@ def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     assert rows[0].scope == "unverified_transcription" and not rows[0].is_finding and exit_code(rows) == 0
     assert "transcription is unverified" in rows[0].detail
     (line,) = collection_lines(rows)
-    assert line.startswith("zoo (trusted theorems): 1 paper(s), 2 rows, 0 counted finding(s), 1 on unverified")
+    assert line.startswith("zoo (trusted theorems): 1 paper(s), 1 theorem(s) tested, 2 rows, 0 counted finding(s), "
+                           "1 on unverified")
 
 
 # ------------------------------------------------------------------------------------ the second trial's findings

@@ -165,15 +165,18 @@ def test_rule8_a_statement_inconsistent_under_every_reading_is_counted():
 def test_rule8_the_bound_is_decided_on_the_run_rescaled_so_that_its_inconsistent_terms_shrink():
     """D/T + sigma against a loss: sigma ([f]/[w]) shrinks against the left side when the parameters are measured
     in smaller units (s > 1). A run measured at 1.5 with D/T = 1, sigma = 1 holds (bound 2) and fails once the
-    parameters are rescaled by 10 (the same run in other units: bound 1.1, measurement 1.5)."""
+    parameters are rescaled by 10^0.4 = 2.51 (the same run in other units: bound 1.398, measurement 1.5), inside rule
+    8's regime (sigma moved by 2.51 < 10)."""
     rec = _units_record(lambda D, T, s: D / T + s, rid="issue36.rule8b")
     vals = {"D": 1.0, "T": 1.0, "sigma": 1.0}
     row = assess_bound(rec, [vals], np.full(4, 1.5))
     assert row.verdict == "violated" and row.finding == "issue36.rule8b.units"
     assert row.finding_class == "false_as_stated" and row.is_finding
     inst = row.extra["rescaled_instance"]
-    assert inst["t"] == 1 and abs(inst["s"] - 10.0) < 1e-9 and abs(inst["c"] - 1.0) < 1e-9
-    assert abs(row.bound - 1.1) < 1e-9 and abs(row.measured - 1.5) < 1e-9
+    assert inst["t"] == 0.4 and abs(inst["s"] - 10 ** 0.4) < 1e-9 and abs(inst["c"] - 1.0) < 1e-9
+    assert abs(row.bound - (1 + 10 ** -0.4)) < 1e-9 and abs(row.measured - 1.5) < 1e-9
+    assert inst["regime"]["factor"] == 10 and inst["regime"]["by"] == "sigma" and inst["regime"]["moved"] < 10
+    assert "rule 8's regime" in row.detail
     assert row.extra["robustness"]["choices"][0]["survives"] is not None
     # below the consistent part it holds on every rescaled instance, and says so
     ok = assess_bound(rec, [vals], np.full(4, 0.5))
@@ -181,6 +184,30 @@ def test_rule8_the_bound_is_decided_on_the_run_rescaled_so_that_its_inconsistent
     # a consistent bound gets no such test
     fine = assess_bound(_units_record(lambda D, T, s: D / T, rid="issue36.rule8c"), [vals], np.full(4, 1.5))
     assert fine.verdict == "violated" and "rescaled" not in fine.extra and "rescaled_instance" not in fine.extra
+
+
+def test_rule8_a_rescaling_beyond_its_regime_is_no_evidence():
+    """Issue 45, item 1: a run measured at 1.05 with D/T = 1, sigma = 1 fails only once sigma shrinks below 0.05, a
+    change of the parameters' units by more than 20: outside rule 8's regime (every value of the statement within a
+    factor 10 of the run's). Before: violated at 10^2 (false as stated on sigma x 0.01); now the units finding stays
+    an erratum, and the row says where the regime ends."""
+    rec = _units_record(lambda D, T, s: D / T + s, rid="issue45.rule8a")
+    row = assess_bound(rec, [{"D": 1.0, "T": 1.0, "sigma": 1.0}], np.full(4, 1.05))
+    assert row.verdict == "holds" and not row.finding and "rescaled_instance" not in row.extra
+    x = row.extra["rescaled"]
+    assert x["verdict"] == "holds" and max(x["tested"]) == 1.0 and x["regime"]["left_at"] == 1.1
+    assert x["regime"]["by"] == "sigma" and "stays an erratum" in row.detail and "regime" in row.detail
+
+
+def test_rule8_the_run_as_measured_escalates_the_units_finding():
+    """Issue 45, item 1: a statement inconsistent in units under every reading that fails on the run as measured is
+    false as stated under its units finding's key (one cause: the erratum escalates). Before: the row was its own
+    finding, beside the units erratum."""
+    rec = _units_record(lambda D, T, s: D / T + s, rid="issue45.rule8b")
+    row = assess_bound(rec, [{"D": 1.0, "T": 1.0, "sigma": 1.0}], np.full(4, 3.0))
+    assert row.verdict == "violated" and row.finding == "issue45.rule8b.units"
+    assert row.finding_class == "false_as_stated" and "run as measured" in row.detail
+    assert "rescaled_instance" not in row.extra and "rescaled" not in row.extra
 
 
 def test_rule8_a_stated_order_stays_a_units_artifact():
@@ -234,3 +261,36 @@ def test_robustness_sweeps_a_free_choice_and_labels_the_fragile():
     both = [_row("a", finding="k", extra={"robustness": robustness(0.02, "", [fragile])}),
             _row("b", finding="k", extra={"robustness": robustness(0.5, "", [sturdy])})]
     assert summarize_findings(both)["fragile"] == []
+
+
+# ------------------------------------------------------------------------------------ issue 45: one cause, one finding
+
+
+def test_cited_lines_reads_every_citation_style():
+    from fedtheory.checks import cited_lines
+
+    r = _row("a", quote="003_7cb41999359df859.txt:142, 144, 148: 'x' and (003:134-136)", source="004:211")
+    assert cited_lines(r) == {("003", 142), ("003", 144), ("003", 148), ("003", 134), ("003", 135), ("003", 136),
+                              ("004", 211)}
+
+
+def test_counted_findings_citing_one_printed_line_must_say_why_they_are_two():
+    """Issue 45, item 2: two counted findings on the same printed line are listed, with the reason one of them gives
+    (extra['independent_of']) or 'NOT DECLARED' (before: nothing looked)."""
+    from fedtheory.checks import shared_lines
+
+    a = _row("p.a", finding="p.a", quote="003_7cb41999359df859.txt:144: 'x'")
+    b = _row("p.b", finding="p.b", quote="003:144")
+    c = _row("p.c", finding="p.c", quote="003:145")
+    pairs = shared_lines([a, b, c])
+    assert pairs == [{"findings": ["p.a", "p.b"], "lines": ["003:144"], "independent": None}]
+    assert "NOT DECLARED" in summarize_text([a, b, c])
+    b.extra["independent_of"] = {"p.a": "decided against the repaired order"}
+    assert shared_lines([a, b, c])[0]["independent"] == "decided against the repaired order"
+    assert summarize_findings([a, b, c])["shared_lines"][0]["independent"]
+
+
+def summarize_text(rows):
+    from fedtheory.checks.output import _findings_text
+
+    return _findings_text(rows)

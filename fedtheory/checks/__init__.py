@@ -25,16 +25,18 @@ from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_US
                    errors, exit_code, expr_from_srepr, finding_class_of, group_findings, holm_reject, id_matches, register_spec,
                    registered_check_ids, run_control, run_controls, select, symbolic_part)
 from .base import ROUNDING_RTOL, record_row_filter, rounding_tolerance
-from .output import (LOOSE_FACTOR, format_table, format_timings, print_results, results_payload, row_marks,
-                     simulation_text, summarize, summarize_findings, write_json)
+from .output import (LOOSE_FACTOR, cited_lines, format_table, format_timings, print_results, results_payload, row_marks,
+                     shared_lines, simulation_text, summarize, summarize_findings, write_json)
 from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
                             run_settings)
-from .logged_runs import logged_runs, run_check, run_label, unusable_runs  # registers empirical.runs
+from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, run_check, run_label,  # registers empirical.runs
+                          training_regime, unusable_runs)
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .verdicts import ROUNDING_SCALES, rounding_scale_of
-from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, assess_bound, claim_result,
+from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, additive_terms, assess_bound,
+                       claim_result, term_tightness,
                        combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
                        register_rate_check, scalar_params, trivial_bound_of)
 
@@ -52,4 +54,5 @@ __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_tex
            "simulation_text", "summarize",
            "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
            "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions",
-           "register_rate_check", "run_settings"]
+           "register_rate_check", "run_settings", "cited_lines", "shared_lines", "REGIME_FRACTION",
+           "in_training_regime", "training_regime", "additive_terms", "term_tightness"]

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+import dataclasses
+import math
+
+import numpy as np
+
 from .base import CheckResult, Control, Session, check
 
 
@@ -69,6 +74,68 @@ def run_label(cfg) -> str:
         part += f"({cfg['classes_per_client']})"
     n = cfg["clients_per_round"] or cfg["n_clients"]
     return f"{cfg['dataset']}/{cfg['model']}/{part}, {n} of {cfg['n_clients']} clients, T={cfg['rounds']}"
+
+
+# ------------------------------------------------------------------------------------ the regime of a claim about training
+
+REGIME_FRACTION = 0.25  # a run long enough to decide a claim about training: a quarter of the paper's rounds ...
+REGIME_FLAT = 0.05  # ... or a loss that fell by less than 5% (relative) over the last quarter of its rounds
+REGIME_CHANCE_MARGIN = 0.02  # a final accuracy within 2 points of chance: the training has not happened
+
+
+def training_regime(rounds: int, paper_rounds: int, *, loss=None, accuracy=None, chance: float | None = None,
+                    fraction: float = REGIME_FRACTION, flat: float = REGIME_FLAT, paper_source: str = "") -> dict:
+    """Has a run reached the regime a claim about training speaks of (issue 45: a claim about training is decided only
+    on runs long enough to say)? Reached when the runs did at least ``fraction`` of the paper's ``paper_rounds``, or
+    when their loss has converged: ``loss`` (rounds, runs) or (rounds,), NaN where not logged; its mean over runs fell
+    by less than ``flat`` (relative) over the last quarter of the logged rounds. Never reached while the final
+    ``accuracy`` (per run) is within REGIME_CHANCE_MARGIN of ``chance``: the models have not learned. Returns
+    {'reached', 'how' ('length' | 'converged' | ''), 'text', 'rounds', 'needed', 'loss_drop'}."""
+    needed = int(math.ceil(fraction * paper_rounds))
+    drop = None
+    if loss is not None:
+        m = np.asarray(loss, float)
+        if m.ndim == 2:  # the mean over runs of the rounds every run logged
+            m = np.where(np.isfinite(m).all(axis=1), np.where(np.isfinite(m), m, 0.0).mean(axis=1), np.nan)
+        m = m[np.isfinite(m)]
+        if m.size >= 4:
+            start, end = float(m[-max(2, m.size // 4)]), float(m[-1])
+            drop = (start - end) / abs(end) if end != 0 else math.inf
+    acc = np.asarray(accuracy if accuracy is not None else [], float).ravel()
+    acc = acc[np.isfinite(acc)]
+    at_chance = chance is not None and acc.size > 0 and float(acc.mean()) <= chance + REGIME_CHANCE_MARGIN
+    src = f" ({paper_source})" if paper_source else ""
+    if at_chance:
+        how, text = "", (f"the models end at chance accuracy ({float(acc.mean()):.3f} vs {chance:.3f}): the training "
+                         "the claim speaks of has not happened")
+    elif rounds >= needed:
+        how, text = "length", f"{rounds} rounds, at least {fraction:g} of the paper's {paper_rounds}{src}"
+    elif drop is not None and drop <= flat:
+        how, text = "converged", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's {paper_rounds}{src}), "
+                                  f"but the loss fell by only {100 * drop:.2g}% over the last quarter of them "
+                                  f"(converged: under {100 * flat:g}%)")
+    else:
+        how, text = "", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's {paper_rounds}{src}), and "
+                         + (f"the loss still fell by {100 * drop:.2g}% over the last quarter of them (not converged: "
+                            f"{100 * flat:g}% or less)" if drop is not None else "no loss logged to show convergence"))
+    return {"reached": bool(how), "how": how, "text": text, "rounds": int(rounds), "needed": needed,
+            "loss_drop": drop}
+
+
+def in_training_regime(row: CheckResult, regime: dict) -> CheckResult:
+    """A claim row decided only where its runs reached the regime the claim speaks of (``training_regime``): else
+    'inconclusive', the row saying why and what the predicate gave on the rounds there are (extra['regime'])."""
+    row.extra["regime"] = {k: v for k, v in regime.items() if k != "text"} | {"text": regime["text"]}
+    if regime["reached"] or row.verdict not in ("claim_supported", "claim_refuted"):
+        if regime["reached"]:
+            row.detail = f"in the claim's regime: {regime['text']}. " + row.detail
+        return row
+    out = dataclasses.replace(row, verdict="inconclusive", finding_class="",
+                              detail=(f"not decided, too early to say: {regime['text']}; on the rounds there are the "
+                                      f"predicate gives {row.verdict}. ") + row.detail)
+    out.extra["regime"]["predicate_verdict"] = row.verdict
+    out.extra.pop("robustness", None)
+    return out
 
 
 # ------------------------------------------------------------------------------------ integrity

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -14,8 +15,9 @@ from ..theory.core import paper_info
 from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, finding_class_of, group_findings
 from .robustness import finding_robustness
 
-__all__ = ["draft_records", "format_table", "format_timings", "print_results", "results_payload", "simulation_text", "summarize",
-           "summarize_findings", "write_json", "write_atomic", "check_writable", "fmt_number", "row_marks",
+__all__ = ["cited_lines", "draft_records", "format_table", "format_timings", "print_results", "results_payload",
+           "shared_lines", "simulation_text", "summarize", "summarize_findings", "write_json", "write_atomic",
+           "check_writable", "fmt_number", "row_marks",
            "LOOSE_FACTOR"]
 
 LOOSE_FACTOR = 1e6  # a bound looser than this factor (bound / measured) is reported as such in the summary
@@ -152,6 +154,45 @@ def _row_label(r: CheckResult) -> str:
     return " ".join(str(x) for x in (r.id, r.problem and f"on {r.problem}", setting and f"({setting})", r.verdict) if x)
 
 
+_CITED = re.compile(r"\b(\d{3})(?:_[0-9a-f]{16}\.txt)?:(\d+)((?:\s*[-,]\s*\d+)*)")
+
+
+def cited_lines(row: CheckResult) -> set[tuple[str, int]]:
+    """The printed lines a row cites in its quote and source, as (seed, line): 'SEED.txt:L', 'NNN:L', ranges 'L-M'
+    and lists 'L, M'."""
+    out: set[tuple[str, int]] = set()
+    for text in (row.quote or "", row.source or ""):
+        for m in _CITED.finditer(text):
+            nums = [int(m.group(2))]
+            rest = m.group(3) or ""
+            for sep, n in re.findall(r"([-,])\s*(\d+)", rest):
+                if sep == "-":
+                    nums.extend(range(nums[-1] + 1, int(n) + 1))
+                else:
+                    nums.append(int(n))
+            out.update((m.group(1), n) for n in nums)
+    return out
+
+
+def shared_lines(results: Sequence[CheckResult]) -> list[dict[str, Any]]:
+    """Every pair of counted findings whose rows cite a common printed line (issue 45: one cause is one finding):
+    {'findings': [a, b], 'lines': ['003:144', ...], 'independent': the reason a row of either gives in
+    ``extra['independent_of'][other key]``, or None when neither says why they are two causes}."""
+    groups = group_findings(results)
+    lines = {k: set().union(*(cited_lines(r) for r in rows)) for k, rows in groups.items()}
+    out = []
+    keys = sorted(groups)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            common = lines[a] & lines[b]
+            if not common:
+                continue
+            why = next((r.extra.get("independent_of", {}).get(o) for k, o in ((a, b), (b, a)) for r in groups[k]
+                        if isinstance(r.extra.get("independent_of"), dict) and r.extra["independent_of"].get(o)), None)
+            out.append({"findings": [a, b], "lines": [f"{s}:{n}" for s, n in sorted(common)], "independent": why})
+    return out
+
+
 def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     """Distinct findings (rows grouped by cause), what is not counted and why, and the vacuous / loose bounds.
 
@@ -159,7 +200,8 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     'robustness': {key: {'fragile', 'text', 'margin', 'exact', 'choices'}} (``checks.robustness``: each counted
     finding's margin and free choices swept), 'fragile': [keys lost within 10% of a free choice],
     'ambiguous': [...], 'proof_step_loose': [...], 'not_counted': {key: {'scope': ..., 'rows': [...]}},
-    'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...]}:
+    'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...],
+    'shared_lines': ``shared_lines``}:
     'findings' are the in-scope causes the exit code counts, 'classes' the same keys by severity class
     (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that failed (never findings);
     'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that follow only from the
@@ -194,7 +236,7 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
                                "choices": v.get("choices", [])} for k, v in rob.items()},
             "fragile": [k for k, v in rob.items() if v.get("fragile")],
             "ambiguous": amb, "proof_step_loose": psl, "not_counted": nc, "self_checks": selfc, "vacuous": vac,
-            "loose": loose}
+            "loose": loose, "shared_lines": shared_lines(results)}
 
 
 def _findings_text(results: Sequence[CheckResult]) -> str:
@@ -214,6 +256,12 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
             lines.append(f"  * {k}{frag}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
             lines.append(f"      {s['robustness'][k]['text']}")
             lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
+    if s["shared_lines"]:
+        lines.append(f"{len(s['shared_lines'])} pair(s) of counted findings cite the same printed line (one cause is "
+                     "one finding; each pair says why it is two):")
+        lines += [f"  * {x['findings'][0]} / {x['findings'][1]} ({', '.join(x['lines'][:4])}"
+                  + (" ..." if len(x["lines"]) > 4 else "") + "): "
+                  + (x["independent"] or "NOT DECLARED: possibly one cause counted twice") for x in s["shared_lines"]]
     if s["ambiguous"]:
         lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's verdict "
                      "is in the row's note): " + "; ".join(s["ambiguous"][:6]) + (" ..." if len(s["ambiguous"]) > 6 else ""))
@@ -260,9 +308,18 @@ def print_results(results: Sequence[CheckResult], elapsed_s: float | None = None
     print(_findings_text(results), file=file)
 
 
+def _theorems_of(paper: str) -> list[str]:
+    from ..theory.core import registered
+
+    return [r.id for r in registered(paper) if getattr(r, "kind", "") in ("bound", "order")]
+
+
 def collection_summary(results: Sequence[CheckResult]) -> dict[str, dict[str, Any]]:
     """Per collection of papers (``fedtheory.theory.register_paper(..., collection=...)``, e.g. 'zoo', the trusted
-    theorems): its papers, rows, distinct counted findings and the findings listed apart (unverified transcriptions)."""
+    theorems): its papers, rows, distinct counted findings and the findings listed apart (unverified transcriptions);
+    'tested': its theorems (bounds and stated orders) that a row of ``results`` tests (the record's own rows, its
+    .units / .rate rows, or a row naming it in params['record']), 'statement_only': those no row tests (issue 45: not
+    counted among the collection's tested theorems)."""
     out: dict[str, dict[str, Any]] = {}
     for r in results:
         name = paper_info(r.paper).collection
@@ -277,6 +334,10 @@ def collection_summary(results: Sequence[CheckResult]) -> dict[str, dict[str, An
         c["counted"] = len(group_findings(rows))
         c["unverified"] = len([r for r in rows if r.verdict in FINDINGS and r.scope == "unverified_transcription"])
         c["papers"] = sorted(c["papers"])
+        ids = {r.id for r in rows} | {str(r.params.get("record")) for r in rows if isinstance(r.params, dict)}
+        theorems = [t for p in c["papers"] for t in _theorems_of(p)]
+        c["tested"] = [t for t in theorems if t in ids or any(i.startswith(t + ".") for i in ids)]
+        c["statement_only"] = [t for t in theorems if t not in c["tested"]]
     return out
 
 
@@ -285,8 +346,11 @@ def collection_lines(results: Sequence[CheckResult]) -> list[str]:
     lines = []
     for name, c in collection_summary(results).items():
         label = f"{name} (trusted theorems)" if name == "zoo" else name
-        lines.append(f"{label}: {len(c['papers'])} paper(s), {c['rows']} rows, {c['counted']} counted finding(s)"
-                     + (f", {c['unverified']} on unverified transcriptions (listed apart)" if c["unverified"] else ""))
+        lines.append(f"{label}: {len(c['papers'])} paper(s), {len(c['tested'])} theorem(s) tested, {c['rows']} rows, "
+                     f"{c['counted']} counted finding(s)"
+                     + (f", {c['unverified']} on unverified transcriptions (listed apart)" if c["unverified"] else "")
+                     + (f"; statement only (no check tests it, not counted among the tested): "
+                        f"{', '.join(c['statement_only'])}" if c["statement_only"] else ""))
     return lines
 
 

@@ -120,7 +120,7 @@ PAYLOAD: dict[str, Field] = {
     "summary": Field(("object", "null"), "verdict -> number of rows"),
     "findings": Field(("object", "null"), "the distinct findings and what is not counted (see findings below)"),
     "collections": Field(("object", "null"), "per collection of papers (e.g. zoo): {\"papers\", \"rows\", \"counted\", "
-                         "\"unverified\"}"),
+                         "\"unverified\", \"tested\", \"statement_only\"}"),
     "load_s": Field(("number", "null"), "seconds spent loading the plug-ins"),
     "timings": Field(("list", "null"), "each check's seconds, CPU seconds, where it ran, rows, simulations"),
     "worst_case": Field(("list", "null"), "--worst-case: one record per searched bound"),

@@ -119,6 +119,13 @@ TRIVIAL_BOUNDS: dict[str, TrivialBound] = {t.kind: t for t in (
                  "||w^{t+1} - w^t||^2)", ("visited_max_dist2",), lambda q: 4.0 * _r2(q)),
     TrivialBound("local_path", "4 K R^2: a sum over the K local steps of ||w_{i,k} - w^t||^2", ("K", "visited_max_dist2"),
                  lambda q: 4.0 * np.asarray(q["K"], float) * _r2(q)),
+    TrivialBound("dist", "R: a distance ||w - w*|| of a visited point, or of an average of visited points (an agent "
+                 "average xbar)", ("visited_max_dist2",), lambda q: np.sqrt(_r2(q))),
+    TrivialBound("stacked_grad_norm", "sqrt(sum_i (||grad f_i(w*)|| + L_i R)^2): the stacked gradient [grad f_i(x_i)]_i "
+                 "at visited points x_i (||grad f_i(x)|| <= ||grad f_i(w*)|| + L_i ||x - w*||)",
+                 ("grad_norms_at_optimum", "L_clients", "visited_max_dist2"),
+                 lambda q: np.sqrt(np.sum((np.asarray(q["grad_norms_at_optimum"], float)
+                                           + np.asarray(q["L_clients"], float) * np.sqrt(_r2(q))) ** 2))),
     TrivialBound("deviation", "2 R: a distance ||a - b|| between two visited points (an agent's or a client's model and "
                  "the average: consensus_max, client_deviation_max)", ("visited_max_dist2",),
                  lambda q: 2.0 * np.sqrt(_r2(q))),
@@ -259,6 +266,120 @@ def rounding_scale_of(bound: Bound, quantities: Mapping[str, Any] | None = None,
     return value, text
 
 
+# ------------------------------------------------------------------------------------ term-wise tightness
+
+
+def _nonnegative_term(t: sp.Expr) -> bool:
+    return bool(t.as_coeff_Mul()[0] > 0)
+
+
+def _split_terms(e: sp.Expr) -> list[sp.Expr]:
+    """Additive terms: a sum split, a product distributed over a factor that is a sum of terms with positive
+    coefficients (1 + S/eta_g^2; a definition such as B = sum p_k^2 sigma_k^2 + 6 L Gamma + ...), never over one with
+    a negative coefficient (H - 1, 1 - gamma mu) or inside a power or function."""
+    if e.is_Add:
+        return [t for a in e.args for t in _split_terms(a)]
+    if e.is_Mul:
+        for i, f in enumerate(e.args):
+            if f.is_Add and all(_nonnegative_term(a) for a in f.args):
+                rest = sp.Mul(*(e.args[:i] + e.args[i + 1:]))
+                return [t for a in f.args for t in _split_terms(rest * a)]
+    return [e]
+
+
+_TERMS: dict[tuple[str, int], list[tuple[str, sp.Expr]]] = {}
+
+
+def additive_terms(bound: Bound) -> list[tuple[str, sp.Expr]]:
+    """The additive terms of a bound's right side, (text, expression), as term-wise tightness measures them: its
+    definitions that are sums substituted (V_0 = ||x^0 - x*||^2 + (9 N h^2/S) C_0; sigma_dif^2 = zeta^2 + sigma^2),
+    products distributed over sums of positive terms (``_split_terms``); the other definitions stay symbols (they are
+    evaluated as the bound is). A bound that is one product or power has one term."""
+    key = (bound.id, id(bound))
+    if key not in _TERMS:
+        e = bound.expr
+        for _ in range(len(bound.definitions) + 1):
+            subs = {d.symbol: d.expr for d in bound.definitions if d.expr is not None and d.expr.is_Add
+                    and d.symbol in e.free_symbols}
+            if not subs:
+                break
+            e = e.xreplace(subs)
+        _TERMS[key] = [(sp.sstr(t), t) for t in _split_terms(e)]
+    return _TERMS[key]
+
+
+_TERM_EVAL: dict[tuple[str, int, int], Any] = {}
+
+
+def _term_values(bound: Bound, values: Mapping[str, Any]) -> list[np.ndarray]:
+    from ..theory.core import Evaluator
+
+    out = []
+    for i, (_, t) in enumerate(additive_terms(bound)):
+        key = (bound.id, id(bound), i)
+        if key not in _TERM_EVAL:
+            _TERM_EVAL[key] = Evaluator(bound.expanded(t), bound.symbols, f"{bound.id} (term {i + 1})")
+        out.append(np.asarray(_TERM_EVAL[key](values), float))
+    return out
+
+
+def _terms_extra(bound: Bound, values: Mapping[str, Any], measured: float | None, total: float | None,
+                 row: int | None = None, shape: tuple | None = None) -> list[dict[str, Any]] | None:
+    """Each additive term of ``bound`` at the compared point: its value (mean over runs; per-round bounds: at the row
+    compared, ``row`` of arrays broadcast to ``shape``), its share of the bound and measured / term (term-wise
+    tightness: near 1 where a term dominates, a wrong constant in that term shows). None when it cannot be said."""
+    terms = additive_terms(bound)
+    if measured is None or total is None or not np.isfinite(total) or total <= 0:
+        return None
+    try:
+        vals = _term_values(bound, values)
+    except (MissingValuesError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    out = []
+    for (text, _), v in zip(terms, vals):
+        if shape is not None and row is not None:
+            v = np.broadcast_to(v, shape)[row] if v.ndim else v
+        with np.errstate(all="ignore"):
+            val = float(np.mean(v))
+        if not np.isfinite(val):
+            return None
+        out.append({"term": text, "value": val, "share": val / total,
+                    "measured_over_term": (measured / val) if val > 0 else None})
+    return out
+
+
+def term_tightness(results: Sequence[CheckResult]) -> list[dict[str, Any]]:
+    """Term-wise tightness of every bound record in ``results`` (issue 45): per record and additive term, the rows
+    where that term dominates (the largest share of the bound), the largest measured / term among them (1 = that term
+    alone is attained) and the setting where it was found, the largest share the term reached in any row, and the
+    smallest (bound - measured) / term over the rows that hold (the relative change of that term a row would catch).
+    A term that dominates no row is listed with None: no setting tests it."""
+    per: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in results:
+        terms = (r.extra or {}).get("terms") if r.kind == "bound" else None
+        if not terms or r.verdict not in ("holds", "violated"):
+            continue
+        rec = (r.extra or {}).get("terms_record", r.id)
+        d = per.setdefault(rec, {t["term"]: {"record": rec, "term": t["term"], "dominant_rows": 0,
+                                            "measured_over_term": None, "where": None, "largest_share": 0.0,
+                                            "slack_over_term": None} for t in terms})
+        top = max(terms, key=lambda t: t["share"])
+        for t in terms:
+            e = d.setdefault(t["term"], {"record": rec, "term": t["term"], "dominant_rows": 0, "measured_over_term": None,
+                                         "where": None, "largest_share": 0.0, "slack_over_term": None})
+            e["largest_share"] = max(e["largest_share"], t["share"])
+            if t["value"] > 0 and r.measured is not None and r.bound is not None and r.verdict == "holds":
+                sl = (r.bound - r.measured) / t["value"]
+                e["slack_over_term"] = sl if e["slack_over_term"] is None else min(e["slack_over_term"], sl)
+            if t is top:
+                e["dominant_rows"] += 1
+                m = t["measured_over_term"]
+                if m is not None and (e["measured_over_term"] is None or m > e["measured_over_term"]):
+                    e["measured_over_term"] = m
+                    e["where"] = " ".join(str(x) for x in (r.problem, (r.params or {}).get("setting")) if x)
+    return [e for d in per.values() for e in d.values()]
+
+
 def assess_bound(
     bound: Bound,
     candidates: Sequence[Mapping[str, Any]],
@@ -279,6 +400,7 @@ def assess_bound(
     units_reading: Mapping[str, str] | None = None,
     rederive: Callable[[dict], dict] | None = None,
     robustness: bool = True,
+    terms: bool = True,
 ) -> CheckResult:
     """Evaluate ``bound`` at each candidate set of values (e.g. one per valid (G, B) pair); keep the
     smallest bound among the candidates whose conditions hold (each is a valid instance of the
@@ -314,7 +436,9 @@ def assess_bound(
     symbol with several (e.g. {'eta_g': 'B'}) that the run realises; rederive: the values a check derives from others
     (C = C_max), recomputed on the rescaled values. robustness: a row false on a rescaled instance states how robust
     that is (the units swept, ``checks.robustness``); False skips the sweep (a check sweeping its own free choices
-    calls assess_bound once per value).
+    calls assess_bound once per value). terms: each additive term of the bound at the compared point in
+    ``extra['terms']`` (``additive_terms``; term-wise tightness, ``term_tightness``); a per-round bound's terms are
+    evaluated at the values the check's ``measured_runs`` passed to the bound (``record_evaluations``).
     """
     cid = check_id or bound.id
     if bound.assumptions and certification is None:
@@ -395,6 +519,19 @@ def assess_bound(
     if "rounding" in info:  # a negative gap counted as equality: what the tolerance was formed from
         info["rounding"]["scale_formula"] = scale_text
         info["detail"] += f" (rounding scale {scale_text})"
+    term_rows = None
+    if terms and robustness and verdict in ("holds", "violated") and standing_in(bound) is bound:
+        if per_round:
+            from ..theory.core import record_evaluations
+
+            with record_evaluations() as log:
+                measured_runs(vals)
+            logged = log.get(bound.id) or []
+            if logged and "tightest_round" in info:
+                term_rows = _terms_extra(bound, logged[-1], info.get("measured"), info.get("bound"),
+                                         row=int(info["tightest_round"]), shape=np.shape(payload[0]))
+        else:
+            term_rows = _terms_extra(bound, vals, info.get("measured"), info.get("bound"))
     rescaled = None
     if verdict in ("holds", "inconclusive"):
         rescaled = _rescaled_test(bound, vals, measured_runs, per_round, units_reading, rederive,
@@ -403,6 +540,15 @@ def assess_bound(
     if info.get("detail"):
         detail = info["detail"] + (f". {detail}" if detail else "")
     finding, finding_class = "", ""
+    if verdict == "violated":  # rule 8: the run as measured escalates a units erratum to false as stated
+        from .units_check import units_consequence
+
+        cons = units_consequence(bound, units_reading)
+        if cons is not None:
+            finding, finding_class = cons["finding"], "false_as_stated"
+            detail = (f"rule 8 (inconsistent in units under every reading; finding {cons['finding']}): false as "
+                      "stated on the run as measured (no rescaling). " + detail)
+    rob_extra = None
     if rescaled is not None and rescaled.get("verdict") == "violated":
         original = {k: info.get(k) for k in ("measured", "bound", "ratio")}
         verdict, finding, finding_class = "violated", rescaled["finding"], "false_as_stated"
@@ -430,9 +576,13 @@ def assess_bound(
     if trivial_bound is not None:
         extra["trivial_bound_formula"] = formula
     if rescaled is not None:
-        extra["rescaled_instance" if finding else "rescaled"] = {k: v for k, v in rescaled.items() if k != "text"}
-    if finding:
+        extra["rescaled_instance" if rob_extra is not None else "rescaled"] = {k: v for k, v in rescaled.items()
+                                                                               if k != "text"}
+    if rob_extra is not None:
         extra["robustness"] = rob_extra
+    if term_rows is not None:
+        extra["terms"] = term_rows
+        extra["terms_record"] = bound.id
     return CheckResult(cid, bound.paper, "bound", verdict, measured=info.get("measured"), bound=info.get("bound"),
                        ratio=info.get("ratio"), problem=problem, params={**base_params, **scalar_params(vals)},
                        source=bound.source, detail=detail, extra=extra,
@@ -447,15 +597,41 @@ def verdict_before(numbers: Mapping[str, Any]) -> str:
             else "no finite comparison")
 
 
-RESCALE_STEPS = tuple(range(1, 13))  # t: the inconsistent terms shrink by at least 10^t against the left side
+# t: the inconsistent terms shrink by at least 10^t against the left side; the steps outside the regime are skipped
+RESCALE_STEPS = tuple(round(0.1 * k, 1) for k in range(1, 31))
+
+
+def _regime_factor(vals: Mapping[str, Any], v2: Mapping[str, Any], lhs_factor: float) -> tuple[float, str]:
+    """The largest factor (>= 1) by which a value of the statement, or the left side, moved between the run
+    (``vals``) and its rescaled copy (``v2``), and the name of that value."""
+    worst, name = max(lhs_factor, 1.0 / lhs_factor) if lhs_factor > 0 else math.inf, "the left side"
+    for k, v in vals.items():
+        if k not in v2:
+            continue
+        try:
+            a, b = np.asarray(v, float), np.asarray(v2[k], float)
+        except (TypeError, ValueError):
+            continue
+        if a.shape != b.shape or not a.size:
+            continue
+        with np.errstate(all="ignore"):
+            r = np.abs(b / a)
+        r = r[np.isfinite(r) & (np.abs(a) > 0)]
+        if not r.size:
+            continue
+        f = float(max(np.max(r), 1.0 / np.min(r))) if np.min(r) > 0 else math.inf
+        if f > worst:
+            worst, name = f, k
+    return worst, name
 
 
 def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_reading, rederive, labels,
                    round_name, sweep_units: bool = True, rounding_scale: float = 0.0) -> dict[str, Any] | None:
     """Rule 8 on one instance: None when the bound is not inconsistent in units under every reading; else the outcome
-    on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS (the first scale where
-    the comparison is violated, or 'holds' with what was tested), with 'text' in words."""
-    from .units_check import rescaled_values, units_consequence
+    on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS, inside rule 8's regime
+    (``RESCALE_REGIME``: the steps that move a value of the statement by more than that factor are not tested): the
+    first scale where the comparison is violated, or 'holds' with what was tested, with 'text' in words."""
+    from .units_check import RESCALE_REGIME, regime_text, rescaled_values, units_consequence
 
     cons = units_consequence(bound, units_reading)
     if cons is None:
@@ -472,19 +648,22 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
                         "so no rescaled instance tests it"}
     x, y = direction
 
-    def at(t):
-        """The comparison on the run rescaled by 10^t along the direction; None where a condition fails there."""
+    def at(t, bounded: bool = True):
+        """The comparison on the run rescaled by 10^t along the direction; None where a condition fails there, or
+        (bounded) where the rescaling leaves rule 8's regime."""
         c, s = 10.0 ** (x * t), 10.0 ** (y * t)
         v2 = rescaled_values(vals, dims, c, s)
         if rederive is not None:
             v2 = dict(rederive(v2))
+        fac = c ** float(lhs.f) * s ** float(lhs.w)  # the left side's factor
+        if bounded and _regime_factor(vals, v2, fac)[0] > RESCALE_REGIME * (1 + 1e-9):
+            return None
         try:
             failed = bound.conditions_failed(v2)
         except MissingValuesError:
             failed = ["(a condition's values are missing)"]
         if failed:
             return None
-        fac = c ** float(lhs.f) * s ** float(lhs.w)  # the left side's factor
         with np.errstate(all="ignore"):
             if per_round:
                 lhs_r, rhs_r = measured_runs(v2)
@@ -495,8 +674,16 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
                                              np.asarray(bound.evaluate(v2), float) / fac, rounding_scale=rounding_scale)
         return verdict, info, v2, c, s, fac
 
-    tried, skipped = [], []
+    tried, outside, skipped = [], [], []
     for t in RESCALE_STEPS:
+        c, s = 10.0 ** (x * t), 10.0 ** (y * t)
+        v2 = rescaled_values(vals, dims, c, s)
+        if rederive is not None:
+            v2 = dict(rederive(v2))
+        moved, what = _regime_factor(vals, v2, c ** float(lhs.f) * s ** float(lhs.w))
+        if moved > RESCALE_REGIME * (1 + 1e-9):
+            outside.append((t, moved, what))
+            break  # farther along the direction the values only move more
         got = at(t)
         if got is None:
             skipped.append(t)
@@ -509,9 +696,10 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
             for k in ("measured", "bound"):
                 if info.get(k) is not None:
                     info[k] = info[k] * fac
-            text = (head + f"false as stated on a rescaled instance: the same run with the loss in units 1/c and the "
-                    f"parameters in units 1/s, c = {c:.3g}, s = {s:.3g} (every inconsistent term of the statement "
-                    f"shrunk by at least 10^{t} against the left side; there " + ", ".join(
+            text = (head + f"false as stated on a rescaled instance inside {regime_text()} (largest move here "
+                    f"x{moved:.3g}, {what}): the same run with the loss in units 1/c and the parameters in units 1/s, "
+                    f"c = {c:.3g}, s = {s:.3g} (every inconsistent term of the statement shrunk by at least 10^{t:g} "
+                    "against the left side; there " + ", ".join(
                         f"{k} = {v:.4g}" for k, v in sorted(shown.items())) + "), where every condition holds: "
                     + (info.get("detail") or f"measured {info['measured']:.4g} vs bound {info['bound']:.4g}")
                     + " (measurement and bound in the rescaled units)")
@@ -528,23 +716,30 @@ def _rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_rea
 
             shrink = sweep("the shrink of the inconsistent terms (the units)", 10.0 ** t,
                            ([10.0 ** u for u in RESCALE_STEPS] + [0.9 * 10.0 ** t, 1.1 * 10.0 ** t]) if sweep_units
-                           else [], decide, kind="units (a statement inconsistent in units has none fixed)",
-                           note="1/x of the slowest-shrinking inconsistent term against the left side")
+                           else [], decide, kind="units (a statement inconsistent in units has none fixed), inside "
+                                                 "rule 8's regime",
+                           note="1/x of the slowest-shrinking inconsistent term against the left side; a value "
+                                "outside rule 8's regime counts as lost")
             r0 = info.get("ratio")
             return {"verdict": "violated", "finding": cons["finding"], "t": t, "c": c, "s": s,
                     "reading": cons["reading"], "values": shown, "measured": info.get("measured"),
                     "bound": info.get("bound"), "ratio": r0, "lhs_factor": fac, "shrink_sweep": shrink,
+                    "regime": {"factor": RESCALE_REGIME, "moved": moved, "by": what},
                     "margin": None if r0 is None or not np.isfinite(r0) else 1.0 - float(r0),
                     "info": {k: v for k, v in info.items() if k != "series"}, "text": text}
     last = tried[-1] if tried else None
+    edge = (f"; beyond t = {outside[0][0]:g} the rescaling leaves the regime ({outside[0][2]} moves x"
+            f"{outside[0][1]:.3g})") if outside else ""
     return {"verdict": "holds", "finding": cons["finding"], "tested": tried, "conditions_failed_at": skipped,
-            "direction": direction,
-            "text": head + (f"the bound also holds on the run rescaled so that its inconsistent terms shrink by up to "
-                            f"10^{last} (tested 10^t, t = {', '.join(map(str, tried))}"
-                            + (f"; conditions fail at t = {', '.join(map(str, skipped))}" if skipped else "")
-                            + "): its units finding stays an erratum" if tried else
-                            "every rescaled instance fails a condition of the statement: its units finding stays an "
-                            "erratum")}
+            "direction": direction, "regime": {"factor": RESCALE_REGIME,
+                                               "left_at": outside[0][0] if outside else None,
+                                               "by": outside[0][2] if outside else None},
+            "text": head + (f"the bound also holds on the run rescaled inside {regime_text()} (tested 10^t, t = "
+                            f"{', '.join(f'{u:g}' for u in tried)}"
+                            + (f"; conditions fail at t = {', '.join(f'{u:g}' for u in skipped)}" if skipped else "")
+                            + f"{edge}): its units finding stays an erratum" if tried else
+                            f"no rescaled instance inside {regime_text()} meets the statement's conditions"
+                            f"{edge}: its units finding stays an erratum")}
 
 
 def _conditions_exclude_all(bound: Bound, candidates: Sequence[Mapping[str, Any]]) -> list[str]:

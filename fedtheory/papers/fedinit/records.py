@@ -202,15 +202,47 @@ def read_divergence(expr: sp.Expr, reading: str) -> sp.Expr:
     return expr.xreplace(_READING_SUBS[reading])
 
 
+# Thm 6 combines Thm 2's constant step eta = log(lambda mu N K T)/(lambda mu K T) with Thm 3's eta_tau = c/tau
+# (000:336 'where c is a constant'; 000:436-449). One run meets both only where Thm 3's step at the last local step
+# tau = T K is at least Thm 2's: c >= eta T K = log(lambda mu N K T)/(lambda mu), which grows like log T, so Thm 3's
+# exponents cL/(1+cL) and 1/(1+cL) are not constants in T. Both readings of c are decided (issue 45, item 3).
+C_ETA_TK = sp.log(lam * mu * N * K * T) / (lam * mu)
+C_READINGS = {
+    "c fixed": f"c is the constant Thm 3 states ({SEED}:336 'where c is a constant'), held fixed as T grows",
+    "c = eta T K": f"c = eta T K with Thm 2's eta = log(lambda mu N K T)/(lambda mu K T), the smallest c with which one "
+                   f"run meets both step rules Thm 6 combines ({SEED}:436-449): c = log(lambda mu N K T)/(lambda mu)",
+}
+SEP = " | "  # a compound reading: 'DIVERGENCE | C'
+
+
+def _with_c(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with c = eta T K (C_ETA_TK); eq. (14)'s printed coefficient at beta != 0, (1 + beta)^(1/(beta c L))
+    (its beta = 0 branch exp(1/(cL)) tends to 1 as c grows, like the other; sympy's limits do not take the branch)."""
+    e = expr.replace(lambda x: isinstance(x, sp.Piecewise), lambda x: x.args[-1][0])
+    return e.xreplace({c: C_ETA_TK})
+
+
 def under_reading(record, reading: str):
     """``record`` (a Bound, or an OrderStatement with its explicit bound) with eq. (14)'s divergence factor read as
-    ``reading`` (read_divergence)."""
+    ``reading`` (read_divergence); a compound reading 'DIVERGENCE | C' (Thm 6: a key of C_READINGS after SEP) also
+    reads c, 'c = eta T K' substituting C_ETA_TK in the stated order and the explicit bound."""
     from dataclasses import replace
 
+    div, _, c_reading = reading.partition(SEP)
+    if c_reading and c_reading not in C_READINGS:
+        raise ValueError(f"unknown reading of c {c_reading!r}: one of {sorted(C_READINGS)}")
+    with_c = c_reading == "c = eta T K"
     if isinstance(record, OrderStatement):
-        return replace(record, explicit=under_reading(record.explicit, reading)) if record.explicit is not None else record
-    return replace(record, expr=read_divergence(record.expr, reading),
-                   exact=None if record.exact is None else read_divergence(record.exact, reading))
+        out = replace(record, explicit=under_reading(record.explicit, reading)) if record.explicit is not None else record
+        if with_c:
+            o = out.order
+            out = replace(out, order=replace(o, expr=o.expr.xreplace({c: C_ETA_TK}), choice={**o.choice, c: C_ETA_TK}))
+        return out
+    expr = read_divergence(record.expr, div)
+    exact = None if record.exact is None else read_divergence(record.exact, div)
+    if with_c:
+        expr, exact = _with_c(expr), (None if exact is None else _with_c(exact))
+    return replace(record, expr=expr, exact=exact)
 
 _thm3_requires = {"lr_schedule": "inverse", "nonnegative_losses": True, "equal_client_sizes": True}
 THM3 = Bound(
@@ -387,7 +419,9 @@ THM6 = OrderStatement(
                       + sp.sqrt(D + G**2) * T ** (-1 / (1 + c * L)),
                       T, {eta: sp.log(lam * mu * N * K * T) / (lam * mu * K * T)}, up_to_log=True,
                       substitute=THM5_DIVERGENCE_ORDER, source=f"{SEED}, eq. (18)", track=(S,)),
-    explicit=THM6_COMPOSED, readings=DIVERGENCE_READINGS,
+    explicit=THM6_COMPOSED,
+    readings={f"{d}{SEP}{cr}": f"{DIVERGENCE_READINGS[d]}; {C_READINGS[cr]}" for d in DIVERGENCE_READINGS
+              for cr in C_READINGS},
     note="Eq. (18) is badly garbled. Read: optimization bias (D + L(sigma^2+KG^2))/(NKT); stability bias "
          "(1/S)[sigma_l (TK)^{cL}]^{1/(1+cL)}; divergence bias 'O(1/T^{1/(1+cL)})' per Sec. 4.3.4 ('it expects a "
          "large K to guarantee the order of T to approach O(1/T)'), with coefficient (1+beta)/sqrt(1-96 beta^2) "
@@ -396,7 +430,12 @@ THM6 = OrderStatement(
          "sqrt(D+G^2)/T (reading 'final'). Under both readings the stated stability bias (1/S)[...]^{1/(1+cL)} misses "
          "Thm 3's S-dependence: the bracket of eq. (14) carries 2(L_G^2 + S L_G sigma_l), so the term falls like "
          "S^{-cL/(1+cL)}, not 1/S. Under 'sum' the divergence term also misses the stated T^{-1/(1+cL)} (it grows like "
-         "T^{cL/(1+cL)} log T); under 'final' it is covered.")
+         "T^{cL/(1+cL)} log T); under 'final' it is covered. Both readings of c (C_READINGS; issue 45): Thm 3 states c as "
+         "a constant (000:336), but Thm 6 combines it with Thm 2's constant step (000:436-449), and one run meets both "
+         "rules only with c >= eta T K = log(lambda mu N K T)/(lambda mu), which grows with T. With c = eta T K the "
+         "exponents cL/(1+cL) -> 1 and 1/(1+cL) -> 0: Thm 3's stability term falls like S^(-1) (the stated 1/S) and "
+         "grows like T, the stated divergence bias T^(-1/(1+cL)) tends to a constant: the stated order covers the "
+         "explicit bound, and both grow with T (the excess-risk bound does not vanish as T grows).")
 
 EQ3 = Identity(
     id="fedinit.eq3", paper=PAPER, title="Excess-risk decomposition", source=f"{SEED}, Sec. 4.1, eq. (3)", symbols=S_,

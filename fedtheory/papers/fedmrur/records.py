@@ -164,7 +164,7 @@ THM1_QUOTE = ("003_7cb41999359df859.txt:134-136: 'Theorem 1. Let all the assumpt
               "participation. If eta_l <= 1/sqrt(30 alpha K L), eta_g <= S/(2 alpha L (S-1)) satisfying ..., then for all "
               "K >= 0 and T >= 1, we have: (1/sum_{t=1}^T d_t) sum_{t=1}^T E||grad F(w^t)||^2 d_t <= (F^0 - F^*)/(C alpha "
               "eta_g sum_{t=1}^T d_t) + Phi, (7)'")
-RATE_QUOTE = ("003_7cb41999359df859.txt:142-148: 'Specifically, we set eta_g = Theta(sqrt(SK)/sqrt(T)) and eta_l = "
+RATE_QUOTE = ("003_7cb41999359df859.txt:142, 144, 148: 'Specifically, we set eta_g = Theta(sqrt(SK)/sqrt(T)) and eta_l = "
               "Theta(1/sqrt(STK(L+r))), the convergence rate of the FedMRUR under partial client participation can be "
               "bounded as: sum_{t=1}^T E||grad F(x_t)||^2 = O(1/sqrt(SKT)) + O(sqrt(K)/(ST)) + O(1/sqrt(KT)). (8)' and "
               "Remark 3: 'when T is large enough, the dominant term O(1/sqrt(SKT)) in the bound achieves a linear "
@@ -223,11 +223,26 @@ REMARK2 = Bound(
     conditions=(_cond("sum_d_at_least_T", sum_d >= T, f"{SEED}, Thm 1 (d_t >= 1)"),),
     note="A statement about the two right sides at the same constants: their difference is "
          "D (sum_d - T)/(C alpha eta_g T sum_d) >= 0 iff sum_d >= T, i.e. because every d_t >= 1. It compares upper "
-         "bounds on different left sides (weighted vs plain average) of different algorithms; it says nothing about "
-         "which algorithm converges faster. That is claim fedmrur.claim.faster_than_mofedsam. lhs_kind 'none': the "
+         "bounds on different left sides (eq. (7)'s d_t-weighted average of FedMRUR's gradients, 003:136, against "
+         "MoFedSAM's plain average of its own, 003:146) of different algorithms; a smaller upper bound on another "
+         "quantity says nothing about which algorithm converges faster, so Remark 2's 'which validates FedMRUR "
+         "achieves faster convergence than MoFedSAM' (003:146) does not follow from it (issue 45: explained here, "
+         "not counted: the inference is tested where it can be, on trajectories). That is claim fedmrur.claim.faster_than_mofedsam. lhs_kind 'none': the "
          "left side is another bound's right side, not a measured quantity, so it has no trivial bound; the comparison "
          "is a tautology of the encoding (an implementation self-check).")
 register(THM1, MOFEDSAM, REMARK2)
+
+# Theorem 1's hypotheses as printed (003:134, the LaTeX of the seed): the clause after 'satisfying' is an expression
+# with no comparison (C, which eq. (7) and Phi divide by, is defined nowhere else in 003), and the range 'for all K >= 0'
+# includes K = 0, where C_max's 2(1 - alpha L)/(K N) and Phi's alpha (L+r) eta_g/(K^2 S N) divide by zero.
+THM1_CLAUSE = (r"\eta_g \leq \frac{S}{2\alpha L(S-1)}$ satisfying $\frac{3}{4} - \frac{2(1-\alpha L)}{KN} - "
+               r"70(1-\alpha)K^2(L+r)^2\eta_l^2 - \frac{90\alpha(L+r)^3\eta_g\eta_l^2}{S} - "
+               r"\frac{3\alpha(L+r)\eta_g}{2S}$, then for all $K \geq 0$ and $T \geq 1$")
+THM1_SATISFYING = THM1_CLAUSE.split("satisfying $", 1)[1].split("$", 1)[0]  # the math after 'satisfying'
+THM1_K_RANGE = 0  # 'for all K >= 0' (003:134)
+THM1_STATEMENT_QUOTE = ("003_7cb41999359df859.txt:134: 'If eta_l <= 1/sqrt(30 alpha K L), eta_g <= S/(2 alpha L (S-1)) "
+                        "satisfying 3/4 - 2(1-alpha L)/(KN) - 70(1-alpha)K^2(L+r)^2 eta_l^2 - 90 alpha (L+r)^3 eta_g "
+                        "eta_l^2/S - 3 alpha (L+r) eta_g/(2S), then for all K >= 0 and T >= 1, we have: ...'")
 
 # Eq. (8) as printed: its left side is sum_{t=1}^T E||grad F(x_t)||^2, a sum over the rounds, where eq. (7), which it
 # summarises, bounds an average (the checks of fedmrur.thm1's rate read it as that average, the record note). Under

@@ -111,8 +111,8 @@ def fedmrur_spec(record_id: str = "fedmrur.thm1", *, D: float, sigma_g: float, e
         note=f"reading {READINGS[gradient_units]}; class: separable PL family, L = {L:g}, Assumption 3 "
              f"({'per client' if client_max else 'client mean'}) sigma_g^2 = {float(sigma_g) ** 2:.4g}, D = {D:.4g}; "
              "every horizon T' = 1..T is a statement (the worst one reported)"
-             + ("; under reading A a violation is the check's units artifact (fedmrur.eq7.reading_A_units), not "
-                "counted there" if gradient_units == 0 else ""))
+             + ("; the check counts a violation only where both readings of eta_g give it (rule 3)"
+                if gradient_units == 0 else ""))
 
 
 def check_instance(seed: int, N: int, d: int) -> tuple[np.ndarray, np.ndarray]:

@@ -531,6 +531,125 @@ def thm1_denominator(session):
     return [printed, needed]
 
 
+LEMMA1_FINDING = "fedshift.lemma1_misprint"  # Lemma 1 prints w_k^* where its use (Lemma 3) and its source need w_k^tau
+
+
+def _induction_row(numerator=None, denominator=None):
+    """The induction of Theorem 1's proof (004:467-480): its constant upsilon (fedshift.upsilon) against the induction
+    variable tau. Constant in tau: holds. Non-decreasing where its denominator D(tau) is positive: the step 'Delta_tau <=
+    upsilon/(tau+gamma) => Delta_{tau+1} <= upsilon/(tau+gamma+1)' proves Delta_tau <= upsilon(tau)/(tau+gamma) only
+    because upsilon(tau) <= upsilon(tau+1), which the proof does not say: proof_step_loose (rule 4: a loose step is not
+    a false theorem; fedshift.thm1.rederived reads the theorem at a fixed horizon). Decreasing: the induction does not
+    go through as written (violated, an erratum of the proof). numerator, denominator: upsilon's first entry (default
+    004:467's; the control passes another)."""
+    R = fedshift_records
+    num_e = R.B1 * R.beta**2 + R.B2 * R.M * (R.tau + R.gamma) ** 2 if numerator is None else numerator
+    den_e = R.THM1_DEN if denominator is None else denominator
+    first = num_e / den_e
+    d = sp.Symbol("D", positive=True)  # D(tau) > 0 where the bracket of step (3) can be made <= 0
+    is_den = sp.simplify(den_e - R.THM1_DEN) == 0
+    # d/dtau (N/Q) = (N' Q - N Q')/Q^2: the sign of N' Q - N Q', with Q read as D(tau) > 0 where Q is D(tau)
+    num_d = sp.expand(sp.diff(num_e, R.tau) * (d if is_den else den_e) - num_e * sp.diff(den_e, R.tau))
+    if num_d == 0:
+        sign = "constant"
+    elif num_d.is_nonnegative:
+        sign = "increasing"
+    elif num_d.is_nonpositive:
+        sign = "decreasing"
+    else:
+        sign = "undecided"
+    verdict = {"constant": "holds", "increasing": "proof_step_loose", "decreasing": "violated",
+               "undecided": "inconclusive"}[sign]
+    detail = (f"004:467 defines upsilon = max{{{sp.sstr(first)}, (gamma+1) Delta1}} (with D(tau) = (1+1/eps) beta mu - "
+              f"(tau+gamma)/eps - 1 its first entry's denominator); d/dtau of the first entry has the sign of "
+              f"{sp.sstr(num_d)}" + (" (D = D(tau))" if is_den else "") + ": ")
+    if sign == "increasing":
+        detail += ("non-negative wherever D(tau) > 0 (positive unless B_1 = B_2 M = 0), so upsilon grows with the induction variable. The induction (004:469-480: "
+                   "'assuming Delta_tau <= upsilon/(tau+gamma) ... <= upsilon/(tau+gamma+1) ... holds for all tau = 1, 2, "
+                   "...') treats upsilon as a constant. It proves Delta_tau <= upsilon(tau)/(tau+gamma) only because "
+                   "upsilon(tau) <= upsilon(tau+1), a step the proof does not state; and through B_2 M (tau+gamma)^2 the "
+                   "bound it proves does not fall like 1/tau when M > 0. A loose step of the proof, not a false theorem "
+                   "(rule 4; fedshift.thm1.rederived reads upsilon at the horizon, the largest it takes; the condition "
+                   "D > 0 the step needs is fedshift.thm1.denominator's finding): not counted")
+    elif sign == "decreasing":
+        detail += ("non-positive: upsilon shrinks as tau grows, so the step from tau to tau + 1 needs a "
+                   "hypothesis the previous step did not give (upsilon(tau+1) < upsilon(tau)): the induction does not go "
+                   "through as written")
+    elif sign == "constant":
+        detail += "upsilon does not depend on tau: the induction is valid as written"
+    else:
+        detail += "sympy could not decide its sign"
+    return CheckResult("fedshift.thm1.induction_constant", PAPER, "symbolic", verdict, source=R.UPSILON.source,
+                       quote=f"{R.SEED}:467-480 (App. A-D, the induction)", detail=detail,
+                       finding="fedshift.thm1.induction" if verdict == "violated" else "",
+                       finding_class="erratum" if verdict == "violated" else "",
+                       extra={"upsilon_in_tau": sign, **({"robustness": _EXACT_ROB(
+                           "exact (a sign)", "the sign of d upsilon/d tau for every value of the constants where D > 0")}
+                           if verdict == "violated" else {})})
+
+
+def lemma1_optima_spread(seed: int) -> tuple[float, float]:
+    """On the check's Theorem 1 problem (heterogeneous least squares, 10 clients): the smallest value Lemma 1's printed
+    term sum_k p_k ||w_bar - w_k^*||^2 takes over every point w_bar (the weighted spread of the clients' optima, p_k =
+    1/10), and its value at the start w^0. Both are > 0 while Lemma 3's bound 4 eta^2 (E-1)^2 G^2 is 0 at E = 1."""
+    p = heterogeneous_least_squares(10, 10, 50, condition=3.0, random_state=seed + 3)
+    opt = np.asarray(p.constants["w_star_clients"].value, float).reshape(p.n_clients, -1)
+    wts = np.full(p.n_clients, 1.0 / p.n_clients)
+    centre = wts @ opt
+    spread = float(wts @ np.sum((opt - centre) ** 2, axis=1))
+    w0 = Session(seed=seed).initial_point(p)
+    return spread, float(wts @ np.sum((opt - w0) ** 2, axis=1))
+
+
+def _lemma1_row(seed: int, printed=None, bounded=None):
+    """Lemma 1 as printed (004:399; its proof 004:449) against its use in the proof of Theorem 1 (004:430-438: the term
+    2 E[sum_k p_k ||w_bar - w_k||^2] is bounded by Lemma 3, 004:413, into B_1's (1+1/eps) 8 (E-1)^2 G^2): the quantity
+    Lemma 1 prints and the one Lemma 3 bounds must be the same. printed, bounded: those quantities' symbols (the
+    control swaps them)."""
+    R = fedshift_records
+    printed = R.dev_star if printed is None else printed
+    bounded = R.dev_local if bounded is None else bounded
+    same = printed == bounded
+    spread, at_w0 = lemma1_optima_spread(seed)
+    at_e1 = R.LEMMA3.expr.subs(R.E, 1)
+    name = {R.dev_star: "E[sum_k p_k ||w_bar^tau - w_k^*||^2] (the clients' optima)",
+            R.dev_local: "E[sum_k p_k ||w_bar^tau - w_k^tau||^2] (the clients' local models)"}
+    detail = (f"Lemma 1 prints {name[printed]} (004:399; the proof's A_1 bound, 004:449, the same); the proof of "
+              f"Theorem 1 bounds that term by Lemma 3 (004:413), which bounds {name[bounded]}: "
+              + ("the same quantity" if same else
+                 f"another quantity. At E = 1 Lemma 3's bound is {sp.sstr(at_e1)} (every step synchronises), while the "
+                 f"printed term is at least the spread of the clients' optima, min over w_bar of sum_k p_k ||w_bar - "
+                 f"w_k^*||^2 = {spread:.4g} on the check's Theorem 1 problem (heterogeneous least squares, 10 clients; "
+                 f"{at_w0:.4g} at w^0): Lemma 3 cannot bound it. Li et al.'s Lemma 1 [57], which 004:449 cites for A_1, "
+                 "has the local models w_k^tau: the printed w_k^* is an erratum of the lemma, and Theorem 1 stands "
+                 "with the lemma as derived (fedshift.thm1.rederived's B_1). Not counted with it (explained in "
+                 "fedshift.lemma1's note): 004:449 drops p_k, 004:461 writes ||1_P|| = P for ||1_P||^2 = P"))
+    return CheckResult("fedshift.lemma1.printed", PAPER, "symbolic", "holds" if same else "violated",
+                       source=R.LEMMA1_PRINTED.source, quote=R.LEMMA1_QUOTE, measured=spread, bound=float(at_e1),
+                       params={"E": 1, "problem": "ls(d=10, condition=3), 10 clients"}, detail=detail,
+                       finding="" if same else LEMMA1_FINDING, finding_class="" if same else "erratum",
+                       extra={} if same else {"robustness": _EXACT_ROB(
+                           "exact (two different quantities)", "the printed symbol against the bounded one: no "
+                           "constant, problem or horizon makes them the same")})
+
+
+def _proof_control(session):
+    R = fedshift_records
+    return [_induction_row(R.B1 * R.beta**2 + R.B2 * R.M, R.tau + R.gamma),
+            _lemma1_row(session.seed, printed=R.dev_local, bounded=R.dev_star)]
+
+
+@check("fedshift.thm1.proof", PAPER, "symbolic", records=("fedshift.upsilon", "fedshift.lemma1", "fedshift.lemma3"),
+       cost="symbolic",
+       control=Control("upsilon's first entry replaced by (B_1 beta^2 + B_2 M)/(tau + gamma), which falls with tau (the "
+                       "induction must then be reported not to go through), and Lemma 1's term and Lemma 3's swapped "
+                       "(they must still be found to differ)", _proof_control))
+def thm1_proof(session):
+    """Theorem 1's proof against itself: the induction's constant upsilon against the induction variable (004:467-480),
+    and Lemma 1's printed term against the one Lemma 3 bounds where the proof combines them (004:399, 413, 438)."""
+    return [_induction_row(), _lemma1_row(session.seed)]
+
+
 EQ20_FINDING = "fedshift.eq20_denominator"  # eq. (20)'s last line drops the 1/(tau+gamma) of its own line (4)
 
 

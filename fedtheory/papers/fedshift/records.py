@@ -283,6 +283,63 @@ THM1_EQ20 = replace(
          "1/(tau+gamma)) > 0 for tau + gamma > 1: it prints a smaller M-term than its own derivation gives.")
 register(THM1, THM1_REDERIVED, THM1_RATE, THM1_EQ20)
 
+# ------------------------------------------------------------------------------------ the proof of Theorem 1 (issue 45)
+
+upsilon, eta_t, Delta_t, Delta_next, dev_star, dev_local, var_g, m_sq = S_.table("""
+    upsilon     w^2      nonnegative  the induction's constant upsilon (App. A-D, 004:467)
+    eta_t       w^2/f    positive     the step eta_tau at step tau
+    Delta_t     w^2      nonnegative  E||w_bar^tau - w*||^2
+    Delta_next  w^2      nonnegative  E||w_bar^{tau+1} - w*||^2
+    dev_star    w^2      nonnegative  E[sum_k p_k ||w_bar^tau - w_k^*||^2] (Lemma 1 as printed: the clients' optima)
+    dev_local   w^2      nonnegative  E[sum_k p_k ||w_bar^tau - w_k^tau||^2] (Lemma 3: the clients' local models)
+    var_g       f^2/w^2  nonnegative  E||g_tau - g_bar_tau||^2 (Lemma 2)
+    m_sq        w^2      nonnegative  E[(m^{tau+1})^2]
+""")
+# upsilon as 004:467 defines it, at the step tau the induction is at: max{-(B_1 beta^2 + B_2 M (tau+gamma)^2)/
+# (1 - (1+1/eps) beta mu + (tau+gamma)/eps), (gamma+1) Delta_1}; the first entry's denominator is -THM1_DEN.
+UPSILON_FIRST = (B1 * beta**2 + B2 * M * (tau + gamma) ** 2) / THM1_DEN
+UPSILON = Definition(
+    "fedshift.upsilon", PAPER, upsilon, sp.Max(UPSILON_FIRST, (gamma + 1) * Delta1),
+    f"{SEED}, App. A-D (004:467: 'upsilon = max{{-(B_1 beta^2 + B_2 M (tau+gamma)^2)/(1 - (1+1/eps) beta mu + "
+    "(tau+gamma)/eps), (gamma+1) Delta_1}}')",
+    "The constant of the induction 'Delta_tau <= upsilon/(tau+gamma) for all tau = 1, 2, ...' (004:469-480). Its first "
+    "entry contains B_2 M (tau+gamma)^2 and, through its denominator, (tau+gamma)/eps: it depends on tau, the induction "
+    "variable, which the proof treats as a constant. The step goes through as a fixed-horizon argument because "
+    "upsilon is non-decreasing in tau where its denominator is positive (checked symbolically: "
+    "fedshift.thm1.induction_constant), which the proof does not say; fedshift.thm1.rederived reads the theorem so.",
+    title="upsilon, the induction's constant")
+LEMMA1_QUOTE = (f"{SEED}:395-399 (Lemma 1, LaTeX alt text): 'E[||w_bar^{{tau+1}} - w*||^2] <= (1 + 1/eps)((1 - eta_tau "
+                "mu) E[||w_bar^tau - w*||^2] + 6 L eta_tau^2 Gamma + 2 E[sum_k p_k ||w_bar^tau - w_k^*||^2]) + eta_tau^2 "
+                "E[||g_tau - g_bar_tau||^2] + (1 + eps) ||1_P||^2 E[(alpha m^{{t+1}})^2]'")
+LEMMA1_PRINTED = Bound(
+    id="fedshift.lemma1", paper=PAPER, title="Lemma 1: one step of FedShift (as printed)",
+    source=f"{SEED}, App. A-B, Lemma 1 (004:395-399); its proof App. A-C (004:449)", symbols=S_,
+    assumptions=("L_smooth", "strongly_convex_clients(mu)"), units=Units(lhs="w^2"),
+    lhs="dist2_next", lhs_kind="dist2", lhs_description="E||w_bar^{tau+1} - w*||^2",
+    expr=((1 + 1 / eps) * ((1 - eta_t * mu) * Delta_t + 6 * L * eta_t**2 * Gamma + 2 * dev_star) + eta_t**2 * var_g
+          + (1 + eps) * P * alpha**2 * m_sq),
+    conditions=(Condition("eta_le_1_over_4L", 4 * L * eta_t <= 1, f"{SEED}, Lemma 1 ('eta_tau <= 1/(4L)')"),),
+    quote=LEMMA1_QUOTE,
+    note="As printed, the third term is the distance to the clients' OPTIMA w_k^* (004:399; the proof's A_1 bound at "
+         "004:449 writes the same). The lemma it restates (Li et al. [57], Lemma 1) and the bound the proof of Theorem 1 "
+         "uses for this term (Lemma 3, 004:413, which bounds the distance to the clients' LOCAL MODELS w_k^tau by 4 "
+         "eta_tau^2 (E-1)^2 G^2, whence B_1's (1+1/eps) 8 (E-1)^2 G^2 at 004:438) have w_k^tau: an erratum "
+         "(fedshift.lemma1_misprint), checked by fedshift.thm1.proof. Two further slips of the same proof, explained "
+         "here and not counted, since neither reaches a stated formula: 004:449 drops p_k (2 sum_k ||w_bar - w_k||^2; the "
+         "lemma's statement keeps it, and with sum_k p_k = 1 the statement's form is the one Li et al. derive); 004:461 "
+         "writes ||1_P|| = P for ||1_P||^2 = P (B_2 = (1+eps) P alpha^2 at 004:439 uses the latter, so B_2 is right). "
+         "Lemma 1 is not run: Theorem 1 is checked as a whole (fedshift.thm1, with the B_1 the proof needs).")
+LEMMA3 = Bound(
+    id="fedshift.lemma3", paper=PAPER, title="Lemma 3 (Li et al.'s Lemma 3): the clients' drift from the average",
+    source=f"{SEED}, App. A-B, Lemma 3 (004:405-406, 413)", symbols=S_,
+    assumptions=("bounded_gradient(G)",), units=Units(lhs="w^2"),
+    lhs="client_drift", lhs_kind="divergence", lhs_description="E[sum_k p_k ||w_bar^tau - w_k^tau||^2]",
+    expr=4 * eta_t**2 * (E - 1) ** 2 * G**2,
+    quote=(f"{SEED}:413 (LaTeX alt text): 'E[sum_k p_k ||w_bar^tau - w_k^tau||^2] <= 4 eta_tau^2 (E-1)^2 G^2'"),
+    note="Recalled from Li et al. (004:400: 'We recall Lemma 2 and 3 of [57]'). At E = 1 every step is a "
+         "synchronisation: w_k^tau = w_bar^tau and the bound is 0.")
+register(UPSILON, LEMMA1_PRINTED, LEMMA3)
+
 # ------------------------------------------------------------------------------------ claims
 #
 # The claims below are decided from per-seed values under the checks' statistics policy (``stats``: Student-t over

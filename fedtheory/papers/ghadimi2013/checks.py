@@ -97,7 +97,7 @@ def assess_cor(session: Session, record, key: str, dt_scale: float) -> CheckResu
     Df0 = float(p.loss(w0[None])[0] - p.constants["f_star"].value)
     Dt = dt_scale * np.sqrt(2 * Df0 / L)
     Ns = np.array(sz["cor_horizons"])
-    lhs, rhs, visited = [], [], []
+    lhs, lrs, visited = [], [], []
     cert = None
     for N in Ns:
         cfg = RunConfig(rounds=int(N), local_steps=1, oracle=oracle, lr=min(1 / L, Dt / (sig * np.sqrt(N))))
@@ -109,11 +109,12 @@ def assess_cor(session: Session, record, key: str, dt_scale: float) -> CheckResu
             return assess_bound(record, [values], np.zeros(1), certification=cert, settings=_settings(cfg, p, alg),
                                 problem=p.name, params={"setting": f"D~={dt_scale:g} D_f"})
         lhs.append(tr["step_grad_norm2_mean"][N - 1])
-        rhs.append(record.evaluate({**cert.values, **values}))
+        lrs.append(cfg.lr)
         visited.append(tr["visited_max_dist2"][0])
+    at_n = {**cert.values, "L": L, "Df0": Df0, "Dt": Dt, "lr": np.array(lrs)[:, None], "N": Ns[:, None].astype(float)}
 
-    def per_round(v):
-        return np.array(lhs), np.broadcast_to(np.array(rhs)[:, None], np.shape(lhs))
+    def per_round(v):  # each horizon N with its own step (2.13): the bound evaluated at every N at once
+        return np.array(lhs), np.broadcast_to(np.asarray(record.evaluate(at_n), float), np.shape(lhs))
 
     values = {"L": L, "Df0": Df0, "Dt": Dt, "lr": min(1 / L, Dt / (sig * np.sqrt(Ns[0]))), "N": int(Ns[0])}
     return assess_bound(record, [values], per_round, per_round=True, certification=cert,

@@ -34,8 +34,18 @@ def initial_controls_error(p) -> float:
     return float(np.mean(np.sum(g ** 2, axis=1)))
 
 
-def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None = None):
-    """SCAFFOLD with h = scale / (81 beta) (memoized): values for the bound, the weighted left side per horizon, settings."""
+# Term-wise tightness (issue 45): one setting per additive term where it dominates. From x* (||x^0 - x*||^2 = 0):
+# without noise only the initial controls' term (9 N h^2/S) C_0 is left; with noise, eta_g = 1 makes 12 h sigma^2/
+# (K eta_g^2) the largest, eta_g = 10 sqrt(S) 12 h sigma^2/(K S). (S, eta_g, sigma^2, start, the term meant)
+TERM_SETTINGS = ((5, 1.0, 0.0, "x*", "initial controls (9 N h^2/S) C_0/(h W_T)"),
+                 (5, 1.0, 2.0, "x*", "noise 12 h sigma^2/(K eta_g^2)"),
+                 (5, 10.0 * np.sqrt(5), 2.0, "x*", "noise 12 h sigma^2/(K S)"))
+
+
+def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None = None, sigma2: float = SIGMA2,
+        start: str = ""):
+    """SCAFFOLD with h = scale / (81 beta) (memoized): values for the bound, the weighted left side per horizon, settings.
+    sigma2, start ('x*': the optimum): a term-wise tightness setting."""
     size = session.pick(SIZES)
     T = rounds or size["rounds"]
 
@@ -46,8 +56,8 @@ def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None 
         h = scale / (81.0 * beta)
         eta_l = h / (K * g)
         alg = scaffold(server_lr=g)
-        cfg = RunConfig(rounds=T, local_steps=K, lr=eta_l, clients_per_round=S, oracle=AdditiveNoise(SIGMA2))
-        w0 = session.initial_point(p)
+        cfg = RunConfig(rounds=T, local_steps=K, lr=eta_l, clients_per_round=S, oracle=AdditiveNoise(sigma2))
+        w0 = np.array(p.constants["w_star"].value, float) if start == "x*" else session.initial_point(p)
         tr = simulate(p, alg, cfg, session.seeds(size["runs"]), w0=w0, measures=("opt_error", "visited_max_dist2"))
         cert = certify(R.SCAFFOLD_SC, problem=p, oracle=cfg.oracle, sampling=ClientSampling(N, S), visited=tr)
         mu = float(cert.values["mu"]) if cert.applicable else float("nan")
@@ -58,14 +68,16 @@ def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None 
         option_ii = any(isinstance(t, ControlVariates) for t in alg.local) and isinstance(alg.aggregate, MeanUpdates)
         settings = dict(R.SCAFFOLD_SC.requires) if option_ii else {}
         trivial = {"L": float(p.constants["L"].value), "visited_max_dist2": tr["visited_max_dist2"][0]}
-        label = f"S={S} eta_g=sqrt(S)" if eta_g == "sqrt S" else f"S={S} eta_g={g:g}"
+        label = (f"S={S} eta_g=sqrt(S)" if eta_g == "sqrt S" else f"S={S} eta_g={g:g}") + (
+            "" if sigma2 == SIGMA2 else f" sigma^2={sigma2:g}") + (" from x*" if start == "x*" else "")
         return {"lhs": lhs, "values": values, "cert": cert, "settings": settings, "trivial": trivial, "T": T,
                 "label": label + ("" if scale == 1.0 else f" h={scale:g}/(81 beta)"), "h": h}
-    return session.memo((R.PAPER, S, str(eta_g), scale, T), compute)
+    return session.memo((R.PAPER, S, str(eta_g), scale, T, sigma2, start), compute)
 
 
-def row(session: Session, S: int, eta_g, scale: float = 1.0, *, record=R.SCAFFOLD_SC, rounds: int | None = None):
-    r = run(session, S, eta_g, scale, rounds)
+def row(session: Session, S: int, eta_g, scale: float = 1.0, *, record=R.SCAFFOLD_SC, rounds: int | None = None,
+        sigma2: float = SIGMA2, start: str = "", label: str = ""):
+    r = run(session, S, eta_g, scale, rounds, sigma2, start)
     Ts = np.arange(1, r["T"] + 1, dtype=float)[:, None]
 
     def per_round(values):
@@ -73,8 +85,8 @@ def row(session: Session, S: int, eta_g, scale: float = 1.0, *, record=R.SCAFFOL
 
     return assess_bound(record, [r["values"]], per_round, per_round=True, settings=r["settings"],
                         certification=r["cert"], trivial=r["trivial"], rounds=Ts[:, 0], round_name="T",
-                        problem=PROBLEM, params={"setting": r["label"], "S": S, "h": r["h"]},
-                        detail=f"additive noise sigma^2 = {SIGMA2}; c_i^0 = 0, so C_0 = (1/N) sum_i ||grad f_i(x*)||^2")
+                        problem=PROBLEM, params={"setting": r["label"] + label, "S": S, "h": r["h"]},
+                        detail=f"additive noise sigma^2 = {sigma2:g}; c_i^0 = 0, so C_0 = (1/N) sum_i ||grad f_i(x*)||^2")
 
 
 def _tenth(session: Session) -> list[CheckResult]:
@@ -94,4 +106,6 @@ def scaffold_sc(session: Session) -> list[CheckResult]:
     every horizon T, at the largest step h = 1/(81 beta); twice that step is outside the statement."""
     out = [row(session, S, g) for S, g in session.pick(SIZES)["settings"]]
     out.append(row(session, 5, 1.0, scale=2.0, rounds=20))  # h = 2/(81 beta): outside, not applicable
+    for S, g, s2, start, term in TERM_SETTINGS:  # term-wise tightness: each additive term where it dominates
+        out.append(row(session, S, g, sigma2=s2, start=start, label=f" (term: {term})"))
     return out

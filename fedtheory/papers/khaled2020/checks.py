@@ -35,36 +35,52 @@ def edge_step(L: float, H: int) -> float:
     return g
 
 
-def _problem(session: Session, kind: str):
+def _problem(session: Session, kind: str, M: int = M_WORKERS, heterogeneity: float = 1.0):
     if kind == "identical":
-        return identical_least_squares(M_WORKERS, 10, 200, condition=4.0, noise_std=0.5, random_state=session.seed)
-    return heterogeneous_least_squares(M_WORKERS, 10, 50, heterogeneity=1.0, condition=4.0, random_state=session.seed)
+        return identical_least_squares(M, 10, 200, condition=4.0, noise_std=0.5, random_state=session.seed)
+    return heterogeneous_least_squares(M, 10, 50, heterogeneity=heterogeneity, condition=4.0, random_state=session.seed)
 
 
-def assess(session: Session, record, kind: str, H: int, factor: float = 1.0, label: str = "") -> CheckResult:
+# Term-wise tightness (issue 45): one setting per additive term of each bound where that term dominates; start at
+# the optimum ('x*': the contraction / 1/(gamma T) term is 0), noise, heterogeneity and H chosen so that the named term
+# is the largest. (M, H, sigma^2, heterogeneity, start, the term meant).
+TERM_SETTINGS = {
+    "identical": ((M_WORKERS, 1, 2.0, 1.0, "x*", "variance gamma sigma^2/(mu M)"),
+                  (16, 16, 2.0, 1.0, "x*", "drift 2 gamma^2 sigma^2 L (H - 1)/mu")),
+    "heterogeneous": ((M_WORKERS, 1, 2.0, 0.05, "x*", "variance 4 gamma sigma^2/M"),
+                      (M_WORKERS, 1, 0.01, 1.0, "x*", "heterogeneity 4 gamma zeta^2/M"),
+                      (M_WORKERS, 16, 2.0, 0.05, "x*", "drift 32 gamma^2 L (H - 1)^2 sigma^2"),
+                      (M_WORKERS, 16, 0.01, 1.0, "x*", "drift 32 gamma^2 L (H - 1)^2 zeta^2")),
+}
+
+
+def assess(session: Session, record, kind: str, H: int, factor: float = 1.0, label: str = "", *, M: int = M_WORKERS,
+           sigma2: float = SIGMA2, heterogeneity: float = 1.0, start: str = "") -> CheckResult:
     """One row: local SGD on problem ``kind`` with H local steps, step factor x the edge step, the bound at every
-    round's end T = t H."""
+    round's end T = t H. M, sigma2, heterogeneity, start ('x*': the optimum): a term-wise tightness setting."""
     sz = session.pick(SIZES)
-    p = _problem(session, kind)
-    oracle = AdditiveNoise(SIGMA2)
+    p = _problem(session, kind, M, heterogeneity)
+    oracle = AdditiveNoise(sigma2)
     sampling = ClientSampling(p.n_clients, None)
     cert0 = certify(record, problem=p, oracle=oracle, sampling=sampling)
     L = float(cert0.values["L"])
     rounds = sz["steps"] // H
     cfg = RunConfig(rounds=rounds, local_steps=H, lr=factor * edge_step(L, H), oracle=oracle)
     alg = fedavg()
-    w0 = session.initial_point(p, scale=3.0)
+    w0 = np.array(p.constants["w_star"].value, float) if start == "x*" else session.initial_point(p, scale=3.0)
     values = {"M": p.n_clients, "H": H, "lr": cfg.lr, "D0": float(np.sum((w0 - p.constants["w_star"].value) ** 2))}
     settings = {**run_settings(p, alg, cfg), "identical_clients": p.identical_clients}
     T = np.arange(1, rounds + 1) * H
-    params = {"setting": f"M={p.n_clients} H={H}" + ("" if factor == 1 else f" gamma={factor:g}x edge") + label,
-              "H": H, "M": p.n_clients}
+    params = {"setting": f"M={p.n_clients} H={H}" + ("" if factor == 1 else f" gamma={factor:g}x edge")
+              + ("" if sigma2 == SIGMA2 else f" sigma^2={sigma2:g}")
+              + ("" if heterogeneity == 1.0 or kind == "identical" else f" het={heterogeneity:g}")
+              + (" from x*" if start == "x*" else "") + label, "H": H, "M": p.n_clients}
     excluded = record.conditions_failed({**cert0.values, **values}) or [
         k for k, v in record.requires.items() if settings.get(k) != v] or not cert0.applicable
     if excluded:  # outside the statement: nothing to simulate; assess_bound names why
         return assess_bound(record, [values], lambda v: (np.zeros((1, 1)), np.ones((1, 1))), per_round=True,
                             certification=cert0, settings=settings, problem=p.name, params=params)
-    tr = session.memo(("khaled2020", kind, H, factor, sz["steps"], session.seed),
+    tr = session.memo(("khaled2020", kind, H, factor, sz["steps"], session.seed, M, sigma2, heterogeneity, start),
                       lambda: simulate(p, alg, cfg, session.seeds(sz["runs"]), w0=w0, measures=MEASURES))
     cert = certify(record, problem=p, oracle=oracle, sampling=sampling, visited=tr)
 
@@ -75,7 +91,7 @@ def assess(session: Session, record, kind: str, H: int, factor: float = 1.0, lab
     trivial = {"visited_max_dist2": tr["visited_max_dist2"][0], "L": L}
     return assess_bound(record, [values], per_round, per_round=True, certification=cert, settings=settings,
                         trivial=trivial, rounds=T, round_name="T", problem=p.name, params=params,
-                        detail="additive noise sigma^2 = 0.5 on every worker; L, mu, zeta, sigma certified")
+                        detail=f"additive noise sigma^2 = {sigma2:g} on every worker; L, mu, zeta, sigma certified")
 
 
 def _scaled(record, kind: str, divisor: float):
@@ -94,9 +110,14 @@ _RUNS = "gamma = min{1/(4L), 1/(8L(H-1))}, additive noise 0.5"
 
 
 def _rows(session: Session, record, kind: str) -> list[CheckResult]:
-    """The record at the edge step for every H of the profile, and at twice the edge (outside) for H = 4."""
-    return [assess(session, record, kind, H) for H in session.pick(SIZES)["H"]] + [assess(session, record, kind, 4,
-                                                                                           factor=2.0)]
+    """The record at the edge step for every H of the profile, and at twice the edge (outside) for H = 4; then one
+    row per additive term where that term dominates (TERM_SETTINGS: term-wise tightness)."""
+    out = [assess(session, record, kind, H) for H in session.pick(SIZES)["H"]] + [assess(session, record, kind, 4,
+                                                                                          factor=2.0)]
+    for M, H, s2, het, start, term in TERM_SETTINGS[kind]:
+        out.append(assess(session, record, kind, H, M=M, sigma2=s2, heterogeneity=het, start=start,
+                          label=f" (term: {term})"))
+    return out
 
 
 @check("khaled2020.identical", R.PAPER, "bound", measures=("dist2_opt", "visited_max_dist2"),

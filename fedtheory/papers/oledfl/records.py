@@ -900,24 +900,21 @@ SGD_BASELINES = ("D-PSGD", "DFedAvg", "DFedAvgM")  # the baselines without SAM (
 
 
 TOPOLOGY_BEST_READINGS = {
+    "paper_convention": "OledFL-SAM, the variant the paper's comparisons with every baseline name (002:147-148, and "
+                        "002:171's own example, Ole on DFedSAM), beats every DFL baseline in every column",
     "strict": "each OledFL variant beats every DFL baseline in every column",
     "like_for_like": "OledFL-SGD beats the non-SAM baselines (D-PSGD, DFedAvg, DFedAvgM) and OledFL-SAM beats all",
     "best_variant": "OledFL's better variant beats every DFL baseline in every column",
 }
 
 
-def _topology_best(mm, reading="strict"):
-    """Sec. V-C: 'OledFL consistently achieves higher test set accuracy compared to other DFL baselines across
-    various topologies' (Table IV, no standard deviations). Three readings of 'OledFL' (TOPOLOGY_BEST_READINGS; the
-    check decides each): 'strict', 'like_for_like', 'best_variant'. Supported when the reading has no exception,
-    refuted otherwise (the exceptions listed; measured = their number)."""
-    tab = mm["table4"]
+def _topology_exceptions(tab, reading):
     ex = []
     for j, col in enumerate(TABLE4_COLUMNS):
-        if reading == "best_variant":
-            best = max(OLEDFL, key=lambda a: tab[a][j])
-            ex += [f"{col}: {best} {tab[best][j]} <= {base} {tab[base][j]}" for base in DFL_BASELINES
-                   if tab[best][j] <= tab[base][j]]
+        if reading in ("best_variant", "paper_convention"):
+            ole = max(OLEDFL, key=lambda a: tab[a][j]) if reading == "best_variant" else "OledFL-SAM"
+            ex += [f"{col}: {ole} {tab[ole][j]} <= {base} {tab[base][j]}" for base in DFL_BASELINES
+                   if tab[ole][j] <= tab[base][j]]
             continue
         for ole in OLEDFL:
             for base in DFL_BASELINES:
@@ -925,10 +922,28 @@ def _topology_best(mm, reading="strict"):
                     continue
                 if tab[ole][j] <= tab[base][j]:
                     ex.append(f"{col}: {ole} {tab[ole][j]} <= {base} {tab[base][j]}")
+    return ex
+
+
+def _topology_best(mm, reading="paper_convention"):
+    """Sec. V-C (002:171): 'OledFL consistently achieves higher test set accuracy compared to other DFL baselines across
+    various topologies' (Table IV, 002:158-164, no standard deviations). Settled (issue 45) as the paper's own
+    convention: where the text compares 'our method' / 'our algorithm' with every baseline (002:147: 'outperforms the
+    previous SOTA method DFedSAM by at least 4.5%', the margins of OledFL-SAM; 002:148: 'our algorithm consistently
+    outperforms all baselines ... our algorithm OledFL-SAM') the method is OledFL-SAM, and 002:171's own example is
+    Ole on DFedSAM; the baselines are Table IV's DFL rows (D-PSGD, DFedAvg, DFedAvgM, DFedSAM). Supported when
+    OledFL-SAM beats each of them in every column, refuted otherwise (the exceptions listed; measured = their number).
+    The other readings of 'OledFL' (TOPOLOGY_BEST_READINGS) are reported beside it, not decided."""
+    tab = mm["table4"]
+    ex = _topology_exceptions(tab, reading)
     gain = tab["OledFL-SAM"][0] - tab["DFedSAM"][0]
     text = (f"reading '{reading}' ({TOPOLOGY_BEST_READINGS[reading]}): "
             + ("holds" if not ex else f"{len(ex)} exception(s): " + "; ".join(ex))
             + f". Ring gain of Ole on DFedSAM {gain:.2f} points (text: 'over 9%')")
+    if reading == "paper_convention":
+        others = [f"{r}: " + ("no exception" if not (e := _topology_exceptions(tab, r)) else "; ".join(e))
+                  for r in TOPOLOGY_BEST_READINGS if r != reading]
+        text += ". Not the sentence's reading, reported: " + " | ".join(others)
     return ClaimOutcome(not ex, text, len(ex))
 
 
@@ -1031,12 +1046,19 @@ TCLAIM_ROBUST = Claim(
 TCLAIM_TOPO_BEST = Claim(
     id="oledfl.table.topology_best", title="OledFL beats the DFL baselines on every topology",
     source=f"{SEED}, Sec. V-C 'Impact of Sparse Connectivity', Table IV",
-    statement="OledFL > each DFL baseline, per topology (three readings of 'OledFL', see the predicate)",
-    predicate=_topology_best, parameters={"reading": "strict"}, readings=TOPOLOGY_BEST_READINGS,
+    statement="OledFL-SAM > each DFL baseline (D-PSGD, DFedAvg, DFedAvgM, DFedSAM), per topology",
+    predicate=_topology_best, parameters={"reading": "paper_convention"},
     quote="002_750e045df608fece.txt:171: 'Furthermore, OledFL consistently achieves higher test set accuracy compared "
-          "to other DFL baselines across various topologies.'",
-    note="Table IV has no standard deviations, so no seed-noise rule can be applied; the one strict exception "
-         "(OledFL-SGD vs DFedSAM on Exp, 0.15 points) compares an SGD variant with a SAM baseline.", **_t)
+          "to other DFL baselines across various topologies. For example, Ole can enhance DFedSAM's performance by over "
+          "9% on a Ring topology.'",
+    note="Settled (issue 45; before: three readings, 'ambiguous'): 'OledFL' is read as the paper's own comparisons with "
+         "every baseline read it, OledFL-SAM (002:147-148: 'our method outperforms ... DFedSAM by at least 4.5%' are "
+         "OledFL-SAM's margins; 'our algorithm consistently outperforms all baselines ... our algorithm OledFL-SAM'), "
+         "and the sentence's own example compares Ole on DFedSAM with DFedSAM; the framework's two instances are "
+         "named OledFL-SGD and OledFL-SAM (002:9) where the text means one of them in particular. Under that reading "
+         "it holds in every column. The strict reading's one exception (OledFL-SGD 78.73 < DFedSAM 78.88 on Exp, 0.15 "
+         "points, no standard deviation given) compares the SGD variant with the SAM baseline, which no sentence of "
+         "002 claims; it is reported in the row, not decided.", **_t)
 TCLAIM_TOPO_TREND = Claim(
     id="oledfl.table.topology_trend", title="OledFL's accuracy increases with connectivity",
     source=f"{SEED}, Sec. V-C ('as the sparse connectivity decreases, the accuracy ... increases'; 'OledFL generally "

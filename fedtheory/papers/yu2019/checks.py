@@ -22,16 +22,26 @@ SIZES = {"quick": {"iterations": 64, "runs": 8, "settings": ((1, 1.0), (1, 0.25)
 PROBLEM = "huber_regression(N=8 workers, d=5, 20 samples each, heterogeneity 1)"
 
 
-def run(session: Session, I: int, step: float, iterations: int | None = None):
-    """PR-SGD with gamma = step / L (memoized): the values of the bound, the left side at every round end, settings."""
+# Term-wise tightness (issue 45): one setting per additive term where it dominates (the drift term 4 gamma^2 I^2 G^2
+# L^2 dominates the rows above). A small step from a far start: 2 (f(xbar^0) - f*)/(gamma T); from the optimum with
+# large noise and a small step: L gamma sigma^2/N (G^2 >= sigma^2 keeps the drift term at 4 N gamma L G^2/sigma^2 of
+# it). (I, gamma L, sigma^2, start scale (0: the optimum), the term meant)
+TERM_SETTINGS = ((1, 0.01, SIGMA2, 30.0, "initial 2 (f(xbar^0) - f*)/(gamma T)"),
+                 (1, 0.005, 100.0, 0.0, "noise L gamma sigma^2/N"))
+
+
+def run(session: Session, I: int, step: float, iterations: int | None = None, sigma2: float = SIGMA2,
+        scale: float = 3.0):
+    """PR-SGD with gamma = step / L (memoized): the values of the bound, the left side at every round end, settings.
+    sigma2, scale (the start w* + scale z/sqrt(d); 0: the optimum): a term-wise tightness setting."""
     size = session.pick(SIZES)
     T_max = iterations or size["iterations"]
 
     def compute():
         p = huber_regression(N, 5, 20, heterogeneity=1.0, random_state=session.seed)
         L = float(p.certify("L_smooth").constants["L"])
-        cfg = RunConfig(rounds=T_max // I, local_steps=I, lr=step / L, oracle=AdditiveNoise(SIGMA2))
-        w0 = session.initial_point(p, scale=3.0)
+        cfg = RunConfig(rounds=T_max // I, local_steps=I, lr=step / L, oracle=AdditiveNoise(sigma2))
+        w0 = session.initial_point(p, scale=scale)
         tr = simulate(p, fedavg(), cfg, session.seeds(size["runs"]), w0=w0,
                       measures=("opt_error", "step_grad_norm2_mean", "visited_max_dist2"))
         cert = certify(R.THM1, problem=p, oracle=cfg.oracle, sampling=ClientSampling(N), visited=tr)
@@ -41,11 +51,12 @@ def run(session: Session, I: int, step: float, iterations: int | None = None):
         settings = {"aggregation": R.THM1.requires["aggregation"], "full_participation": True}
         trivial = {"L": float(p.constants["L"].value), "visited_max_dist2": tr["visited_max_dist2"][0]}
         return {"lhs": lhs, "Ts": Ts, "values": values, "cert": cert, "settings": settings, "trivial": trivial}
-    return session.memo((R.PAPER, I, step, T_max), compute)
+    return session.memo((R.PAPER, I, step, T_max, sigma2, scale), compute)
 
 
-def row(session: Session, I: int, step: float, *, record=R.THM1, iterations: int | None = None) -> CheckResult:
-    r = run(session, I, step, iterations)
+def row(session: Session, I: int, step: float, *, record=R.THM1, iterations: int | None = None,
+        sigma2: float = SIGMA2, scale: float = 3.0, label: str = "") -> CheckResult:
+    r = run(session, I, step, iterations, sigma2, scale)
     Ts = r["Ts"].astype(float)[:, None]
 
     def per_round(values):
@@ -53,8 +64,11 @@ def row(session: Session, I: int, step: float, *, record=R.THM1, iterations: int
 
     return assess_bound(record, [r["values"]], per_round, per_round=True, settings=r["settings"],
                         certification=r["cert"], trivial=r["trivial"], rounds=r["Ts"], round_name="T",
-                        problem=PROBLEM, params={"setting": f"I={I} gamma={step:g}/L", "I": I},
-                        detail=f"additive noise sigma^2 = {SIGMA2}; G^2 = (the clients' gradient bound)^2 + sigma^2 "
+                        problem=PROBLEM, params={"setting": f"I={I} gamma={step:g}/L" + (
+                            "" if sigma2 == SIGMA2 else f" sigma^2={sigma2:g}") + (
+                            "" if scale == 3.0 else " from x*" if scale == 0 else f" start scale {scale:g}") + label,
+                            "I": I},
+                        detail=f"additive noise sigma^2 = {sigma2:g}; G^2 = (the clients' gradient bound)^2 + sigma^2 "
                                "(certified at every x)")
 
 
@@ -73,4 +87,6 @@ def thm1(session: Session) -> list[CheckResult]:
     theorem admits) and inside, across I; gamma = 2/L is outside (not applicable)."""
     out = [row(session, I, g) for I, g in session.pick(SIZES)["settings"]]
     out.append(row(session, 4, 2.0, iterations=16))
+    for I, g, s2, scale, term in TERM_SETTINGS:  # term-wise tightness: each additive term where it dominates
+        out.append(row(session, I, g, sigma2=s2, scale=scale, label=f" (term: {term})"))
     return out

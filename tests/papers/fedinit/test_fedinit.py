@@ -152,27 +152,48 @@ def test_thm2_trivial_bound_is_the_visited_region_not_the_initial_gap(fedinit_re
 
 def test_stated_orders_of_the_stability_bias_are_one_finding(fedinit_results):
     """Thm 6 and the poster's generalization rate: rate_inconsistent under both readings of eq. (14)'s divergence
-    factor, for one shared cause (Thm 3's stability term, missed under every reading): one counted finding; under
-    'sum' the divergence term is missed too, under 'final' it is covered."""
+    factor, for one shared cause (Thm 3's stability term, missed under every reading): one finding; under 'sum' the
+    divergence term is missed too, under 'final' it is covered. Issue 45, item 3: Thm 6 is also decided with c = eta
+    T K (one run meeting both step rules it combines, 000:336, 436-449), where the exponent cL/(1+cL) -> 1, Thm 3's
+    stability term falls like the stated 1/S and the stated order covers every term (growing like T): Thm 6's row is
+    ambiguous; the poster's (Thm 3 alone, c a constant) still counts the finding."""
     from fedtheory.checks import group_findings
 
     rows = {r.id: r for r in fedinit_results if r.id in ("fedinit.thm6.rate", "fedinit.poster.gen_rate.rate")}
     assert set(rows) == {"fedinit.thm6.rate", "fedinit.poster.gen_rate.rate"}
-    for r in rows.values():
-        assert r.verdict == "rate_inconsistent" and r.finding == "fedinit.stability_bias_order"
-        assert {k: v["verdict"] for k, v in r.extra["readings"].items()} == {"sum": "rate_inconsistent",
-                                                                            "final": "rate_inconsistent"}
-        (common,) = r.extra["missed_under_every_reading"]
-        assert "2*L_G*S*sigma_l" in common and "/(S - 1)" in common  # the stability term of eq. (14)
-        assert "1 term(s) not covered" in r.extra["readings"]["final"]["detail"]
-        assert "3 term(s) not covered" in r.extra["readings"]["sum"]["detail"]
+    poster, thm6 = rows["fedinit.poster.gen_rate.rate"], rows["fedinit.thm6.rate"]
+    assert poster.verdict == "rate_inconsistent" and poster.finding == "fedinit.stability_bias_order"
+    assert {k: v["verdict"] for k, v in poster.extra["readings"].items()} == {"sum": "rate_inconsistent",
+                                                                             "final": "rate_inconsistent"}
+    (common,) = poster.extra["missed_under_every_reading"]
+    assert "(S - 1)" in common or "S*" in common
+    assert thm6.verdict == "ambiguous" and not thm6.is_finding
+    assert {k: v["verdict"] for k, v in thm6.extra["readings"].items()} == {
+        "sum | c fixed": "rate_inconsistent", "final | c fixed": "rate_inconsistent",
+        "sum | c = eta T K": "rate_consistent", "final | c = eta T K": "rate_consistent"}
+    fixed = thm6.extra["readings"]
+    assert "1 term(s) not covered" in fixed["final | c fixed"]["detail"]
+    assert "3 term(s) not covered" in fixed["sum | c fixed"]["detail"]
+    assert "c = eta T K" in thm6.detail and "does not vanish" in thm6.detail
     found = group_findings(fedinit_results)
-    assert len(found["fedinit.stability_bias_order"]) == 2
+    assert len(found["fedinit.stability_bias_order"]) == 1
     assert set(found) == {"fedinit.stability_bias_order",
                           # the units check: eq. (14)'s divergence term as printed lacks the appendix's L_G
                           "fedinit.thm3.printed_divergence_term",
                           # issue 36: the poster's stability bound lacks eq. (14)'s 2(L_G^2 + S L_G sigma_l)
                           "fedinit.poster.stability_factor"}
+
+
+def test_thm6_with_c_eta_T_K_grows_with_T():
+    """Issue 45, item 3: with c = eta T K = log(lambda mu N K T)/(lambda mu) the stated stability bias grows like T^1
+    and the stated divergence bias tends to a constant: the rate check sees the powers 1 and 0."""
+    from fedtheory.checks import rate_check
+    from fedtheory.papers.fedinit import records as R
+
+    rep = rate_check(R.under_reading(R.THM6, "final | c = eta T K"))
+    powers = sorted(t["T_power"] for t in rep.extra["stated_terms"])
+    assert rep.verdict == "rate_consistent" and powers == ["-1", "-1", "-1", "0", "1"]
+    assert R.C_ETA_TK.has(R.T) and ":336" in R.C_READINGS["c fixed"]
 
 
 def test_divergence_dominates_is_ambiguous(fedinit_results):

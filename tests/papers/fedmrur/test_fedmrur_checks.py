@@ -24,50 +24,59 @@ def _one(results, rid, problem, setting_prefix):
 def test_theorem_1_and_mofedsam_bounds(results):
     A, B, P = "A (", "B (", "practice"
     # PL problem (every constant exact), every horizon checked with Holm over the horizons, each row decided under
-    # the four readings (Assumption 3: client mean / max; the average over t = 1..T / 0..T-1). Reading A violates
-    # both bounds in the transient under every reading (eq. 7's first term lacks 1/(K eta_l)): a units artifact.
+    # the four readings (Assumption 3: client mean / max; the average over t = 1..T / 0..T-1). Reading A of eta_g
+    # violates both bounds in the transient under every reading, on the run as measured. Rule 8 (issue 45) decides
+    # reading A as it decides B: the units erratum escalates where the run as measured fails.
     for rid in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7"):
         r = _one(results, rid, "pl_nonconvex", A)
-        assert r.verdict == "violated" and r.ratio < 1 and r.conditions_failed == []
-        assert r.scope == "units_artifact" and not r.is_finding and r.finding == "fedmrur.eq7.reading_A_units"
+        assert r.ratio is None or r.ratio < 1
         assert set(r.extra["readings"]) == set(READINGS)
-        assert all(x["verdict"] == "violated" for x in r.extra["readings"].values())
-        assert r.family_size in (r.params["rounds"] - 1, r.params["rounds"]) and r.seeds == r.params["runs"] == 10
-    # Reading B, MoFedSAM: on the run as measured no reading gives a violation; the bound is inconsistent in units
-    # under every reading (rule 8, issue 36), and on the run rescaled so that its inconsistent terms shrink (where
-    # C = C_max grows through its '1 - alpha L') every reading is violated: false as stated, the units finding
+        assert all(x["verdict"] == "violated" and "rescaled" not in x["detail"] for x in r.extra["readings"].values())
+        assert r.family_size in (r.params["rounds"] - 1, r.params["rounds"], None)
+        assert r.seeds in (None, 10) and r.params["runs"] == 10
+    # Reading B, MoFedSAM: no reading is violated on the run as measured; inside rule 8's regime only one reading is
+    # (before issue 45: every reading, on rescaled instances up to loss x 0.001): ambiguous, and with it reading A's
+    # violation (rule 3 over the readings of eta_g), not counted
     mo = _one(results, "fedmrur.mofedsam_thmD7", "pl_nonconvex", B)
-    assert mo.verdict == "violated" and mo.is_finding and mo.finding == T.UNITS_FINDING
-    assert all("rescaled instance" in x["detail"] for x in mo.extra["readings"].values())
+    assert mo.verdict == "ambiguous" and not mo.is_finding
+    assert _one(results, "fedmrur.mofedsam_thmD7", "pl_nonconvex", A).verdict == "ambiguous"
+    assert "rule 3 over the readings of eta_g" in _one(results, "fedmrur.mofedsam_thmD7", "pl_nonconvex", A).detail
     # Reading B, FedMRUR-N: violated at the late horizons with the client-mean sigma_g^2 under both indexings, on
-    # every seed; with the per-client max when w^0 enters the average; as printed (t = 1..T) with the per-client max
-    # nothing survives Holm on the run as measured (before issue 36: ambiguous), and the rescaled run violates it
+    # every seed, and with the per-client max when w^0 enters the average, on the run as measured; as printed
+    # (t = 1..T) with the per-client max on a rescaled run inside rule 8's regime (loss x 0.355, parameters x 0.5).
+    # Readings A and B both violated: counted, the units finding escalated to false as stated
     fb = _one(results, "fedmrur.thm1", "pl_nonconvex", B)
     rd = fb.extra["readings"]
     assert fb.verdict == "violated" and fb.is_finding and fb.scope == "inside" and fb.finding == T.UNITS_FINDING
     assert rd["client-mean, t=1..T"]["verdict"] == rd["client-mean, t=0..T-1"]["verdict"] == "violated"
     assert rd["client-max, t=0..T-1"]["verdict"] == "violated"
     assert rd["client-max, t=1..T"]["verdict"] == "violated" and "rescaled instance" in rd["client-max, t=1..T"]["detail"]
+    assert "inside the regime" in rd["client-max, t=1..T"]["detail"]
     assert "rescaled instance" not in rd["client-mean, t=1..T"]["detail"]
     assert rd["client-mean, t=1..T"]["ratio"] < 0.8
     assert "10 of 10 seeds" in rd["client-mean, t=1..T"]["detail"]
     assert fb.extra["sigma_g2_readings"]["client_max"] > fb.extra["sigma_g2_readings"]["client_mean"]
+    fa = _one(results, "fedmrur.thm1", "pl_nonconvex", A)
+    assert fa.verdict == "violated" and fa.is_finding and fa.finding == T.UNITS_FINDING
     for rid in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7"):
         for prob in ("pl_nonconvex", "synthetic_logistic"):
             prac = _one(results, rid, prob, P)
             assert prac.verdict == "not_applicable" and any(c.startswith("C_max_positive") for c in prac.conditions_failed)
             assert prac.measured is not None  # the run is reported even though the theorem does not apply
         r = _one(results, rid, "synthetic_logistic", A)
-        assert r.verdict == "holds" and r.ratio >= 1 and r.scope == "units_artifact"  # issue 36: discounted too
-        r = _one(results, rid, "synthetic_logistic", B)  # holds as measured; rule 8's rescaled run decides it
-        assert r.verdict in ("violated", "ambiguous") and r.finding == T.UNITS_FINDING
+        assert r.verdict == "holds" and r.ratio >= 1 and r.scope == "inside"
+        # holds as measured and on every rescaled run inside rule 8's regime (issue 45; before: violated on the run
+        # rescaled by loss x 3e-17, C = C_max = 1387, only at T' = 1)
+        r = _one(results, rid, "synthetic_logistic", B)
+        assert r.verdict == "holds" and not r.finding
+        assert all("regime" in x["detail"] for x in r.extra["readings"].values())
     for r in _by(results, "fedmrur.thm1") + _by(results, "fedmrur.mofedsam_thmD7"):
         if r.verdict in ("holds", "violated"):
             assert r.conditions_failed == [] and r.params["sum_d_mean"] >= r.params["rounds"]
         if r.verdict != "not_applicable":  # vacuity by rule: L^2 R^2, R^2 the run's visited_max_dist2
             assert r.extra["vacuity"] in ("informative", "vacuous") and r.trivial_bound > 0
     # the PL bound is far below L^2 R^2; on the logistic problem eq. (7) holds as measured, above it (its Phi
-    # dominates): vacuous under reading A, which holds (reading B is decided on the rescaled run: no vacuity then)
+    # dominates): vacuous under reading A
     assert not _one(results, "fedmrur.thm1", "pl_nonconvex", B).vacuous
     assert _one(results, "fedmrur.thm1", "synthetic_logistic", A).vacuous
 
@@ -95,7 +104,10 @@ def test_claims_and_records(results):
                                       "fedmrur.claim.participation"}
     assert all(r.verdict == "claim_supported" for r in _by(results, "fedmrur.claim.enlarges_step"))
     fedavg = [r for r in _by(results, "fedmrur.claim.near_orthogonal") if r.params["algorithm"] == "FedAvg"]
-    assert [r.verdict for r in fedavg] == ["claim_supported"] * 2
+    # issue 45: the runs (120 and 300 rounds) are short of a quarter of the paper's 1600 and their gap still falls:
+    # too early to say; on the rounds there are the predicate supports it
+    assert [r.verdict for r in fedavg] == ["inconclusive"] * 2
+    assert all(r.extra["regime"]["predicate_verdict"] == "claim_supported" for r in fedavg)
     for r in claims:  # the statistics policy: the check's rows are the family, 10 seeds each
         assert r.seeds == 10 and r.extra["stats_policy"]["min_effect"] is not None
         assert r.family_size == len(_by(results, r.id))

@@ -35,7 +35,8 @@ def test_no_fedmrur_row_is_fragile_and_readings_are_combined(results):
         per = r.extra["readings"]
         assert list(per) == list(T.READINGS)
         verdicts = {(x["verdict"], x["scope"]) for x in per.values()}
-        assert (r.verdict == "ambiguous") == (len(verdicts) > 1)
+        # ambiguous over the readings of the text, or (issue 45) over the two readings of eta_g (join_step_readings)
+        assert (r.verdict == "ambiguous") == (len(verdicts) > 1 or "step_readings" in r.extra)
 
 
 def test_the_index_reading_leaves_w0_out():
@@ -109,7 +110,7 @@ def test_the_rate_finding_is_counted_and_its_control_fails():
     assert len(missed) == 2 and all(t["exponents"] == {"K": "1/2", "S": "-1/2"} for t in missed)
     assert sorted("sigma_g" in t["term"] for t in missed) == [False, True]
     assert {sp.sympify(t["T_power"]) for t in missed} == {sp.Rational(-1, 2)}
-    assert "Remark 3" in rate.detail and rate.quote.startswith("003_7cb41999359df859.txt:142-148")
+    assert "Remark 3" in rate.detail and rate.quote.startswith("003_7cb41999359df859.txt:142, 144, 148")
     ctl = CF._rate_rows(faster_order(T.THM1))
     assert {r.verdict for r in ctl} == {"rate_inconsistent"}
     spec = all_checks()["fedmrur.rates"]
@@ -154,30 +155,54 @@ def _by(results, rid):
     return [r for r in results if r.id == rid]
 
 
-def test_reading_A_rows_are_units_artifacts_where_they_hold_as_where_they_are_violated(results):
-    """Issue 36, item 2: before, reading A was a units artifact where violated (pl_nonconvex) and plain evidence
-    where it held (synthetic_logistic): a reading the tool discounts counted for the paper."""
+def test_both_readings_of_eta_g_are_decided_by_the_same_rule(results):
+    """Issue 45, item 1 (before: issue 36 discounted reading A as a units artifact where violated on the run as
+    measured, while reading B counted on rescaled runs up to loss x 3e-17): rule 8 applies to A and B alike, and a
+    violation counts only where both readings of eta_g give it (rule 3)."""
     rows = [r for r in results if r.id in ("fedmrur.thm1", "fedmrur.mofedsam_thmD7")
-            and str(r.params.get("setting", "")).startswith("A (") and r.verdict != "not_applicable"]
-    assert {r.verdict for r in rows} >= {"holds", "violated"}
-    assert all(r.scope == "units_artifact" and not r.is_finding for r in rows)
-    assert all("neither against the paper nor for it" in r.detail for r in rows)
+            and str(r.params.get("setting", "")).split(" ")[0] in ("A", "B") and r.verdict != "not_applicable"]
+    assert all(r.scope == "inside" for r in rows)
+    assert not any("neither against the paper nor for it" in r.detail for r in rows)
+    for r in rows:
+        if r.verdict == "violated":
+            other = "B (" if r.params["setting"].startswith("A (") else "A ("
+            twin = [x for x in rows if x.id == r.id and x.problem == r.problem
+                    and x.params["setting"].startswith(other)]
+            assert twin and twin[0].verdict == "violated", (r.id, r.problem)
 
 
-def test_theorem_1s_unit_slips_are_one_counted_finding_false_on_a_rescaled_instance(results):
+def test_join_step_readings_counts_a_violation_only_under_both_readings_of_eta_g():
+    from fedtheory.checks import CheckResult
+    from fedtheory.papers.fedmrur.checks import join_step_readings
+
+    def row(setting, verdict):
+        return CheckResult("x.b", "fedmrur", "bound", verdict, params={"setting": setting}, finding=T.UNITS_FINDING
+                           if verdict == "violated" else "", extra={"readings": {}})
+
+    both = join_step_readings({"A": row("A", "violated"), "B": row("B", "violated")})
+    assert [r.verdict for r in both.values()] == ["violated", "violated"]
+    one = join_step_readings({"A": row("A", "violated"), "B": row("B", "holds"), "P": row("P", "not_applicable")})
+    assert one["A"].verdict == "ambiguous" and not one["A"].is_finding and one["B"].verdict == "holds"
+    assert "violated under reading A of eta_g" in one["A"].detail and one["P"].verdict == "not_applicable"
+
+
+def test_theorem_1s_unit_slips_are_one_counted_finding_false_as_measured(results):
     """Issue 36, item 9: Phi, C_max, eq. (7), MoFedSAM's bound and Remark 2 are inconsistent in units under both
-    readings of eta_g (before: units artifacts, not counted). One finding; a reading-B row fails on the run rescaled
-    so that the inconsistent terms shrink, so the cause is false as stated."""
+    readings of eta_g: one counted finding. Issue 45, item 1: it escalates to false as stated only where a run as
+    measured, or a rescaled run inside rule 8's regime, fails; eq. (7) on the PL problem fails on the run as measured
+    under every reading of A and three of B (the fourth at loss x 0.355, parameters x 0.5)."""
     from fedtheory.checks import group_findings, summarize_findings
 
     units = [r for r in results if r.id.endswith(".units") and r.finding == T.UNITS_FINDING]
     assert {r.id for r in units} == {"fedmrur.C_max.units", "fedmrur.Phi.units", "fedmrur.thm1.units",
                                      "fedmrur.mofedsam_thmD7.units", "fedmrur.remark2.units"}
     assert all(r.is_finding and r.finding_class == "erratum" for r in units)
-    rescaled = [r for r in results if r.finding == T.UNITS_FINDING and r.kind == "bound" and r.verdict == "violated"]
-    assert rescaled and all(r.finding_class == "false_as_stated" and r.scope == "inside" for r in rescaled)
-    per = [x for r in rescaled for x in r.extra["readings"].values()]
-    assert any("rescaled instance" in x["detail"] for x in per)
+    bound = [r for r in results if r.finding == T.UNITS_FINDING and r.kind == "bound" and r.verdict == "violated"]
+    assert bound and all(r.finding_class == "false_as_stated" and r.scope == "inside" for r in bound)
+    per = [x for r in bound for x in r.extra["readings"].values()]
+    assert sum("rescaled" not in x["detail"] for x in per) >= 7  # A: 4, B: 3 on the run as measured
+    for x in per:  # any rescaled evidence stays inside the regime
+        assert "rescaled instance" not in x["detail"] or "inside the regime" in x["detail"]
     assert T.UNITS_FINDING in group_findings(results)
     assert T.UNITS_FINDING in summarize_findings(results)["classes"]["false_as_stated"]
 
@@ -214,3 +239,37 @@ def test_eq8_as_printed_sums_over_the_rounds():
     assert rows[0].verdict == "rate_inconsistent" and rows[0].finding == CF.EQ8_FINDING
     assert rows[0].finding_class == "erratum" and "003:144" in rows[0].detail
     assert "T**(1/2)" in str(rows[0].extra["terms"]) or "T^1/2" in rows[0].detail
+
+
+def test_the_sum_erratum_and_the_rate_finding_are_two_causes(results):
+    """Issue 45, item 2: fedmrur.eq8.sum_left_side and fedmrur.thm1.rate both cite eq. (8) (003:144). Before, the
+    sum's row missed the two terms the rate finding misses too (a double count of them). Now the sum erratum is decided
+    against eq. (8)'s order repaired to cover eq. (7)'s terms (under which fedmrur.thm1.rate is consistent), so it
+    rests on the factor T alone; each row names the other and says why they are two."""
+    from fedtheory.checks import rate_check, shared_lines
+    from fedtheory.papers.fedmrur import checks as CF
+
+    assert rate_check(T.THM1, order=CF.repaired_rate_order()).verdict == "rate_consistent"
+    eq8 = [r for r in results if r.finding == "fedmrur.eq8.sum_left_side"]
+    assert len(eq8) == 1 and eq8[0].verdict == "rate_inconsistent" and eq8[0].finding_class == "erratum"
+    missed = [t for t in eq8[0].extra["terms"] if t["covered_by"] is None]
+    assert missed and all("sqrt(K)" not in t["term"] or "sqrt(T)" in t["term"] for t in missed)
+    assert eq8[0].extra["as_printed_missed"] > len(missed)
+    pair = [x for x in shared_lines(results) if set(x["findings"]) == {"fedmrur.eq8.sum_left_side", "fedmrur.thm1.rate"}]
+    assert pair and "003:144" in pair[0]["lines"] and pair[0]["independent"]
+    assert all(x["independent"] for x in shared_lines(results)), shared_lines(results)
+
+
+def test_theorem_1s_hypotheses_as_printed_are_one_erratum(results):
+    """Issue 45, item 3: 003:134's 'satisfying ...' clause has no comparison (C is defined nowhere), and 'for all
+    K >= 0' includes K = 0 where C_max and Phi divide by K: one counted erratum, which says why it is not the units
+    finding that cites the same line. Remark 2's inference (003:146) is explained in fedmrur.remark2's note."""
+    from fedtheory.papers.fedmrur import checks as CF
+
+    rows = [r for r in results if r.id in ("fedmrur.thm1.clause", "fedmrur.thm1.K_range")]
+    assert len(rows) == 2 and all(r.verdict == "violated" and r.is_finding for r in rows)
+    assert {r.finding for r in rows} == {CF.STATEMENT_FINDING} and {r.finding_class for r in rows} == {"erratum"}
+    assert all(T.UNITS_FINDING in r.extra["independent_of"] for r in rows)
+    fixed = CF._statement_rows(clause=T.THM1_SATISFYING + r" \geq C", k_min=1)
+    assert [r.verdict for r in fixed] == ["holds", "holds"]
+    assert "003:146" in T.REMARK2.note and "does not follow" in T.REMARK2.note

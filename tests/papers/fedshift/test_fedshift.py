@@ -347,7 +347,9 @@ def test_fedshift_quick_profile(fedshift_results):
     # not counted); eq. (11) is a self-check of the simulator
     from fedtheory.checks import group_findings
     groups = group_findings(fedshift_results)
-    assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator", "fedshift.eq20_denominator"}
+    # issue 45: Lemma 1's printed w_k^* where Lemma 3, used for the term, bounds w_k^tau (004:399, 413)
+    assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator", "fedshift.eq20_denominator",
+                           "fedshift.lemma1_misprint"}
     assert len(groups["fedshift.eq12_misprint"]) == 5 and len(groups["fedshift.thm1.denominator"]) == 2
     assert "fedshift.thm2.units" in {r.id for r in groups["fedshift.eq12_misprint"]}  # the units check's row
     assert all(r.self_check for r in by["fedshift.eq11"] + by["fedshift.cond31_32"] + by["fedshift.thm2.appendix"])

@@ -196,3 +196,33 @@ def test_the_denominator_finding_states_its_robustness():
     rob = C._denominator_robustness()
     eps = next(c for c in rob["choices"] if c["name"] == "eps")
     assert not rob["fragile"] and eps["survives"] == [0.1, 5.9] and eps["lost_at"] == 6.1
+
+
+# ------------------------------------------------------------------------------------ issue 45: the proof of Theorem 1
+
+
+def test_the_induction_constant_grows_with_tau_a_loose_step_not_a_false_theorem(session):
+    """004:467-480: upsilon contains B_2 M (tau + gamma)^2 and (tau + gamma)/eps, so it depends on the induction
+    variable; it is non-decreasing where its denominator is positive, so the induction goes through at a fixed horizon
+    (a step the proof does not state): proof_step_loose, listed apart, not counted. Before: not checked."""
+    ind, lem = C.thm1_proof(session)
+    assert ind.id == "fedshift.thm1.induction_constant" and ind.verdict == "proof_step_loose" and not ind.is_finding
+    assert ind.extra["upsilon_in_tau"] == "increasing" and "004:467" in ind.detail
+    # the check can tell: a constant that falls with tau breaks the induction; one that does not depend on it is fine
+    falling = C._induction_row(F.B1 * F.beta**2 + F.B2 * F.M, F.tau + F.gamma)
+    assert falling.verdict == "violated" and falling.is_finding and falling.finding_class == "erratum"
+    assert C._induction_row(F.B1 * F.beta**2, F.gamma + 1).verdict == "holds"
+
+
+def test_lemma1_prints_the_distance_to_the_optima_where_lemma3_bounds_the_local_models(session):
+    """004:399 and 004:449 print ||w_bar - w_k^*||^2; the proof bounds that term with Lemma 3 (004:413: ||w_bar -
+    w_k^tau||^2), which is 0 at E = 1 while the printed term is at least the spread of the clients' optima: one counted
+    erratum. The other slips (004:449 drops p_k, 004:461 ||1_P|| = P) are explained in fedshift.lemma1's note."""
+    ind, lem = C.thm1_proof(session)
+    assert lem.verdict == "violated" and lem.is_finding and lem.finding == C.LEMMA1_FINDING
+    assert lem.finding_class == "erratum" and lem.bound == 0.0 and lem.measured > 0.1
+    spread, at_w0 = C.lemma1_optima_spread(session.seed)
+    assert 0 < spread <= at_w0 and lem.measured == spread
+    assert "004:449 drops p_k" in F.LEMMA1_PRINTED.note and "004:461" in F.LEMMA1_PRINTED.note
+    assert C._lemma1_row(session.seed, printed=F.dev_local).verdict == "holds"  # Li et al.'s form
+    assert run_control(all_checks()["fedshift.thm1.proof"], session).status == "fails_as_required"

@@ -44,9 +44,13 @@ def test_initial_controls_error_is_the_clients_gradients_at_the_optimum():
 
 def test_check_holds_at_the_largest_step_and_refuses_twice_it():
     rows = C.scaffold_sc(Session(seed=0, profile="quick"))
-    assert [r.verdict for r in rows] == ["holds", "holds", "not_applicable"]
+    n = len(C.TERM_SETTINGS)  # issue 45: one row per additive term where it dominates, from x*
+    assert [r.verdict for r in rows] == ["holds", "holds", "not_applicable"] + ["holds"] * n
     assert all(1.0 < r.ratio < 10.0 for r in rows[:2])
     assert rows[2].conditions_failed[0].startswith("h_beta")
+    for r, (_, _, _, _, term) in zip(rows[3:], C.TERM_SETTINGS):
+        top = max(r.extra["terms"], key=lambda t: t["share"])
+        assert term in r.params["setting"] and top["share"] > 0.5
 
 
 def test_the_control_fails_as_required():

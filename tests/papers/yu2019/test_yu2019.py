@@ -17,7 +17,8 @@ def test_thm1_at_a_point_worked_by_hand():
 
 def test_check_verdicts_on_the_quick_profile():
     rows = C.thm1(Session(seed=0, profile="quick"))
-    assert [r.verdict for r in rows] == ["holds", "holds", "holds", "not_applicable"]
+    n = len(C.TERM_SETTINGS)  # issue 45: the initial and the noise term each dominate a row
+    assert [r.verdict for r in rows] == ["holds", "holds", "holds", "not_applicable"] + ["holds"] * n
     assert rows[1].extra["vacuity"] == "informative"  # I = 1, gamma = 1/(4L): below the trivial bound L^2 R^2
 
 
