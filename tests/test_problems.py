@@ -1,7 +1,7 @@
 """Each problem's constants against brute-force estimates, and its oracles against finite differences."""
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
@@ -214,3 +214,26 @@ def test_logistic_gradients_in_place_equal_the_written_out_formula(classes, shar
     Yb = np.take_along_axis(Y, idx[..., None], axis=2)
     Gb = np.matmul(np.swapaxes(Xb, -1, -2), softmax(np.matmul(Xb, W)) - Yb) / 4
     assert np.array_equal(v.grad_batch(w, idx), Gb.reshape(w.shape) + p.reg * w)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), ridge=st.sampled_from([0.0, 0.1, 2.0]), variants=st.integers(1, 3))
+def test_least_squares_sample_grad_stats_match_the_per_sample_gradients(seed, ridge, variants):
+    """sample_grad_stats from the residuals (no per-sample gradient array) against the definition: max_ij ||g_ij||
+    and max_i mean_j ||g_ij - mean_j g_ij||^2 with g_ij = x_ij (x_ij.w - y_ij) + ridge w, computed naively."""
+    from fedtheory.sim.problems import LeastSquaresProblem
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(variants, 4, 6, 3)) * rng.uniform(0.1, 3.0, size=(variants, 4, 1, 1))
+    y = rng.normal(size=(variants, 4, 6))
+    p = LeastSquaresProblem(X, y, ridge=ridge)
+    w = rng.normal(size=(5, 3)) * 3
+    var_of = rng.integers(0, variants, size=5)
+    gmax, gvar = p.sample_grad_stats(w, var_of)
+    for k in range(5):
+        Xk, yk = X[var_of[k]], y[var_of[k]]
+        g = np.array([[Xk[c, j] * (Xk[c, j] @ w[k] - yk[c, j]) + ridge * w[k] for j in range(6)] for c in range(4)])
+        naive_max = max(np.linalg.norm(g[c, j]) for c in range(4) for j in range(6))
+        naive_var = max(np.mean([np.sum((g[c, j] - g[c].mean(axis=0)) ** 2) for j in range(6)]) for c in range(4))
+        assert np.isclose(gmax[k], naive_max, rtol=1e-9, atol=1e-12)
+        assert np.isclose(gvar[k], naive_var, rtol=1e-8, atol=1e-10 * naive_max ** 2)

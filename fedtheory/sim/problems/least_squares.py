@@ -263,14 +263,31 @@ class LeastSquaresProblem(Problem):
         r = np.einsum("rcsd,rd->rcs", self.X[v], w) - self.y[v]
         return 0.5 * r**2 + 0.5 * self.ridge * np.sum(w**2, axis=1)[:, None, None]
 
+    @cached_property
+    def _sample_norm2(self) -> np.ndarray:
+        """||x_ij||^2 per variant, client and sample: (V, C, S)."""
+        return np.sum(self.X ** 2, axis=-1)
+
     def sample_grad_stats(self, w, variant=None):
+        """From the residuals alone, without forming the (points, C, S, d) per-sample gradients g_ij = x_ij r_ij +
+        ridge w (the engine asks at every visited point of every round): ||g_ij||^2 = r^2 ||x||^2 + 2 ridge r (r + y) +
+        ridge^2 ||w||^2 (x.w = r + y), and the spread around the client's mean m_i = mean_j x_ij r_ij (the ridge term
+        is common to every sample: it cancels) is mean_j r^2 ||x||^2 - ||m_i||^2, clipped at 0 against rounding.
+        Held to the per-sample definition by tests/test_problems.py."""
+        w = np.asarray(w, dtype=float)
         v = self._variant(w, variant)
-        X = self.X[v]
-        r = np.einsum("rcsd,rd->rcs", X, w) - self.y[v]
-        g = X * r[..., None] + self.ridge * w[:, None, None, :]  # (R,C,S,d)
-        norms = np.linalg.norm(g, axis=-1)
-        var = np.mean(np.sum((g - g.mean(axis=2, keepdims=True)) ** 2, axis=-1), axis=2)  # (R,C)
-        return norms.max(axis=(1, 2)), var.max(axis=1)
+        gmax, gvar = np.empty(len(w)), np.empty(len(w))
+        for u in np.unique(v):  # the data variants (a handful): one product over the points of each
+            at = np.flatnonzero(v == u)
+            X, y, xn2, wu = self.X[u], self.y[u], self._sample_norm2[u], w[at]
+            r = np.einsum("csd,pd->pcs", X, wu) - y  # (P, C, S)
+            r2 = r * r
+            norm2 = r2 * xn2 + 2.0 * self.ridge * r * (r + y) + self.ridge ** 2 * np.sum(wu * wu, axis=1)[:, None, None]
+            m = np.einsum("csd,pcs->pcd", X, r) / X.shape[1]  # (P, C, d)
+            var = np.mean(r2 * xn2, axis=2) - np.sum(m * m, axis=2)  # (P, C)
+            gmax[at] = np.sqrt(np.max(np.maximum(norm2, 0.0), axis=(1, 2)))
+            gvar[at] = np.maximum(var, 0.0).max(axis=1)
+        return gmax, gvar
 
     def sample_smoothness(self) -> Constant:
         if self.ridge < 0:
