@@ -134,10 +134,12 @@ def test_sigterm_at_any_moment_exits_143_in_one_line(delay):
         assert err.strip().splitlines()[-1] == "fedtheory: terminated by SIGTERM", err
 
 
-@pytest.mark.parametrize("delay", MOMENTS[::3])
+@pytest.mark.parametrize("delay", (0.35, 0.5, 0.8, 1.3, 2.0))
 def test_sigint_at_any_moment_exits_130_in_one_line(delay):
     """Before: SIGINT in the first 0.6 s exited 130 with a traceback; one landing in an import's weakref callback
-    printed 'Exception ignored in ...' with a traceback."""
+    printed 'Exception ignored in ...' with a traceback. Not from 0 s: a SIGINT while the interpreter itself starts
+    (its `site` import, the first ~50 ms) is CPython's own 'Fatal Python error: init_import_site', exit 1, before any
+    code of fedtheory runs (SIGTERM there is death by the signal, 143 in a shell: the test above covers it)."""
     code, err = _signal_at(signal.SIGINT, delay)
     assert code in (130, -signal.SIGINT), err
     assert "Traceback" not in err and "Exception ignored" not in err, err
