@@ -4,14 +4,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: check test bench clean
+.PHONY: check test docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# the CPU torch wheel that lies on disk; an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,pep,dask,latex]'
+	$(BIN)/pip install --quiet -e '.[test,pep,dask,latex,docs]'
 	touch $(STAMP)
 
 # The main job: every encoded paper's checks on the built-in problems, with the two example plug-ins (zoo members
@@ -26,8 +26,12 @@ check: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The documentation site: docs/_build/html/index.html. Warnings are errors, references on the public API nitpicky.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -b html -W --keep-going -n -q docs docs/_build/html
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) results .pytest_cache docs/_build docs/notebooks docs/api/generated

@@ -1,0 +1,72 @@
+"""Sphinx configuration of fedtheory's documentation site (``make docs``; the ``docs`` extra installs what it needs).
+
+The guides are the Markdown pages of this folder (MyST), the notebooks are rendered with the figures they hold
+(myst-nb, not executed here: the test suite executes them), and the API reference is generated from the docstrings of
+every name the public modules export (``__all__``; numpydoc). Built with warnings as errors and nitpicky references
+on the public API; types of other libraries (numpy, sympy, torch, ...) are not resolved (no intersphinx: nothing is
+downloaded at build time) and are listed in ``nitpick_ignore_regex``.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+import fedtheory  # noqa: E402
+
+project = "fedtheory"
+author = "fedtheory developers"
+copyright = "2026, fedtheory developers"
+release = fedtheory.__version__
+version = fedtheory.PLUGIN_API
+
+extensions = [
+    "myst_nb",  # Markdown pages (MyST) and notebooks
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "sphinx.ext.mathjax",
+]
+
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".rst": "restructuredtext"}
+exclude_patterns = ["_build", "worst-instances", "**.ipynb_checkpoints", "api/generated/*.rst.txt"]
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+nb_execution_mode = "off"  # the notebooks hold their outputs; tests/test_notebooks.py executes them
+suppress_warnings = ["myst.xref_missing", "misc.highlighting_failure"]
+
+autosummary_generate = True
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(np|numpy|sp|sympy|torch|pd|pandas|scipy|matplotlib|jinja2|typing|collections|pathlib|os)\..*"),
+    (r"py:.*", r"(Any|Callable|Iterable|Iterator|Mapping|Sequence|Protocol|Path|PathLike|TextIO|ndarray|Expr)"),
+    (r"py:class", r"(int|float|str|bool|dict|list|tuple|set|frozenset|object|bytes|None|complex)"),
+    (r"py:class", r"(optional|default.*|array-like|array_like|callable|mapping|sequence|iterable)"),
+]
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"fedtheory {release}"
+html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+html_static_path: list[str] = []
+
+
+def _copy_notebooks(app):
+    """The notebooks live in notebooks/ (where users run them); the site renders copies (docs/notebooks/, ignored)."""
+    out = HERE / "notebooks"
+    out.mkdir(exist_ok=True)
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        shutil.copyfile(nb, out / nb.name)
+
+
+def setup(app):
+    app.connect("builder-inited", _copy_notebooks)
