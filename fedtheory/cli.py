@@ -607,7 +607,8 @@ def _cmd_worst_pep(args, W) -> int:
     for rid in args.ids:
         kw = {"problem": args.problem} if args.problem else {}
         rec = W.run_pep(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
-                        server_rule=args.server_rule, function_class=args.pep_class, solver=args.solver)
+                        server_rule=args.server_rule, function_class=args.pep_class, solver=args.solver,
+                        counterexample_dir=args.out_dir)
         print(_strict_json(rec))
         if rec["verdict"] == "violated":
             print(f"fedtheory: {rid} violated: the PEP's worst case exceeds the bound", file=sys.stderr)

@@ -14,7 +14,7 @@ from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientStep
                       OppositeLookahead, Oracle, PlainInit, Plugin, Prox, ProximalSolve, RelaxedInit, RoundState, Server,
                       State)
 from .measures import TrackGradients, measure_catalogue, register_measure, registered_measures
-from .problems import (Constant, Constants, HuberProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
+from .problems import (Constant, Constants, HuberProblem, InterpolatedProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
                        Problem, SeparablePLProblem, digits_logistic, heterogeneous_least_squares, huber_regression,
                        identical_least_squares, least_squares_noise_at_optimum, opposed_huber, pl_nonconvex,
                        pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
@@ -135,6 +135,7 @@ __all__ = [
     "refused",
     "unknown",
     "HuberProblem",
+    "InterpolatedProblem",
     "huber_regression",
     "least_squares_noise_at_optimum",
     "opposed_huber",
