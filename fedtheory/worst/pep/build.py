@@ -66,6 +66,7 @@ class FederatedPEP:
     # combinations of these (G_built = to_built G to_built', F_built = values_to_built F); None: unchanged
     to_built: np.ndarray | None = None
     values_to_built: np.ndarray | None = None
+    iterates: list = field(default_factory=list)  # every point the algorithm computed, in order (coefficients)
 
     @property
     def n_points(self) -> int:

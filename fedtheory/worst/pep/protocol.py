@@ -297,7 +297,9 @@ class PEPOps:
         return x._wrap(x.data.copy())
 
     def sgd_step(self, w, lr, g):
-        return w - lr * g
+        out = w - lr * g
+        self.builder.iterates.extend(out.data.reshape(-1))  # the local iterates, in order (a sparser basis's leaves)
+        return out
 
     def is_array(self, x) -> bool:
         return isinstance(x, PointArray)
@@ -492,6 +494,7 @@ class _Builder:
         self.tags: dict[tuple, int] = {}
         self.mixings: list[tuple] = []  # (X centred, Z) per consensus step, spectral class
         self.zero_sums: list[tuple] = []  # (leaf Points, weights, key)
+        self.iterates: list = []  # every point the algorithm computed (queries and local steps), in order
         self.t = 0
 
     # ---- leaves
@@ -531,6 +534,7 @@ class _Builder:
         if q is None:
             q = _Q(label, owner, point)
             self.queries.append(q)
+            self.iterates.append(point)
             self.by_point[key] = q
         for j in functions:
             if j not in q.grads:
@@ -579,6 +583,7 @@ class _Builder:
             x = _minus(a, _scaled(g, gamma))
             q = _Q(label, i, x, {i: g}, {i: self.value_leaf((label, i, i))}, prox=(a, gamma, i))
             self.queries.append(q)
+            self.iterates.append(x)
             self.by_point[self.point_key(x)] = q
             for j in self.functions_at(i):
                 if j != i:
@@ -922,11 +927,13 @@ def _snapshot(b: _Builder, server, metric, constraints, lmis, star, star_grads, 
                                       np.stack([Fc[a], Fc[c]], axis=1), Q, qf, c0))
     full += len(rows)
     lmi_rows = [(size, [sparse_row(e) for e in entries]) for size, entries in lmis]
-    zero_sums = [(np.array([pt.counter for pt in pts]), np.asarray(w, dtype=float), key) for pts, w, key in b.zero_sums]
+    # sum_l w_l v_l = 0, written with the largest |w_l| = 1 (the hand-written FedInit PEP's scaling: the same rows)
+    zero_sums = [(np.array([pt.counter for pt in pts]), np.asarray(w, dtype=float) / np.abs(w).max(), key)
+                 for pts, w, key in b.zero_sums]
     return FederatedPEP(
         setting=s, n=n, m=m, rows=rows, objective=(*sparse_row(metric), "objective", "objective"), queries=queries,
         server=[leaf_coef(w, n) for w in server], point_labels=[b.labels.get(i, ("?",)) for i in range(n)],
         value_labels=[b.vlabels.get(i, ("?",)) for i in range(m)], w0_leaf=b.w0.counter,
         star_leaf=None if star is None else star.counter, star_grads=[g.counter for g in star_grads] if symmetric else [],
         full_constraints=full, build_s=build_s, pair_rows=pair_rows, symmetric=symmetric, zero_sums=zero_sums,
-        lmis=lmi_rows)
+        lmis=lmi_rows, iterates=[leaf_coef(p, n) for p in b.iterates])

@@ -7,7 +7,7 @@ import numpy as np
 
 from .build import FederatedPEP
 
-__all__ = ["client_permutation", "eliminated", "isotypic_bases", "rebased", "reduce_pep"]
+__all__ = ["client_permutation", "eliminated", "isotypic_bases", "rebased", "reduce_pep", "sparsified"]
 
 
 def client_permutation(labels: list[tuple], C: int, sigma: np.ndarray) -> np.ndarray:
@@ -172,8 +172,68 @@ def rebased(pep: FederatedPEP) -> FederatedPEP:
                       pair_rows=[dc.replace(pr, U=pr.U @ M, V=pr.V @ N) for pr in pep.pair_rows],
                       queries=[dc.replace(q, coef=q.coef @ M) for q in pep.queries],
                       server=[c @ M for c in pep.server], lmis=[(size, [row(r) for r in e]) for size, e in pep.lmis],
+                      iterates=[c @ M for c in pep.iterates],
                       to_built=M if pep.to_built is None else pep.to_built @ M,
                       values_to_built=N if pep.values_to_built is None else pep.values_to_built @ N)
+
+
+def _changed(pep: FederatedPEP, M: np.ndarray, **extra) -> FederatedPEP:
+    """``pep`` over new leaves, the old ones being M's rows' combinations of them (c_new = c_old @ M,
+    G_old = M G_new M')."""
+    import dataclasses as dc
+
+    import scipy.sparse as sps
+
+    n = pep.n
+    Ms = sps.csr_matrix(M)
+
+    def row(r):
+        gi, gj, gv, fi, fv, c = r[:6]
+        off = gi != gj
+        W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+                           shape=(n, n))
+        Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
+        k = np.abs(Wn.data) > 1e-14 * max(1.0, np.abs(Wn.data).max(initial=0.0))
+        return (Wn.row[k], Wn.col[k], Wn.data[k], fi, fv, c, *r[6:])
+
+    zero_sums = []
+    for leaves, w, key in pep.zero_sums:  # sum_l w_l v_l = 0 over old leaves is (w' M[leaves]) over the new ones
+        comb = np.asarray(w, dtype=float) @ M[np.asarray(leaves)]
+        nz = np.flatnonzero(np.abs(comb) > 1e-14 * np.abs(comb).max())
+        zero_sums.append((nz, comb[nz], key))
+    return dc.replace(pep, rows=[row(r) for r in pep.rows], objective=row(pep.objective),
+                      pair_rows=[dc.replace(pr, U=pr.U @ M) for pr in pep.pair_rows],
+                      queries=[dc.replace(q, coef=q.coef @ M) for q in pep.queries],
+                      server=[c @ M for c in pep.server], lmis=[(size, [row(r) for r in e]) for size, e in pep.lmis],
+                      iterates=[c @ M for c in pep.iterates], zero_sums=zero_sums,
+                      to_built=M if pep.to_built is None else pep.to_built @ M, **extra)
+
+
+def sparsified(pep: FederatedPEP) -> FederatedPEP:
+    """The same PEP over leaves that make its rows short: each gradient leaf that is the newest leaf of a point the
+    algorithm computed next (x_{k+1} = x_k - eta g_k and its like) is replaced by that point minus its w^0 part, so a
+    difference of two points is two leaves and a gradient (x_k - x_{k+1}) / eta, where in the gradient basis both are
+    sums over every step between them. An exact, triangular change of variables; it keeps the labels (the points of a
+    client replace that client's gradients), and ``reduce_pep`` checks the result is still symmetric."""
+    n = pep.n
+    Bm = np.eye(n)
+    grad_leaves = {g for q in pep.queries for g in q.grads if g >= 0}
+    taken = set()
+    for c in pep.iterates:
+        nz = np.flatnonzero(np.abs(c) > 1e-12 * np.abs(c).max(initial=0.0))
+        if not len(nz):
+            continue
+        last = int(nz[-1])
+        if last in grad_leaves and last not in taken:
+            col = c.copy()
+            col[pep.w0_leaf] = 0.0
+            Bm[:, last] = col
+            taken.add(last)
+    if not taken:
+        return pep
+    M = np.linalg.inv(Bm).T
+    M[np.abs(M) < 1e-13 * np.abs(M).max()] = 0.0  # inverting a triangular matrix: exact zeros come back as rounding
+    return _changed(pep, M)
 
 
 def eliminated(pep: FederatedPEP) -> FederatedPEP:
@@ -246,7 +306,10 @@ def _canonical_ids(ids: np.ndarray, keys) -> np.ndarray:
 
 
 def _sorted_rows(M: np.ndarray) -> np.ndarray:
-    """Rows in lexicographic order (the order the constraints were written in does not reach the solver)."""
+    """Rows in lexicographic order (the order the constraints were written in does not reach the solver), entries
+    below 1e-13 of their row's largest dropped (rounding of a change of leaves)."""
+    if len(M):
+        M = np.where(np.abs(M) < 1e-13 * np.abs(M).max(axis=1, keepdims=True), 0.0, M)
     if len(M) < 2:
         return M
     return M[np.lexsort(np.round(M, 12).T[::-1])]

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._validation import check_choice
 from .build import FederatedPEP, PEPBuilder, build_pep
-from .reduction import eliminated, rebased, reduce_pep
+from .reduction import eliminated, rebased, reduce_pep, sparsified
 from .setting import PEPSetting, require_pep
 
 __all__ = ["ACCEPT_GAP", "ACCEPT_MIN_EIG", "ACCEPT_VIOLATION", "BASES", "DIFFERENCES_BELOW", "METHODS", "PEPResult",
@@ -54,8 +54,13 @@ class PEPResult:
                 "exact": self.setting.exact, "class": self.setting.describe(), "algorithm": self.setting.algorithm()}
 
 
-BASES = ("auto", "differences", "gradients")
+BASES = ("auto", "differences", "gradients", "iterates")
 DIFFERENCES_BELOW = 0.25  # basis 'auto': gradient differences when eta L <= this (close points), else gradients
+# basis 'auto': the local iterates as leaves (short rows) when eta L >= this and the Gram matrix has this many leaves
+# (smaller PEPs gain nothing); below, a gradient as a difference of close iterates over eta is ill-conditioned
+# (measured: at eta L = 0.1 and below SCAFFOLD's PEP is rejected; docs/worst-case.md, benchmarks/bench_pep_size.py)
+ITERATES_FROM = 0.2
+ITERATES_ABOVE_LEAVES = 60
 
 
 def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", method: str = "symmetric",
@@ -67,8 +72,12 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
 
     basis (method 'symmetric'): the leaves the Gram matrix is written over, an exact change of variables chosen for
     accuracy: 'gradients' (as built), 'differences' (``rebased``: each client's gradient and value minus its value
-    at w^0; 100x more accurate when the points are close), 'auto' = 'differences' when eta L <= 0.25 (measured:
-    tests/test_pep.py, docs/worst-case.md)."""
+    at w^0; 100x more accurate when the points are close), 'iterates' (the differences, then ``sparsified``: the
+    algorithm's local iterates replace the gradients that made them, so the constraints' rows are short; 2-5x faster
+    on the round protocol's PEPs, and ill-conditioned when eta L is small: a gradient is a difference of two close
+    points over eta), 'auto' = 'differences' when eta L <= 0.25, else 'gradients'; and 'iterates' first when eta L >= 0.2, the
+    PEP recorded its iterates (the round protocol's) and has at least 60 leaves, the others if it gives no accepted
+    value (measured: tests/test_pep.py, tests/test_pep_protocol.py, docs/worst-case.md)."""
     require_pep()
     check_choice("solver", solver, SOLVERS)
     check_choice("method", method, METHODS)
@@ -76,15 +85,31 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
     if method == "pepit":
         s = setting.setting if isinstance(setting, FederatedPEP) else setting
         return _solve_with_pepit(s, solver, verbose, **solver_options)
-    import cvxpy as cp
-
     pep = setting if isinstance(setting, FederatedPEP) else build_pep(setting)
     s = pep.setting
-    t0 = time.perf_counter()
     if basis == "auto":
         basis = "differences" if s.eta * s.L <= DIFFERENCES_BELOW else "gradients"
-    if basis == "differences":
+        if s.eta * s.L >= ITERATES_FROM and pep.iterates and pep.n >= ITERATES_ABOVE_LEAVES:
+            res = _solve(pep, "iterates", solver, method, verbose, **solver_options)
+            if res.value is not None:
+                return res
+            fallback = _solve(pep, basis, solver, method, verbose, **solver_options)
+            fallback.detail = (f"basis 'iterates' gave no accepted value ({res.status}); solved again over "
+                               f"'{basis}'" + (f"; {fallback.detail}" if fallback.detail else ""))
+            fallback.times["first_try_s"] = round(sum(res.times.values()), 4)
+            return fallback
+    return _solve(pep, basis, solver, method, verbose, **solver_options)
+
+
+def _solve(pep: FederatedPEP, basis: str, solver: str, method: str, verbose: bool, **solver_options) -> PEPResult:
+    import cvxpy as cp
+
+    s = pep.setting
+    t0 = time.perf_counter()
+    if basis in ("differences", "iterates"):
         pep = rebased(pep)
+    if basis == "iterates":
+        pep = sparsified(pep)
     if not pep.symmetric and pep.zero_sums:
         pep = eliminated(pep)
     O, Of, ny, nf, A, E, obj, blocks, lmis = reduce_pep(pep)
