@@ -790,6 +790,11 @@ def _cmd_mutants(args) -> int:
     show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
     # the worst-case layer: each record with a worst-case declaration is searched once, its mutants decided there
     layers = [WorstCaseLayer(budget=args.worst_budget, seed=args.seed)]
+    from .worst import pep_available
+    from .worst.mutants import PEPLayer
+
+    if pep_available():  # the PEP's worst case, where a record declares one: kills and classifies mutants
+        layers.append(PEPLayer(seed=args.seed))
     scores = run_mutants(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=show,
                          layers=layers)
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,

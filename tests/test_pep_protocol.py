@@ -25,6 +25,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 RTOL = 2e-6  # two solves of one SDP written two ways (PEPit's own wrapper, and ours): the solvers' accuracy
 
 
+RECORDED: dict[str, tuple[float, float]] = {}  # name -> (the protocol's PEP, the hand-written script): the report's table
+
+
+def agree(name: str, got: float, ref: float, rtol: float = RTOL) -> None:
+    RECORDED[name] = (float(got), float(ref))
+    np.testing.assert_allclose(got, ref, rtol=rtol)
+
+
 def ours(algorithm, **kw):
     r = solve_pep(protocol_pep(algorithm, ProtocolSetting(**kw)))
     assert r.value is not None, (r.status, r.detail)
@@ -90,7 +98,7 @@ def test_fedavg_server_step(server_lr, metric):
         w = w - server_lr * mean([w - e for e in ends])
     ref = pepit_solve(pb, (w - xs) ** 2 if metric == "dist2" else mean([f(w) for f in fs]) - fstar)
     got = ours(fedavg(server_rule="code", server_lr=server_lr), C=C, K=K, T=T, eta=eta, metric=metric, **BASE)
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree(f"FedAvg eta_g={server_lr:g} {metric} (optimum class)", got, ref)
 
 
 def test_fedavg_gb_class():
@@ -122,7 +130,7 @@ def test_fedavg_gb_class():
     ref = pepit_solve(pb, mean([f(w) for f in fs]) - fstar)
     got = ours(fedavg(), C=C, K=K, T=T, eta=eta, L=1.0, heterogeneity="GB", G=G, B=B, initial="function", D=1.0,
                metric="opt_error")
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree("FedAvg opt_error ((G, B) class)", got, ref)
 
 
 def test_scaffold_option_two():
@@ -153,7 +161,7 @@ def test_scaffold_option_two():
         w = w - mean([w - e for e in ends])
     ref = pepit_solve(pb, (w - xs) ** 2)
     got = ours(scaffold(), C=C, K=K, T=T, eta=eta, metric="dist2", **BASE)
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree("SCAFFOLD option II dist2", got, ref)
 
 
 @pytest.mark.parametrize("mu_prox", [0.5, 2.0])
@@ -169,7 +177,7 @@ def test_fedprox_exact_proximal_solve(mu_prox):
         w = mean([proximal_step(w, fs[i], 1.0 / mu_prox)[0] for i in range(C)])
     ref = pepit_solve(pb, (w - xs) ** 2)
     got = ours(fedprox(mu_prox, solve="exact"), C=C, K=1, T=T, eta=0.1, metric="dist2", **BASE)
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree(f"FedProx exact prox mu={mu_prox:g} dist2", got, ref)
 
 
 def test_fednova_weighted_clients_unreduced():
@@ -195,7 +203,7 @@ def test_fednova_weighted_clients_unreduced():
                                                                            metric="dist2", **BASE))
     assert not pep.symmetric
     r = solve_pep(pep)
-    np.testing.assert_allclose(r.value, ref, rtol=RTOL)
+    agree("FedNova tau=(1,3) p=(0.3,0.7) dist2 (unreduced)", r.value, ref)
 
 
 def test_fedinit_agrees_with_the_hand_written_pep():
@@ -215,6 +223,8 @@ def test_fedinit_agrees_with_the_hand_written_pep():
             ps = ProtocolSetting(C=C, K=K, T=T, eta=eta, L=2.0, mu=0.5, client_mu=0.0, heterogeneity="GB", G=0.3,
                                  B=1.3, initial="function", D=1.5, metric=metric)
             got = ours(alg, **ps.__dict__)
+            RECORDED[f"FedInit beta={beta:g} {rule} eta_g={eta_g:g} ({C},{K},{T}) eta={eta:g} {metric} vs the hand-written "
+                     "FedInit PEP"] = (got, ref)
             worst = max(worst, abs(got - ref) / abs(ref))
             # the two builders write the same SDP: the reduced rows agree to rounding
             a, b = reduce_pep(build_pep(hs)), reduce_pep(protocol_pep(alg, ps))
@@ -281,7 +291,7 @@ def test_dgd_on_a_fixed_matrix_is_exact():
     ref = _dgd_pepit(W, 3, 0.4)
     pep = protocol_pep(d_psgd(topo), ProtocolSetting(C=4, K=1, T=3, eta=0.4, metric="dist2", **BASE))
     assert not pep.symmetric and pep.setting.exact
-    np.testing.assert_allclose(solve_pep(pep).value, ref, rtol=RTOL)
+    agree("DGD ring(4) Metropolis W dist2 (exact)", solve_pep(pep).value, ref)
 
 
 def test_dgd_on_the_spectral_class_is_an_upper_bound():
@@ -293,10 +303,10 @@ def test_dgd_on_the_spectral_class_is_an_upper_bound():
     assert not pep.setting.exact
     got = solve_pep(pep).value
     ref = _dgd_pepit(None, 3, 0.4, mixing=(-0.5, 0.5))
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree("DGD spectral class [-0.5, 0.5] dist2 (relaxation)", got, ref)
     W = np.full((3, 3), 1.0 / 3.0)
     fixed = ours(d_psgd(fully_connected(3)), C=3, K=1, T=3, eta=0.4, metric="dist2", **BASE)
-    np.testing.assert_allclose(fixed, _dgd_pepit(W, 3, 0.4), rtol=RTOL)
+    agree("D-PSGD W = J/3 dist2 (exact)", fixed, _dgd_pepit(W, 3, 0.4))
     assert fixed <= got * (1 + 1e-6)
 
 
@@ -323,7 +333,7 @@ def test_oledfl_lookahead_start():
         x = [mean([ends[j] * (W[i, j] * C) for j in range(C)]) for i in range(C)]
     ref = pepit_solve(pb, (mean(x) - xs) ** 2)
     got = ours(oledfl_sgd(topo, beta), C=C, K=K, T=T, eta=eta, metric="dist2", **BASE)
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree("OledFL-SGD ring(3) beta=0.2 dist2", got, ref)
 
 
 # ------------------------------------------------------------------------------------ a user's own rule
@@ -371,7 +381,7 @@ def test_a_users_own_aggregator():
     ref = pepit_solve(pb, (w - xs) ** 2)
     got = ours(Algorithm("Extrapolated", aggregate=Extrapolated(eta_g, theta)), C=C, K=K, T=T, eta=eta,
                metric="dist2", **BASE)
-    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    agree("a user's aggregator (server heavy ball) dist2", got, ref)
 
 
 # ------------------------------------------------------------------------------------ refusals
@@ -429,3 +439,32 @@ def test_the_iterate_basis_is_the_same_pep(etaL):
         it = solve_pep(pep, basis="iterates")
         assert it.reduced["basis"] == "iterates" and ref.value is not None and it.value is not None
         np.testing.assert_allclose(it.value, ref.value, rtol=2e-5)
+
+
+def test_the_recipe_in_the_docs_runs(capsys):
+    """docs/worst-case.md's recipe for a user's own algorithm runs as written and prints its PEP value, which equals
+    the hand-written script of the same rule (test_a_users_own_aggregator's, at the recipe's constants)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "worst-case.md").read_text()
+    code = re.search(r"<!-- recipe -->\n```python\n(.*?)```", text, flags=re.S).group(1)
+    scope: dict = {}
+    exec(compile(code, "docs/worst-case.md", "exec"), scope)
+    assert "worst ||w^T - x*||^2 =" in capsys.readouterr().out
+    value = scope["result"].value
+    C, K, T, eta, eta_g, theta = 2, 2, 3, 0.3, 0.8, 0.3
+    pb, fs, xs, gs, fstar, p = pepit_class(C, BASE["L"], BASE["client_mu"])
+    optimum_heterogeneity(pb, gs, p, BASE["zeta"])
+    w = pb.set_initial_point()
+    pb.set_initial_condition((w - xs) ** 2 <= BASE["D"])
+    prev = w
+    for _ in range(T):
+        ends = []
+        for i in range(C):
+            x = w
+            for _ in range(K):
+                x = x - eta * fs[i].gradient(x)
+            ends.append(x)
+        w, prev = w - eta_g * mean([w - e for e in ends]) + theta * (w - prev), w
+    np.testing.assert_allclose(value, pepit_solve(pb, (w - xs) ** 2), rtol=RTOL)

@@ -51,6 +51,7 @@ class Counterexample:
     pep_value: float
     data: dict = field(default_factory=dict)
     path: str | None = None
+    in_class: bool = True  # the instance certifies every assumption of the record (any bound of them can be tested)
 
     def summary(self) -> dict[str, Any]:
         return {"confirmed": self.confirmed, "reason": self.reason, "measured_by_simulator": self.measured,
@@ -154,6 +155,7 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
         bad = cert.admits(values)
         if bad:
             reasons.append("values below the instance's certificates: " + "; ".join(bad))
+    in_class = not reasons
     failed = record.conditions_failed(values)
     if failed:
         reasons.append("conditions fail at the instance's constants: " + "; ".join(failed))
@@ -166,7 +168,7 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
               f"instance's own constants ({initial} quantity: {how})" if confirmed else "; ".join(reasons))
     data = _script_data(spec, pep, V, problem, w0, values, bound, measured, initial)
     return Counterexample(spec.record_id, problem, w0, measured, bound, values, confirmed, reason, V.shape[1],
-                          float(result.value) if result.value is not None else math.nan, data)
+                          float(result.value) if result.value is not None else math.nan, data, in_class=in_class)
 
 
 def _sparse(vec: np.ndarray) -> list:

@@ -14,7 +14,7 @@ from ..._validation import ParameterError
 from .setting import PEPSetting, require_pep
 from .solve import solve_pep
 
-__all__ = ["PEPSpec", "RTOL", "pep_entries", "pep_worst_case", "register_pep", "run_pep"]
+__all__ = ["PEPSpec", "RTOL", "pep_entries", "pep_spec", "pep_worst_case", "register_pep", "run_pep"]
 
 
 @dataclass(frozen=True)
@@ -168,13 +168,17 @@ def _confirmed(spec: PEPSpec, pep, res, directory) -> tuple[str, str, Any]:
 _LAMBDA_INPUTS = ("eta", "K", "L", "B", "N", "C", "beta")
 
 
-def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
-            reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
-            function_class: str | None = None, solver: str = "CLARABEL", method: str = "symmetric",
-            counterexample_dir: str | None = None) -> dict[str, Any]:
-    """The PEP of ``record_id`` at the constants of today's check (where its worst-case declaration has a
-    reference), overridden by ``sets``. The PEP is of exact gradients: a reference's sigma_l is set to 0 (and said
-    so); the check's lambda is recomputed when a constant it depends on changes."""
+def pep_spec(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+             reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
+             function_class: str | None = None, budget: Mapping[str, int] | None = None
+             ) -> tuple[PEPSpec, float | None, str | None]:
+    """(spec, the check's random ratio, the reference's label): the PEP of ``record_id`` at the constants of today's
+    check (where its worst-case declaration has a reference), overridden by ``sets``. ``budget``: the largest sizes
+    (e.g. {"C": 3, "K": 3, "T": 4}) for the factory's parameters of those names, applied where the check's are larger
+    (said in the label). The PEP is of exact gradients: a reference's sigma_l is set to 0 (and said so); the check's
+    lambda is recomputed when a constant it depends on changes."""
+    import inspect
+
     require_pep()
     entries = pep_entries()
     if record_id not in entries:
@@ -189,6 +193,13 @@ def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int 
         params.update(ref["params"])
         random_ratio, label = ref.get("random_ratio"), ref.get("label")
     sets = dict(sets or {})
+    if budget:
+        accepted = inspect.signature(entries[record_id]).parameters
+        for k, most in budget.items():
+            default = accepted[k].default if k in accepted else None
+            current = params.get(k, default if isinstance(default, int) else None)
+            if k in accepted and k not in sets and isinstance(current, int) and current > most:
+                sets[k] = int(most)
     notes = []
     if params.get("sigma_l", 0) and "sigma_l" not in sets:
         notes.append(f"sigma_l {params['sigma_l']:.4g} -> 0 (the PEP is of exact gradients)")
@@ -214,5 +225,17 @@ def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int 
         spec = entries[record_id](record_id, **{k: v for k, v in params.items() if k != "record_id"})
     except TypeError as exc:
         raise ParameterError("--set", sorted(params), f"names the PEP of {record_id} accepts ({exc})") from None
+    return spec, random_ratio, label
+
+
+def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+            reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
+            function_class: str | None = None, solver: str = "CLARABEL", method: str = "symmetric",
+            counterexample_dir: str | None = None, budget: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The PEP of ``record_id`` at the constants of today's check (``pep_spec``), solved and compared with the bound
+    (``pep_worst_case``)."""
+    spec, random_ratio, label = pep_spec(record_id, sets=sets, seed=seed, use_reference=use_reference,
+                                         reference_kw=reference_kw, server_rule=server_rule,
+                                         function_class=function_class, budget=budget)
     return pep_worst_case(spec, solver=solver, method=method, random_ratio=random_ratio, reference=label,
                           counterexample_dir=counterexample_dir)
