@@ -64,3 +64,23 @@ def test_a_relaxed_pep_whose_instance_leaves_the_class_proves_nothing_false():
 
     truths = {prepared.classify(m)[0] for m in mutants_of(rec) if prepared.classify(m) is not None}
     assert "provably_false" not in truths
+
+
+def test_the_tightness_table_gets_a_pep_column():
+    """benchmarks/zoo_tightness.py --pep: a bound record of the results file with a PEP declaration gets its PEP at the
+    check's constants; D&T's is exact and attained (value / bound 1), stated 'exact' in the table."""
+    import importlib.util
+    from pathlib import Path
+
+    from fedtheory.report import tightness_markdown, tightness_table
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "zoo_tightness.py"
+    spec = importlib.util.spec_from_file_location("zoo_tightness", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    payload = {"results": [{"id": "drori2014.thm3_1", "kind": "bound", "paper": "drori2014", "verdict": "holds",
+                            "ratio": 1.0}], "collections": {"zoo": {"papers": ["drori2014"]}}, "worst_case": []}
+    out = mod.with_pep_rows(payload, "quick")
+    row = tightness_table(out)[0]
+    assert row["pep"]["exact"] is True and abs(row["pep"]["ratio"] - 1.0) < 1e-6
+    assert "exact)" in tightness_markdown(out)

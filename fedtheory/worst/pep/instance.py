@@ -120,6 +120,9 @@ def _measure(problem, s, tr) -> float:
     if s.metric == "grad_norm2":
         return float(np.sum(problem.grad(wT[None])[0] ** 2))
     its = tr.iterates[:-1, 0]
+    if s.metric == "weighted_opt_error":
+        a = np.asarray(s.metric_weights) / np.sum(s.metric_weights)
+        return float(a @ (problem.loss(its) - c["f_star"].value))
     return float(np.mean(np.sum(problem.grad(its) ** 2, axis=1)))
 
 
@@ -141,6 +144,12 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
     reasons = []
     if spec.initial_symbol:
         values[spec.initial_symbol] = start
+    if spec.instance_symbols:
+        w_star = np.asarray(problem.constants["w_star"].value)[None]
+        g = problem.client_grads(w_star, np.zeros(1, dtype=np.int64))[0]
+        zeta2 = float(problem.client_weights @ np.sum(g ** 2, axis=1))
+        for sym, what in spec.instance_symbols.items():
+            values[sym] = {"zeta2": zeta2, "zeta": math.sqrt(zeta2)}[what]
     elif start > s.D * (1 + CONFIRM_RTOL):
         reasons.append(f"the instance's initial quantity {start:.6g} exceeds the PEP's D = {s.D:g} and the record "
                        "names no symbol for it")
@@ -185,6 +194,7 @@ def _script_data(spec, pep, V, problem, w0, values, bound, measured, initial) ->
     return {
         "record": spec.record_id, "statement": str(record.expr), "lhs": record.lhs_description,
         "algorithm": s.algorithm(), "class": s.describe(), "metric": s.metric, "initial": initial,
+        "metric_weights": list(getattr(s, "metric_weights", None) or []),
         "initial_symbol": spec.initial_symbol, "L": s.L, "mu": _class_mu(s), "weights": list(problem.client_weights),
         "parts": [{"A": A.tolist(), "c": c.tolist()} for A, c in problem.parts],
         "n_leaves": int(V.shape[0]), "w0_leaf": int(pep.w0_leaf), "w0": w0.tolist(), "queries": queries,
@@ -246,6 +256,9 @@ def main():
         measured = float(np.min(np.sum((verts - wT) ** 2, axis=1)))
     elif metric == "grad_norm2":
         measured = float(grad(wT) @ grad(wT))
+    elif metric == "weighted_opt_error":
+        a = np.array(DATA["metric_weights"]) / np.sum(DATA["metric_weights"])
+        measured = float(sum(ai * (f(w) - f_star) for ai, w in zip(a, server[:-1])))
     else:
         measured = float(np.mean([grad(w) @ grad(w) for w in server[:-1]]))
     if DATA["initial"] == "distance":

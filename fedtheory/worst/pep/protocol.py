@@ -354,8 +354,9 @@ class ProtocolSetting:
     (sum_i p_i ||grad f_i(x*)||^2 <= zeta^2) or 'GB' (sum_i p_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 at every
     queried point). ``initial``: 'distance' (||w^0 - x*||^2 <= D) or 'function' (f(w^0) - f* <= D; in the 'smooth'
     class f(w^0) - f(z) <= D at every queried point z). ``metric``: 'opt_error' f(w^T) - f*, 'dist2' ||w^T - x*||^2,
-    'grad_norm2' ||grad f(w^T)||^2, 'avg_grad_norm2' (1/T) sum_{t<T} ||grad f(w^t)||^2 (w^t: the server model, or the
-    clients' mean under gossip). ``mixing``: a Gossip algorithm's topology matrix ('matrix', exact) or a
+    'grad_norm2' ||grad f(w^T)||^2, 'avg_grad_norm2' (1/T) sum_{t<T} ||grad f(w^t)||^2, 'weighted_opt_error'
+    sum_{t<T} a_t (f(w^t) - f*) / sum_t a_t (``metric_weights`` a) (w^t: the server model, or the clients' mean under
+    gossip). ``mixing``: a Gossip algorithm's topology matrix ('matrix', exact) or a
     :class:`SpectralMixing` class. ``evaluate``: 'own' (each client's function at its own points and the shared
     ones) or 'all' (every function at every point; forced by 'GB', by mu > client_mu and by the 'smooth' class)."""
 
@@ -377,6 +378,7 @@ class ProtocolSetting:
     weights: tuple | None = None
     mixing: Any = "matrix"
     evaluate: str = "own"
+    metric_weights: tuple | None = None  # 'weighted_opt_error': sum_t a_t (f(w^t) - f*) / sum_t a_t over t < T
 
     def __post_init__(self):
         s = object.__setattr__
@@ -402,7 +404,16 @@ class ProtocolSetting:
         s(self, "B", check_float("B", self.B, 1.0))
         check_choice("initial", self.initial, ("distance", "function"))
         s(self, "D", check_float("D", self.D, 0.0, low_inclusive=False))
-        check_choice("metric", self.metric, ("opt_error", "dist2", "grad_norm2", "avg_grad_norm2"))
+        check_choice("metric", self.metric, ("opt_error", "dist2", "grad_norm2", "avg_grad_norm2",
+                                             "weighted_opt_error"))
+        if self.metric == "weighted_opt_error":
+            a = np.asarray(self.metric_weights if self.metric_weights is not None else [], dtype=float)
+            if a.shape != (self.T,) or not np.all(np.isfinite(a)) or a.min() < 0 or a.sum() <= 0:
+                raise ParameterError("metric_weights", self.metric_weights, f"{self.T} nonnegative numbers, not all 0 "
+                                     "(one per round t < T)")
+            s(self, "metric_weights", tuple(float(v) for v in a))
+            if self.function_class != "convex":
+                raise ParameterError("metric", self.metric, "a measure of the convex class (it needs f*)")
         if self.weights is not None:
             p = np.asarray(self.weights, dtype=float)
             if p.shape != (self.C,) or not np.all(np.isfinite(p)) or p.min() <= 0:
@@ -722,7 +733,7 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
     need = set()
     if s.metric in ("opt_error", "grad_norm2") or s.function_class == "smooth":
         need.add(s.T)
-    if s.metric == "avg_grad_norm2":
+    if s.metric in ("avg_grad_norm2", "weighted_opt_error"):
         need |= set(range(s.T))
     if s.initial == "function":
         need.add(0)
@@ -766,6 +777,13 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         metric = (server[-1] - star) ** 2
     elif s.metric == "grad_norm2":
         metric = _weighted(at[s.T].grads, p) ** 2
+    elif s.metric == "weighted_opt_error":
+        a = np.asarray(s.metric_weights) / np.sum(s.metric_weights)
+        metric = None
+        for t in range(s.T):
+            if a[t] > 0:
+                term = float(a[t]) * (_weighted(at[t].values, p) - fstar)
+                metric = term if metric is None else metric + term
     else:
         metric = None
         for t in range(s.T):

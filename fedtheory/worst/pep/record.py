@@ -32,6 +32,9 @@ class PEPSpec:
     record_override: Any = None  # a Bound used in place of the registered record (fedtheory.testing.scaled_bound)
     algorithm: Any = None  # a ProtocolSetting's algorithm (a fedtheory.sim.Algorithm); a PEPSetting names its own
     initial_symbol: str | None = None  # the record's symbol for the setting's D (an instance's own value replaces it)
+    # other record symbols an instance's own quantity replaces: symbol -> 'zeta2' (sum_i p_i ||grad f_i(w*)||^2) or
+    # 'zeta' (its square root)
+    instance_symbols: Mapping[str, str] = field(default_factory=dict)
 
     def build(self):
         """The PEP as numbers: the hand-written FedAvg/FedInit PEP of a ``PEPSetting``, or the round protocol's PEP of
