@@ -56,9 +56,11 @@ class PEPResult:
 
 BASES = ("auto", "differences", "gradients", "iterates")
 DIFFERENCES_BELOW = 0.25  # basis 'auto': gradient differences when eta L <= this (close points), else gradients
-# basis 'auto': the local iterates as leaves (short rows) when eta L >= this and the Gram matrix has this many leaves
-# (smaller PEPs gain nothing); below, a gradient as a difference of close iterates over eta is ill-conditioned
-# (measured: at eta L = 0.1 and below SCAFFOLD's PEP is rejected; docs/worst-case.md, benchmarks/bench_pep_size.py)
+# basis 'auto': the local iterates as leaves (short rows) when eta L >= this, the Gram matrix has this many leaves
+# (smaller PEPs gain nothing) and a client's own points evaluate its own function only (with every function at every
+# point, FedAvg's (G, B) PEP at K = 4 gave no accepted value over the iterates); below this eta L a gradient as a
+# difference of close iterates over eta is ill-conditioned (measured: at eta L = 0.1 and below SCAFFOLD's PEP is
+# rejected; docs/worst-case.md, benchmarks/bench_pep_size.py)
 ITERATES_FROM = 0.2
 ITERATES_ABOVE_LEAVES = 60
 
@@ -76,8 +78,8 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
     algorithm's local iterates replace the gradients that made them, so the constraints' rows are short; 2-5x faster
     on the round protocol's PEPs, and ill-conditioned when eta L is small: a gradient is a difference of two close
     points over eta), 'auto' = 'differences' when eta L <= 0.25, else 'gradients'; and 'iterates' first when eta L >= 0.2, the
-    PEP recorded its iterates (the round protocol's) and has at least 60 leaves, the others if it gives no accepted
-    value (measured: tests/test_pep.py, tests/test_pep_protocol.py, docs/worst-case.md)."""
+    PEP recorded its iterates (the round protocol's), has at least 60 leaves and evaluates each client's function
+    only at its own points and the shared ones, the others if it gives no accepted value (measured: tests/test_pep.py, tests/test_pep_protocol.py, docs/worst-case.md)."""
     require_pep()
     check_choice("solver", solver, SOLVERS)
     check_choice("method", method, METHODS)
@@ -89,7 +91,8 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
     s = pep.setting
     if basis == "auto":
         basis = "differences" if s.eta * s.L <= DIFFERENCES_BELOW else "gradients"
-        if s.eta * s.L >= ITERATES_FROM and pep.iterates and pep.n >= ITERATES_ABOVE_LEAVES:
+        own_only = all(q.owner is None or sum(g >= 0 for g in q.grads) == 1 for q in pep.queries)
+        if s.eta * s.L >= ITERATES_FROM and pep.iterates and pep.n >= ITERATES_ABOVE_LEAVES and own_only:
             res = _solve(pep, "iterates", solver, method, verbose, **solver_options)
             if res.value is not None:
                 return res
