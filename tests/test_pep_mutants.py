@@ -45,7 +45,7 @@ def test_weaker_mutants_are_provably_true_and_no_true_mutant_is_killed_on_its_va
 
 def test_the_table_and_payload_report_power(drori_score):
     table = format_mutation_table([drori_score])
-    assert "power = killed / provably false" in table and "false alarms" in table
+    assert "power = killed / provably false" in table and "true at PEP setting" in table
     t = mutation_payload([drori_score])["overall"]["truth"]
     assert t["provably_false"] == drori_score.power()["provably_false"] and t["power"] == 1.0
     assert mutation_payload([drori_score])["overall"]["score_killed_of_stronger"] is not None

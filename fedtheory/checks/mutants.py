@@ -128,8 +128,9 @@ class RecordScore:
                 "power": killed / len(false) if false else None,
                 "power_without_pep": without / len(false) if false else None,
                 "provably_true": len(true),
-                # a false alarm is a kill on the bound's values; the units and rate layers judge the record's form
-                # (its dimensions, its expression against its stated order), which a true value does not vouch for
+                # killed on the bound's values at the checks' settings, which may differ from the PEP's (a larger T, a
+                # noise the PEP has not): a contradiction only where the two settings are one; the units and rate
+                # layers judge the record's form (its dimensions, its expression against its stated order) apart
                 "true_killed": sum(o.status == "killed" and o.layer in VALUE_LAYERS for o in true),
                 "true_killed_by_form": sum(o.status == "killed" and o.layer in ("units", "rate") for o in true),
                 "undecided": sum(o.truth == "undecided" for o in self.outcomes),
@@ -606,19 +607,27 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
                  "-" if q["power"] is None else f"{q['power']:.2f}", str(q["provably_true"]), str(q["true_killed"]),
                  str(q["undecided"])] for s in scores for q in [s.power()]
                 if q["provably_false"] or q["provably_true"] or q["undecided"]]
-        head = ["record", "provably false", "killed", "killed w/o pep", "power", "provably true", "true killed",
-                "undecided"]
+        head = ["record", "provably false", "killed", "killed w/o pep", "power", "true at PEP setting",
+                "of those killed", "undecided"]
         widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
         lines += [fmt2(head, widths), "  ".join("-" * w for w in widths)] + [fmt2(r, widths) for r in body]
         lines.append(f"power = killed / provably false = {t['killed']}/{t['provably_false']}"
                      + ("" if t["power"] is None else f" = {t['power']:.3f}")
-                     + f" ({t['killed_without_pep']} without the PEP layer); provably true killed on their values "
-                     f"(false alarms): {t['true_killed']} of {t['provably_true']} (and {t['true_killed_by_form']} by "
-                     f"the units or rate layer: the record's form, not its values); undecided {t['undecided']}")
+                     + f" ({t['killed_without_pep']} without the PEP layer); provably true at the PEP's setting and "
+                     f"killed on their values at the checks' settings: {t['true_killed']} of {t['provably_true']} (a "
+                     "false alarm only where the two settings are one: the PEP's is small, the checks' larger; listed "
+                     f"below) and {t['true_killed_by_form']} by the units or rate layer (the record's form, not its "
+                     f"values); undecided {t['undecided']}")
     notes = [(s.record_id, s.note) for s in scores if s.note]
     if notes:
         lines.append("\nnotes:")
         lines += [f"  {rid}: {note}" for rid, note in notes]
+    true_killed = [(s.record_id, o) for s in scores for o in s.outcomes
+                   if o.truth == "provably_true" and o.status == "killed" and o.layer in VALUE_LAYERS]
+    if true_killed:
+        lines.append("\ntrue at the PEP's setting, killed at a check's:")
+        lines += [f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: by {o.layer} ({o.rows[0] if o.rows else ''}); "
+                  f"{o.truth_reason}" for rid, o in true_killed]
     false_alive = [(s.record_id, o) for s in scores for o in s.outcomes
                    if o.truth == "provably_false" and o.status != "killed"]
     if false_alive:  # the provably false survivors first, with the instance that refutes them
