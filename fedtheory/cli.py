@@ -626,7 +626,8 @@ def _cmd_worst_pep(args, W) -> int:
     for rid in args.ids:
         kw = {"problem": args.problem} if args.problem else {}
         rec = W.run_pep(rid, sets=sets, seed=args.seed, use_reference=not args.no_reference, reference_kw=kw,
-                        server_rule=args.server_rule, function_class=args.pep_class, solver=args.solver)
+                        server_rule=args.server_rule, function_class=args.pep_class, solver=args.solver,
+                        counterexample_dir=args.out_dir)
         print(_strict_json(rec))
         if rec["verdict"] == "violated":
             print(f"fedtheory: {rid} violated: the PEP's worst case exceeds the bound", file=sys.stderr)
@@ -805,6 +806,11 @@ def _cmd_mutants(args) -> int:
     show = (lambda rid: print(f"mutating {rid} ...", file=sys.stderr)) if sys.stderr.isatty() else None
     # the worst-case layer: each record with a worst-case declaration is searched once, its mutants decided there
     layers = [WorstCaseLayer(budget=args.worst_budget, seed=args.seed)]
+    from .worst import pep_available
+    from .worst.mutants import PEPLayer
+
+    if pep_available():  # the PEP's worst case, where a record declares one: kills and classifies mutants
+        layers.append(PEPLayer(seed=args.seed))
     scores = run_mutants(paper=args.paper, only=args.only, profile=args.profile, seed=args.seed, progress=show,
                          layers=layers)
     payload = mutation_payload(scores, command=["fedtheory", "check"] + sys.argv[2:], profile=args.profile,

@@ -663,7 +663,7 @@ def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None
                 f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
             pep = r["pep"]
             pep_text = "-" if pep is None else _ratio_text(pep["ratio"]) + f" (value {_fmt(pep['value'])}" + \
-                (", exact" if pep.get("exact") else "") + ")"
+                (", exact" if pep.get("exact") else ", relaxed class: an upper bound") + ")"
             cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60),
                      _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
                      ("-" if sim is None else f"**{_ratio_text(sim['ratio'])}**" + where),

@@ -33,7 +33,20 @@ PROBLEMS = {
     "synthetic_logistic": lambda: synthetic_logistic(4, 3, 3, 10, random_state=1),
     "huber_regression": lambda: huber_regression(4, 3, 10, random_state=1),
     "opposed_huber": lambda: opposed_huber(6),
+    "interpolated": lambda: _interpolated(),
 }
+
+
+def _interpolated():
+    """Two clients rebuilt from points, gradients and values (the PEP's worst-case instances)."""
+    from fedtheory.sim.problems import InterpolatedProblem
+    from fedtheory.sim.problems.interpolant import interpolant_data
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4, 3))
+    parts = [interpolant_data(X, X * a + 0.1, 0.5 * a * np.sum(X * X, axis=1) + 0.1 * X.sum(axis=1), 2.0, 0.5)
+             for a in (1.0, 1.5)]
+    return InterpolatedProblem(parts, 2.0, 0.5)
 ORACLES = {"exact": Exact(), "additive": AdditiveNoise(0.3), "minibatch": Minibatch(2)}
 TOPOLOGIES = {t.label(): t for t in [*paper_topologies(12), grid(9), exponential(8), fully_connected(5)]}
 SUBJECT = lambda subject: sorted(n for n, a in CATALOGUE.items() if a.subject == subject)  # noqa: E731

@@ -133,7 +133,7 @@ def test_the_worst_case_layer_kills_what_the_simulation_rows_miss(toy_worst):
         in half.reason
     assert score.by_layer()["worst-case"] >= 1 and "worst-case" in score.note
     table = format_mutation_table([score])
-    assert "worst-case" in table.splitlines()[0] and f"worst-case {score.by_layer()['worst-case']})" in table
+    assert "worst-case" in table.splitlines()[0] and f"worst-case {score.by_layer()['worst-case']}," in table
     payload = mutation_payload([score])
     assert payload["overall"]["killed_by"]["worst-case"] == score.by_layer()["worst-case"]
     assert payload["records"][0]["killed_by"]["worst-case"] >= 1

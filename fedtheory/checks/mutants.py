@@ -48,13 +48,15 @@ from .base import FINDINGS, CheckResult, CheckSpec, Session, run_spec, select
 from .units_check import units_result
 from .verdicts import rate_check
 
-__all__ = ["KILLING", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
+__all__ = ["KILLING", "TRUTHS", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
            "mutation_payload", "format_mutation_table", "run_mutants", "score_record"]
 
 FACTORS = (sp.Rational(1, 2), sp.Rational(1, 10))
 EXPONENT_MOVES = (sp.Integer(-1), sp.Rational(-1, 2), sp.Rational(1, 2), sp.Integer(1))
 MAX_PER_KIND = 40  # mutants of one kind per record (the first ones, in a fixed order)
-KILLING = ("units", "rate", "simulation", "worst-case")
+KILLING = ("units", "rate", "simulation", "worst-case", "pep")
+TRUTHS = ("provably_false", "provably_true", "undecided")
+VALUE_LAYERS = ("simulation", "worst-case", "pep")  # the layers that judge a bound's values
 
 
 @dataclass
@@ -79,10 +81,15 @@ class MutantOutcome:
     layer: str = ""
     reason: str = ""
     rows: list[str] = field(default_factory=list)
+    truth: str = ""  # provably_false | provably_true | undecided (a layer that classifies, e.g. the PEP's); '' none
+    truth_reason: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.mutant.kind, "mutant": self.mutant.description, "status": self.status,
-                "layer": self.layer, "reason": self.reason, "rows": self.rows[:5]}
+        out = {"kind": self.mutant.kind, "mutant": self.mutant.description, "status": self.status,
+               "layer": self.layer, "reason": self.reason, "rows": self.rows[:5]}
+        if self.truth:
+            out.update(truth=self.truth, truth_reason=self.truth_reason)
+        return out
 
 
 @dataclass
@@ -110,11 +117,32 @@ class RecordScore:
         names = list(KILLING) + sorted({o.layer for o in self.outcomes if o.layer and o.layer not in KILLING})
         return {layer: sum(o.status == "killed" and o.layer == layer for o in self.outcomes) for layer in names}
 
+    def power(self) -> dict[str, Any]:
+        """The mutants by truth (where a layer classifies them): provably false, how many of them the checks killed
+        (every layer, and every layer but the PEP's), provably true and how many of those were killed (false alarms:
+        must be 0), undecided; power = killed / provably false."""
+        false = [o for o in self.outcomes if o.truth == "provably_false"]
+        true = [o for o in self.outcomes if o.truth == "provably_true"]
+        killed = sum(o.status == "killed" for o in false)
+        without = sum(o.status == "killed" and o.layer != "pep" for o in false)
+        return {"provably_false": len(false), "killed": killed, "killed_without_pep": without,
+                "power": killed / len(false) if false else None,
+                "power_without_pep": without / len(false) if false else None,
+                "provably_true": len(true),
+                # killed on the bound's values at the checks' settings, which may differ from the PEP's (a larger T, a
+                # noise the PEP has not): a contradiction only where the two settings are one; the units and rate
+                # layers judge the record's form (its dimensions, its expression against its stated order) apart
+                "true_killed": sum(o.status == "killed" and o.layer in VALUE_LAYERS for o in true),
+                "true_killed_by_form": sum(o.status == "killed" and o.layer in ("units", "rate") for o in true),
+                "undecided": sum(o.truth == "undecided" for o in self.outcomes),
+                "unclassified": sum(not o.truth for o in self.outcomes)}
+
     def as_dict(self) -> dict[str, Any]:
         return {"record": self.record_id, "mutants": len(self.outcomes), "killed": self.count("killed"),
                 "survived": self.count("survived"), "equivalent": self.count("equivalent"),
-                "weaker": self.count("weaker"), "undecided": self.count("undecided"), "score": self.score, "killed_by": self.by_layer(),
-                "seconds": round(self.seconds, 2), "note": self.note,
+                "weaker": self.count("weaker"), "undecided": self.count("undecided"),
+                "score_killed_of_stronger": self.score, "score": self.score, "killed_by": self.by_layer(),
+                "truth": self.power(), "seconds": round(self.seconds, 2), "note": self.note,
                 "outcomes": [o.as_dict() for o in self.outcomes]}
 
 
@@ -123,7 +151,8 @@ class PreparedLayer(Protocol):
     stronger mutant from the statement at all (the statement is not itself reported there); ``points`` the values it
     evaluates the bound at (they join the instances of the checks in telling stronger mutants from weaker ones);
     ``summary`` what it measured for the statement (cited in a survivor's reason and the record's note);
-    ``decide(mutant)`` the row text that reports the mutant (killed), or None."""
+    ``decide(mutant)`` the row text that reports the mutant (killed), or None. A layer that can tell a mutant's
+    truth also has ``classify(mutant) -> (truth, why) | None`` (truth one of TRUTHS; the PEP layer's)."""
 
     decides: bool
     points: Sequence[Mapping[str, Any]]
@@ -456,6 +485,15 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
         reason = _survivor_reason(base, rows, low, holding=bool(holding))
         outcomes.append(MutantOutcome(m, "survived", reason=reason + "".join(f"; {name}: {p.summary}"
                                                                               for name, p in deciding)))
+    classifiers = [p for _, p, _ in ready if callable(getattr(p, "classify", None))]
+    for o in outcomes:  # the truth of every mutant a layer can classify (its status stays what the checks said)
+        if o.status == "equivalent":
+            continue
+        for c in classifiers:
+            got = c.classify(o.mutant)
+            if got is not None:
+                o.truth, o.truth_reason = got
+                break
     only = "units and rate layers" + "".join(f", {name}" for name, _ in deciding) + " only"
     note = ("" if holding else "no simulation row holds for the statement (each is a finding or not applicable): "
             + only) if checked else "no check evaluated the statement on a run (" + only + ")"
@@ -543,6 +581,12 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
     scored = sum(s.scored for s in scores)
     names = list(dict.fromkeys(name for s in scores for name in s.by_layer())) or list(KILLING)
     layers = {layer: sum(s.by_layer().get(layer, 0) for s in scores) for layer in names}
+    truth = {k: sum(s.power()[k] for s in scores) for k in ("provably_false", "killed", "killed_without_pep",
+                                                             "provably_true", "true_killed", "true_killed_by_form",
+                                                             "undecided", "unclassified")}
+    truth["power"] = truth["killed"] / truth["provably_false"] if truth["provably_false"] else None
+    truth["power_without_pep"] = (truth["killed_without_pep"] / truth["provably_false"] if truth["provably_false"]
+                                  else None)
     from .. import __version__
 
     return {"fedtheory": __version__, **meta, "overall": {"records": len(scores), "mutants": sum(len(s.outcomes) for s in scores),
@@ -550,7 +594,8 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
                                 "equivalent": sum(s.count("equivalent") for s in scores),
                                 "weaker": sum(s.count("weaker") for s in scores),
                                 "undecided": sum(s.count("undecided") for s in scores),
-                                "score": killed / scored if scored else None, "killed_by": layers},
+                                "score_killed_of_stronger": killed / scored if scored else None,
+                                "score": killed / scored if scored else None, "killed_by": layers, "truth": truth},
             "records": [s.as_dict() for s in scores]}
 
 
@@ -568,6 +613,7 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
                      "-" if s.score is None else f"{s.score:.2f}", f"{s.seconds:.1f}"])
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(head)]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    fmt2 = lambda r, ws: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, ws)))  # noqa: E731
     lines = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
     lines.append("")
     lines.append(f"{p['records']} records, {p['mutants']} mutants: {p['killed']} killed ("
@@ -575,10 +621,40 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
                  f"{p['equivalent']} equivalent, {p['weaker']} weaker (discarded), {p['undecided']} undecided (the "
                  "statement itself reported, or evaluated on no run: no layer tells them apart); mutation score "
                  + ("-" if p["score"] is None else f"{p['score']:.3f}"))
+    t = p["truth"]
+    if t["provably_false"] or t["provably_true"] or t["undecided"]:
+        lines.append("\npower on the mutants a layer classifies (the PEP's worst case and its rebuilt instance):")
+        body = [[s.record_id, str(q["provably_false"]), str(q["killed"]), str(q["killed_without_pep"]),
+                 "-" if q["power"] is None else f"{q['power']:.2f}", str(q["provably_true"]), str(q["true_killed"]),
+                 str(q["undecided"])] for s in scores for q in [s.power()]
+                if q["provably_false"] or q["provably_true"] or q["undecided"]]
+        head = ["record", "provably false", "killed", "killed w/o pep", "power", "true at PEP setting",
+                "of those killed", "undecided"]
+        widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
+        lines += [fmt2(head, widths), "  ".join("-" * w for w in widths)] + [fmt2(r, widths) for r in body]
+        lines.append(f"power = killed / provably false = {t['killed']}/{t['provably_false']}"
+                     + ("" if t["power"] is None else f" = {t['power']:.3f}")
+                     + f" ({t['killed_without_pep']} without the PEP layer); provably true at the PEP's setting and "
+                     f"killed on their values at the checks' settings: {t['true_killed']} of {t['provably_true']} (a "
+                     "false alarm only where the two settings are one: the PEP's is small, the checks' larger; listed "
+                     f"below) and {t['true_killed_by_form']} by the units or rate layer (the record's form, not its "
+                     f"values); undecided {t['undecided']}")
     notes = [(s.record_id, s.note) for s in scores if s.note]
     if notes:
         lines.append("\nnotes:")
         lines += [f"  {rid}: {note}" for rid, note in notes]
+    true_killed = [(s.record_id, o) for s in scores for o in s.outcomes
+                   if o.truth == "provably_true" and o.status == "killed" and o.layer in VALUE_LAYERS]
+    if true_killed:
+        lines.append("\ntrue at the PEP's setting, killed at a check's:")
+        lines += [f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: by {o.layer} ({o.rows[0] if o.rows else ''}); "
+                  f"{o.truth_reason}" for rid, o in true_killed]
+    false_alive = [(s.record_id, o) for s in scores for o in s.outcomes
+                   if o.truth == "provably_false" and o.status != "killed"]
+    if false_alive:  # the provably false survivors first, with the instance that refutes them
+        lines.append("\nprovably false, not killed by the checks:")
+        lines += [f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: {o.status} - {o.truth_reason}"
+                  for rid, o in false_alive]
     surv = [(s.record_id, o) for s in scores for o in s.outcomes if verbose or o.status == "survived"]
     if surv:
         lines.append("\n" + ("every mutant:" if verbose else "survivors and why:"))

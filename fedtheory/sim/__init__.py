@@ -3,17 +3,18 @@
 The modules that write algorithms register them into ``algorithms``' registry when imported; this face imports them
 all, so the core's algorithms are registered once any part of ``fedtheory.sim`` is imported. A paper plug-in registers
 its own (FedMRUR's, FedShift's) when it loads: ``fedtheory.plugins.load_plugins()`` completes the table."""
-from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fedprox, fedsam,
-                         register_algorithm, resolve, scaffold, unregister_algorithm)
+from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fednova, fedprox,
+                         fedsam, register_algorithm, resolve, scaffold, unregister_algorithm)
 from . import gossip  # noqa: F401 - registers the gossip algorithms
 from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, ProblemOracle,
                      RunConfig, StepWeights, Trace, simulate)
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round
-from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, Exact,
-                      LocalTransform, MeanModels, MeanUpdates, Minibatch, OppositeLookahead, Oracle, PlainInit, Plugin,
-                      Prox, RelaxedInit, RoundState, Server, State)
+from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientSteps, Communication, Compressor,
+                      ControlVariates, Exact, LocalTransform, MeanModels, MeanUpdates, Minibatch, NormalizedAveraging,
+                      OppositeLookahead, Oracle, PlainInit, Plugin, Prox, ProximalSolve, RelaxedInit, RoundState, Server,
+                      State)
 from .measures import TrackGradients, measure_catalogue, register_measure, registered_measures
-from .problems import (Constant, Constants, HuberProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
+from .problems import (Constant, Constants, HuberProblem, InterpolatedProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
                        Problem, SeparablePLProblem, digits_logistic, heterogeneous_least_squares, huber_regression,
                        identical_least_squares, least_squares_noise_at_optimum, opposed_huber, pl_nonconvex,
                        pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
@@ -43,6 +44,7 @@ __all__ = [
     "Aggregator",
     "Algorithm",
     "ClientMomentum",
+    "ClientSteps",
     "Communication",
     "Compressor",
     "Constant",
@@ -56,6 +58,7 @@ __all__ = [
     "MeanModels",
     "MeanUpdates",
     "Minibatch",
+    "NormalizedAveraging",
     "OppositeLookahead",
     "Oracle",
     "PLNonconvexProblem",
@@ -64,6 +67,7 @@ __all__ = [
     "Plugin",
     "Problem",
     "Prox",
+    "ProximalSolve",
     "ROUND_MEASURES",
     "RelaxedInit",
     "RoundState",
@@ -84,6 +88,7 @@ __all__ = [
     "fedavg",
     "fedcm",
     "fedinit",
+    "fednova",
     "fedprox",
     "fedsam",
     "heterogeneous_least_squares",
@@ -130,6 +135,7 @@ __all__ = [
     "refused",
     "unknown",
     "HuberProblem",
+    "InterpolatedProblem",
     "huber_regression",
     "least_squares_noise_at_optimum",
     "opposed_huber",

@@ -31,8 +31,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float
-from .plugins import (Aggregator, ClientMomentum, Communication, Compressor, ControlVariates, LocalTransform,
-                      MeanModels, MeanUpdates, PlainInit, Plugin, Prox, RelaxedInit, SAM, Server)
+from .plugins import (Aggregator, ClientMomentum, ClientSteps, Communication, Compressor, ControlVariates,
+                      LocalTransform, MeanModels, MeanUpdates, NormalizedAveraging, PlainInit, Plugin, Prox,
+                      ProximalSolve, RelaxedInit, SAM, Server)
 from .certificates import Certificate, certified, undeclared
 from .topology import TOPOLOGIES, topology_by_name  # noqa: F401 - re-exported (they lived here)
 
@@ -100,8 +101,20 @@ def fedcm(alpha=0.1, server_rule: str = "code", server_lr=1.0) -> Algorithm:
     return Algorithm("FedCM", local=(ClientMomentum(alpha),), aggregate=_server_rule(server_rule, server_lr))
 
 
-def fedprox(mu=0.01, server_rule: str = "code", server_lr=1.0) -> Algorithm:
-    return Algorithm("FedProx", local=(Prox(mu),), aggregate=_server_rule(server_rule, server_lr))
+def fedprox(mu=0.01, server_rule: str = "code", server_lr=1.0, solve: str = "steps") -> Algorithm:
+    """FedProx: solve='steps', the local steps take the gradient of f_i + (mu/2)||w - w^t||^2 (``Prox``); 'exact',
+    each client's exact proximal point argmin_w f_i(w) + (mu/2)||w - w^t||^2 (``ProximalSolve``: exact gradients on a
+    problem with an exact solve, or the PEP)."""
+    check_choice("solve", solve, ("steps", "exact"))
+    local = (Prox(mu),) if solve == "steps" else (ProximalSolve(mu),)
+    return Algorithm("FedProx", local=local, aggregate=_server_rule(server_rule, server_lr))
+
+
+def fednova(steps, weights=None, server_lr=1.0) -> Algorithm:
+    """FedNova (Wang et al. 2020, arXiv:2007.07481) with vanilla local SGD: client i takes tau_i = steps[i] local
+    steps (run with local_steps = max tau_i), the server applies w^{t+1} = w^t - eta_g tau_eff sum_i p_i
+    (w^t - w_{i,tau_i}) / tau_i, tau_eff = sum_i p_i tau_i; weights p_i (default 1/C)."""
+    return Algorithm("FedNova", local=(ClientSteps(steps),), aggregate=NormalizedAveraging(steps, weights, server_lr))
 
 
 def fedsam(rho=0.05, server_rule: str = "code", server_lr=1.0) -> Algorithm:
@@ -240,6 +253,6 @@ def describe(alg: Algorithm) -> dict[str, Any]:
 
 
 __all__ = ["Algorithm", "AlgorithmSpec", "CONTEXT", "algorithms", "build_algorithm", "describe", "fedavg", "fedcm",
-           "fedinit", "fedprox", "fedsam", "hyperparameter_names", "register_algorithm", "relaxed_beta",
+           "fedinit", "fednova", "fedprox", "fedsam", "hyperparameter_names", "register_algorithm", "relaxed_beta",
            "resolve", "ri_name", "scaffold", "topology_by_name", "unregister_algorithm"]
 

@@ -3,6 +3,11 @@
 Plug-ins call ``xp = ops(x)`` on an array they receive and use only these functions, so one
 implementation of an algorithm's rule serves the numpy engine (sim/) and the torch engine
 (empirical/). torch is imported only when a torch tensor is seen.
+
+A third kind of array brings its own namespace: an object with a method ``__fedtheory_ops__()`` returning one
+(the PEP's arrays of symbolic points, ``fedtheory.worst.pep.protocol``, which runs the same plug-ins as a
+performance estimation problem). Such a namespace offers the functions below that its algebra can express and
+refuses the others by name.
 """
 from __future__ import annotations
 
@@ -207,4 +212,7 @@ def ops(x: Any):
         if _TORCH is None:
             _TORCH = TorchOps()
         return _TORCH
+    own = getattr(x, "__fedtheory_ops__", None)
+    if own is not None:
+        return own()
     return _NUMPY

@@ -667,6 +667,16 @@ class ProblemOracle:
     def grad_at(self, k: int):
         return lambda x: self.grad(k, x)
 
+    def prox(self, anchor: np.ndarray, mu) -> np.ndarray:
+        """Each participant's exact proximal point argmin_x f_i(x) + (mu/2) ||x - anchor_i||^2 (R, N, d), through the
+        view's ``prox``; exact gradients only, and no extra objective terms."""
+        if not isinstance(self.oracle, Exact):
+            raise ParameterError("oracle", type(self.oracle).__name__, "Exact() for an exact proximal solve")
+        if self.terms:
+            raise ParameterError("algorithm.local", [type(t).__name__ for t in self.terms],
+                                 "no objective terms beside an exact proximal solve")
+        return self.view.prox(anchor, np.asarray(mu, dtype=np.float64))
+
     def descend(self, w0: np.ndarray, lr, steps: int, direction_sum: bool = False):
         """The round's K plain local steps at once (the round protocol's ``LocalOracle.descend``), through the
         oracle's and the view's ``descend``; None where the local objective has extra terms, the step measures share

@@ -94,8 +94,8 @@ class Gossip(Communication):
         self._block = None if self._varying else self._csr([self._static_coo])
         self._converted: dict[Any, Any] = {}
         w = state.w
-        state.clients["gossip_x"] = (np.broadcast_to(w[:, None, :], (runs, n_clients, dim)).copy()
-                                     if isinstance(w, np.ndarray) else w[:, None, :].expand(runs, n_clients, dim).clone())
+        xp = ops(w)
+        state.clients["gossip_x"] = xp.copy(xp.broadcast_to(w[:, None, :], (runs, n_clients, dim)))
 
     def participants(self, streams, runs, n_clients, per_round):
         if per_round != n_clients:
@@ -157,10 +157,14 @@ class Gossip(Communication):
         return self._csr([self._static_coo, (rows, cols, vals)])
 
     def mix(self, B: sps.csr_matrix, X):
-        """(R, m, d) -> (R, m, d): each run's models multiplied by its W (numpy or torch)."""
+        """(R, m, d) -> (R, m, d): each run's models multiplied by its W (numpy, torch, or a backend's own
+        ``mix_clients(B, X)``: the PEP's points)."""
         R, m, d = X.shape
         if isinstance(X, np.ndarray):
             return np.asarray(B @ np.ascontiguousarray(X).reshape(R * m, d)).reshape(R, m, d)
+        xp = ops(X)
+        if xp.name != "torch":
+            return xp.mix_clients(B, X)
         import torch
 
         key = (id(B), str(X.device), str(X.dtype))

@@ -43,6 +43,7 @@ class RoundState:
     lr: Any  # (R, 1, 1) local step size this round
     view: Any  # the selected clients' data (problems.ClientView in sim/)
     state: State
+    oracle: Any = None  # the round's LocalOracle (rules that ask it for more than a gradient: ProximalSolve)
     w0: Any = None  # (R, N, d) local start
     wK: Any = None  # (R, N, d) local end
     sent: Any = None  # (R, N, d) what the server receives (wK unless a compressor changes it)
@@ -358,6 +359,74 @@ class Prox(LocalTransform):
         return g + self.param("mu", g) * (w - rs.anchor)
 
 
+class ProximalSolve(LocalTransform):
+    """FedProx with each client's exact proximal solve (Li et al. 2020, MLSys, Alg. 2 with gamma = 0: w_i^{t+1} =
+    argmin_w h_i(w; w^t) = f_i(w) + (mu/2) ||w - w^t||^2): the direction (w - p)/lr with p that argmin (anchor w^t),
+    so the first local step lands on p and the later ones stay there. The gradient g is not used; the solve is the
+    round's oracle's ``prox(anchor, mu)`` (exact on least squares; the PEP's proximal step)."""
+
+    name = "prox_solve"
+
+    def __init__(self, mu):
+        self.mu = mu
+
+    def params(self):
+        return {"mu": self.mu}
+
+    def setup(self, state, runs, n_clients, dim):
+        self.set_param("mu", per_run(check_float("mu", self.mu, 0.0, low_inclusive=False, size=runs), runs))
+
+    def round_start(self, rs):
+        rs.extra["prox_solve"] = None
+
+    def direction(self, rs, g, w, grad_at):
+        p = rs.extra.get("prox_solve")
+        if p is None:
+            prox = getattr(rs.oracle, "prox", None)
+            if prox is None:
+                raise ParameterError("oracle", type(rs.oracle).__name__, "an oracle with an exact proximal solve "
+                                     "(prox) for ProximalSolve")
+            p = rs.extra["prox_solve"] = prox(rs.anchor, self.param("mu", rs.anchor))
+        return (w - p) / rs.lr
+
+
+def _per_client(values) -> str:
+    """One value per client, as text (a plug-in's per-run parameters are numbers or arrays of length R)."""
+    return ",".join(f"{v:g}" for v in np.asarray(values, dtype=float).reshape(-1))
+
+
+class ClientSteps(LocalTransform):
+    """Per-client numbers of local steps tau_i <= K (FedNova's heterogeneous local work, Wang et al. 2020,
+    arXiv:2007.07481 Sec. 4): client i's direction is its gradient at steps k < tau_i and 0 after, so it ends at
+    w_{i,tau_i}. ``steps``: one count per client (the round protocol runs K = max tau_i steps)."""
+
+    name = "client_steps"
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def params(self):  # per client, not per run: as text
+        return {"steps": _per_client(self.steps)}
+
+    def setup(self, state, runs, n_clients, dim):
+        tau = np.asarray(self.steps)
+        if tau.shape != (n_clients,) or not np.issubdtype(tau.dtype, np.integer) or tau.min() < 1:
+            raise ParameterError("steps", self.steps, f"{n_clients} integers >= 1 (one per client)")
+        self._tau = tau.astype(np.int64)
+
+    def round_start(self, rs):
+        if self._tau.max() > rs.K:
+            raise ParameterError("steps", self._tau.tolist(), f"at most local_steps = {rs.K}")
+        rs.extra["client_steps"] = (0, self._tau[np.asarray(rs.sel)])  # (calls so far, tau of the participants)
+
+    def direction(self, rs, g, w, grad_at):
+        k, tau = rs.extra["client_steps"]
+        rs.extra["client_steps"] = (k + 1, tau)
+        if (tau > k).all():
+            return g
+        return g * ops(g).asarray((tau > k)[:, :, None].astype(np.float64), like=g)
+
+
 # ---------------------------------------------------------------------------------- compression
 
 
@@ -413,6 +482,46 @@ class MeanUpdates(Aggregator):
         return rs.state.w - eta_g * update
 
 
+class NormalizedAveraging(Aggregator):
+    """FedNova's server rule (Wang et al. 2020, arXiv:2007.07481, eq. (7) with vanilla local SGD, a_i = 1 of length
+    tau_i): w^{t+1} = w^t - eta_g tau_eff sum_i p_i (w_{i,0} - w_{i,K}) / tau_i, tau_eff = sum_i p_i tau_i, over the
+    participants (p_i renormalized to sum to 1 over them). ``steps``: tau_i per client (with ``ClientSteps``);
+    ``weights``: p_i per client (default 1/C)."""
+
+    name = "normalized_averaging"
+
+    def __init__(self, steps, weights=None, server_lr=1.0):
+        self.steps, self.weights, self.server_lr = steps, weights, server_lr
+
+    def params(self):
+        out = {"steps": _per_client(self.steps), "server_lr": self.server_lr}
+        if self.weights is not None:
+            out["weights"] = _per_client(self.weights)
+        return out
+
+    def setup(self, state, runs, n_clients, dim):
+        tau = np.asarray(self.steps)
+        if tau.shape != (n_clients,) or not np.issubdtype(tau.dtype, np.integer) or tau.min() < 1:
+            raise ParameterError("steps", self.steps, f"{n_clients} integers >= 1 (one per client)")
+        p = np.full(n_clients, 1.0 / n_clients) if self.weights is None else np.asarray(self.weights, dtype=float)
+        if p.shape != (n_clients,) or not np.all(np.isfinite(p)) or p.min() <= 0:
+            raise ParameterError("weights", self.weights, f"{n_clients} positive numbers (one per client)")
+        self._tau, self._p = tau.astype(np.float64), p
+        self.set_param("server_lr", per_run(check_float("server_lr", self.server_lr, 0.0, low_inclusive=False,
+                                                         size=runs), runs))
+
+    def aggregate(self, rs):
+        sel = np.asarray(rs.sel)
+        p = self._p[sel]
+        p = p / p.sum(axis=1, keepdims=True)  # (R, N)
+        tau = self._tau[sel]
+        coef = p * (p * tau).sum(axis=1, keepdims=True) / tau  # tau_eff p_i / tau_i
+        xp = ops(rs.sent)
+        update = xp.sum(xp.asarray(coef[:, :, None], like=rs.sent) * (rs.w0 - rs.sent), axis=1)
+        rs.extra["global_update"] = update
+        return rs.state.w - self.param("server_lr", rs.sent)[:, :, 0] * update
+
+
 # ---------------------------------------------------------------------------------- communication
 
 
@@ -449,7 +558,7 @@ class Server(Communication):
         N = sel.shape[1]
         if isinstance(w, np.ndarray):
             return broadcast_clients(w, N)
-        return w[:, None, :].expand(w.shape[0], N, w.shape[1])
+        return ops(w).broadcast_to(w[:, None, :], (w.shape[0], N, w.shape[1]))
 
     def combine(self, rs, aggregator):
         return aggregator.aggregate(rs)

@@ -17,8 +17,8 @@ import numpy as np
 from .algorithms import Algorithm
 from .engine import RunConfig, TrackGradients
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
-from .plugins import (AdditiveNoise, ClientMomentum, ControlVariates, Exact, MeanModels, MeanUpdates, Minibatch,
-                      PlainInit, Prox, RelaxedInit, SAM)
+from .plugins import (AdditiveNoise, ClientMomentum, ClientSteps, ControlVariates, Exact, MeanModels, MeanUpdates,
+                      Minibatch, NormalizedAveraging, PlainInit, Prox, ProximalSolve, RelaxedInit, SAM)
 from .problems import Problem
 from .rng import RunStreams
 
@@ -57,6 +57,15 @@ def naive_start(init, anchor: np.ndarray, last: np.ndarray, run: int) -> np.ndar
     raise NotImplementedError(type(init).__name__)
 
 
+def naive_prox(grad_at, anchor: np.ndarray, mu: float, k: int) -> np.ndarray:
+    """argmin_x f(x) + (mu/2)||x - anchor||^2 for a quadratic f, from its gradient alone: the Hessian column by column
+    (grad f(e_j) - grad f(0)), then the stationarity condition (H + mu I) x = -grad f(0) + mu anchor."""
+    d = anchor.shape[0]
+    g0 = grad_at(np.zeros(d), k)
+    H = np.column_stack([grad_at(np.eye(d)[j], k) - g0 for j in range(d)])
+    return np.linalg.solve(H + mu * np.eye(d), -g0 + mu * anchor)
+
+
 class NaiveClients:
     """The local transforms' state as plain per-run, per-client vectors, and the rules written one client at a
     time: SAM, SCAFFOLD's control variates, client momentum (FedCM / MoFedSAM, both modes and units), FedProx,
@@ -68,7 +77,8 @@ class NaiveClients:
     def __init__(self, local, runs: int, n_clients: int, dim: int):
         self.local = tuple(local)
         for tr in self.local:
-            if not isinstance(tr, (SAM, ControlVariates, ClientMomentum, Prox, TrackGradients)) and \
+            if not isinstance(tr, (SAM, ControlVariates, ClientMomentum, Prox, ProximalSolve, ClientSteps,
+                                   TrackGradients)) and \
                     type(tr).__name__ not in ("LocalMomentum",) + self._PASSIVE:
                 raise NotImplementedError(type(tr).__name__)
         self.C = n_clients
@@ -83,6 +93,7 @@ class NaiveClients:
         r, i = run, client
         heavy = None
         lr = None
+        solved = None
         for k in range(K):
             if trail is not None:
                 trail.append(x.copy())
@@ -99,6 +110,12 @@ class NaiveClients:
                     g = a * g + (1 - a) * self.mom[r]
                 elif isinstance(tr, Prox):
                     g = g + _scalar(tr.mu, r) * (x - anchor)
+                elif isinstance(tr, ProximalSolve):
+                    if solved is None:
+                        solved = naive_prox(grad_at, anchor, _scalar(tr.mu, r), k)
+                    g = (x - solved) / lr
+                elif isinstance(tr, ClientSteps):
+                    g = g if k < int(np.asarray(tr.steps)[i]) else 0.0 * g
                 elif type(tr).__name__ == "LocalMomentum":
                     g = g if heavy is None else g + _scalar(tr.theta, r) * heavy
                     heavy = g
@@ -184,6 +201,16 @@ def reference_simulate(problem: Problem, algorithm: Algorithm, config: RunConfig
                 tot = sum(U)
                 tn = np.linalg.norm(tot)
                 delta = sum(np.linalg.norm(u) for u in U) / (N * tn) * tot if tn > 0 else np.zeros(d)
+                nw = w[r] - _scalar(agg.server_lr, r) * delta
+            elif isinstance(agg, NormalizedAveraging):
+                ids = [int(i) for i in sel_all[r]]
+                tau = [float(np.asarray(agg.steps)[i]) for i in ids]
+                p = [1.0 / C if agg.weights is None else float(np.asarray(agg.weights)[i]) for i in ids]
+                p = [q / sum(p) for q in p]
+                tau_eff = sum(q * s for q, s in zip(p, tau))
+                delta = np.zeros(d)
+                for q, s, u in zip(p, tau, U):
+                    delta = delta + tau_eff * q * u / s
                 nw = w[r] - _scalar(agg.server_lr, r) * delta
             elif isinstance(agg, (MeanUpdates, NormalizedAggregation)):
                 delta = sum(U) / N

@@ -77,6 +77,9 @@ class LocalOracle(Protocol):
     plain steps w <- w - lr grad(k, w) at once, with the loop's rounding of every elementwise operation (the sim
     backend's exact and noisy gradients of least squares). ``run_round`` uses it when nothing acts between the
     steps (no local transform, no per-step step size, no per-step hook); None: step by step.
+
+    And ``prox(anchor, mu) -> argmin_x f_i(x) + (mu/2) ||x - anchor_i||^2`` per participant (an exact proximal solve,
+    for ``ProximalSolve``); the round's oracle is ``rs.oracle``.
     """
 
     def grad(self, k: int, w: Any) -> Any: ...
@@ -105,7 +108,7 @@ def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_client
         sel = np.array(sel, dtype=np.int64)
     anchor = comm.anchor(state, sel)
     rs = RoundState(t=t, K=local_steps, sel=sel, anchor=anchor, lr=lr, view=view, state=state, streams=streams)
-    oracle = make_oracle(rs)
+    oracle = rs.oracle = make_oracle(rs)
     plugins = algorithm.plugins() if hooked is None else hooked
     for p in plugins:
         p.round_start(rs)

@@ -13,8 +13,14 @@ instance where the statement itself is not reported (holds or inconclusive). A m
 there survives, its reason citing the tightest worst-case ratio found.
 
 The layer is absent (not an error) for a record without a declaration; a search that fails is named in the
-record's note and decides nothing. The PEP (an exact worst case where declared) is not consulted here: its solves
-take seconds each (``fedtheory worst --method pep``).
+record's note and decides nothing.
+
+The PEP layer (:class:`PEPLayer`, 'pep', where the extra is installed and the record declares a PEP): the PEP at the
+check's constants, sizes capped (``PEP_BUDGET``), solved once; its worst case rebuilt and re-run by the simulator
+(``fedtheory.worst.pep.instance``). A mutant is killed where that instance refutes it, and every mutant is classified
+(``PreparedPEP.classify``): provably false (the instance refutes it), provably true at the PEP's setting (the SDP's
+upper value lies below it there) or undecided; ``check --mutants`` reports the power (killed / provably false) and
+the provably true mutants killed (a false alarm, must be 0).
 """
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ from ..theory import Bound
 from .search import Evaluation, instance_verdict, rebound, worst_case, worst_spec, z_threshold
 from .spec import WorstCaseSpec, worst_case_entries
 
-__all__ = ["BUDGET", "FINALISTS", "PreparedWorstCase", "WorstCaseLayer"]
+__all__ = ["BUDGET", "FINALISTS", "PEPLayer", "PEP_BUDGET", "PreparedPEP", "PreparedWorstCase", "WorstCaseLayer"]
 
 BUDGET = 256  # instance evaluations of the search per record (`check --worst-budget`'s default: 8 generations)
 FINALISTS = 4  # the best instances kept (re-evaluated on the final seeds) at which mutants are decided
@@ -126,3 +132,124 @@ class WorstCaseLayer:
             summary = (f"the statement is itself reported at every kept instance ({', '.join(sorted(set(verdicts)))}): "
                        "no mutant can be told apart there")
         return PreparedWorstCase(spec, kept, deciding, summary, time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------------------------ the PEP layer
+
+PEP_BUDGET = {"C": 3, "K": 3, "T": 4}  # the PEP layer's sizes where the check's are larger (seconds a record)
+TRUTH_RTOL = 1e-4  # a mutant is true at the PEP's setting when the SDP's upper value is below its bound by this much
+
+
+@dataclass
+class PreparedPEP:
+    """The PEP of one statement, kept for its mutants: the spec (class, setting, the values its bound is evaluated
+    at), the SDP's upper value (an upper bound on the worst case over the class: exact or relaxed alike), and the
+    worst case rebuilt as an instance the simulator re-ran (its measured left side and its own constants)."""
+
+    spec: Any = None
+    upper: float | None = None
+    instance: Any = None
+    summary: str = ""
+    seconds: float = 0.0
+
+    @property
+    def decides(self) -> bool:
+        return self.instance is not None and self.instance.in_class
+
+    @property
+    def points(self) -> list[Mapping[str, Any]]:
+        out = [dict(self.spec.values)] if self.spec is not None else []
+        if self.instance is not None:
+            out.append(dict(self.instance.values))
+        return out
+
+    def _bound(self, mutant: Mutant, values: Mapping[str, Any]) -> float | None:
+        try:
+            if mutant.record.conditions_failed(dict(values)):
+                return None
+            with np.errstate(all="ignore"):
+                b = float(np.asarray(mutant.record.evaluate(dict(values)), float))
+        except Exception:  # noqa: BLE001 - a value the mutant needs that the setting lacks: not comparable there
+            return None
+        return b if math.isfinite(b) else None
+
+    def refutes(self, mutant: Mutant) -> str | None:
+        """The row that refutes ``mutant`` on the rebuilt instance (re-run by the simulator, every assumption
+        certified there, the bound at the instance's own constants), or None."""
+        cx = self.instance
+        if cx is None or not cx.in_class or not isinstance(mutant.record, Bound):
+            return None
+        b = self._bound(mutant, cx.values)
+        if b is None or not cx.measured > b * (1 + TRUTH_RTOL) + 1e-12:
+            return None
+        return (f"the PEP's worst case rebuilt (d = {cx.dimension}) and re-run by the simulator: measured "
+                f"{cx.measured:.6g} > the mutant's bound {b:.6g} at the instance's constants")
+
+    def decide(self, mutant: Mutant) -> str | None:
+        return self.refutes(mutant)
+
+    def classify(self, mutant: Mutant) -> tuple[str, str] | None:
+        """('provably_false', why): refuted on the rebuilt instance; ('provably_true', why): the SDP's upper value
+        is below the mutant's bound at the PEP's setting (it holds over the whole class there); ('undecided', why)."""
+        if self.spec is None or not isinstance(mutant.record, Bound):
+            return None
+        row = self.refutes(mutant)
+        if row:
+            return "provably_false", row
+        b = self._bound(mutant, self.spec.values)
+        s = self.spec.setting
+        where = f"C={s.C}, K={s.K}, T={s.T}"
+        if self.upper is not None and b is not None and self.upper * (1 + TRUTH_RTOL) <= b:
+            return "provably_true", (f"the PEP's upper value {self.upper:.6g} <= the mutant's bound {b:.6g} at the "
+                                     f"PEP's setting ({where}; {'exact' if s.exact else 'relaxed'} class)")
+        return "undecided", ("between the rebuilt instance and the PEP's upper value" if b is not None else
+                             "the mutant's bound is not evaluable at the PEP's setting") + f" ({where})"
+
+
+@dataclass
+class PEPLayer:
+    """The 'pep' killing layer (``fedtheory.checks.mutants.MutantLayer``) and the mutants' classifier: for a record
+    with a PEP declaration, the PEP at the check's constants (sizes capped by ``budget``) is solved once and its worst
+    case rebuilt; a mutant is killed where that instance refutes it, and classified provably false / provably true /
+    undecided (``PreparedPEP.classify``)."""
+
+    budget: Mapping[str, int] = field(default_factory=lambda: dict(PEP_BUDGET))
+    seed: int = 0
+    name: str = "pep"
+
+    def prepare(self, record: Any) -> PreparedPEP | None:
+        from .pep import pep_available
+
+        if not isinstance(record, Bound) or not pep_available():
+            return None
+        from .pep import pep_entries, pep_spec, solve_pep
+        from .pep.instance import counterexample
+
+        if record.id not in pep_entries():
+            return None
+        t0 = time.perf_counter()
+        try:
+            spec, _, _ = pep_spec(record.id, seed=self.seed, budget=self.budget)
+            spec = dataclasses.replace(spec, record_override=record)
+            pep = spec.build()
+            res = solve_pep(pep)
+        except FedTheoryError as exc:
+            return PreparedPEP(summary=f"no PEP ({exc})", seconds=time.perf_counter() - t0)
+        if res.value is None:
+            return PreparedPEP(spec, summary=f"the PEP gave no accepted value ({res.status})",
+                               seconds=time.perf_counter() - t0)
+        upper = max(res.value, res.dual if res.dual is not None else res.value)
+        cx = None
+        why = ""
+        try:
+            cx = counterexample(spec, pep, res, spec.simulated_algorithm())
+        except FedTheoryError as exc:
+            why = f"; its worst case not rebuilt ({exc})"
+        s = spec.setting
+        bound = float(np.asarray(record.evaluate(dict(spec.values)), float))
+        summary = (f"PEP at C={s.C}, K={s.K}, T={s.T} ({'exact' if s.exact else 'relaxed'} class): worst case "
+                   f"{res.value:.4g} against the bound {bound:.4g} (value/bound {res.value / bound:.3g})" + why)
+        if cx is not None:
+            summary += (f"; rebuilt in dimension {cx.dimension}, re-run measures {cx.measured:.4g}"
+                        + ("" if cx.in_class else f" (not in the record's class: {cx.reason})"))
+        return PreparedPEP(spec, upper, cx, summary, time.perf_counter() - t0)

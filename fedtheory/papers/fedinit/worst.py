@@ -264,7 +264,7 @@ def fedinit_pep(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: floa
     params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T,
               "beta": beta, "sigma_l": 0.0, "C": C, "N": N, "lam": lam, "client_mu": client_mu,
               "server_rule": server_rule, "server_lr": server_lr, "function_class": function_class}
-    return PEPSpec(record_id, setting, values, settings={"full_participation": True}, params=params,
+    return PEPSpec(record_id, setting, values, settings={"full_participation": True}, params=params, initial_symbol="D",
                    note="Thm 2 assumes PL(mu) of f and L-smooth clients; this class (convex clients, f mu-strongly "
                         "convex between the queried points) is a subclass up to the relaxations named in 'class'"
                    if thm2 else "Thm 1's D = f(w^0) - inf f; the PEP uses f(w^0) - f(z) <= D at every queried z")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.sim import AdditiveNoise, RunConfig, scaffold
-from fedtheory.worst import QuadraticClass, WorstCaseSpec, register_worst_case
+from fedtheory.validation import ParameterError
+from fedtheory.worst import PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, register_pep, register_worst_case
 
 from . import records as R
 
@@ -44,3 +45,35 @@ def make(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float = 1.0, m
 
 register_worst_case("karimireddy2020.scaffold_sc", make,
                     description="SCAFFOLD (Karimireddy et al. 2020, Lemma 15 summed) on strongly convex quadratic clients")
+
+
+def scaffold_pep(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float = 1.0, mu: float = 0.1, N: int = 3,
+                 S: int | None = None, K: int = 3, eta_g: float = 1.0, T: int = 4, sigma2: float = 0.0,
+                 dist0: float = 1.0, C0: float = 0.25) -> PEPSpec:
+    """The PEP of SCAFFOLD's strongly convex bound: N clients every beta-smooth and mu-strongly convex,
+    ||x^0 - x*||^2 <= dist0 and C_0 = (1/N) sum_i ||grad f_i(x*)||^2 <= C0 (heterogeneity at the optimum, the
+    controls starting at 0: an exact class), SCAFFOLD option II with every client each round (S = N) and exact
+    gradients (sigma = 0), h = 1/(81 beta); the left side the q^{-(r+1)}-weighted average of f(x^r) - f* over r < T."""
+    N, K, T = int(N), int(K), int(T)
+    S = N if S is None else int(S)
+    if S != N:
+        raise ParameterError("S", S, f"N = {N} (the PEP covers full participation; sampling is random)")
+    if sigma2 != 0:
+        raise ParameterError("sigma2", sigma2, "0 (the PEP covers exact gradients)")
+    h = 1.0 / (81.0 * beta)
+    eta_l = h / (K * eta_g)
+    q = 1.0 - mu * h / 2.0
+    weights = tuple(q ** (-(np.arange(T) + 1.0)))
+    setting = ProtocolSetting(C=N, K=K, T=T, eta=eta_l, L=beta, mu=mu, client_mu=mu, heterogeneity="optimum",
+                              zeta=float(np.sqrt(C0)), initial="distance", D=dist0, metric="weighted_opt_error",
+                              metric_weights=weights)
+    values = {"beta": beta, "mu": mu, "sigma": 0.0, "N": N, "S": S, "K": K, "eta_l": eta_l, "eta_g": eta_g, "T": T,
+              "dist0": dist0, "C0": C0}
+    params = {"record_id": record_id, "beta": beta, "mu": mu, "N": N, "S": S, "K": K, "eta_g": eta_g, "T": T,
+              "sigma2": 0.0, "dist0": dist0, "C0": C0}
+    return PEPSpec(record_id, setting, values, settings=dict(R.SCAFFOLD_SC.requires), params=params,
+                   algorithm=scaffold(server_lr=eta_g), initial_symbol="dist0", instance_symbols={"C0": "zeta2"},
+                   note="S = N and sigma = 0: the deterministic case of the bound, over its exact class")
+
+
+register_pep("karimireddy2020.scaffold_sc", scaffold_pep)

@@ -21,10 +21,12 @@ What a problem satisfies is a certificate (``Problem.certify(name)``, ``fedtheor
 answers every catalogue assumption about problems (``fedtheory.theory.CATALOGUE``) with the exact constant and how it
 was computed, or refuses it with the reason, or says it cannot tell. Families: least squares (exact, unbounded
 gradients), the PL non-convex and separable families, logistic regression with an L2 term, Huber regression
-(convex with globally bounded gradients), and least squares with a controlled noise at the optimum.
+(convex with globally bounded gradients), least squares with a controlled noise at the optimum, and the smooth
+(strongly) convex interpolants a PEP's worst case is rebuilt as (``interpolated.py``).
 """
 from .base import CLIENT_CONSTANTS, ClientView, Constant, Constants, Problem
 from .huber import HuberProblem, huber_regression, opposed_huber
+from .interpolated import InterpolatedProblem
 from .least_squares import (B_MIN_ROUNDING, GaussianClientModel, LeastSquaresProblem, heterogeneous_least_squares,
                             identical_least_squares, least_squares_noise_at_optimum, quadratic_B_min, quadratic_G2)
 from .logistic import LogisticProblem, digits_logistic, digits_split, synthetic_logistic
@@ -32,7 +34,7 @@ from .pl import (AMPLITUDE_MAX, PLNonconvexProblem, SeparablePLProblem, linear_s
                  pl_ratio_infimum)
 
 __all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "GaussianClientModel",
-           "HuberProblem", "huber_regression", "least_squares_noise_at_optimum", "opposed_huber",
+           "HuberProblem", "InterpolatedProblem", "huber_regression", "least_squares_noise_at_optimum", "opposed_huber",
            "LeastSquaresProblem", "LogisticProblem", "PLNonconvexProblem", "Problem", "SeparablePLProblem",
            "digits_logistic", "digits_split", "heterogeneous_least_squares", "identical_least_squares",
            "linear_shift_G2", "pl_nonconvex", "quadratic_B_min", "quadratic_G2",

@@ -77,6 +77,10 @@ class ClientView:
         another BLAS route); or None when the view has no faster route than ``grad`` step by step (the default)."""
         return None
 
+    def prox(self, anchor: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        """argmin_x f_i(x) + (mu/2) ||x - anchor_i||^2 for every selected client, anchor (R,N,d), mu (R,1,1)."""
+        raise NotImplementedError(f"{type(self).__name__} has no exact proximal solve")
+
     # Representations of the clients' samples under a model (seed 003's hyperbolic regularizer compares them
     # under the local and the global model). Only problems with a natural representation provide them.
     def representation(self, w: np.ndarray) -> np.ndarray:

@@ -1,5 +1,10 @@
-"""Performance estimation (PEP): the exact worst case of deterministic FedAvg / FedInit over a function class,
-built with PEPit and solved as one semidefinite program (``fedtheory worst ID --method pep``, extra ``fedtheory[pep]``).
+"""Performance estimation (PEP): the exact worst case of a deterministic algorithm over a function class, built with
+PEPit and solved as one semidefinite program (``fedtheory worst ID --method pep``, extra ``fedtheory[pep]``).
+
+Any algorithm the round protocol runs: ``protocol_pep(algorithm, ProtocolSetting(...))`` runs its plug-ins on PEPit
+points (``protocol.py``: the third backend of ``sim.rounds``); a worst case above a bound is rebuilt as concrete
+functions, re-run by the simulator and written as a script (``instance.py``). The hand-written FedAvg / FedInit PEP
+below (``build.py``) is the reference the protocol's is held to.
 
 The algorithm is the simulator's, step for step (``fedtheory.sim``: ``RelaxedInit``, ``MeanModels``,
 ``MeanUpdates``), with full participation and exact gradients: in round t every client i starts from
@@ -43,14 +48,18 @@ full Gram matrix is rebuilt from the orbit values, and its eigenvalues and every
 on it (``gram_min_eig``, ``max_violation``).
 """
 from .build import FederatedPEP, PairRows, build_pep
-from .record import RTOL, PEPSpec, pep_entries, pep_worst_case, register_pep, run_pep
-from .reduction import isotypic_bases, rebased
+from .instance import Counterexample, counterexample, counterexample_script, write_counterexample
+from .protocol import PEPRefusal, ProtocolSetting, SpectralMixing, protocol_pep
+from .record import RTOL, PEPSpec, pep_entries, pep_spec, pep_worst_case, register_pep, run_pep
+from .reduction import isotypic_bases, rebased, sparsified
 from .setting import (FUNCTION_CLASSES, INITIALS, MAX_STEPS, METRICS, PEP_EXTRA, SERVER_RULES, MissingExtraError,
                       PEPSetting, pep_available)
 from .solve import (ACCEPT_GAP, ACCEPT_MIN_EIG, ACCEPT_VIOLATION, BASES, DIFFERENCES_BELOW, METHODS, SOLVERS, PEPResult,
                     solve_pep)
 
-__all__ = ["ACCEPT_GAP", "ACCEPT_MIN_EIG", "ACCEPT_VIOLATION", "BASES", "DIFFERENCES_BELOW", "FUNCTION_CLASSES",
-           "FederatedPEP", "INITIALS", "MAX_STEPS", "METHODS", "METRICS", "MissingExtraError", "PEPResult", "PEPSetting",
-           "PEPSpec", "PEP_EXTRA", "PairRows", "RTOL", "SERVER_RULES", "SOLVERS", "build_pep", "isotypic_bases",
-           "pep_available", "pep_entries", "pep_worst_case", "rebased", "register_pep", "run_pep", "solve_pep"]
+__all__ = ["ACCEPT_GAP", "ACCEPT_MIN_EIG", "ACCEPT_VIOLATION", "BASES", "Counterexample", "DIFFERENCES_BELOW",
+           "FUNCTION_CLASSES", "FederatedPEP", "INITIALS", "MAX_STEPS", "METHODS", "METRICS", "MissingExtraError",
+           "PEPRefusal", "PEPResult", "PEPSetting", "PEPSpec", "PEP_EXTRA", "PairRows", "ProtocolSetting", "RTOL",
+           "SERVER_RULES", "SOLVERS", "SpectralMixing", "build_pep", "counterexample", "counterexample_script",
+           "isotypic_bases", "pep_available", "pep_entries", "pep_spec", "pep_worst_case", "protocol_pep", "rebased", "register_pep",
+           "run_pep", "solve_pep", "sparsified", "write_counterexample"]

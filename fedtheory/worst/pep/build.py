@@ -14,19 +14,26 @@ import numpy as np
 from ..._validation import FedTheoryError, ParameterError, check_choice
 from .setting import PEPSetting, require_pep
 
-__all__ = ["FederatedPEP", "PEPBuilder", "PairRows", "build_pep"]
+__all__ = ["FederatedPEP", "PEPBuilder", "PairRows", "Query", "build_pep", "expr_coef", "interpolation_template", "leaf_coef",
+           "sparse_row"]
 
 
 @dataclass
-class _Query:
-    """One point where every client's function is evaluated: its key, owner (None: shared), coefficients over the
-    leaves, and the leaf ids of grad f_j and f_j there (j = 0..C-1)."""
+class Query:
+    """One point where clients' functions are evaluated: its key, owner (None: shared), coefficients over the
+    leaves, and the leaf ids of grad f_j and f_j there (j = 0..C-1; -1 where f_j is not evaluated). ``prox``: for a
+    proximal point x = prox_{gamma f_j}(a), (the coefficients of a, gamma, j): x is implicit (its coefficients hold
+    grad f_j(x) itself), and a replay solves for it."""
 
     key: tuple
     owner: int | None
     coef: np.ndarray
     grads: list[int]
     values: list[int]
+    prox: tuple | None = None
+
+
+_Query = Query
 
 
 @dataclass
@@ -52,6 +59,14 @@ class FederatedPEP:
     full_constraints: int
     build_s: float
     pair_rows: list = field(default_factory=list)  # PairRows: the interpolation inequalities, vectorized
+    symmetric: bool = True  # whether the PEP is invariant under relabelling the clients (solved reduced)
+    zero_sums: list = field(default_factory=list)  # (leaf ids, weights, key): sum_l weight_l * leaf_l = 0 as vectors
+    lmis: list = field(default_factory=list)  # (size, rows): the size x size matrix of rows' values is PSD
+    # after a change of leaves (``reduction.rebased``, ``reduction.eliminated``): the built PEP's leaves and values as
+    # combinations of these (G_built = to_built G to_built', F_built = values_to_built F); None: unchanged
+    to_built: np.ndarray | None = None
+    values_to_built: np.ndarray | None = None
+    iterates: list = field(default_factory=list)  # every point the algorithm computed, in order (coefficients)
 
     @property
     def n_points(self) -> int:
@@ -64,22 +79,39 @@ class FederatedPEP:
 
     def evaluate_instance(self, grad: Callable[[int, np.ndarray], np.ndarray],
                           value: Callable[[int, np.ndarray], float], w0: np.ndarray,
-                          w_star: np.ndarray | None = None) -> dict[str, Any]:
+                          w_star: np.ndarray | None = None,
+                          prox: Callable[[int, np.ndarray, float], np.ndarray] | None = None) -> dict[str, Any]:
         """Replay the PEP's algorithm on concrete client functions: every leaf gets its value in creation order
-        (grad f_j and f_j at each queried point, the point computed from the earlier leaves). Returns the server
-        iterates (T+1, d), the measure, the Gram matrix and F, and the largest constraint value (<= 0 when the
-        functions lie in the PEP's class)."""
+        (grad f_j and f_j at each queried point, the point computed from the earlier leaves; a proximal point from
+        ``prox(j, a, gamma)`` = argmin_x gamma f_j(x) + ||x - a||^2 / 2). Returns the server iterates (T+1, d), the
+        measure, the Gram matrix and F, and the largest constraint value (<= 0 when the functions lie in the PEP's
+        class)."""
         w0 = np.asarray(w0, float)
         V = np.zeros((self.n, w0.shape[0]))
         F = np.zeros(self.m)
         V[self.w0_leaf] = w0
+        if self.zero_sums and any(k != ("star",) for _, _, k in self.zero_sums):
+            raise ParameterError("pep", "a class of mixing matrices", "a PEP whose points are all computed from "
+                                 "gradients (a relaxed class of matrices has no matrix to replay)")
         if self.star_leaf is not None:
             if w_star is None:
                 raise ParameterError("w_star", None, "the stationary point of f (the class has one)")
             V[self.star_leaf] = np.asarray(w_star, float)
         for q in self.queries:
+            if q.prox is not None:
+                if prox is None:
+                    raise ParameterError("prox", None, "the clients' proximal operators (the algorithm takes exact "
+                                         "proximal steps)")
+                acoef, gamma, jp = q.prox
+                a = acoef @ V
+                x = np.asarray(prox(jp, a, gamma), float)
+                V[q.grads[jp]] = (a - x) / gamma
             x = q.coef @ V
             for j, (gl, fl) in enumerate(zip(q.grads, q.values)):
+                if q.prox is not None and j == q.prox[2]:
+                    if fl >= 0:
+                        F[fl] = value(j, x)
+                    continue
                 if gl >= 0:
                     V[gl] = grad(j, x)
                 if fl >= 0:
@@ -91,7 +123,10 @@ class FederatedPEP:
     def max_constraint(self, G: np.ndarray, F: np.ndarray) -> float:
         """The largest constraint value at (G, F): inequalities' values (<= 0 when met), equalities' |values|."""
         vals = [self.row_value(r, G, F) if r[6] == "ineq" else abs(self.row_value(r, G, F)) for r in self.rows]
-        vals += [float(pr.values(G, F).max()) for pr in self.pair_rows]
+        vals += [float(pr.values(G, F).max()) for pr in self.pair_rows if len(pr.U)]
+        for size, entries in self.lmis:  # a PSD matrix: its most negative eigenvalue is the violation
+            M = np.array([self.row_value(r, G, F) for r in entries]).reshape(size, size)
+            vals.append(float(-np.linalg.eigvalsh((M + M.T) / 2)[0]))
         return max(vals) if vals else -math.inf
 
 
@@ -102,14 +137,14 @@ def _same_point(a, b) -> bool:
     return da == db
 
 
-def _leaf_coef(point, n: int) -> np.ndarray:
+def leaf_coef(point, n: int) -> np.ndarray:
     out = np.zeros(n)
     for leaf, w in point.decomposition_dict.items():
         out[leaf.counter] += w
     return out
 
 
-def _expr_coef(expr, m: int) -> np.ndarray:
+def expr_coef(expr, m: int) -> np.ndarray:
     """Coefficients of a PEPit Expression that is a combination of function values (leaf Expressions)."""
     out = np.zeros(m)
     if expr.get_is_leaf():
@@ -122,39 +157,45 @@ def _expr_coef(expr, m: int) -> np.ndarray:
     return out
 
 
-def _templates(s: PEPSetting) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
-    """PEPit's interpolation inequality of each function class the PEP uses, as numbers: written by PEPit on
-    symbols x_i, g_i, f_i, x_j, g_j, f_j, the expression (<= 0) is Tr(Q [x_i g_i x_j g_j]'[x_i g_i x_j g_j])
-    + qf . (f_i, f_j) + c. Uses (and resets) PEPit's global counters: call before building a PEP."""
+def interpolation_template(kind: str, L: float, mu: float = 0.0) -> tuple[np.ndarray, np.ndarray, float]:
+    """PEPit's interpolation inequality of one function class as numbers: 'convex' (``SmoothStronglyConvexFunction``
+    (mu, L)) or 'smooth' (``SmoothFunction`` (L), possibly non-convex). Written by PEPit on symbols x_i, g_i, f_i,
+    x_j, g_j, f_j, the expression (<= 0) is Tr(Q [x_i g_i x_j g_j]'[x_i g_i x_j g_j]) + qf . (f_i, f_j) + c. Uses (and
+    resets) PEPit's global counters: call before building a PEP."""
     from PEPit import PEP, Expression, Point
     from PEPit.functions import SmoothFunction, SmoothStronglyConvexFunction
 
-    out = {}
-    todo = [("interpolation", SmoothStronglyConvexFunction, {"mu": s.client_mu, "L": s.L},
-             "set_smoothness_strong_convexity_constraint_i_j") if s.function_class == "convex" else
-            ("interpolation", SmoothFunction, {"L": s.L}, "set_smoothness_i_j")]
+    check_choice("function class", kind, ("convex", "smooth"))
+    pb = PEP()
+    if kind == "convex":
+        f = pb.declare_function(SmoothStronglyConvexFunction, mu=mu, L=L)
+        method = "set_smoothness_strong_convexity_constraint_i_j"
+    else:
+        f = pb.declare_function(SmoothFunction, L=L)
+        method = "set_smoothness_i_j"
+    xi, gi, xj, gj = Point(), Point(), Point(), Point()
+    fi, fj = Expression(), Expression()
+    con = getattr(f, method)(xi, gi, fi, xj, gj, fj)
+    if con.equality_or_inequality != "inequality":
+        raise FedTheoryError("internal: an interpolation condition that is not an inequality")
+    a, b, v, fa, fv, c = sparse_row(con.expression)
+    Q = np.zeros((4, 4))
+    pos = {p.counter: k for k, p in enumerate((xi, gi, xj, gj))}
+    for i, j, w in zip(a, b, v):  # PEPit's convention: Tr(W G), W symmetric with W[i, j] = W[j, i] = w
+        Q[pos[i], pos[j]] = w
+        Q[pos[j], pos[i]] = w
+    qf = np.zeros(2)
+    fpos = {fi.counter: 0, fj.counter: 1}
+    for i, w in zip(fa, fv):
+        qf[fpos[i]] += w
+    return Q, qf, c
+
+
+def _templates(s: PEPSetting) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
+    """The interpolation inequalities the PEP of ``s`` uses (``interpolation_template``), by group."""
+    out = {"interpolation": interpolation_template(s.function_class, s.L, s.client_mu)}
     if s.function_class == "convex" and s.mu > s.client_mu:
-        todo.append(("mean_strong_convexity", SmoothStronglyConvexFunction, {"mu": s.mu, "L": s.L},
-                     "set_smoothness_strong_convexity_constraint_i_j"))
-    for group, cls, kw, method in todo:
-        pb = PEP()
-        f = pb.declare_function(cls, **kw)
-        xi, gi, xj, gj = Point(), Point(), Point(), Point()
-        fi, fj = Expression(), Expression()
-        con = getattr(f, method)(xi, gi, fi, xj, gj, fj)
-        if con.equality_or_inequality != "inequality":
-            raise FedTheoryError("internal: an interpolation condition that is not an inequality")
-        a, b, v, fa, fv, c = _sparse(con.expression)
-        Q = np.zeros((4, 4))
-        pos = {p.counter: k for k, p in enumerate((xi, gi, xj, gj))}
-        for i, j, w in zip(a, b, v):  # PEPit's convention: Tr(W G), W symmetric with W[i, j] = W[j, i] = w
-            Q[pos[i], pos[j]] = w
-            Q[pos[j], pos[i]] = w
-        qf = np.zeros(2)
-        fpos = {fi.counter: 0, fj.counter: 1}
-        for i, w in zip(fa, fv):
-            qf[fpos[i]] += w
-        out[group] = (Q, qf, c)
+        out["mean_strong_convexity"] = interpolation_template("convex", s.L, s.mu)
     return out
 
 
@@ -176,7 +217,7 @@ class PairRows:
                 + np.einsum("k,pkm,m->p", self.qf, self.V, F) + self.c)
 
 
-def _sparse(expr):
+def sparse_row(expr):
     from PEPit.tools.expressions_to_matrices import expression_to_sparse_matrices
 
     gi, gj, gv, fi, fv, c = expression_to_sparse_matrices(expr)
@@ -377,8 +418,8 @@ class PEPBuilder:
         rows = []
         for c, group in self.constraints:
             kind = "ineq" if c.equality_or_inequality == "inequality" else "eq"
-            rows.append((*_sparse(c.expression), kind, group))
-        queries = [_Query(key, owner, _leaf_coef(p, n), [g.counter if g.get_is_leaf() else -1 for g in gs],
+            rows.append((*sparse_row(c.expression), kind, group))
+        queries = [_Query(key, owner, leaf_coef(p, n), [g.counter if g.get_is_leaf() else -1 for g in gs],
                           [v.counter if v.get_is_leaf() else -1 for v in vs])
                    for key, owner, p, gs, vs in self.queries]
         s = self.s
@@ -393,17 +434,17 @@ class PEPBuilder:
             a, b = np.array(pairs).T
             X = np.array([q.coef for q in queries])
             if group == "interpolation":  # function 0
-                Gc = np.array([_leaf_coef(q[3][0], n) for q in self.queries])
-                Fc = np.array([_expr_coef(q[4][0], m) for q in self.queries])
+                Gc = np.array([leaf_coef(q[3][0], n) for q in self.queries])
+                Fc = np.array([expr_coef(q[4][0], m) for q in self.queries])
             else:  # the mean of the clients
-                Gc = np.array([np.mean([_leaf_coef(g, n) for g in q[3]], axis=0) for q in self.queries])
-                Fc = np.array([np.mean([_expr_coef(v, m) for v in q[4]], axis=0) for q in self.queries])
+                Gc = np.array([np.mean([leaf_coef(g, n) for g in q[3]], axis=0) for q in self.queries])
+                Fc = np.array([np.mean([expr_coef(v, m) for v in q[4]], axis=0) for q in self.queries])
             Q, qf, c = self.templates[group]
             pair_rows.append(PairRows(group, np.stack([X[a], Gc[a], X[b], Gc[b]], axis=1),
                                       np.stack([Fc[a], Fc[b]], axis=1), Q, qf, c))
         return FederatedPEP(
-            setting=s, n=n, m=m, rows=rows, objective=(*_sparse(self.metric), "objective", "objective"),
-            queries=queries, server=[_leaf_coef(p, n) for p in self.server],
+            setting=s, n=n, m=m, rows=rows, objective=(*sparse_row(self.metric), "objective", "objective"),
+            queries=queries, server=[leaf_coef(p, n) for p in self.server],
             point_labels=[self.labels.get(i, ("?",)) for i in range(n)],
             value_labels=[self.vlabels.get(i, ("?",)) for i in range(m)], w0_leaf=self.w0.counter,
             star_leaf=None if self.star is None else self.star.counter,

@@ -14,7 +14,7 @@ from ..._validation import ParameterError
 from .setting import PEPSetting, require_pep
 from .solve import solve_pep
 
-__all__ = ["PEPSpec", "RTOL", "pep_entries", "pep_worst_case", "register_pep", "run_pep"]
+__all__ = ["PEPSpec", "RTOL", "pep_entries", "pep_spec", "pep_worst_case", "register_pep", "run_pep"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,32 @@ class PEPSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
     record_override: Any = None  # a Bound used in place of the registered record (fedtheory.testing.scaled_bound)
+    algorithm: Any = None  # a ProtocolSetting's algorithm (a fedtheory.sim.Algorithm); a PEPSetting names its own
+    initial_symbol: str | None = None  # the record's symbol for the setting's D (an instance's own value replaces it)
+    # other record symbols an instance's own quantity replaces: symbol -> 'zeta2' (sum_i p_i ||grad f_i(w*)||^2) or
+    # 'zeta' (its square root)
+    instance_symbols: Mapping[str, str] = field(default_factory=dict)
+
+    def build(self):
+        """The PEP as numbers: the hand-written FedAvg/FedInit PEP of a ``PEPSetting``, or the round protocol's PEP of
+        ``algorithm`` over a ``ProtocolSetting``."""
+        from .protocol import ProtocolSetting, protocol_pep
+        from .build import build_pep
+
+        if isinstance(self.setting, ProtocolSetting):
+            if self.algorithm is None:
+                raise ParameterError("algorithm", None, "the algorithm of a ProtocolSetting (PEPSpec(algorithm=...))")
+            return protocol_pep(self.algorithm, self.setting)
+        return build_pep(self.setting)
+
+    def simulated_algorithm(self):
+        """The algorithm the simulator re-runs on a reconstructed worst case."""
+        if self.algorithm is not None:
+            return self.algorithm
+        from ...sim import fedinit
+
+        s = self.setting
+        return fedinit(s.beta, server_rule=s.server_rule, server_lr=s.server_lr)
 
     @property
     def record(self):
@@ -60,17 +86,21 @@ def pep_entries() -> dict[str, Callable[..., PEPSpec]]:
 
 
 def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "symmetric",
-                   random_ratio: float | None = None, reference: str | None = None) -> dict[str, Any]:
+                   random_ratio: float | None = None, reference: str | None = None,
+                   counterexample_dir: str | None = None) -> dict[str, Any]:
     """Solve ``spec``'s PEP and compare it with the record's bound; return the JSON record (see docs/worst-case.md).
 
     verdict: ``holds`` (the SDP's value, an upper bound over the PEP's class, is <= the bound: the bound holds on
-    the whole class, up to the relative tolerance RTOL), ``violated`` (only when the PEP is exact for a class inside
-    the record's assumptions and its value exceeds the bound), ``inconclusive`` (the value of a relaxed PEP
-    exceeds the bound, or the solver did not return 'optimal': the status is named, no number is used),
-    ``not_applicable`` (a condition of the record fails: named)."""
+    the whole class, up to the relative tolerance RTOL), ``violated`` (the PEP's value exceeds the bound and its
+    worst case, reconstructed as concrete functions and re-run by the simulator, exceeds the bound at the instance's
+    own constants with every assumption of the record certified there: ``counterexample``), ``inconclusive`` (the
+    value exceeds the bound but the re-run does not confirm it, the reason named; or the solver did not return
+    'optimal': the status is named, no number is used), ``not_applicable`` (a condition of the record fails: named).
+    counterexample_dir: where a confirmed counterexample's script is written (RECORD.counterexample.py)."""
     t0 = time.perf_counter()
     s = spec.setting
-    res = solve_pep(s, solver=solver, method=method)
+    pep = spec.build() if method == "symmetric" else None
+    res = solve_pep(pep if pep is not None else s, solver=solver, method=method)
     rec = spec.record
     vals = dict(spec.values)
     failed = [f"requires {k}={v} (run has {spec.settings.get(k)!r})" for k, v in rec.requires.items()
@@ -78,6 +108,7 @@ def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "sy
     bound = float(np.asarray(rec.evaluate(vals), float))
     value = res.value
     detail = ""
+    cx = None
     if failed:
         verdict = "not_applicable"
     elif value is None:
@@ -88,15 +119,15 @@ def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "sy
         upper = max(value, res.dual if res.dual is not None else value)
         if upper <= bound * (1 + RTOL):
             verdict = "holds"
-        elif s.exact and value > bound * (1 + RTOL):
-            verdict = "violated"
+        elif value > bound * (1 + RTOL) and pep is not None and res.gram is not None:
+            verdict, detail, cx = _confirmed(spec, pep, res, counterexample_dir)
         else:
-            verdict, detail = "inconclusive", ("the PEP's value exceeds the bound, but its class relaxes the "
-                                               "record's assumptions (an upper bound, not an instance)")
+            verdict, detail = "inconclusive", ("the PEP's value exceeds the bound within the solver's tolerance, or "
+                                               "its worst case cannot be reconstructed (PEPit's own solve)")
     slack = None
     if value is not None and math.isfinite(bound):
         slack = bound / value if value > 0 else math.inf
-    return {
+    out = {
         "id": spec.record_id, "method": "pep", "worst_measured": value, "bound": bound, "slack": slack,
         "verdict": verdict, "detail": detail, "conditions_failed": failed,
         "exact": s.exact,
@@ -114,17 +145,43 @@ def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "sy
         "budget": {"solver": solver, "method": method, "rtol": RTOL},
         "elapsed_s": round(time.perf_counter() - t0, 3), "note": spec.note,
     }
+    if cx is not None:
+        out["counterexample"] = cx.summary()
+    return out
+
+
+def _confirmed(spec: PEPSpec, pep, res, directory) -> tuple[str, str, Any]:
+    """The verdict of a PEP value above the bound: 'violated' only where the reconstructed worst case, re-run by the
+    simulator, confirms it (its script written to ``directory``); else 'inconclusive' with the reason."""
+    from ..._validation import FedTheoryError
+    from .instance import counterexample, write_counterexample
+
+    try:
+        cx = counterexample(spec, pep, res, spec.simulated_algorithm())
+    except FedTheoryError as exc:
+        return "inconclusive", f"the PEP's value exceeds the bound; no instance: {exc}", None
+    if not cx.confirmed:
+        return "inconclusive", ("the PEP's value exceeds the bound (exact: " + str(pep.setting.exact).lower()
+                                + f"), but its reconstructed worst case does not confirm it: {cx.reason}"), cx
+    if directory is not None:
+        write_counterexample(cx, directory)
+    return "violated", cx.reason, cx
 
 
 _LAMBDA_INPUTS = ("eta", "K", "L", "B", "N", "C", "beta")
 
 
-def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
-            reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
-            function_class: str | None = None, solver: str = "CLARABEL", method: str = "symmetric") -> dict[str, Any]:
-    """The PEP of ``record_id`` at the constants of today's check (where its worst-case declaration has a
-    reference), overridden by ``sets``. The PEP is of exact gradients: a reference's sigma_l is set to 0 (and said
-    so); the check's lambda is recomputed when a constant it depends on changes."""
+def pep_spec(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+             reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
+             function_class: str | None = None, budget: Mapping[str, int] | None = None
+             ) -> tuple[PEPSpec, float | None, str | None]:
+    """(spec, the check's random ratio, the reference's label): the PEP of ``record_id`` at the constants of today's
+    check (where its worst-case declaration has a reference), overridden by ``sets``. ``budget``: the largest sizes
+    (e.g. {"C": 3, "K": 3, "T": 4}) for the factory's parameters of those names, applied where the check's are larger
+    (said in the label). The PEP is of exact gradients: a reference's sigma_l is set to 0 (and said so); the check's
+    lambda is recomputed when a constant it depends on changes."""
+    import inspect
+
     require_pep()
     entries = pep_entries()
     if record_id not in entries:
@@ -139,6 +196,13 @@ def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int 
         params.update(ref["params"])
         random_ratio, label = ref.get("random_ratio"), ref.get("label")
     sets = dict(sets or {})
+    if budget:
+        accepted = inspect.signature(entries[record_id]).parameters
+        for k, most in budget.items():
+            default = accepted[k].default if k in accepted else None
+            current = params.get(k, default if isinstance(default, int) else None)
+            if k in accepted and k not in sets and isinstance(current, int) and current > most:
+                sets[k] = int(most)
     notes = []
     if params.get("sigma_l", 0) and "sigma_l" not in sets:
         notes.append(f"sigma_l {params['sigma_l']:.4g} -> 0 (the PEP is of exact gradients)")
@@ -164,4 +228,17 @@ def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int 
         spec = entries[record_id](record_id, **{k: v for k, v in params.items() if k != "record_id"})
     except TypeError as exc:
         raise ParameterError("--set", sorted(params), f"names the PEP of {record_id} accepts ({exc})") from None
-    return pep_worst_case(spec, solver=solver, method=method, random_ratio=random_ratio, reference=label)
+    return spec, random_ratio, label
+
+
+def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
+            reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
+            function_class: str | None = None, solver: str = "CLARABEL", method: str = "symmetric",
+            counterexample_dir: str | None = None, budget: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The PEP of ``record_id`` at the constants of today's check (``pep_spec``), solved and compared with the bound
+    (``pep_worst_case``)."""
+    spec, random_ratio, label = pep_spec(record_id, sets=sets, seed=seed, use_reference=use_reference,
+                                         reference_kw=reference_kw, server_rule=server_rule,
+                                         function_class=function_class, budget=budget)
+    return pep_worst_case(spec, solver=solver, method=method, random_ratio=random_ratio, reference=label,
+                          counterexample_dir=counterexample_dir)

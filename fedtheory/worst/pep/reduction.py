@@ -7,7 +7,7 @@ import numpy as np
 
 from .build import FederatedPEP
 
-__all__ = ["client_permutation", "isotypic_bases", "rebased", "reduce_pep"]
+__all__ = ["client_permutation", "eliminated", "isotypic_bases", "rebased", "reduce_pep", "sparsified"]
 
 
 def client_permutation(labels: list[tuple], C: int, sigma: np.ndarray) -> np.ndarray:
@@ -70,7 +70,10 @@ def isotypic_bases(labels: list[tuple], C: int, *, drop_trivial: tuple = ()) -> 
     index = {lab: i for i, lab in enumerate(labels)}
     n = len(labels)
     shared = sorted({lab[0] for lab in labels if len(lab) == 3 and lab[1] is None}, key=repr)
-    slots = sorted({lab[0] for lab in labels if len(lab) == 3 and lab[1] is not None}, key=repr)
+    owned = {lab[0] for lab in labels if len(lab) == 3 and lab[1] is not None}
+    # a slot with client i's leaves only at its own points, (s, i, i): permuted like a shared key's (p, None, j)
+    own_only = sorted((s for s in owned if (s, 0, 1 % max(C, 1)) not in index or C == 1), key=repr)
+    slots = sorted(owned - set(own_only), key=repr)
     fixed = [i for i, lab in enumerate(labels) if len(lab) == 1]
     blocks: dict[str, list[np.ndarray]] = {"trivial": [], "standard": [], "(C-2,2)": [], "(C-2,1,1)": []}
 
@@ -90,6 +93,11 @@ def isotypic_bases(labels: list[tuple], C: int, *, drop_trivial: tuple = ()) -> 
             blocks["trivial"].append(vec([((p, None, j), 1.0) for j in C_]))
         if C >= 2:
             blocks["standard"].append(vec([((p, None, 0), 1.0), ((p, None, 1), -1.0)]))
+    for p in own_only:
+        if p not in drop_trivial:
+            blocks["trivial"].append(vec([((p, j, j), 1.0) for j in C_]))
+        if C >= 2:
+            blocks["standard"].append(vec([((p, 0, 0), 1.0), ((p, 1, 1), -1.0)]))
     for s in slots:
         blocks["trivial"].append(vec([((s, i, i), 1.0) for i in C_]))
         if C >= 2:
@@ -131,7 +139,9 @@ def rebased(pep: FederatedPEP) -> FederatedPEP:
     import scipy.sparse as sps
 
     n, m = pep.n, pep.m
-    q0 = next(q for q in pep.queries if q.key == ("w", 0))
+    q0 = next((q for q in pep.queries if q.key == ("w", 0)), None)
+    if q0 is None:  # no query at w^0: nothing to rebase on
+        return pep
     M, N = np.eye(n), np.eye(m)
     for q in pep.queries:
         if q.key in (("w", 0), ("star",)):
@@ -161,19 +171,161 @@ def rebased(pep: FederatedPEP) -> FederatedPEP:
     return dc.replace(pep, rows=[row(r) for r in pep.rows], objective=row(pep.objective),
                       pair_rows=[dc.replace(pr, U=pr.U @ M, V=pr.V @ N) for pr in pep.pair_rows],
                       queries=[dc.replace(q, coef=q.coef @ M) for q in pep.queries],
-                      server=[c @ M for c in pep.server])
+                      server=[c @ M for c in pep.server], lmis=[(size, [row(r) for r in e]) for size, e in pep.lmis],
+                      iterates=[c @ M for c in pep.iterates],
+                      to_built=M if pep.to_built is None else pep.to_built @ M,
+                      values_to_built=N if pep.values_to_built is None else pep.values_to_built @ N)
+
+
+def _changed(pep: FederatedPEP, M: np.ndarray, **extra) -> FederatedPEP:
+    """``pep`` over new leaves, the old ones being M's rows' combinations of them (c_new = c_old @ M,
+    G_old = M G_new M')."""
+    import dataclasses as dc
+
+    import scipy.sparse as sps
+
+    n = pep.n
+    Ms = sps.csr_matrix(M)
+
+    def row(r):
+        gi, gj, gv, fi, fv, c = r[:6]
+        off = gi != gj
+        W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+                           shape=(n, n))
+        Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
+        k = np.abs(Wn.data) > 1e-14 * max(1.0, np.abs(Wn.data).max(initial=0.0))
+        return (Wn.row[k], Wn.col[k], Wn.data[k], fi, fv, c, *r[6:])
+
+    zero_sums = []
+    for leaves, w, key in pep.zero_sums:  # sum_l w_l v_l = 0 over old leaves is (w' M[leaves]) over the new ones
+        comb = np.asarray(w, dtype=float) @ M[np.asarray(leaves)]
+        nz = np.flatnonzero(np.abs(comb) > 1e-14 * np.abs(comb).max())
+        zero_sums.append((nz, comb[nz], key))
+    return dc.replace(pep, rows=[row(r) for r in pep.rows], objective=row(pep.objective),
+                      pair_rows=[dc.replace(pr, U=pr.U @ M) for pr in pep.pair_rows],
+                      queries=[dc.replace(q, coef=q.coef @ M) for q in pep.queries],
+                      server=[c @ M for c in pep.server], lmis=[(size, [row(r) for r in e]) for size, e in pep.lmis],
+                      iterates=[c @ M for c in pep.iterates], zero_sums=zero_sums,
+                      to_built=M if pep.to_built is None else pep.to_built @ M, **extra)
+
+
+def sparsified(pep: FederatedPEP) -> FederatedPEP:
+    """The same PEP over leaves that make its rows short: each gradient leaf that is the newest leaf of a point the
+    algorithm computed next (x_{k+1} = x_k - eta g_k and its like) is replaced by that point minus its w^0 part, so a
+    difference of two points is two leaves and a gradient (x_k - x_{k+1}) / eta, where in the gradient basis both are
+    sums over every step between them. An exact, triangular change of variables; it keeps the labels (the points of a
+    client replace that client's gradients), and ``reduce_pep`` checks the result is still symmetric."""
+    n = pep.n
+    Bm = np.eye(n)
+    grad_leaves = {g for q in pep.queries for g in q.grads if g >= 0}
+    taken = set()
+    for c in pep.iterates:
+        nz = np.flatnonzero(np.abs(c) > 1e-12 * np.abs(c).max(initial=0.0))
+        if not len(nz):
+            continue
+        last = int(nz[-1])
+        if last in grad_leaves and last not in taken:
+            col = c.copy()
+            col[pep.w0_leaf] = 0.0
+            Bm[:, last] = col
+            taken.add(last)
+    if not taken:
+        return pep
+    M = np.linalg.inv(Bm).T
+    M[np.abs(M) < 1e-13 * np.abs(M).max()] = 0.0  # inverting a triangular matrix: exact zeros come back as rounding
+    return _changed(pep, M)
+
+
+def eliminated(pep: FederatedPEP) -> FederatedPEP:
+    """The same PEP with every zero-sum group (sum_l w_l v_l = 0 among leaves, e.g. the clients' gradients at x* or a
+    mixing step's deviations) solved for its last leaf: an exact change of variables that removes the group's
+    direction from the Gram matrix (used unreduced; the reduction imposes the groups as rows and drops their trivial
+    copies instead). Leaf labels are dropped (no reduction follows)."""
+    import dataclasses as dc
+
+    import scipy.sparse as sps
+
+    n = pep.n
+    M = np.eye(n)
+    drop = []
+    for leaves, w, _ in pep.zero_sums:
+        last = int(leaves[-1])
+        M[last, :] = 0.0
+        for l, c in zip(leaves[:-1], w[:-1]):
+            M[last, int(l)] = -c / w[-1]
+        drop.append(last)
+    keep = np.setdiff1d(np.arange(n), drop)
+    M = M[:, keep]  # old leaf = M @ new leaves
+    # a dropped leaf may appear in another group's combination: resolve chains (groups are disjoint here)
+    Ms = sps.csr_matrix(M)
+
+    def row(r):
+        gi, gj, gv, fi, fv, c = r[:6]
+        off = gi != gj
+        W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+                           shape=(n, n))
+        Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
+        k = Wn.data != 0
+        return (Wn.row[k], Wn.col[k], Wn.data[k], fi, fv, c, *r[6:])
+
+    labels = [pep.point_labels[i] for i in keep]
+    return dc.replace(pep, n=len(keep), rows=[row(r) for r in pep.rows], objective=row(pep.objective),
+                      pair_rows=[dc.replace(pr, U=pr.U @ M) for pr in pep.pair_rows],
+                      queries=[dc.replace(q, coef=q.coef @ M) for q in pep.queries],
+                      server=[c @ M for c in pep.server], point_labels=labels, zero_sums=[], star_grads=[],
+                      lmis=[(size, [row(r) for r in entries]) for size, entries in pep.lmis],
+                      w0_leaf=int(np.searchsorted(keep, pep.w0_leaf)),
+                      star_leaf=None if pep.star_leaf is None else int(np.searchsorted(keep, pep.star_leaf)),
+                      to_built=M if pep.to_built is None else pep.to_built @ M)
+
+
+def _pair_keys(labels: list[tuple]) -> np.ndarray:
+    """A key of every ordered pair of leaves from their labels alone (not their creation order)."""
+    r = np.array([repr(lab) for lab in labels], dtype=object)
+    a, b = np.divmod(np.arange(len(r) ** 2), len(r))
+    lo = np.where(r[a] <= r[b], r[a], r[b])
+    hi = np.where(r[a] <= r[b], r[b], r[a])
+    return (lo + " | " + hi).reshape(len(r), len(r))
+
+
+def _canonical_ids(ids: np.ndarray, keys) -> np.ndarray:
+    """Renumber orbits by the smallest key among their members: two builders that write the same PEP with their
+    leaves created in another order get the same variables in the same order (and so the same SDP)."""
+    flat, k = ids.ravel(), np.asarray(keys, dtype=object).ravel()
+    n = int(flat.max()) + 1
+    best = np.empty(n, dtype=object)
+    order = np.argsort(k, kind="stable")
+    seen = np.zeros(n, bool)
+    for i in order:
+        o = flat[i]
+        if not seen[o]:
+            best[o], seen[o] = k[i], True
+    rank = np.empty(n, int)
+    rank[np.argsort(best, kind="stable")] = np.arange(n)
+    return rank[ids]
+
+
+def _sorted_rows(M: np.ndarray) -> np.ndarray:
+    """Rows in lexicographic order (the order the constraints were written in does not reach the solver), entries
+    below 1e-13 of their row's largest dropped (rounding of a change of leaves)."""
+    if len(M):
+        M = np.where(np.abs(M) < 1e-13 * np.abs(M).max(axis=1, keepdims=True), 0.0, M)
+    if len(M) < 2:
+        return M
+    return M[np.lexsort(np.round(M, 12).T[::-1])]
 
 
 def reduce_pep(pep: FederatedPEP):
-    """Orbit coordinates: y (pairs of leaves), phi (function values); rows and blocks as matrices over them."""
+    """Orbit coordinates: y (pairs of leaves), phi (function values); rows and blocks as matrices over them.
+    Unreduced (``pep.symmetric`` False): y is every pair, one block the whole Gram matrix."""
     import scipy.sparse as sps
 
     C, n, m = pep.setting.C, pep.n, pep.m
-    gens = _generators(C)
+    gens = _generators(C) if pep.symmetric else []
     perms = [client_permutation(pep.point_labels, C, g) for g in gens]
     fperms = [client_permutation(pep.value_labels, C, g) for g in gens]
-    O = _orbits_of_pairs(perms, n)
-    Of = _orbits(fperms, m)
+    O = _canonical_ids(_orbits_of_pairs(perms, n), _pair_keys(pep.point_labels))
+    Of = _canonical_ids(_orbits(fperms, m), [repr(lab) for lab in pep.value_labels])
     ny, nf = int(O.max()) + 1, int(Of.max()) + 1
 
     def reduce_row(r):
@@ -208,22 +360,34 @@ def reduce_pep(pep: FederatedPEP):
                 if key not in seen:
                     seen[key] = 1
                     ineq.append(vec)
-    # sum_j grad f_j(w*) = 0: G (sum_j e_{g_j(w*)}) = 0, one row per leaf
-    if pep.star_grads:
-        sg = np.array(pep.star_grads)
+    # zero-sum groups (sum_j grad f_j(w*) = 0, a mixing step's deviations): G (sum_l w_l e_l) = 0, one row per leaf
+    groups = [(leaves, w) for leaves, w, _ in pep.zero_sums] or (
+        [(np.array(pep.star_grads), np.ones(len(pep.star_grads)))] if pep.star_grads else [])
+    for leaves, w in groups:
         for b in range(n):
-            ry = np.bincount(O[sg, b], minlength=ny).astype(float)
+            ry = np.bincount(O[leaves, b], weights=w, minlength=ny).astype(float)
             vec = np.concatenate([ry, np.zeros(nf), [0.0]])
             key = np.round(vec, 12).tobytes() + b"eq"
             if key not in seen:
                 seen[key] = 1
                 eq.append(vec)
     obj = reduce_row(pep.objective)
-    bases = isotypic_bases(pep.point_labels, C, drop_trivial=(("star",),) if pep.star_grads else ())
+    lmis = []
+    for size, entries in pep.lmis:
+        mat = []
+        for r in entries:
+            ry, rf, c = reduce_row(r)
+            mat.append(np.concatenate([ry, rf, [c]]))
+        lmis.append((size, np.array(mat)))
+    if not pep.symmetric:
+        bases = {"gram": np.eye(n)}
+    else:
+        dropped = tuple(k for _, _, k in pep.zero_sums) or ((("star",),) if pep.star_grads else ())
+        bases = isotypic_bases(pep.point_labels, C, drop_trivial=dropped)
     blocks = {}
     for name, Phi in bases.items():
         Ps = sps.csr_matrix(Phi)
         blocks[name] = (Phi.shape[1], (sps.kron(Ps, Ps).T @ S).tocsr())  # vec(Phi' G Phi) = kron(Phi,Phi)' vec(G)
-    A = sps.csr_matrix(np.array(ineq).reshape(-1, ny + nf + 1))
-    E = sps.csr_matrix(np.array(eq).reshape(-1, ny + nf + 1))
-    return O, Of, ny, nf, A, E, obj, blocks
+    A = sps.csr_matrix(_sorted_rows(np.array(ineq).reshape(-1, ny + nf + 1)))
+    E = sps.csr_matrix(_sorted_rows(np.array(eq).reshape(-1, ny + nf + 1)))
+    return O, Of, ny, nf, A, E, obj, blocks, lmis

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._validation import check_choice
 from .build import FederatedPEP, PEPBuilder, build_pep
-from .reduction import rebased, reduce_pep
+from .reduction import eliminated, rebased, reduce_pep, sparsified
 from .setting import PEPSetting, require_pep
 
 __all__ = ["ACCEPT_GAP", "ACCEPT_MIN_EIG", "ACCEPT_VIOLATION", "BASES", "DIFFERENCES_BELOW", "METHODS", "PEPResult",
@@ -43,6 +43,8 @@ class PEPResult:
     max_violation: float | None = None
     times: dict[str, float] = field(default_factory=dict)
     detail: str = ""
+    gram: np.ndarray | None = None  # the solution's Gram matrix over the built PEP's leaves
+    F: np.ndarray | None = None  # and its function values
 
     def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "status": self.status, "solver": self.solver, "method": self.method,
@@ -52,8 +54,15 @@ class PEPResult:
                 "exact": self.setting.exact, "class": self.setting.describe(), "algorithm": self.setting.algorithm()}
 
 
-BASES = ("auto", "differences", "gradients")
+BASES = ("auto", "differences", "gradients", "iterates")
 DIFFERENCES_BELOW = 0.25  # basis 'auto': gradient differences when eta L <= this (close points), else gradients
+# basis 'auto': the local iterates as leaves (short rows) when eta L >= this, the Gram matrix has this many leaves
+# (smaller PEPs gain nothing) and a client's own points evaluate its own function only (with every function at every
+# point, FedAvg's (G, B) PEP at K = 4 gave no accepted value over the iterates); below this eta L a gradient as a
+# difference of close iterates over eta is ill-conditioned (measured: at eta L = 0.1 and below SCAFFOLD's PEP is
+# rejected; docs/worst-case.md, benchmarks/bench_pep_size.py)
+ITERATES_FROM = 0.2
+ITERATES_ABOVE_LEAVES = 60
 
 
 def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", method: str = "symmetric",
@@ -65,8 +74,12 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
 
     basis (method 'symmetric'): the leaves the Gram matrix is written over, an exact change of variables chosen for
     accuracy: 'gradients' (as built), 'differences' (``rebased``: each client's gradient and value minus its value
-    at w^0; 100x more accurate when the points are close), 'auto' = 'differences' when eta L <= 0.25 (measured:
-    tests/test_pep.py, docs/worst-case.md)."""
+    at w^0; 100x more accurate when the points are close), 'iterates' (the differences, then ``sparsified``: the
+    algorithm's local iterates replace the gradients that made them, so the constraints' rows are short; 2-5x faster
+    on the round protocol's PEPs, and ill-conditioned when eta L is small: a gradient is a difference of two close
+    points over eta), 'auto' = 'differences' when eta L <= 0.25, else 'gradients'; and 'iterates' first when eta L >= 0.2, the
+    PEP recorded its iterates (the round protocol's), has at least 60 leaves and evaluates each client's function
+    only at its own points and the shared ones, the others if it gives no accepted value (measured: tests/test_pep.py, tests/test_pep_protocol.py, docs/worst-case.md)."""
     require_pep()
     check_choice("solver", solver, SOLVERS)
     check_choice("method", method, METHODS)
@@ -74,16 +87,35 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
     if method == "pepit":
         s = setting.setting if isinstance(setting, FederatedPEP) else setting
         return _solve_with_pepit(s, solver, verbose, **solver_options)
-    import cvxpy as cp
-
     pep = setting if isinstance(setting, FederatedPEP) else build_pep(setting)
     s = pep.setting
-    t0 = time.perf_counter()
     if basis == "auto":
         basis = "differences" if s.eta * s.L <= DIFFERENCES_BELOW else "gradients"
-    if basis == "differences":
+        own_only = all(q.owner is None or sum(g >= 0 for g in q.grads) == 1 for q in pep.queries)
+        if s.eta * s.L >= ITERATES_FROM and pep.iterates and pep.n >= ITERATES_ABOVE_LEAVES and own_only:
+            res = _solve(pep, "iterates", solver, method, verbose, **solver_options)
+            if res.value is not None:
+                return res
+            fallback = _solve(pep, basis, solver, method, verbose, **solver_options)
+            fallback.detail = (f"basis 'iterates' gave no accepted value ({res.status}); solved again over "
+                               f"'{basis}'" + (f"; {fallback.detail}" if fallback.detail else ""))
+            fallback.times["first_try_s"] = round(sum(res.times.values()), 4)
+            return fallback
+    return _solve(pep, basis, solver, method, verbose, **solver_options)
+
+
+def _solve(pep: FederatedPEP, basis: str, solver: str, method: str, verbose: bool, **solver_options) -> PEPResult:
+    import cvxpy as cp
+
+    s = pep.setting
+    t0 = time.perf_counter()
+    if basis in ("differences", "iterates"):
         pep = rebased(pep)
-    O, Of, ny, nf, A, E, obj, blocks = reduce_pep(pep)
+    if basis == "iterates":
+        pep = sparsified(pep)
+    if not pep.symmetric and pep.zero_sums:
+        pep = eliminated(pep)
+    O, Of, ny, nf, A, E, obj, blocks, lmis = reduce_pep(pep)
     t1 = time.perf_counter()
     y = cp.Variable(ny)
     phi = cp.Variable(nf)
@@ -95,6 +127,9 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
     for name, (size, K) in blocks.items():
         M = cp.reshape(K @ y, (size, size), order="C")  # Phi' G Phi: symmetric by construction (G is)
         cons.append((M + M.T) / 2 >> 0)
+    for size, Mat in lmis:  # a linear matrix inequality over the Gram matrix (the spectral class of mixing)
+        M = cp.reshape(Mat[:, :ny] @ y + Mat[:, ny:ny + nf] @ phi + Mat[:, -1], (size, size), order="C")
+        cons.append((M + M.T) / 2 >> 0)
     ry, rf, c0 = obj
     prob = cp.Problem(cp.Maximize(ry @ y + rf @ phi + c0), cons)
     opts = dict(solver_options)
@@ -102,43 +137,76 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
         opts.setdefault("eps_abs", 1e-9)
         opts.setdefault("eps_rel", 1e-9)
         opts.setdefault("max_iters", 200000)
-    status, err = "solver_error", ""
-    try:
-        with warnings.catch_warnings():  # cvxpy warns "Solution may be inaccurate": the status says it (and _accept)
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-            prob.solve(solver=solver, verbose=verbose, **opts)
-        status = str(prob.status)
-    except cp.error.SolverError as exc:
-        err = f"{solver} failed ({str(exc)[:120]})"
-        if solver != "SCS":  # Clarabel stops without a certificate on unbounded PEPs; SCS names them
-            try:
-                prob.solve(solver="SCS", verbose=verbose, max_iters=20000)
-                status, solver = str(prob.status), "SCS"
-                err += f"; SCS (diagnosis, 20000 iterations): {status}"
-                if status == "optimal":  # at SCS's default tolerance: held to the checks of an inaccurate solution
-                    status = "optimal_inaccurate"
-            except cp.error.SolverError as exc2:
-                err += f"; SCS failed too ({str(exc2)[:80]})"
-    t2 = time.perf_counter()
-    res = PEPResult(value=None, status=status, solver=solver, method=method, setting=s, gram_dim=pep.n,
-                    points=pep.n_points, constraints_full=pep.full_constraints,
-                    reduced={"basis": basis, "variables": ny + nf, "inequalities": int(A.shape[0]),
-                             "equalities": int(E.shape[0]),
-                             "blocks": {k: v[0] for k, v in blocks.items()}},
-                    times={"build_s": round(pep.build_s, 4), "reduce_s": round(t1 - t0, 4),
-                           "solve_s": round(t2 - t1, 4)}, detail=err)
-    if status in ("optimal", "optimal_inaccurate") and y.value is not None:
-        Gm = y.value[O]
-        Fv = phi.value[Of]
-        res.primal = float(prob.value)
-        res.dual = _dual_bound(cons, A, E, c0)
-        ev = np.linalg.eigvalsh(Gm)
-        res.gram_min_eig = float(ev[0] / max(ev[-1], 1e-300))
-        res.max_violation = max(pep.max_constraint(Gm, Fv), 0.0)
-        res.value, res.detail = _accept(res, s)
-    return res
+    objective = ry @ y + rf @ phi + c0
+
+    def attempt(problem, name, **kw):
+        """(status, error text) of one solve; cvxpy's 'Solution may be inaccurate' is in the status (and _accept)."""
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+                problem.solve(solver=name, verbose=verbose, **kw)
+            return str(problem.status), ""
+        except cp.error.SolverError as exc:
+            return "solver_error", f"{name} failed ({str(exc)[:120]})"
+
+    def evaluate(problem, status, used, detail, t2):
+        res = PEPResult(value=None, status=status, solver=used, method=method, setting=s, gram_dim=pep.n,
+                        points=pep.n_points, constraints_full=pep.full_constraints,
+                        reduced={"basis": basis, "variables": ny + nf, "inequalities": int(A.shape[0]),
+                                 "equalities": int(E.shape[0]),
+                                 "blocks": {k: v[0] for k, v in blocks.items()}},
+                        times={"build_s": round(pep.build_s, 4), "reduce_s": round(t1 - t0, 4),
+                               "solve_s": round(t2 - t1, 4)}, detail=detail)
+        if status in ("optimal", "optimal_inaccurate") and y.value is not None:
+            Gm = y.value[O]
+            Fv = phi.value[Of]
+            res.primal = float(problem.value)
+            res.dual = _dual_bound(cons, A, E, c0)
+            ev = np.linalg.eigvalsh(Gm)
+            res.gram_min_eig = float(ev[0] / max(ev[-1], 1e-300))
+            res.max_violation = max(pep.max_constraint(Gm, Fv), 0.0)
+            T = pep.to_built if pep.to_built is not None else np.eye(pep.n)
+            res.gram = T @ Gm @ T.T  # over the built PEP's leaves (for the worst-case instance)
+            res.F = Fv if pep.values_to_built is None else pep.values_to_built @ Fv
+            res.value, res.detail = _accept(res, s)
+            if detail and res.detail != detail:
+                res.detail = f"{detail}; {res.detail}"
+        return res
+
+    status, err = attempt(prob, solver, **opts)
+    res = evaluate(prob, status, solver, err, time.perf_counter())
+    if res.value is not None or solver == "SCS":
+        return res
+    # no usable value: Clarabel stops without a certificate (or 'almost solved' far from feasible) on unbounded PEPs.
+    # Solve again with the objective capped: a cap the optimum reaches names the PEP unbounded, an inactive one leaves
+    # the optimum unchanged (a convex problem)
+    cap = CAP * max(1.0, s.D, s.L * s.D)
+    capped = cp.Problem(cp.Maximize(objective), cons + [objective <= cap])
+    cstatus, cerr = attempt(capped, solver, **opts)
+    why = err or f"{solver} status {status}" + (f" ({res.detail})" if res.detail else "")
+    if cstatus in ("optimal", "optimal_inaccurate") and capped.value is not None:
+        if capped.value >= cap * (1 - 1e-6):
+            out = evaluate(capped, "unbounded", solver, f"{why}; with the objective capped at {cap:.3g} the "
+                           "optimum reaches the cap: unbounded (or a worst case above the cap)", time.perf_counter())
+            out.value = None
+            return out
+        out = evaluate(capped, cstatus, solver, f"{why}; solved again with an inactive cap on the objective "
+                       f"({cap:.3g})", time.perf_counter())
+        if out.value is not None or status != "solver_error":
+            return out
+    if status != "solver_error":
+        return res
+    # SCS names unbounded PEPs
+    sstatus, serr = attempt(prob, "SCS", max_iters=20000)
+    detail = f"{why}; SCS (diagnosis, 20000 iterations): {sstatus}" + (f" {serr}" if serr else "")
+    if sstatus == "optimal":  # at SCS's default tolerance: held to the checks of an inaccurate solution
+        sstatus = "optimal_inaccurate"
+    return evaluate(prob, sstatus, "SCS", detail, time.perf_counter())
 
 
+# the cap on the objective (times max(1, D, L D)) that tells an unbounded PEP from a failed solve: Clarabel resolves a
+# capped unbounded PEP at 1e3 and fails again at 1e4 (tests/test_pep.py, the PEP without heterogeneity)
+CAP = 1e3
 ACCEPT_GAP = 1e-4  # relative primal-dual gap an 'optimal_inaccurate' solution must meet to be used
 ACCEPT_VIOLATION = 1e-6  # largest constraint violation of the rebuilt Gram matrix, relative to max(1, D, value)
 # smallest eigenvalue of the rebuilt Gram matrix, relative to its largest: at the solvers' stalling level (~1e-7), not

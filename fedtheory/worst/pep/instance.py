@@ -1,0 +1,312 @@
+"""A PEP's worst case as a concrete instance: functions reconstructed from the solution, re-run by the simulator, and
+written as a self-contained script (numpy only) that runs the algorithm and prints measured against bound.
+
+From the solved Gram matrix G = V V' (V: one row per leaf, in the dimension of G's numerical rank) every queried point,
+gradient and value is a vector or a number; each client's data pass the interpolation inequalities of its class up to
+the solver's tolerance, and :mod:`fedtheory.sim.problems.interpolant` builds a function of the class through them
+(L-smooth and mu-strongly convex by construction, whatever the tolerance). The simulator then runs the *algorithm's own
+plug-ins* on that problem (``simulate``: not the PEP's replay) from the PEP's w^0, the record's assumptions are
+certified on the instance (``checks.certify``: a heterogeneity constant the PEP imposed only at its points must hold
+for all w here), and the bound is evaluated at the instance's own constants (its ||w^0 - w*||^2 or f(w^0) - f*, both
+readings of an R over a set of minimizers). A PEP violation counts only where this re-run exceeds that bound.
+
+The script (:func:`counterexample_script`) embeds the instance's data through ``repr`` and the interpolant's source,
+replays the algorithm as the straight-line program the PEP wrote (every point a combination of w^0 and the
+gradients before it), computes w* and f* itself, and prints its measure, the bound and the ratio.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._validation import ParameterError
+from .build import FederatedPEP
+
+__all__ = ["RANK_TOL", "Counterexample", "counterexample", "counterexample_script", "reconstruct"]
+
+RANK_TOL = 1e-9  # eigenvalues of the Gram matrix below this times the largest are dropped (the solver's noise)
+CONFIRM_RTOL = 1e-6  # the re-run must exceed the bound by this much (relative) to count
+
+
+@dataclass
+class Counterexample:
+    """A reconstructed worst case: the problem, the start, what the simulator measured on it, the bound at its own
+    constants, and whether that confirms the violation (``confirmed``; ``reason`` otherwise)."""
+
+    record_id: str
+    problem: Any
+    w0: np.ndarray
+    measured: float
+    bound: float
+    values: dict
+    confirmed: bool
+    reason: str
+    dimension: int
+    pep_value: float
+    data: dict = field(default_factory=dict)
+    path: str | None = None
+    in_class: bool = True  # the instance certifies every assumption of the record (any bound of them can be tested)
+
+    def summary(self) -> dict[str, Any]:
+        return {"confirmed": self.confirmed, "reason": self.reason, "measured_by_simulator": self.measured,
+                "bound_at_instance": self.bound, "values_at_instance": {k: v for k, v in self.values.items()
+                                                                        if isinstance(v, (int, float))},
+                "dimension": self.dimension, "pep_value": self.pep_value, "file": self.path}
+
+
+def _class_mu(s) -> float:
+    return -s.L if s.function_class == "smooth" else s.client_mu
+
+
+def reconstruct(pep: FederatedPEP, gram: np.ndarray, F: np.ndarray):
+    """(problem, w0, V): the interpolated clients through the solution's points, gradients and values (V: the leaves'
+    vectors, G ~ V V')."""
+    from ...sim.problems.interpolant import interpolant_data
+    from ...sim.problems.interpolated import InterpolatedProblem
+
+    s = pep.setting
+    if any(q.prox is not None for q in pep.queries):
+        raise ParameterError("algorithm", "exact proximal steps", "gradient steps only for a reconstructed instance "
+                             "(a proximal step's interpolant is not written out)")
+    if pep.lmis or any(k != ("star",) for _, _, k in pep.zero_sums):
+        raise ParameterError("mixing", "a class of matrices", "a fixed mixing matrix for a reconstructed instance")
+    ev, U = np.linalg.eigh((gram + gram.T) / 2)
+    keep = ev > RANK_TOL * max(ev.max(), 1e-300)
+    V = U[:, keep] * np.sqrt(ev[keep])
+    C = s.C
+    L, mu = s.L, _class_mu(s)
+    parts = []
+    for j in range(C):
+        rows = [(q.coef @ V, V[q.grads[j]], F[q.values[j]]) for q in pep.queries if q.grads[j] >= 0 and q.values[j] >= 0]
+        X, Gr, Fv = (np.array(v) for v in zip(*rows))
+        parts.append(interpolant_data(X, Gr, Fv, L, mu))
+    p = getattr(s, "p", None)
+    star = V[pep.star_leaf] if pep.star_leaf is not None else None
+    problem = InterpolatedProblem(parts, L, mu, weights=p, w_star_hint=star, name=f"PEP worst case (d = {V.shape[1]})")
+    return problem, V[pep.w0_leaf], V
+
+
+def _initial_quantity(problem, w0: np.ndarray, initial: str) -> tuple[float, str]:
+    """The instance's ||w^0 - w*||^2 (the largest over a set of minimizers: the bound must fail under both readings of
+    R) or f(w^0) - f*."""
+    c = problem.constants
+    if initial == "distance":
+        verts = problem.minimizer_set
+        if verts is not None:
+            d2 = np.sum((verts - w0) ** 2, axis=1)
+            return float(d2.max()), (f"max over the {len(verts)} vertices of the minimizer set" if len(verts) > 1
+                                     else "the unique minimizer (closed form)")
+        return float(np.sum((w0 - np.asarray(c["w_star"].value)) ** 2)), c["w_star"].note
+    return float(problem.loss(w0[None])[0] - c["f_star"].value), c["f_star"].note
+
+
+def _measure(problem, s, tr) -> float:
+    c = problem.constants
+    wT = tr.final_w[0]
+    if s.metric == "opt_error":
+        return float(problem.loss(wT[None])[0] - c["f_star"].value)
+    if s.metric == "dist2":
+        verts = problem.minimizer_set
+        w_star = np.asarray(c["w_star"].value)
+        if verts is not None:  # the smallest over the minimizer set: the measure's least favourable reading
+            return float(np.min(np.sum((verts - wT) ** 2, axis=1)))
+        return float(np.sum((wT - w_star) ** 2))
+    if s.metric == "grad_norm2":
+        return float(np.sum(problem.grad(wT[None])[0] ** 2))
+    its = tr.iterates[:-1, 0]
+    if s.metric == "weighted_opt_error":
+        a = np.asarray(s.metric_weights) / np.sum(s.metric_weights)
+        return float(a @ (problem.loss(its) - c["f_star"].value))
+    return float(np.mean(np.sum(problem.grad(its) ** 2, axis=1)))
+
+
+def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample:
+    """Reconstruct the worst case of ``result`` (a solved ``pep`` of ``spec``), re-run ``algorithm`` on it with the
+    simulator, certify the record's assumptions there and evaluate the bound at the instance's own constants."""
+    from ...checks import certify
+    from ...sim import ClientSampling, Exact, RunConfig, simulate
+
+    s = pep.setting
+    record = spec.record
+    problem, w0, V = reconstruct(pep, result.gram, result.F)
+    cfg = RunConfig(rounds=s.T, local_steps=s.K, lr=s.eta, oracle=Exact())
+    tr = simulate(problem, algorithm, cfg, [0], w0=w0, keep_iterates=True, measures=())
+    measured = _measure(problem, s, tr)
+    initial = getattr(s, "initial", "function")
+    start, how = _initial_quantity(problem, w0, initial)
+    values = dict(spec.values)
+    reasons = []
+    if spec.initial_symbol:
+        values[spec.initial_symbol] = start
+    if spec.instance_symbols:
+        w_star = np.asarray(problem.constants["w_star"].value)[None]
+        g = problem.client_grads(w_star, np.zeros(1, dtype=np.int64))[0]
+        zeta2 = float(problem.client_weights @ np.sum(g ** 2, axis=1))
+        for sym, what in spec.instance_symbols.items():
+            values[sym] = {"zeta2": zeta2, "zeta": math.sqrt(zeta2)}[what]
+    elif start > s.D * (1 + CONFIRM_RTOL):
+        reasons.append(f"the instance's initial quantity {start:.6g} exceeds the PEP's D = {s.D:g} and the record "
+                       "names no symbol for it")
+    cert = certify(record, problem=problem, oracle=Exact(), sampling=ClientSampling(problem.n_clients, None),
+                   algorithm=algorithm)
+    if not cert.applicable:
+        reasons.append("the instance does not certify every assumption: " + "; ".join(cert.failures))
+    else:
+        for k, v in cert.values.items():
+            if k in values and np.ndim(v) == 0 and v is not None:
+                values[k] = float(v)
+        bad = cert.admits(values)
+        if bad:
+            reasons.append("values below the instance's certificates: " + "; ".join(bad))
+    in_class = not reasons
+    failed = record.conditions_failed(values)
+    if failed:
+        reasons.append("conditions fail at the instance's constants: " + "; ".join(failed))
+    bound = float(np.asarray(record.evaluate(values), float))
+    if not math.isfinite(measured) or not measured > bound * (1 + CONFIRM_RTOL) + 1e-12:
+        reasons.append(f"the simulator's re-run measures {measured:.6g}, not above the bound {bound:.6g} at the "
+                       "instance's constants")
+    confirmed = not reasons
+    reason = ("the simulator's re-run of the algorithm on the reconstructed functions exceeds the bound at the "
+              f"instance's own constants ({initial} quantity: {how})" if confirmed else "; ".join(reasons))
+    data = _script_data(spec, pep, V, problem, w0, values, bound, measured, initial)
+    return Counterexample(spec.record_id, problem, w0, measured, bound, values, confirmed, reason, V.shape[1],
+                          float(result.value) if result.value is not None else math.nan, data, in_class=in_class)
+
+
+def _sparse(vec: np.ndarray) -> list:
+    nz = np.flatnonzero(vec)
+    return [[int(i), float(vec[i])] for i in nz]
+
+
+def _script_data(spec, pep, V, problem, w0, values, bound, measured, initial) -> dict:
+    s = pep.setting
+    record = spec.record
+    queries = [{"coef": _sparse(q.coef), "grads": [int(g) for g in q.grads]} for q in pep.queries
+               if q.key != ("star",)]
+    symbols = {k: v for k, v in values.items() if isinstance(v, (int, float, np.floating, np.integer))}
+    return {
+        "record": spec.record_id, "statement": str(record.expr), "lhs": record.lhs_description,
+        "algorithm": s.algorithm(), "class": s.describe(), "metric": s.metric, "initial": initial,
+        "metric_weights": list(getattr(s, "metric_weights", None) or []),
+        "initial_symbol": spec.initial_symbol, "L": s.L, "mu": _class_mu(s), "weights": list(problem.client_weights),
+        "parts": [{"A": A.tolist(), "c": c.tolist()} for A, c in problem.parts],
+        "n_leaves": int(V.shape[0]), "w0_leaf": int(pep.w0_leaf), "w0": w0.tolist(), "queries": queries,
+        "server": [_sparse(c) for c in pep.server], "values": {k: float(v) for k, v in symbols.items()},
+        "bound": bound, "measured_by_fedtheory": measured,
+        "x_star_hint": (V[pep.star_leaf].tolist() if pep.star_leaf is not None else None),
+    }
+
+
+_MAIN = '''
+
+def replay(data):
+    """The algorithm as the straight-line program the PEP wrote: every point a combination of w^0 and the gradients
+    computed before it; the gradients are the interpolants' at those points."""
+    parts = [(np.array(p["A"]), np.array(p["c"])) for p in data["parts"]]
+    L, mu = data["L"], data["mu"]
+    d = len(data["w0"])
+    V = np.zeros((data["n_leaves"], d))
+    V[data["w0_leaf"]] = data["w0"]
+    for q in data["queries"]:
+        x = np.zeros(d)
+        for i, c in q["coef"]:
+            x += c * V[i]
+        for j, leaf in enumerate(q["grads"]):
+            if leaf >= 0:
+                V[leaf] = interpolant(*parts[j], L, mu, x)[1]
+    server = []
+    for coef in data["server"]:
+        w = np.zeros(d)
+        for i, c in coef:
+            w += c * V[i]
+        server.append(w)
+    return parts, server
+
+
+def main():
+    parts, server = replay(DATA)
+    L, mu, p = DATA["L"], DATA["mu"], np.array(DATA["weights"])
+
+    def f(x):
+        return sum(pj * interpolant(A, c, L, mu, x)[0] for (A, c), pj in zip(parts, p))
+
+    def grad(x):
+        return sum(pj * interpolant(A, c, L, mu, x)[1] for (A, c), pj in zip(parts, p))
+
+    if len(parts) == 1 and mu == 0:  # one convex client: min f = -max c, on conv{a_k : c_k = max c} (closed form)
+        A, c = parts[0]
+        verts = A[c >= c.max() - 1e-12 * max(1.0, abs(c.max()))]
+        w_star, f_star = verts[0], -float(c.max())
+    else:
+        start = np.array(DATA["x_star_hint"]) if DATA["x_star_hint"] is not None else np.zeros(len(DATA["w0"]))
+        w_star, f_star, _ = minimize_sum(parts, p, L, mu, start)
+        verts = w_star[None]
+    w0, wT = np.array(DATA["w0"]), server[-1]
+    metric = DATA["metric"]
+    if metric == "opt_error":
+        measured = f(wT) - f_star
+    elif metric == "dist2":
+        measured = float(np.min(np.sum((verts - wT) ** 2, axis=1)))
+    elif metric == "grad_norm2":
+        measured = float(grad(wT) @ grad(wT))
+    elif metric == "weighted_opt_error":
+        a = np.array(DATA["metric_weights"]) / np.sum(DATA["metric_weights"])
+        measured = float(sum(ai * (f(w) - f_star) for ai, w in zip(a, server[:-1])))
+    else:
+        measured = float(np.mean([grad(w) @ grad(w) for w in server[:-1]]))
+    if DATA["initial"] == "distance":
+        start_q = float(np.max(np.sum((verts - w0) ** 2, axis=1)))
+        start_text = "||w^0 - w*||^2 (the largest over the minimizers)"
+    else:
+        start_q = f(w0) - f_star
+        start_text = "f(w^0) - f*"
+    print(f"record: {DATA['record']}")
+    print(f"algorithm: {DATA['algorithm']}")
+    print(f"class: {DATA['class']}")
+    print(f"instance: {len(parts)} client(s) in dimension {len(w0)}; {start_text} = {start_q:.10g}")
+    print(f"measured {DATA['lhs']}: {measured:.10g}")
+    print(f"bound {DATA['statement']} at {DATA['values']}: {DATA['bound']:.10g}")
+    if DATA["initial_symbol"]:
+        drift = abs(start_q - DATA["values"][DATA["initial_symbol"]]) / max(abs(start_q), 1e-300)
+        print(f"(the bound's {DATA['initial_symbol']} is this instance's {start_text}: relative difference {drift:.1e})")
+    ratio = measured / DATA["bound"] if DATA["bound"] else float("inf")
+    print(("VIOLATED" if measured > DATA["bound"] else "holds") + f": measured / bound = {ratio:.6g}")
+    return 0 if measured > DATA["bound"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+'''
+
+
+def counterexample_script(cx: Counterexample) -> str:
+    """The self-contained script of ``cx``: numpy only; its data through ``repr``; the interpolant's source."""
+    from ...sim.problems import interpolant as module
+
+    source = inspect.getsource(module)
+    header = (f'"""Counterexample to {cx.record_id} from fedtheory\'s PEP (a reconstructed worst case).\n\n'
+              "Run it alone: python THIS_FILE (numpy only). It replays the algorithm on the reconstructed clients, "
+              "computes\nw* and f* itself, and prints the measure against the bound. Exit status 0: violated.\n"
+              '"""\n')
+    body = source.split('"""', 2)[2]  # the interpolant module without its docstring (its imports and functions)
+    return (header + body.rstrip() + "\n\n\nDATA = json.loads(" + repr(json.dumps(cx.data)) + ")\n"
+            + _MAIN).replace("import numpy as np\n", "import json\n\nimport numpy as np\n", 1)
+
+
+def write_counterexample(cx: Counterexample, directory: str | Path) -> Path:
+    """Write ``cx``'s script to DIRECTORY/<record id>.counterexample.py and return its path."""
+    from ...files import write_atomic
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{cx.record_id}.counterexample.py"
+    write_atomic(path, counterexample_script(cx))
+    cx.path = str(path)
+    return path

@@ -1,0 +1,86 @@
+"""Power on provably false mutants (issue 44, item 4): the PEP layer of ``check --mutants`` classifies each mutant of a
+bound with a PEP as provably false (the PEP's worst case, rebuilt and re-run by the simulator, refutes it), provably
+true at the PEP's setting (the SDP's upper value lies below it) or undecided; power = killed / provably false, and no
+provably true mutant may be killed on its values."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PEPit")
+pytest.importorskip("cvxpy")
+
+from fedtheory.checks import Session  # noqa: E402
+from fedtheory.checks.base import all_checks  # noqa: E402
+from fedtheory.checks.mutants import format_mutation_table, mutation_payload, score_record  # noqa: E402
+from fedtheory.plugins import record  # noqa: E402
+from fedtheory.worst.mutants import PEPLayer  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.fixture(scope="module")
+def drori_score():
+    rec = record("drori2014.thm3_1")
+    return score_record(rec, [all_checks()["drori2014.thm3_1"]], Session(), layers=[PEPLayer()])
+
+
+def test_halved_and_tenth_bounds_are_provably_false_and_killed(drori_score):
+    """D&T's bound is attained (the PEP's worst case equals it), so every scaling below 1 is refuted by the rebuilt
+    Huber-like instance, whatever row kills it."""
+    by = {o.mutant.description: o for o in drori_score.outcomes}
+    for d in ("the whole bound x 1/2", "the whole bound x 1/10"):
+        o = by[d]
+        assert o.truth == "provably_false" and "re-run by the simulator" in o.truth_reason, (d, o.truth_reason)
+        assert o.status == "killed"
+
+
+def test_weaker_mutants_are_provably_true_and_no_true_mutant_is_killed_on_its_values(drori_score):
+    q = drori_score.power()
+    assert q["provably_true"] > 0 and q["true_killed"] == 0
+    assert q["provably_false"] > 0 and q["power"] == 1.0
+    by = {o.mutant.description: o for o in drori_score.outcomes}
+    o = by["the dependence on N moved by 1 (x N^1)"]  # larger at every N >= 1: true, killed by the rate layer only
+    assert o.truth == "provably_true" and o.layer in ("", "rate")
+
+
+def test_the_table_and_payload_report_power(drori_score):
+    table = format_mutation_table([drori_score])
+    assert "power = killed / provably false" in table and "true at PEP setting" in table
+    t = mutation_payload([drori_score])["overall"]["truth"]
+    assert t["provably_false"] == drori_score.power()["provably_false"] and t["power"] == 1.0
+    assert mutation_payload([drori_score])["overall"]["score_killed_of_stronger"] is not None
+
+
+def test_a_relaxed_pep_whose_instance_leaves_the_class_proves_nothing_false():
+    """FedInit Thm 2's PEP (convex clients, f strongly convex between the points only): the rebuilt instance is not PL,
+    so no mutant is shown false by it; scalings below the PEP's value are undecided, not counted."""
+    from fedtheory.worst.mutants import PEPLayer as Layer
+
+    rec = record("fedinit.thm2")
+    prepared = Layer().prepare(rec)
+    assert prepared is not None and prepared.spec is not None
+    assert prepared.instance is None or not prepared.instance.in_class
+    from fedtheory.checks.mutants import mutants_of
+
+    truths = {prepared.classify(m)[0] for m in mutants_of(rec) if prepared.classify(m) is not None}
+    assert "provably_false" not in truths
+
+
+def test_the_tightness_table_gets_a_pep_column():
+    """benchmarks/zoo_tightness.py --pep: a bound record of the results file with a PEP declaration gets its PEP at the
+    check's constants; D&T's is exact and attained (value / bound 1), stated 'exact' in the table."""
+    import importlib.util
+    from pathlib import Path
+
+    from fedtheory.report import tightness_markdown, tightness_table
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "zoo_tightness.py"
+    spec = importlib.util.spec_from_file_location("zoo_tightness", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    payload = {"results": [{"id": "drori2014.thm3_1", "kind": "bound", "paper": "drori2014", "verdict": "holds",
+                            "ratio": 1.0}], "collections": {"zoo": {"papers": ["drori2014"]}}, "worst_case": []}
+    out = mod.with_pep_rows(payload, "quick")
+    row = tightness_table(out)[0]
+    assert row["pep"]["exact"] is True and abs(row["pep"]["ratio"] - 1.0) < 1e-6
+    assert "exact)" in tightness_markdown(out)
