@@ -51,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--checks", action="store_true", help="list the checks instead of the records")
     what.add_argument("--measures", action="store_true", help="list the simulator's measures with their definitions")
     what.add_argument("--plugins", action="store_true", help="list the loaded paper plug-ins and where they came from")
+    what.add_argument("--assumptions", action="store_true", help="list the assumption catalogue: each entry's "
+                      "constants (dimension, which values it admits) and what certifies it among the shipped problem "
+                      "families, oracles, topologies, client samplings and algorithms (--format json: every answer "
+                      "with its constants and how)")
     ls.add_argument("--format", choices=("table", "json"), default="table")
 
     ex = sub.add_parser("explain", parents=[plug], help="show one record: statement, source, assumptions, conditions, "
@@ -393,6 +397,25 @@ def _cmd_list(args) -> int:
             _print_table(["name", "origin", "module", "records", "checks"],
                          [[r["name"], r["origin"], r["module"], r["records"], r["checks"]] for r in rows])
         return 0
+    if args.assumptions:
+        from .checks.catalogue import assumption_rows
+
+        rows = assumption_rows()
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+            return 0
+        _print_table(["assumption", "about", "constants", "statement, and what certifies it"],
+                     [[r["name"], r["subject"], ", ".join(f"{c['name']} [{c['dimension']}] ({c['direction']})"
+                                                         for c in r["constants"]) or "-", _certifiers_text(r)]
+                      for r in rows], wrap_last=True)
+        import textwrap
+
+        print("\n" + textwrap.fill(
+            "constants: [f] a loss, [w] a parameter; (upper): any larger value is admitted once the tightest is "
+            "certified, (lower): any smaller, (exact): only that value. What certifies an entry: the shipped "
+            "representatives of its subject, asked without a run (fedtheory.checks.catalogue; every answer and its "
+            "reason: --format json, docs/assumptions.md)", shutil.get_terminal_size((160, 24)).columns))
+        return 0
     if args.measures:
         from .sim import measure_catalogue
 
@@ -430,6 +453,21 @@ def _cmd_list(args) -> int:
     else:
         _print_table(["id", "kind", "title", "source"], [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
     return 0
+
+
+def _certifiers_text(row: dict) -> str:
+    """An entry's statement, then who certifies it: globally, only on a run's visited region (by the measure the run
+    must record), and who cannot tell."""
+    text = row["statement"] + ". Certified by: " + (", ".join(row["certified_by"]) or "none of the shipped "
+                                                                                      "representatives")
+    by_measure: dict[str, list[str]] = {}
+    for v in row["visited_only"]:
+        by_measure.setdefault(v["measure"], []).append(v["by"])
+    for measure, labels in by_measure.items():
+        text += f"; on the visited region of a run that records {measure!r}: {', '.join(labels)}"
+    if row["unknown_by"]:
+        text += "; cannot tell: " + ", ".join(row["unknown_by"])
+    return text
 
 
 def _validate_paper(paper, papers) -> None:
