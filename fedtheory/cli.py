@@ -394,7 +394,7 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["name", "origin", "module", "records", "checks"],
+            _print_table(["plug-in", "origin", "module", "records", "checks"],
                          [[r["name"], r["origin"], r["module"], r["records"], r["checks"]] for r in rows])
         return 0
     if args.assumptions:
@@ -423,7 +423,7 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["name", "indexing", "source", "dimension", "definition"],
+            _print_table(["measure", "indexing", "source", "dimension", "definition"],
                          [[r["name"], r["indexing"], r["source"], r["dimension"] or "?", r["definition"]] for r in rows],
                          wrap_last=True)
         return 0
@@ -437,7 +437,8 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["id", "paper", "kind", "records"], [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
+            _print_table(["check", "paper", "kind", "records"],
+                         [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
         return 0
     from .plugins import records
 
@@ -451,7 +452,7 @@ def _cmd_list(args) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
-        _print_table(["id", "kind", "title", "source"], [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
+        _print_table(["record", "kind", "title", "source"], [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
     return 0
 
 
@@ -898,9 +899,10 @@ def _cmd_controls(args) -> int:
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
-        _print_table(["check", "control (mutation)", "status", "verdicts under the control", "counted row"],
-                     [[o.check, o.description, o.status, ", ".join(sorted(set(r.verdict for r in o.rows))),
-                       o.counted_text] for o in outcomes], wrap_last=True)
+        _print_table(["check", "outcome", "verdicts under the control", "the control (what it mutates), and the counted "
+                      "row it made"],
+                     [[o.check, o.status.replace("_", " "), ", ".join(sorted(set(r.verdict for r in o.rows))),
+                       f"{o.description}. Counted row: {o.counted_text}"] for o in outcomes], wrap_last=True)
         if args.verbose:  # the rows that show each control's failure (or why it did not fail), with their notes
             from .checks import FINDINGS, format_table
 

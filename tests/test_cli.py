@@ -58,6 +58,40 @@ def test_list_assumptions_table_and_json(capsys, tmp_path):
         own["constants"][0]["dimension"] == "f/w"
 
 
+def _header_is_words(line: str) -> bool:
+    """A table's header line made of words: each cell's tokens letters (or hyphenated words), at least three letters
+    unless an English function word (no 'id', 's', 'equiv.')."""
+    import re
+
+    small = {"a", "an", "by", "it", "of", "on", "or", "to", "in"}
+    tokens = [t.strip(",():") for t in line.split()]
+    return all(re.fullmatch(r"[A-Za-z]+(-[A-Za-z]+)*", t) and (len(t) >= 3 or t in small) for t in tokens if t)
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--checks"], ["list", "--measures"], ["list", "--plugins"],
+                                  ["list", "--assumptions"], ["check", "--controls", "--only", "fedshift.thm1.rate",
+                                                              "--no-progress"]])
+def test_table_headers_are_words(argv, capsys):
+    """issue 47: the headers of the `list` tables and the controls table are words ('record', 'check', 'measure',
+    'plug-in', 'outcome'), not 'id'."""
+    assert main(argv) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert _header_is_words(header), header
+
+
+def test_the_controls_table_prints_each_control_whole(capsys):
+    """issue 47: a control's description was cut at 48 characters ('... every stated order claimed one power of T faste~') and its outcome
+    printed as an identifier; now the outcome is words and the description wraps whole, before its counted row."""
+    from fedtheory.checks import all_checks
+
+    assert main(["check", "--controls", "--only", "fedshift.thm1.rate", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    description = " ".join(all_checks()["fedshift.thm1.rate"].control.description.split())
+    assert len(description) > 48 and description in flat
+    assert "fails as required" in out and "Counted row: fedshift.thm1.rate.rate rate_inconsistent" in flat
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["explain", "nope.thm1"], "ID="),
     (["list", "--paper", "fedavgx"], "--paper="),
