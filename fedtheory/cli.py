@@ -227,7 +227,8 @@ def _train_parser(sub, execp) -> None:
     tr.add_argument("--config", metavar="FILE", help="a JSON file of TrainConfig fields (flags given here override it)")
     tr.add_argument("--list-algorithms", action="store_true", help="list the algorithms and their hyperparameters")
     g = tr.add_argument_group("data")
-    g.add_argument("--dataset", default=S, help="cifar10 | cifar100 | digits (bundled with scikit-learn) | synthetic")
+    g.add_argument("--dataset", default=S, help="cifar10 | cifar100 | digits (bundled with scikit-learn) | synthetic "
+                   "(a Gaussian cloud around a mean image per class; docs/datasets.md describes each)")
     g.add_argument("--data-dir", default=S, help="folder holding cifar-10-batches-py/ or cifar-100-python/ "
                    "(default: $FEDTHEORY_DATA_DIR)")
     g.add_argument("--dataset-option", action="append", default=S, metavar="NAME=VALUE",
