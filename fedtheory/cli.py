@@ -108,14 +108,22 @@ def _parser() -> argparse.ArgumentParser:
                     "not); also lists the checks without a control (implementation self-checks by rule); with "
                     "--runs DIR, the controls of the checks of logged runs, on those logs")
 
-    rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file",
+    rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file "
+                        "and/or training run directories",
                         description="Draw one static, self-contained HTML page from a results file of `fedtheory check "
-                                    "--out`: per-paper summaries, a sortable verdict table, measured vs bound figures, "
+                                    "--out` and/or the run directories of `fedtheory train` (--runs DIR): the training "
+                                    "runs' Delta^t, generalization gap and test accuracy over the rounds (also from a "
+                                    "results file of `check --runs DIR`, which holds them), "
+                                    "per-paper summaries, a sortable verdict table, measured vs bound figures, "
                                     "tightness, failing conditions, claims and rates, each with its reproducing command; "
                                     "for a collection of papers (the zoo of trusted theorems) a table of the tightest "
                                     "measured / bound per bound record (simulation, --worst-case search, PEP); with "
                                     "--mutants M.json, the mutation score of `fedtheory check --mutants --out M.json`.")
-    rp.add_argument("results", metavar="RESULTS.json", help="a results file written by `fedtheory check --out`")
+    rp.add_argument("results", metavar="RESULTS.json", nargs="?", help="a results file written by `fedtheory check "
+                    "--out` (optional with --runs)")
+    rp.add_argument("--runs", metavar="DIR", help="also draw the run directories of `fedtheory train` at or below DIR: "
+                    "Delta^t, the generalization gap and the test accuracy over the rounds, a line per setting (in "
+                    "place of the curves a results file of `check --runs` holds)")
     rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html; "
                     "an existing file only if fedtheory wrote it, or with --force)")
     rp.add_argument("--force", action="store_true", help="--out may replace an existing file fedtheory did not write")
@@ -987,6 +995,10 @@ def _cmd_check(args) -> int:
         payload["exit_code"] = code
     if execution is not None:
         payload["execution"] = execution
+    if args.runs is not None:  # the training runs' curves over the rounds: the report draws them from this file
+        from .empirical.runs import find_runs, round_curves
+
+        payload["runs"] = round_curves(find_runs(args.runs, errors=[]))
     failed = _write_outputs(args, payload)
     args.earned_status = 2 if failed or unusable else code  # kept if the reader of stdout leaves early
     if args.format == "json":
@@ -1117,12 +1129,14 @@ def _same_file(a: str, b: str) -> bool:
 def _cmd_report(args) -> int:
     from .report import write_report
 
+    if args.results is None and args.runs is None:
+        raise ParameterError("RESULTS", None, "a results file of `fedtheory check --out`, or --runs DIR (or both)")
     for given in (args.results, args.mutants):
         if given is not None and _same_file(given, args.out):
             raise ParameterError("--out", args.out, f"another file than the file it is drawn from ({given})")
     _check_outputs(args, ("--out", args.out), inputs=[g for g in (args.results, args.mutants) if g is not None])
     t0 = time.perf_counter()
-    path = write_report(args.results, args.out, "--out", mutants=args.mutants)
+    path = write_report(args.results, args.out, "--out", mutants=args.mutants, runs=args.runs)
     print(f"HTML report written to {_where(str(path))} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
     return 0
 
