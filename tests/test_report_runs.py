@@ -148,3 +148,17 @@ def test_a_bound_stated_over_the_rounds_of_logged_runs_is_drawn_on_its_quantitys
     (svg,) = _svgs(html, "training")
     assert "bound: toy.delta_bound (holds)" in _texts(svg)
     assert "bound: toy" not in _texts(_svgs(render_report({"results": []}, runs=[block]), "training")[0])
+
+
+def test_a_claims_declared_units_reach_the_results_and_the_axes():
+    from fedtheory.checks import claim_result
+    from fedtheory.theory import Claim, ClaimOutcome, SymbolSet
+
+    claim = Claim(id="unitsclaim.c", paper="unitsclaim", title="t", source="s", symbols=SymbolSet("unitsclaim"),
+                  predicate=lambda m: ClaimOutcome(True, "ok", None), measurements=("beta", "acc", "other"),
+                  measurement_units={"acc": "fraction correct", "beta": "relaxation coefficient", "unused": "x"})
+    row = claim_result(claim, {"beta": [0.0, 0.1], "acc": [0.5, 0.6], "other": [1.0, 2.0]}).to_json()
+    assert row["extra"]["measurements"]["units"] == {"acc": "fraction correct", "beta": "relaxation coefficient"}
+    text = _texts(_svgs(render_report({"results": [row]}), "claim")[0])
+    assert "acc (fraction correct)" in text and "beta (relaxation coefficient)" in text
+    assert "other (unit not declared)" in text
