@@ -51,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--checks", action="store_true", help="list the checks instead of the records")
     what.add_argument("--measures", action="store_true", help="list the simulator's measures with their definitions")
     what.add_argument("--plugins", action="store_true", help="list the loaded paper plug-ins and where they came from")
+    what.add_argument("--assumptions", action="store_true", help="list the assumption catalogue: each entry's "
+                      "constants (dimension, which values it admits) and what certifies it among the shipped problem "
+                      "families, oracles, topologies, client samplings and algorithms (--format json: every answer "
+                      "with its constants and how)")
     ls.add_argument("--format", choices=("table", "json"), default="table")
 
     ex = sub.add_parser("explain", parents=[plug], help="show one record: statement, source, assumptions, conditions, "
@@ -104,14 +108,22 @@ def _parser() -> argparse.ArgumentParser:
                     "not); also lists the checks without a control (implementation self-checks by rule); with "
                     "--runs DIR, the controls of the checks of logged runs, on those logs")
 
-    rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file",
+    rp = sub.add_parser("report", help="draw one self-contained HTML page (figures, verdict table) from a results file "
+                        "and/or training run directories",
                         description="Draw one static, self-contained HTML page from a results file of `fedtheory check "
-                                    "--out`: per-paper summaries, a sortable verdict table, measured vs bound figures, "
+                                    "--out` and/or the run directories of `fedtheory train` (--runs DIR): the training "
+                                    "runs' Delta^t, generalization gap and test accuracy over the rounds (also from a "
+                                    "results file of `check --runs DIR`, which holds them), "
+                                    "per-paper summaries, a sortable verdict table, measured vs bound figures, "
                                     "tightness, failing conditions, claims and rates, each with its reproducing command; "
                                     "for a collection of papers (the zoo of trusted theorems) a table of the tightest "
                                     "measured / bound per bound record (simulation, --worst-case search, PEP); with "
                                     "--mutants M.json, the mutation score of `fedtheory check --mutants --out M.json`.")
-    rp.add_argument("results", metavar="RESULTS.json", help="a results file written by `fedtheory check --out`")
+    rp.add_argument("results", metavar="RESULTS.json", nargs="?", help="a results file written by `fedtheory check "
+                    "--out` (optional with --runs)")
+    rp.add_argument("--runs", metavar="DIR", help="also draw the run directories of `fedtheory train` at or below DIR: "
+                    "Delta^t, the generalization gap and the test accuracy over the rounds, a line per setting (in "
+                    "place of the curves a results file of `check --runs` holds)")
     rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html; "
                     "an existing file only if fedtheory wrote it, or with --force)")
     rp.add_argument("--force", action="store_true", help="--out may replace an existing file fedtheory did not write")
@@ -223,7 +235,8 @@ def _train_parser(sub, execp) -> None:
     tr.add_argument("--config", metavar="FILE", help="a JSON file of TrainConfig fields (flags given here override it)")
     tr.add_argument("--list-algorithms", action="store_true", help="list the algorithms and their hyperparameters")
     g = tr.add_argument_group("data")
-    g.add_argument("--dataset", default=S, help="cifar10 | cifar100 | digits (bundled with scikit-learn) | synthetic")
+    g.add_argument("--dataset", default=S, help="cifar10 | cifar100 | digits (bundled with scikit-learn) | synthetic "
+                   "(a Gaussian cloud around a mean image per class; docs/datasets.md describes each)")
     g.add_argument("--data-dir", default=S, help="folder holding cifar-10-batches-py/ or cifar-100-python/ "
                    "(default: $FEDTHEORY_DATA_DIR)")
     g.add_argument("--dataset-option", action="append", default=S, metavar="NAME=VALUE",
@@ -397,8 +410,27 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["name", "origin", "module", "records", "checks"],
+            _print_table(["plug-in", "origin", "module", "records", "checks"],
                          [[r["name"], r["origin"], r["module"], r["records"], r["checks"]] for r in rows])
+        return 0
+    if args.assumptions:
+        from .checks.catalogue import assumption_rows
+
+        rows = assumption_rows()
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+            return 0
+        _print_table(["assumption", "about", "constants", "statement, and what certifies it"],
+                     [[r["name"], r["subject"], ", ".join(f"{c['name']} [{c['dimension']}] ({c['direction']})"
+                                                         for c in r["constants"]) or "-", _certifiers_text(r)]
+                      for r in rows], wrap_last=True)
+        import textwrap
+
+        print("\n" + textwrap.fill(
+            "constants: [f] a loss, [w] a parameter; (upper): any larger value is admitted once the tightest is "
+            "certified, (lower): any smaller, (exact): only that value. What certifies an entry: the shipped "
+            "representatives of its subject, asked without a run (fedtheory.checks.catalogue; every answer and its "
+            "reason: --format json, docs/assumptions.md)", shutil.get_terminal_size((160, 24)).columns))
         return 0
     if args.measures:
         from .sim import measure_catalogue
@@ -407,7 +439,7 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["name", "indexing", "source", "dimension", "definition"],
+            _print_table(["measure", "indexing", "source", "dimension", "definition"],
                          [[r["name"], r["indexing"], r["source"], r["dimension"] or "?", r["definition"]] for r in rows],
                          wrap_last=True)
         return 0
@@ -421,7 +453,8 @@ def _cmd_list(args) -> int:
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
-            _print_table(["id", "paper", "kind", "records"], [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
+            _print_table(["check", "paper", "kind", "records"],
+                         [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
         return 0
     from .plugins import records
 
@@ -435,8 +468,23 @@ def _cmd_list(args) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
-        _print_table(["id", "kind", "title", "source"], [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
+        _print_table(["record", "kind", "title", "source"], [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
     return 0
+
+
+def _certifiers_text(row: dict) -> str:
+    """An entry's statement, then who certifies it: globally, only on a run's visited region (by the measure the run
+    must record), and who cannot tell."""
+    text = row["statement"] + ". Certified by: " + (", ".join(row["certified_by"]) or "none of the shipped "
+                                                                                      "representatives")
+    by_measure: dict[str, list[str]] = {}
+    for v in row["visited_only"]:
+        by_measure.setdefault(v["measure"], []).append(v["by"])
+    for measure, labels in by_measure.items():
+        text += f"; on the visited region of a run that records {measure!r}: {', '.join(labels)}"
+    if row["unknown_by"]:
+        text += "; cannot tell: " + ", ".join(row["unknown_by"])
+    return text
 
 
 def _validate_paper(paper, papers) -> None:
@@ -873,9 +921,10 @@ def _cmd_controls(args) -> int:
     if args.format == "json":
         print(json.dumps(payload, indent=2))
     else:
-        _print_table(["check", "control (mutation)", "status", "verdicts under the control", "counted row"],
-                     [[o.check, o.description, o.status, ", ".join(sorted(set(r.verdict for r in o.rows))),
-                       o.counted_text] for o in outcomes], wrap_last=True)
+        _print_table(["check", "outcome", "verdicts under the control", "the control (what it mutates), and the counted "
+                      "row it made"],
+                     [[o.check, o.status.replace("_", " "), ", ".join(sorted(set(r.verdict for r in o.rows))),
+                       f"{o.description}. Counted row: {o.counted_text}"] for o in outcomes], wrap_last=True)
         if args.verbose:  # the rows that show each control's failure (or why it did not fail), with their notes
             from .checks import FINDINGS, format_table
 
@@ -959,6 +1008,10 @@ def _cmd_check(args) -> int:
         payload["exit_code"] = code
     if execution is not None:
         payload["execution"] = execution
+    if args.runs is not None:  # the training runs' curves over the rounds: the report draws them from this file
+        from .empirical.runs import find_runs, round_curves
+
+        payload["runs"] = round_curves(find_runs(args.runs, errors=[]))
     failed = _write_outputs(args, payload)
     args.earned_status = 2 if failed or unusable else code  # kept if the reader of stdout leaves early
     if args.format == "json":
@@ -1089,12 +1142,14 @@ def _same_file(a: str, b: str) -> bool:
 def _cmd_report(args) -> int:
     from .report import write_report
 
+    if args.results is None and args.runs is None:
+        raise ParameterError("RESULTS", None, "a results file of `fedtheory check --out`, or --runs DIR (or both)")
     for given in (args.results, args.mutants):
         if given is not None and _same_file(given, args.out):
             raise ParameterError("--out", args.out, f"another file than the file it is drawn from ({given})")
     _check_outputs(args, ("--out", args.out), inputs=[g for g in (args.results, args.mutants) if g is not None])
     t0 = time.perf_counter()
-    path = write_report(args.results, args.out, "--out", mutants=args.mutants)
+    path = write_report(args.results, args.out, "--out", mutants=args.mutants, runs=args.runs)
     print(f"HTML report written to {_where(str(path))} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
     return 0
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 __all__ = ["write_report", "render_report", "check_payload", "tightness_table", "tightness_markdown",
-           "load_results", "VERDICT_COLORS"]
+           "load_results", "load_run_curves", "VERDICT_COLORS"]
 
 VERDICT_COLORS = {"holds": "#2e7d32", "claim_supported": "#2e7d32", "rate_consistent": "#2e7d32",
                   "violated": "#c62828", "claim_refuted": "#c62828", "rate_inconsistent": "#c62828",
@@ -167,16 +167,19 @@ class _Figures:
         self._mpl = matplotlib
         self.count = 0
 
-    def new(self, w: float = 5.6, h: float = 3.0, ncols: int = 1, width_ratios=None, left: float = 0.75):
+    def new(self, w: float = 5.6, h: float = 3.0, ncols: int = 1, width_ratios=None, left: float = 0.75,
+            nrows: int = 1, sharex: bool = False):
         from matplotlib.figure import Figure
 
         with self._mpl.rc_context(self._rc):
             fig = Figure(figsize=(w, h))
-            axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": width_ratios} if width_ratios else None)
+            axes = fig.subplots(nrows, ncols, sharex=sharex, squeeze=nrows * ncols == 1 or nrows == 1,
+                                gridspec_kw={"width_ratios": width_ratios} if width_ratios else None)
         # fixed margins (in inches) instead of bbox_inches='tight', which draws every figure twice
         fig.subplots_adjust(left=left / w, right=1 - 0.15 / w, top=1 - 0.52 / h, bottom=0.48 / h,
-                            wspace=0.35 if ncols > 1 else None)
-        return fig, axes
+                            wspace=0.35 if ncols > 1 else None, hspace=0.28 / max(1.0, (h - 1.0) / nrows)
+                            if nrows > 1 else None)
+        return fig, (list(axes.ravel()) if nrows > 1 else axes)
 
     @staticmethod
     def _plain_log_ticks(fig) -> None:
@@ -227,15 +230,105 @@ class _Figures:
         return s
 
 
+# ------------------------------------------------------------------------------------ what an axis draws
+
+#: a simulator measure's dimension (``fedtheory list --measures``) in words, for the axes that draw it
+_DIMENSION_WORDS = {"f": "loss, [f]", "w": "parameter distance, [w]", "w^2": "squared parameter distance, [w]^2",
+                    "f/w": "gradient norm, [f]/[w]", "f^2/w^2": "squared gradient norm, [f]^2/[w]^2",
+                    "f/w^2": "curvature, [f]/[w]^2", "w^2/f": "step size, [w]^2/[f]", "1": "dimensionless"}
+
+
+def _sim_catalogue() -> dict[str, Any]:
+    from .sim import measure_catalogue
+
+    return measure_catalogue()
+
+
+def _unit_of(name: str, declared: Mapping[str, str] | None = None) -> str | None:
+    """The unit of a drawn quantity: the claim's own declaration (``Claim.measurement_units``), a column of a training run
+    (``fedtheory.empirical.runs.MEASURE_UNITS``), or a simulator measure's dimension; None where none says."""
+    from .empirical.runs import MEASURE_UNITS
+
+    if declared and declared.get(name):
+        return str(declared[name])
+    if name in MEASURE_UNITS:
+        return MEASURE_UNITS[name]
+    dim = (_sim_catalogue().get(name) or {}).get("dimension")
+    if dim:
+        return _DIMENSION_WORDS.get(dim, f"[{dim}]")
+    for suffix in _SAME_UNIT_SUFFIXES:  # the per-run or final values of a catalogued quantity: its unit
+        if name.endswith(suffix) and name[: -len(suffix)] and name[: -len(suffix)] != name:
+            return _unit_of(name[: -len(suffix)], declared)
+    return None
+
+
+#: a measurement named QUANTITY + one of these (delta_runs: Delta per run; delta_T: Delta at the last round) has the
+#: unit of QUANTITY
+_SAME_UNIT_SUFFIXES = ("_runs", "_T", "_final", "_mean")
+
+
+def _quantity_of(name: str) -> str:
+    """A drawn quantity in words where a catalogue has it (a training run's curve, a short simulator definition)."""
+    from .empirical.runs import CURVES
+
+    if name in CURVES:
+        return f"{CURVES[name]}"
+    definition = (_sim_catalogue().get(name) or {}).get("definition") or ""
+    return f"{name}: {definition}" if definition and len(definition) <= 40 else name
+
+
+def _axis_label(names: Sequence[str], declared: Mapping[str, str] | None = None, width: int = 46) -> str:
+    """An axis's label: the quantity (one name: in words where known) and its unit, wrapped to ``width``; names
+    without a declared unit say so."""
+    import textwrap
+
+    units = {n: _unit_of(n, declared) for n in names}
+    known = {u for u in units.values() if u}
+    what = _quantity_of(names[0]) if len(names) == 1 else ", ".join(names)
+    if len(known) == 1 and all(units.values()):
+        text = f"{what} ({known.pop()})"
+    elif len(names) == 1:
+        text = f"{what} (unit not declared)"
+    else:
+        text = what + " (" + "; ".join(f"{n}: {u or 'unit not declared'}" for n, u in units.items()) + ")"
+    return "\n".join(textwrap.wrap(text, width)[:4])
+
+
 def _log_ok(vals: Sequence[float | None]) -> bool:
     v = [x for x in vals if x is not None]
     return bool(v) and all(x > 0 for x in v)
 
 
+TITLE_LINES = 5  # a figure's title wraps to at most this many lines (the figure grows to hold them), never cut short
+TITLE_CHAR_INCHES = 0.095  # the width of a character of a 9 pt title, with room (DejaVu Sans averages ~0.08 inch)
+
+
 def _title(ax, r: Mapping[str, Any], what: str) -> None:
     prob = r.get("problem") or "-"
-    ax.set_title(_short(f"{r['id']}: {what}", 54) + "\n" + _short(f"on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""), 56),
-                 loc="left")
+    _wrapped_title(ax, f"{r['id']}: {what} on {prob}" + (f" ({_setting(r)})" if _setting(r) else ""))
+
+
+def _wrapped_title(ax, text: str, *, suptitle: bool = False) -> None:
+    """The title wrapped to the width from the axes' left edge to the figure's right (TITLE_CHAR_INCHES a
+    character); the figure grows by the lines beyond two, its top margin made to hold them. Only a title
+    longer than TITLE_LINES lines loses its end (marked with an ellipsis)."""
+    import textwrap
+
+    fig = ax.figure
+    w, h = fig.get_size_inches()
+    x0 = 0.0 if suptitle else ax.get_position().x0
+    lines = textwrap.wrap(" ".join(str(text).split()), max(20, int((w * (1 - x0) - 0.1) / TITLE_CHAR_INCHES)))
+    if len(lines) > TITLE_LINES:
+        lines = lines[:TITLE_LINES - 1] + [_short(" ".join(lines[TITLE_LINES - 1:]), len(lines[0]))]
+    old_top, old_bottom = (1 - fig.subplotpars.top) * h, fig.subplotpars.bottom * h
+    top = 0.2 + 0.16 * len(lines)
+    new_h = h - old_top + top
+    fig.set_size_inches(w, new_h)
+    fig.subplots_adjust(top=1 - top / new_h, bottom=old_bottom / new_h)
+    if suptitle:
+        fig.suptitle("\n".join(lines), x=0.01, y=1 - 0.08 / new_h, ha="left", va="top", fontsize=9)
+    else:
+        ax.set_title("\n".join(lines), loc="left")
 
 
 def _fig_round_series(F: _Figures, r: Mapping[str, Any]) -> str | None:
@@ -269,7 +362,7 @@ def _fig_round_series(F: _Figures, r: Mapping[str, Any]) -> str | None:
         ax.set_yscale("log")
     ax.set_xlabel(s.get("x_label", "round t") + " (rounds, log)")
     lhs = (r.get("extra") or {}).get("lhs") or "left side"
-    ax.set_ylabel(_short(lhs, 40) + " (problem units" + (", log)" if _log_ok(m + b) else ")"))
+    ax.set_ylabel(_axis_label([lhs]) + (", log scale" if _log_ok(m + b) else ""))
     _title(ax, r, "measured vs bound over rounds")
     _note(ax, _drawn(n_all, len(idx), "points (log-spaced)"))
     ax.legend(frameon=False, loc="best")
@@ -312,7 +405,7 @@ def _fig_sweep(F: _Figures, rows: Sequence[Mapping[str, Any]], key: str) -> str:
     if _log_ok(m + b):
         ax.set_yscale("log")
     lhs = (rows[0].get("extra") or {}).get("lhs") or "left side"
-    ax.set_ylabel(_short(lhs, 40) + " (problem units" + (", log)" if _log_ok(m + b) else ")"))
+    ax.set_ylabel(_axis_label([lhs]) + (", log scale" if _log_ok(m + b) else ""))
     r0 = dict(rows[0], params={k: v for k, v in rows[0]["params"].items() if k != key})
     _title(ax, r0, f"measured vs bound over {key}")
     _note(ax, _drawn(n_all, len(rows), "rows (evenly spaced)"))
@@ -375,6 +468,7 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
     ms = (r.get("extra") or {}).get("measurements") or {}
     series = ms.get("series") or {}
     x = ms.get("x") or []
+    declared = ms.get("units") or {}
     series = {k: v for k, v in series.items() if any(_num(t) is not None for t in v.get("y", []))}
     if not series or len(x) < 2:
         return None
@@ -384,46 +478,65 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
     x = [x[i] for i in idx]
     series = {k: {**v, **{f: [v[f][i] for i in idx if i < len(v[f])] for f in ("y", "se") if v.get(f)}}
               for k, v in series.items()}
-    fig, ax = F.new()
     # 'k_se' is drawn as the error bar of 'k'; a 0/1 series (e.g. diverged) goes on its own right-hand axis
+    merged = 0
     for k in list(series):
         if k.endswith("_se") and k[:-3] in series and "se" not in series[k[:-3]]:
             series[k[:-3]] = dict(series[k[:-3]], se=series.pop(k)["y"])
+            merged += 1
     flags = {k: v for k, v in series.items() if {_num(t) for t in v["y"]} <= {0.0, 1.0, None}}
     series = {k: v for k, v in series.items() if k not in flags}
+    # one panel per unit: quantities of different units never share an axis
+    groups: "OrderedDict[str, list[str]]" = OrderedDict()
+    for k in series:
+        groups.setdefault(_unit_of(k, declared) or f"? {k}", []).append(k)
+    panels = list(groups.values())[:3]
+    left_out = sum(len(g) for g in list(groups.values())[3:])
+    fig, axes = F.new(5.6, 3.0 + 1.9 * (len(panels) - 1), nrows=max(1, len(panels)), sharex=True, left=0.95)
+    axes = axes if isinstance(axes, list) else [axes]
     if flags:
         fig.subplots_adjust(right=1 - 0.6 / fig.get_figwidth())
-        ax_f = ax.twinx()
+        ax_f = axes[0].twinx()
         for j, (k, v) in enumerate(flags.items()):
             pts = [(xi, _num(t)) for xi, t in zip(x, v["y"]) if xi is not None and _num(t) is not None]
             if pts:
                 ax_f.step(*zip(*pts), where="mid", color="#9e9e9e", lw=1, ls=(0, (2, 2 + j)), label=f"{k} (0/1, right)")
         ax_f.set_ylim(-0.05, 1.6)
         ax_f.set_yticks([0, 1])
-        ax_f.set_ylabel("flag (0/1)")
-        ax_f.legend(frameon=False, loc="upper right", fontsize=7)
-    allv = []
-    for i, (k, v) in enumerate(series.items()):
-        y = [_num(t) for t in v["y"]]
-        pts = [(xi, yi, _num(si) or 0.0) for xi, yi, si in zip(x, y, v.get("se") or [0.0] * len(y))
-               if yi is not None and xi is not None]
-        if not pts:
-            continue
-        xs, ys_, ss = zip(*pts)
-        allv += list(ys_)
-        ax.errorbar(xs, ys_, yerr=[2 * s for s in ss] if any(ss) else None, fmt="o-" if len(xs) < 25 else "-",
-                    ms=3.5, lw=1.2, capsize=2, label=k + (" (\u00b1 2 SE)" if any(ss) else ""), color=f"C{i}")
-    if _log_ok(allv) and max(allv) / min(allv) > 100:
-        ax.set_yscale("log")
-    elif allv and min(allv) >= 0 and max(allv) > 0 and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3:
-        ax.set_yscale("symlog", linthresh=min(a for a in allv if a > 0))  # zeros and a wide range
-        ax.set_yticks(_symlog_ticks(allv, min(a for a in allv if a > 0)))
+        ax_f.set_ylabel(", ".join(flags) + " (0 or 1)")
+        ax_f.legend(frameon=False, loc="center right", fontsize=7)
+    colour = 0
+    for ax, names in zip(axes, panels):
+        allv = []
+        for k in names:
+            v = series[k]
+            y = [_num(t) for t in v["y"]]
+            pts = [(xi, yi, _num(si) or 0.0) for xi, yi, si in zip(x, y, v.get("se") or [0.0] * len(y))
+                   if yi is not None and xi is not None]
+            if not pts:
+                continue
+            xs, ys_, ss = zip(*pts)
+            allv += list(ys_)
+            fmt = "o" if len(set(xs)) < len(xs) else "o-" if len(xs) < 25 else "-"  # repeated x: one point per run
+            ax.errorbar(xs, ys_, yerr=[2 * s for s in ss] if any(ss) else None, fmt=fmt,
+                        ms=3.5, lw=1.2, capsize=2, label=k + (" (\u00b1 2 SE)" if any(ss) else ""), color=f"C{colour}")
+            colour += 1
+        if _log_ok(allv) and max(allv) / min(allv) > 100:
+            ax.set_yscale("log")
+        elif allv and min(allv) >= 0 and max(allv) > 0 and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3:
+            ax.set_yscale("symlog", linthresh=min(a for a in allv if a > 0))  # zeros and a wide range
+            ax.set_yticks(_symlog_ticks(allv, min(a for a in allv if a > 0)))
+        scale = {"symlog": ", symmetric log scale", "log": ", log scale"}.get(ax.get_yscale(), "")
+        ax.set_ylabel(_axis_label(names, declared, width=40) + scale)
+        ax.legend(frameon=False, loc="best")
     xl = ms.get("x_label", "index")
-    ax.set_xlabel(xl if xl != "index" else "index (round or point, as measured)")
-    ax.set_ylabel("measured value" + (" (symmetric log)" if ax.get_yscale() == "symlog" else " (log)" if ax.get_yscale() == "log" else ""))
-    ax.legend(frameon=False, loc="best")
-    _title(ax, r, "measured under the claim")
-    _note(ax, _drawn(n_all, len(idx), "points (evenly spaced)"), _drawn(n_lines, len(series), "lines (the first)"))
+    xl_unit = declared.get(xl)
+    axes[-1].set_xlabel((xl + (f" ({xl_unit})" if xl_unit else " (the swept setting)")) if xl != "index"
+                        else "index of the measurement (as the claim's check gave it)")
+    _title(axes[0], r, "measured under the claim")
+    _note(axes[-1], _drawn(n_all, len(idx), "points (evenly spaced)"),
+          _drawn(n_lines, len(series) + len(flags) + merged, "series (the first)"),
+          f"{left_out} series of other units not drawn" if left_out else "")
     return F.svg(fig)
 
 
@@ -450,7 +563,8 @@ def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
         if stated is not None:
             ax.loglog(grid, [v0 * (g / g0) ** stated for g in grid], "--", color="#e65100", label=f"stated T^{stated:.3g}")
         ax.set_xlabel("horizon T (rounds, log)")
-        ax.set_ylabel("measured quantity (log)")
+        lhs = ex.get("lhs")
+        ax.set_ylabel((_axis_label([lhs], width=34) if lhs else "the rate's measured quantity") + ", log scale")
         ax.legend(frameon=False)
         _note(ax, _drawn(n_grid, len(vals), "points (log-spaced)"))
         _title(ax, r, "measured rate")
@@ -472,6 +586,67 @@ def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
     pad = max(0.05, 0.2 * (hi - lo))
     ax2.set_xlim(lo - pad, hi + pad)
     ax2.legend(frameon=False, fontsize=6.5, loc="best")
+    return F.svg(fig)
+
+
+def _fig_training(F: _Figures, block: Mapping[str, Any], overlays: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """A training run directory's picture (``fedtheory.empirical.runs.round_curves``): one panel per quantity
+    (Delta^t, the generalization gap, the test accuracy) over the rounds, a line per setting (the mean over its
+    seeds, a band of +- 2 standard errors), and on a quantity's panel the bound of each row of a check on these runs
+    that states one over the rounds (``overlays``: rows whose ``extra.series`` is about that quantity)."""
+    settings = list(block.get("settings") or [])
+    quantities = dict(block.get("quantities") or {})
+    cols = [c for c in quantities if any(c in (st.get("curves") or {}) for st in settings)]
+    if not cols:
+        return None
+    n_set = len(settings)
+    settings = settings[:MAX_LINES]
+    units = block.get("units") or {}
+    fig, axes = F.new(6.4, 1.1 + 2.0 * len(cols), nrows=len(cols), sharex=True, left=1.25)
+    axes = axes if isinstance(axes, list) else [axes]
+    n_points = 0
+    for ax, c in zip(axes, cols):
+        for j, st in enumerate(settings):
+            cur = (st.get("curves") or {}).get(c)
+            if not cur or not cur.get("round"):
+                continue
+            idx = _thin(len(cur["round"]))
+            x = [cur["round"][i] for i in idx]
+            y = [_num(cur["mean"][i]) for i in idx]
+            se = [_num(cur["se"][i]) if cur.get("se") else None for i in idx]
+            n_points = max(n_points, len(cur["round"]))
+            div = st.get("diverged") or []
+            label = f"{st.get('setting', '?')} ({len(st.get('seeds') or [])} seeds" + \
+                (f", {len(div)} diverged)" if div else ")")
+            ax.plot([a for a, b in zip(x, y) if b is not None], [b for b in y if b is not None], "-", color=f"C{j}",
+                    lw=1.3, label=label)
+            band = [(a, b, e) for a, b, e in zip(x, y, se) if b is not None and e is not None]
+            if band:
+                xs, ys_, es = zip(*band)
+                ax.fill_between(xs, [b - 2 * e for b, e in zip(ys_, es)], [b + 2 * e for b, e in zip(ys_, es)],
+                                color=f"C{j}", alpha=0.16, lw=0)
+        for o in overlays:
+            ser = (o.get("extra") or {}).get("series") or {}
+            if (o.get("extra") or {}).get("lhs") != c or not ser.get("x"):
+                continue
+            pts = [(a, _num(b)) for a, b in zip(ser["x"], ser.get("bound") or []) if _num(b) is not None]
+            if pts:
+                ax.plot(*zip(*pts), "--", color="#e65100", lw=1.4, label=f"bound: {o['id']} ({o['verdict']})")
+        ax.set_ylabel(_axis_label([c], units if isinstance(units, Mapping) else None, width=30))
+        if c.endswith("_acc"):
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(max(0.0, lo), min(1.0, hi))
+    axes[0].legend(frameon=False, loc="best", fontsize=7)
+    axes[-1].set_xlabel("round t (communication rounds; 0 is the initial model)")
+    seeds = sorted({len(st.get("seeds") or []) for st in settings})
+    names = [str(quantities[c]).split(",")[0] for c in cols]
+    _wrapped_title(axes[0], f"{block.get('label', '?')}, {block.get('algorithm', '?')}: "
+                            + (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0])
+                            + " over the rounds; mean over "
+                            + "/".join(map(str, seeds)) + " seed(s) per setting, band +- 2 standard errors",
+                   suptitle=True)
+    _note(axes[-1], _drawn(n_points, min(n_points, MAX_POINTS), "rounds (evenly spaced)"),
+          _drawn(n_set, len(settings), "settings (the first)"))
     return F.svg(fig)
 
 
@@ -858,10 +1033,20 @@ def load_results(path: str | Path) -> dict[str, Any]:
     return _load(Path(path))
 
 
-def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None = None) -> str:
+def _row_dirs(r: Mapping[str, Any]) -> set[str]:
+    """The run directories a row of a check on logged runs was measured on (``extra.dir``, ``extra.dirs``)."""
+    ex = r.get("extra") or {}
+    dirs = [ex.get("dir")] + list(ex.get("dirs") or [])
+    return {str(d) for d in dirs if isinstance(d, str)}
+
+
+def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None = None,
+                  runs: Sequence[Mapping[str, Any]] | None = None) -> str:
     """The HTML page of a results payload (``fedtheory.checks.results_payload``) as a string; ``mutation``: a
     mutation payload (``fedtheory check --mutants --out``, ``fedtheory.checks.mutants.mutation_payload``) drawn as
-    a section of the same page."""
+    a section of the same page; ``runs``: training run directories' curves over the rounds
+    (``fedtheory.empirical.runs.round_curves``; default: the payload's own ``runs``, which ``fedtheory check --runs
+    DIR`` writes), drawn as the section 'Training runs'."""
     import jinja2
 
     from dataclasses import MISSING, fields
@@ -924,6 +1109,18 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
                       "decision_rule": ex.get("decision_rule") or {},
                       "certificates": [certificate_text(c) for c in ex.get("certificates") or []
                                        if isinstance(c, Mapping)]})
+    training = []
+    for b in (runs if runs is not None else payload.get("runs")) or []:
+        d = str(b.get("dir"))
+        on = [(i, r) for i, r in enumerate(results) if d in _row_dirs(r)]
+        overlays = [r for _, r in on if r.get("kind") == "bound" and (r.get("extra") or {}).get("series")]
+        training.append({"dir": d, "label": b.get("label") or d, "algorithm": b.get("algorithm") or "-",
+                         "status": b.get("status") or "-", "settings": len(b.get("settings") or []),
+                         "fig": _fig_training(F, b, overlays),
+                         "definitions": {q: (b.get("definitions") or {}).get(c, "") for c, q in
+                                         (b.get("quantities") or {}).items()},
+                         "rows": [{"i": i, "id": r["id"], "verdict": r["verdict"], "setting": _setting(r),
+                                   "color": VERDICT_COLORS.get(r["verdict"], "#333")} for i, r in on]})
     findings = payload.get("findings") or {}
     paper_blocks = []
     for paper, rows in papers.items():
@@ -962,29 +1159,64 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
                              "plugins": _plugins_note(payload),
                              "summary": payload.get("summary") or {}, "n_findings": len(findings.get("findings") or {}),
                              "figures": F.count},
-                       papers=paper_blocks, cards=cards, colors=VERDICT_COLORS,
+                       papers=paper_blocks, cards=cards, colors=VERDICT_COLORS, training=training,
                        tightness=_tightness_block(payload), mutation=_mutation_block(mutation),
                        verdicts=sorted({r.get("verdict") for r in results}),
                        kinds=sorted({r.get("kind") for r in results}))
 
 
-def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out", mutants: Any = None) -> Path:
+def load_run_curves(runs_dir: str | Path, flag: str = "--runs") -> list[dict[str, Any]]:
+    """The curves over the rounds of every run directory at or below ``runs_dir``
+    (``fedtheory.empirical.runs.round_curves``); a ParameterError naming ``flag`` where it is not a folder, holds
+    no run directory, or holds one that cannot be read (named with the reason, as ``fedtheory check --runs``
+    refuses it)."""
+    from ._validation import ParameterError
+    from .empirical.runs import RunDirError, find_runs, round_curves
+
+    errors: list[str] = []
+    try:
+        logs = find_runs(runs_dir, errors=errors)
+    except RunDirError as exc:
+        raise ParameterError(flag, str(runs_dir), f"a folder holding run directories of `fedtheory train` ({exc})") \
+            from None
+    if errors:
+        raise ParameterError(flag, str(runs_dir), f"a folder whose run directories can all be read; {errors[0]}"
+                             + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+    if not logs:
+        raise ParameterError(flag, str(runs_dir), "a folder holding run directories of `fedtheory train` (manifest.json "
+                             "+ metrics.csv); none found at or below it")
+    return round_curves(logs)
+
+
+def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out", mutants: Any = None,
+                 runs: Any = None) -> Path:
     """Write the self-contained HTML report of a check run and return its path.
 
     payload_or_path: a results payload (``fedtheory.checks.results_payload``, what ``fedtheory check --out``
-    writes) or the path of such a JSON file. out_path: the HTML file to write (atomically; folders created).
+    writes) or the path of such a JSON file; None with ``runs``: a page of the training runs alone.
+    out_path: the HTML file to write (atomically; folders created).
     The page needs nothing else: figures are inline SVG, styles inline, no network, no external file.
     A file that is not a results file is a ParameterError naming it; an ``out_path`` that cannot be written one
     naming ``flag`` (``fedtheory check --report``: '--report').
     mutants: a mutation payload (``fedtheory check --mutants --out``) or the path of such a file, drawn as the
     page's mutation-score section; one that is not (unreadable, malformed) is a ParameterError naming '--mutants'
     and the file.
+    runs: a folder of training run directories (``fedtheory train --out``; found recursively) or their curves
+    (``fedtheory.empirical.runs.round_curves``), drawn as the section 'Training runs' (Delta^t, the generalization
+    gap and the test accuracy over the rounds); without it, the results file's own (``fedtheory check --runs DIR``
+    writes them).
     """
     from .checks.output import check_writable, write_atomic
+    from ._validation import ParameterError
 
     check_writable(str(out_path), flag, force=True)  # before drawing (minutes): a folder, a read-only place, a FIFO
-    payload = _load(payload_or_path)
+    if payload_or_path is None and runs is None:
+        raise ParameterError("RESULTS", None, "a results file of `fedtheory check --out`, or --runs DIR (or both)")
+    curves = load_run_curves(runs) if isinstance(runs, (str, Path)) else runs
+    payload = _load(payload_or_path) if payload_or_path is not None else \
+        {"results": [], "command": ["fedtheory", "report", "--runs", str(runs)] if isinstance(runs, (str, Path))
+         else None}
     mutation = _load_mutation(mutants) if mutants is not None else None
-    html = render_report(payload, mutation)
+    html = render_report(payload, mutation, curves)
     write_atomic(str(out_path), html, flag)
     return Path(out_path)

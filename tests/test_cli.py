@@ -23,6 +23,75 @@ def test_list_and_explain(capsys):
     assert "conditions:" in out and "stated order" in out and "000_278c463b157eab5b.txt" in out
 
 
+def test_list_assumptions_table_and_json(capsys, tmp_path):
+    """issue 47: `list --assumptions`: every catalogue entry with its constants (dimension, direction) and what
+    certifies it (globally, on a run's visited region, or nobody), a plug-in's own entry included."""
+    from fedtheory.theory import CATALOGUE
+
+    assert main(["list", "--assumptions", "--format", "json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert set(rows) == set(CATALOGUE)
+    g = rows["bounded_grad_norm"]
+    assert g["subject"] == "problem" and g["constants"] == [{"name": "G", "dimension": "f/w", "direction": "upper",
+                                                             "meaning": ""}]
+    assert g["certified_by"] == ["Huber"] and g["answers"]["Huber"]["constants"]["G"] > 0
+    assert {"by": "least squares", "measure": "visited_client_grad2"} in g["visited_only"]
+    assert "least squares" not in g["refused_by"]
+    assert rows["mixing_matrix"]["certified_by"] == ["ring", "grid3x3", "exponential", "full"]
+    assert rows["consensus_rate"]["unknown_by"] == ["random(k=3)"]
+    assert rows["regularizer_smooth"]["certified_by"] == ["FedAvg"]
+    assert rows["sampling_with_replacement"]["certified_by"] == []
+    assert rows["strongly_convex"]["constants"][0]["direction"] == "lower"
+    assert main(["list", "--assumptions"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["assumption", "about", "constants", "statement,", "and", "what",
+                                           "certifies", "it"]
+    assert "mu [f/w^2] (lower)" in out and "on the visited region of a run that records 'visited_client_grad2'" in out
+    # a plug-in's own assumption is listed, certified by none of the shipped representatives
+    plug = tmp_path / "ownassume.py"
+    plug.write_text("from fedtheory.theory import register_assumption\n"
+                    "register_assumption('bounded_second_moment', 'E||g||^2 <= M^2', subject='oracle', "
+                    "constants=[('M', 'f/w')])\n")
+    assert main(["list", "--assumptions", "--plugin", str(plug), "--format", "json"]) == 0
+    own = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["bounded_second_moment"]
+    assert own["certified_by"] == [] and set(own["refused_by"]) | set(own["unknown_by"]) and \
+        own["constants"][0]["dimension"] == "f/w"
+
+
+def _header_is_words(line: str) -> bool:
+    """A table's header line made of words: each cell's tokens letters (or hyphenated words), at least three letters
+    unless an English function word (no 'id', 's', 'equiv.')."""
+    import re
+
+    small = {"a", "an", "by", "it", "of", "on", "or", "to", "in"}
+    tokens = [t.strip(",():") for t in line.split()]
+    return all(re.fullmatch(r"[A-Za-z]+(-[A-Za-z]+)*", t) and (len(t) >= 3 or t in small) for t in tokens if t)
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--checks"], ["list", "--measures"], ["list", "--plugins"],
+                                  ["list", "--assumptions"], ["check", "--controls", "--only", "fedshift.thm1.rate",
+                                                              "--no-progress"]])
+def test_table_headers_are_words(argv, capsys):
+    """issue 47: the headers of the `list` tables and the controls table are words ('record', 'check', 'measure',
+    'plug-in', 'outcome'), not 'id'."""
+    assert main(argv) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert _header_is_words(header), header
+
+
+def test_the_controls_table_prints_each_control_whole(capsys):
+    """issue 47: a control's description was cut at 48 characters ('... every stated order claimed one power of T faste~') and its outcome
+    printed as an identifier; now the outcome is words and the description wraps whole, before its counted row."""
+    from fedtheory.checks import all_checks
+
+    assert main(["check", "--controls", "--only", "fedshift.thm1.rate", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    description = " ".join(all_checks()["fedshift.thm1.rate"].control.description.split())
+    assert len(description) > 48 and description in flat
+    assert "fails as required" in out and "Counted row: fedshift.thm1.rate.rate rate_inconsistent" in flat
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["explain", "nope.thm1"], "ID="),
     (["list", "--paper", "fedavgx"], "--paper="),

@@ -6,7 +6,9 @@ import pytest
 import scipy.optimize
 
 from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, TrackGradients, fedavg,
-                           heterogeneous_least_squares, measure_catalogue, pl_nonconvex, simulate, synthetic_logistic)
+                           heterogeneous_least_squares, huber_regression, measure_catalogue, opposed_huber,
+                           pl_nonconvex, simulate, synthetic_logistic)
+from fedtheory.sim.problems import Constant, SeparablePLProblem
 from fedtheory.sim import engine
 from fedtheory.sim.plugins import Plugin
 
@@ -116,6 +118,94 @@ def test_logistic_client_constants_brute_force():
     fglob = lambda w: np.mean([_ce_loss(p, i)(w) for i in range(p.n_clients)])
     _, fstar = _minimize(fglob, np.zeros(p.dim))
     assert c["Gamma"].value == pytest.approx(fstar - np.mean(c["f_star_clients"].value), abs=1e-8)
+
+
+# one small instance of every problem family of fedtheory.sim.problems (a new family must be added here)
+FAMILIES = {
+    "LeastSquaresProblem": lambda: heterogeneous_least_squares(4, 3, 12, random_state=1),
+    "PLNonconvexProblem": lambda: pl_nonconvex(4, 3, 10, random_state=1),
+    "SeparablePLProblem": lambda: SeparablePLProblem(np.array([1.0, 0.5, 2.0]), np.array([0.5, 2.5, 3.0]),
+                                                     np.array([[1.0, -4.0, 0.3], [-1.0, 4.0, -0.3]])),
+    "LogisticProblem": lambda: synthetic_logistic(3, 2, 3, 10, random_state=1),
+    "HuberProblem": lambda: huber_regression(4, 3, 10, random_state=1),
+}
+
+
+def _problem_classes():
+    import fedtheory.sim.problems as problems
+    from fedtheory.sim.problems import Problem
+
+    found, todo = set(), [Problem]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith(problems.__name__ + "."):
+                found.add(sub.__name__)
+    return found
+
+
+def test_every_problem_family_is_listed_here():
+    assert _problem_classes() == set(FAMILIES)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_constants_is_a_full_mapping_on_every_family(family):
+    """problem.constants.items() gives every constant (the Huber problem's raised NotImplementedError: issue 47)."""
+    p = FAMILIES[family]()
+    c = dict(p.constants.items())
+    assert list(c) == list(p.constants) and len(c) == len(p.constants)
+    for name in ("L", "mu", "w_star", "f_star", "L_clients", "mu_clients", "w_star_clients", "f_star_clients", "Gamma"):
+        assert isinstance(c[name], Constant), name
+        assert c[name].kind in ("exact", "bound", "computed", "measured"), name
+    C, d = p.n_clients, p.dim
+    assert np.shape(c["w_star_clients"].value) == (C, d) and np.shape(c["f_star_clients"].value) == (C,)
+    assert np.shape(c["L_clients"].value) == (C,) and np.shape(c["mu_clients"].value) == (C,)
+    zero = np.zeros(1, dtype=np.int64)
+    W = np.asarray(c["w_star_clients"].value)
+    # each client's minimum is its loss at its minimiser and below its loss at the global minimiser
+    own = np.array([p.client_losses(W[i][None], zero)[0, i] for i in range(C)])
+    np.testing.assert_allclose(c["f_star_clients"].value, own, rtol=1e-12, atol=1e-12)
+    at_global = p.client_losses(np.asarray(c["w_star"].value)[None], zero)[0]
+    assert np.all(np.asarray(c["f_star_clients"].value) <= at_global + 1e-10)
+    assert c["Gamma"].value >= 0.0
+    assert p.describe()  # every constant described
+
+
+def test_huber_client_minima_brute_force():
+    p = huber_regression(3, 2, 8, random_state=4)
+    c = p.constants
+    for i in range(p.n_clients):
+        X, y = p.X[0, i], p.y[0, i]
+        f = lambda w: float(np.mean(np.where(np.abs(X @ w - y) <= p.delta, 0.5 * (X @ w - y) ** 2,
+                                             p.delta * (np.abs(X @ w - y) - 0.5 * p.delta))))
+        res = scipy.optimize.minimize(f, np.ones(p.dim), method="Nelder-Mead",
+                                      options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+        assert c["f_star_clients"].value[i] == pytest.approx(res.fun, abs=1e-9)
+        assert f(c["w_star_clients"].value[i]) == pytest.approx(res.fun, abs=1e-9)
+    assert c["Gamma"].value == pytest.approx(c["f_star"].value - np.mean(c["f_star_clients"].value), abs=1e-12)
+    # opposed agents: each one's own minimum is 0 (its target reached)
+    q = opposed_huber(5)
+    np.testing.assert_allclose(q.constants["f_star_clients"].value, 0.0, atol=1e-12)
+
+
+def test_separable_pl_client_minima_brute_force():
+    c_, a_ = np.array([1.0, 0.5, 2.0]), np.array([0.5, 2.5, 3.0])
+    h = np.array([[1.0, -4.0, 0.3], [-1.0, 4.0, -0.3]])
+    p = SeparablePLProblem(c_, a_, h)
+    xs = np.linspace(-20, 20, 400_001)
+    W = p.constants["w_star_clients"].value
+    for i in range(2):
+        for j in range(3):
+            phi = lambda x: c_[j] * (x**2 + a_[j] * np.sin(x) ** 2) + h[i, j] * x
+            x0 = xs[np.argmin(phi(xs))]
+            r = scipy.optimize.minimize_scalar(phi, bounds=(x0 - 1e-3, x0 + 1e-3), method="bounded",
+                                               options={"xatol": 1e-12})
+            assert W[i, j] == pytest.approx(r.x, abs=1e-6)
+            assert phi(W[i, j]) <= r.fun + 1e-12
+    # the pl_nonconvex family is the case c = 1, a = 3: the same minimisers
+    q = pl_nonconvex(4, 3, 10, heterogeneity=3.0, random_state=2)
+    same = SeparablePLProblem(np.ones(3), np.full(3, 3.0), q.h[0])
+    np.testing.assert_array_equal(same.constants["w_star_clients"].value, q.constants["w_star_clients"].value)
 
 
 def test_constants_mapping_is_read_only_and_ordered():

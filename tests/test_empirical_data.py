@@ -139,6 +139,50 @@ def test_digits_and_synthetic():
 # ------------------------------------------------------------------------------------ partitions
 
 
+def _docs_table(page: str, header: str) -> list[list[str]]:
+    """The rows (cells) of the Markdown table of docs/PAGE whose header line starts with ``header``."""
+    lines = (ROOT / "docs" / page).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header}"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_synthetic_data_set_is_described_in_the_docs():
+    """issue 47: the synthetic images were described only by their manifest ('class mean image + noise', and the
+    docstring's 'weak class signal' was wrong: at 3x32x32 the classes are separable). docs/datasets.md describes the
+    draw, its options (the signature's defaults) and its difficulty, recomputed here; the manifest names its
+    constants."""
+    import inspect
+
+    from fedtheory.empirical import data
+
+    text = (ROOT / "docs" / "datasets.md").read_text()
+    lo, hi = data.SYNTHETIC_MEAN_RANGE
+    assert f"[{lo:g}, {hi:g}]" in text and f"deviation {data.SYNTHETIC_NOISE_STD:g}" in text
+    sig = inspect.signature(synthetic_images).parameters
+    options = {r[0]: r[1] for r in _docs_table("datasets.md", "option |")[2:]}
+    assert options["`n_train`, `n_test`"] == f"{sig['n_train'].default}, {sig['n_test'].default}"
+    assert options["`shape`"] == ",".join(map(str, sig["shape"].default))
+    assert options["`n_classes`"] == str(sig["n_classes"].default)
+    assert options["`random_state`"] == str(sig["random_state"].default)
+    table = _docs_table("datasets.md", "`shape` | 1,1,1")
+    shapes, accs = table[0][1:], table[2][1:]
+    for shape, acc in zip(shapes, accs):
+        ds = synthetic_images(shape=tuple(int(v) for v in shape.split()[0].split(",")))
+        X = ds.x_train.reshape(len(ds.y_train), -1).astype(float)
+        Xt = ds.x_test.reshape(len(ds.y_test), -1).astype(float)
+        means = np.stack([X[ds.y_train == c].mean(axis=0) for c in range(ds.n_classes)])
+        pred = np.argmin(((Xt[:, None, :] - means[None]) ** 2).sum(axis=-1), axis=1)
+        assert f"{np.mean(pred == ds.y_test):.3f}" == acc, shape
+    info = synthetic_images(n_train=4, n_test=2, shape=(1, 2, 2)).describe()
+    assert info["mean_image_range"] == [lo, hi] and info["noise_std"] == data.SYNTHETIC_NOISE_STD
+    assert "docs/datasets.md" in info["source"]
+
+
 def test_pathological_every_client_holds_n_classes():
     labels = np.repeat(np.arange(10), 60)
     parts = pathological_classes(labels, 20, 3, random_state=4)

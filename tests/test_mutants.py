@@ -332,3 +332,51 @@ def test_a_bound_of_5000_terms_evaluates_and_its_mutants_end(tmp_path):
 
     scores = json.loads(out.stdout)
     assert scores["overall"]["mutants"] > 0
+
+
+def _is_words(cell: str) -> bool:
+    """A table header made of words: each token letters (or a hyphenated word), at least three letters unless an
+    English function word (no 's' for seconds, no 'equiv.', no 'id')."""
+    import re
+
+    small = {"a", "an", "by", "it", "of", "on", "or", "to", "in"}
+    tokens = [t.strip(",():") for t in cell.split()]
+    return bool(tokens) and all(re.fullmatch(r"[A-Za-z]+(-[A-Za-z]+)*", t) and (len(t) >= 3 or t in small)
+                                for t in tokens)
+
+
+def test_mutant_descriptions_name_the_term_not_a_tree_path():
+    """issue 47: 'the coefficient 2 of the term 2/(T*eta), x 1/2', not 'the coefficient 2 at 2.0.0 x 1/2'."""
+    import re
+
+    S = SymbolSet("mutdesc", strict=True)
+    c, T, eta = S.add("c", "c", dim="f"), S.add("T", "T", integer=True, dim="1"), S.add("eta", "eta", dim="w^2/f")
+    D = S.add("D", "D", dim="w^2")
+    expr = 2 * D / (eta * T) + 3 * c / (T + 2)
+    rec = Bound(id="mutdesc.b", paper="mutdesc", title="b", source="s", symbols=S, expr=expr, lhs="opt_error")
+    ms = mutants_of(rec)
+    texts = [m.description for m in ms]
+    assert not [t for t in texts if re.search(r"\bat \d+(\.\d+)+", t)]
+    by = {m.description: m for m in ms}
+    two = by["the coefficient 2 of the term 2*D/(T*eta), x 1/2"]
+    assert sp.simplify(sp.sympify(two.record.expr) - (D / (eta * T) + 3 * c / (T + 2))) == 0
+    assert "the coefficient 3 of the term 3*c/(T + 2), x 1/10" in by
+    plus = by["the constant term 2 of T + 2, x 1/2"]
+    assert sp.simplify(sp.sympify(plus.record.expr) - (2 * D / (eta * T) + 3 * c / (T + 1))) == 0
+    assert "the term 2*D/(T*eta), x 1/2" in by  # a term scaled
+    lone = Bound(id="mutdesc.one", paper="mutdesc", title="b", source="s", symbols=S, expr=2 * c / T, lhs="opt_error")
+    assert "the coefficient 2 of the bound 2*c/T, x 1/2" in {m.description for m in mutants_of(lone)}
+    # the same number twice in one term: told apart by its order
+    twice = Bound(id="mutdesc.twice", paper="mutdesc", title="b", source="s", symbols=S,
+                  expr=c * (2 * T + 2 * T ** 2) / T ** 3 + c, lhs="opt_error")
+    coef = [m.description for m in mutants_of(twice) if m.kind == "coefficient"]
+    assert len(coef) == len(set(coef))
+
+
+def test_the_mutation_table_headers_are_words(toy):
+    rec, specs = toy["loose"]
+    table = format_mutation_table([score_record(rec, specs, Session())])
+    header = [c.strip() for c in table.splitlines()[0].split("  ") if c.strip()]
+    assert header[:5] == ["record", "mutants", "weaker", "equivalent", "undecided"]
+    assert "killed by simulation" in header and header[-1] == "seconds"
+    assert all(_is_words(c) for c in header), header

@@ -21,7 +21,10 @@ import math
 
 import numpy as np
 
+from ..empirical.runs import run_label
 from .base import CheckResult, Control, Session, check
+
+__all__ = ["logged_runs", "run_check", "run_label", "runs_integrity", "unusable_runs"]
 
 
 def run_check(id: str, paper: str, kind: str, records=(), *, control: tuple[str, Callable] | None = None,
@@ -63,17 +66,6 @@ def unusable_runs(session: Session) -> list[str]:
         find_runs(session.runs_dir, errors=errors)
         return errors
     return session.memo(("empirical", "unusable", session.runs_dir), scan)
-
-
-def run_label(cfg) -> str:
-    """A run directory's setting in one line (data set, model, partition, clients, rounds): the rows' problem."""
-    part = cfg["partition"]
-    if part.startswith("dirichlet"):
-        part += f"({cfg['alpha']:g})"
-    elif part == "pathological":
-        part += f"({cfg['classes_per_client']})"
-    n = cfg["clients_per_round"] or cfg["n_clients"]
-    return f"{cfg['dataset']}/{cfg['model']}/{part}, {n} of {cfg['n_clients']} clients, T={cfg['rounds']}"
 
 
 # ------------------------------------------------------------------------------------ the regime of a claim about training

@@ -235,6 +235,45 @@ def _short(e, most: int = 80) -> str:
     return text if len(text) <= most else text[: most - 3] + "..."
 
 
+def _enclosing_term(expr: sp.Basic, path: tuple[int, ...]) -> sp.Basic | None:
+    """The innermost additive term on the way to the node at ``path`` (a node above it that is an argument of a
+    sum), or None when no sum encloses it (the whole bound is one term)."""
+    term, node = None, expr
+    for i in path[:-1]:
+        if isinstance(node, sp.Add):
+            term = node.args[i]
+        node = node.args[i]
+    return term
+
+
+def _coefficient_texts(expr: sp.Basic, places: list[tuple[tuple[int, ...], sp.Basic]]) -> list[str]:
+    """'the coefficient 2 of the term 2/(T*eta)' for each (path, number) of ``places`` ('the constant term 2 of T + 2'
+    for a number that is itself a term of a sum; 'of the bound ...' where no sum encloses it); a number that occurs
+    more than once in the same term is told apart by its order there ('the 2nd coefficient 2 of ...')."""
+    texts = []
+    for path, node in places:
+        parent = expr
+        for i in path[:-1]:
+            parent = parent.args[i]
+        if isinstance(parent, sp.Add):
+            texts.append(f"the constant term {sp.sstr(node)} of {_short(parent)}")
+            continue
+        term = _enclosing_term(expr, path)
+        texts.append(f"the coefficient {sp.sstr(node)} of " + (f"the bound {_short(expr)}" if term is None else
+                                                                 f"the term {_short(term)}"))
+    seen: dict[str, int] = {}
+    out = []
+    for t in texts:
+        seen[t] = seen.get(t, 0) + 1
+        n = texts.count(t)
+        out.append(t if n == 1 else t.replace("the ", f"the {_ordinal(seen[t])} ", 1))
+    return out
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
 def mutants_of(record) -> list[Mutant]:
     """The mutants of a Bound (its expression and its stated order) or of an OrderStatement (its stated order), in
     a fixed order, at most MAX_PER_KIND of each kind (each kind generated lazily and cut there: a bound of thousands
@@ -252,16 +291,16 @@ def mutants_of(record) -> list[Mutant]:
                 for i, t in enumerate(terms):
                     for f in FACTORS:
                         new = sp.Add(*[u * f if j == i else u for j, u in enumerate(terms)])
-                        yield Mutant(rid, "scale", f"term {_short(t)} {_fmt_factor(f)}", _with_expr(record, new), None)
+                        yield Mutant(rid, "scale", f"the term {_short(t)}, {_fmt_factor(f)}", _with_expr(record, new),
+                                     None)
 
         def coefficients():
-            for path, node, in_exp in _paths(expr):
-                if in_exp or not path or not isinstance(node, sp.Number) or node in (sp.S.One, sp.S.NegativeOne,
-                                                                                     sp.S.Zero):
-                    continue
+            places = [(path, node) for path, node, in_exp in _paths(expr)
+                      if not in_exp and path and isinstance(node, sp.Number)
+                      and node not in (sp.S.One, sp.S.NegativeOne, sp.S.Zero)]
+            for (path, node), text in zip(places, _coefficient_texts(expr, places)):
                 for f in FACTORS:
-                    yield Mutant(rid, "coefficient", f"the coefficient {sp.sstr(node)} at {'.'.join(map(str, path))} "
-                                                     f"{_fmt_factor(f)}",
+                    yield Mutant(rid, "coefficient", f"{text}, {_fmt_factor(f)}",
                                  _with_expr(record, _replace_at(expr, path, node * f)), None)
 
         def drops():
@@ -604,7 +643,8 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
     then every survivor with its reason (all of them, or with ``verbose`` every outcome)."""
     p = mutation_payload(scores)["overall"]
     names = list(p["killed_by"])
-    head = ["record", "mutants", "weaker", "equiv.", "undecided", *names, "survived", "score", "s"]
+    head = ["record", "mutants", "weaker", "equivalent", "undecided", *(f"killed by {n}" for n in names), "survived",
+            "score", "seconds"]
     body = []
     for s in scores:
         b = s.by_layer()

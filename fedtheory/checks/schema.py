@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 __all__ = ["EXTRA", "FINDINGS", "MEASUREMENTS", "MUTANT_OUTCOME", "MUTATION", "MUTATION_OVERALL", "MUTATION_RECORD",
-           "PAYLOAD", "RECORD", "SERIES", "Field", "SchemaError", "check_mutation_payload", "check_payload",
-           "check_record", "schema_markdown"]
+           "PAYLOAD", "RECORD", "RUN_CURVES", "SERIES", "Field", "SchemaError", "check_mutation_payload",
+           "check_payload", "check_record", "check_run_curves", "schema_markdown"]
 
 #: How deeply a record may nest objects and lists (``fedtheory.files.MAX_JSON_DEPTH`` bounds a file as a whole).
 MAX_RECORD_DEPTH = 60
@@ -104,6 +104,22 @@ MEASUREMENTS: dict[str, Field] = {
     "x": Field(("numbers", "null"), "the curves' common abscissa"),
     "series": Field(("object", "null"), "name -> {\"y\": numbers, \"se\": numbers or null}"),
     "scalars": Field(("object", "null"), "name -> a value"),
+    "units": Field(("object", "null"), "name -> the unit the claim declares for it (`Claim.measurement_units`), named on the "
+                   "report's axes"),
+}
+
+#: ``runs``: one entry per run directory (``fedtheory.empirical.runs.round_curves``).
+RUN_CURVES: dict[str, Field] = {
+    "dir": Field(("string",), "the run directory", True),
+    "label": Field(("string", "null"), "data set, model, partition, clients, rounds"),
+    "algorithm": Field(("string", "null"), "the algorithm trained"),
+    "status": Field(("string", "null"), "the manifest's status (completed, running, ...)"),
+    "units": Field(("object", "null"), "column -> its unit (`MEASURE_UNITS`)"),
+    "quantities": Field(("object",), "column -> the quantity in words, in the order drawn", True),
+    "definitions": Field(("object", "null"), "column -> its definition (`MEASURES`)"),
+    "settings": Field(("list",), "one entry per setting (hyperparameters and beta; its runs differ in the seed): "
+                      "{\"setting\", \"seeds\", \"diverged\", \"curves\": column -> {\"round\", \"mean\", \"se\", "
+                      "\"n\"}}", True),
 }
 
 #: The file: the run's description, its summary and its records (``checks.results_payload`` and ``fedtheory check``).
@@ -125,6 +141,8 @@ PAYLOAD: dict[str, Field] = {
     "timings": Field(("list", "null"), "each check's seconds, CPU seconds, where it ran, rows, simulations"),
     "worst_case": Field(("list", "null"), "--worst-case: one record per searched bound"),
     "execution": Field(("object", "null"), "--workers / --scheduler: tasks, retries, failures"),
+    "runs": Field(("list", "null"), "--runs DIR: each run directory's Delta^t, generalization gap and test accuracy "
+                  "over the rounds per setting (`fedtheory.empirical.runs.round_curves`), which the report draws"),
 }
 
 #: ``findings`` (``checks.summarize_findings``).
@@ -313,6 +331,36 @@ def check_payload(data: Any) -> None:
                 raise SchemaError(f"'findings'.not_counted[{k!r}] is not an object with a list of rows")
     for i, r in enumerate(data["results"]):
         check_record(r, f"record {i}")
+    for i, block in enumerate(data.get("runs") or []):
+        check_run_curves(block, f"runs[{i}]")
+
+
+def check_run_curves(block: Any, where: str = "the run directory") -> None:
+    """Raise :class:`SchemaError` naming ``where`` and the field where ``block`` (one entry of a results file's
+    ``runs``) breaks :data:`RUN_CURVES`: every curve a list of rounds (integers) with as many means (numbers or
+    null), standard errors (null, or as many) and counts."""
+    if not isinstance(block, Mapping):
+        raise SchemaError(f"{where} is {_a(_type(block))}, expected an object")
+    _plain_json(block, where)
+    _expect(block, RUN_CURVES, where)
+    for j, st in enumerate(block["settings"]):
+        at = f"{where}.settings[{j}]"
+        if not isinstance(st, Mapping) or not isinstance(st.get("curves", {}), Mapping):
+            raise SchemaError(f"{at} is not an object with an object 'curves'")
+        for k in ("seeds", "diverged"):
+            if not isinstance(st.get(k, []), list):
+                raise SchemaError(f"{at}: {k!r} is {_a(_type(st.get(k)))}, expected a list")
+        for c, cur in (st.get("curves") or {}).items():
+            here = f"{at}.curves[{c!r}]"
+            if not isinstance(cur, Mapping):
+                raise SchemaError(f"{here} is {_a(_type(cur))}, expected an object")
+            _expect(cur, {"round": Field(("numbers",), "", True), "mean": Field(("numbers",), "", True),
+                          "se": Field(("numbers", "null"), ""), "n": Field(("numbers", "null"), "")}, here)
+            if not all(isinstance(t, int) and not isinstance(t, bool) for t in cur["round"]):
+                raise SchemaError(f"{here}.round holds something else than round numbers (integers)")
+            for k in ("mean", "se", "n"):
+                if cur.get(k) is not None and len(cur[k]) != len(cur["round"]):
+                    raise SchemaError(f"{here}: {len(cur[k])} {k} value(s) for {len(cur['round'])} round(s)")
 
 
 def _counts(obj: Mapping[str, Any], where: str) -> None:
@@ -409,6 +457,7 @@ def schema_markdown() -> str:
     parts = [("The file", PAYLOAD), ("A record (one entry of `results`)", RECORD),
              ("`extra`: the fields the report reads (any other field: any JSON value)", EXTRA),
              ("`extra.series`", SERIES), ("`extra.measurements`", MEASUREMENTS), ("`findings`", FINDINGS),
+             ("`runs`: a run directory's curves over the rounds (`check --runs DIR`)", RUN_CURVES),
              ("The mutation file (`fedtheory check --mutants --out`; `fedtheory report --mutants`)", MUTATION),
              ("The mutation totals (`overall`)", MUTATION_OVERALL), ("A mutated record (one entry of `records`)",
                                                                       MUTATION_RECORD),

@@ -1209,9 +1209,17 @@ def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str
                        params=dict(params or {}), source=claim.source,
                        detail=out.detail + (f". {detail}" if detail else "") + (f". {note}" if note else ""),
                        extra={"decision_rule": claim.parameters, "statement": claim.statement,
-                              "measurements": compact_measurements(measurements),
+                              "measurements": _with_units(compact_measurements(measurements),
+                                                          getattr(claim, "measurement_units", None)),
                               **({"stats_policy": pol.describe()} if kw else {})},
                        quote=claim.quote, seeds=seeds, family_size=settings if kw else None)
+
+
+def _with_units(compact: dict[str, Any], units: Mapping[str, str] | None) -> dict[str, Any]:
+    """The claim's declared unit of each drawn measurement (and of the abscissa) beside the compacted curves."""
+    drawn = set(compact.get("series") or {}) | set(compact.get("scalars") or {}) | {compact.get("x_label")}
+    declared = {k: str(v) for k, v in (units or {}).items() if k in drawn}
+    return {**compact, "units": declared} if declared else compact
 
 
 def fit_rate(xs: np.ndarray, per_run: np.ndarray, n_boot: int = 400, seed: int = 0) -> tuple[float, float, float]:

@@ -611,6 +611,101 @@ def find_runs(root: str | os.PathLike, errors: list[str] | None = None) -> list[
     return out
 
 
+#: The unit of each column of metrics.csv, for the axes that draw it (a loss is the mean cross-entropy, in nats).
+MEASURE_UNITS = {
+    "lr": "step size", "local_loss": "nats", "train_loss": "nats", "test_loss": "nats", "gen_gap": "nats",
+    "train_acc": "fraction correct", "test_acc": "fraction correct", "gen_gap_acc": "fraction correct",
+    "delta": "squared parameter distance", "delta_code": "squared parameter distance",
+    "drift": "squared parameter distance", "update_norm": "parameter distance", "d_t": "ratio, >= 1",
+    "cos_mean": "cosine", "cos_abs_mean": "cosine", "cos_min": "cosine", "cos_max": "cosine",
+    "unbiased_gap": "parameter distance", "diverged": "0 or 1", "time_s": "seconds",
+}
+#: What a training run's picture draws over the rounds, in order: the clients' divergence, the generalization gap and
+#: the test accuracy (column -> the quantity in words).
+CURVES = {
+    "delta": "Delta^t, the clients' divergence",
+    "gen_gap": "generalization gap, test - train loss",
+    "test_acc": "test accuracy",
+}
+
+
+def round_curves(logs: Iterable[RunLog], columns: Iterable[str] = tuple(CURVES)) -> list[dict[str, Any]]:
+    """Each run directory's ``columns`` over the rounds, one curve per setting (the runs that share their
+    hyperparameters and beta, differing in the seed): what ``fedtheory report`` draws of a training run, from the run
+    directories (``--runs DIR``) or from the results file of ``fedtheory check --runs DIR`` (which holds this).
+
+    Returns
+    -------
+    list of dict, one per run directory (in the order given)
+        ``dir``, ``label`` (data set, model, partition, clients, rounds), ``algorithm``, ``status``, ``units``
+        (column -> ``MEASURE_UNITS``), ``quantities`` (column -> ``CURVES``' words where it has them),
+        ``definitions`` (column -> ``MEASURES``) and
+        ``settings``: each {``setting`` (e.g. 'beta=0.05'), ``seeds``, ``diverged`` (the seeds whose run diverged),
+        ``curves``: column -> {``round``: the rounds where some run of the setting measured it, ``mean``, ``se``
+        (the standard error over those runs; None for one run), ``n`` (the runs measured at each round)}}. A value a
+        run did not measure (between evaluations, after it diverged) is left out of that round's mean; a round no run
+        measured is left out. Plain JSON (numbers rounded to 6 significant digits)."""
+    cols = list(columns)
+    out = []
+    for lg in logs:
+        m = lg.metrics
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for r in lg.runs:
+            hp = {**r.get("hyperparameters", {}), **({"beta": r["beta"]} if "beta" in r else {})}
+            label = ", ".join(f"{k}={_short_value(v)}" for k, v in sorted(hp.items())) or "default settings"
+            groups.setdefault(label, []).append(r)
+        settings = []
+        for label, runs in groups.items():
+            ids = [r["run"] for r in runs]
+            curves = {}
+            for c in cols:
+                if c not in m:
+                    continue
+                piv = m[m["run"].isin(ids)].pivot(index="round", columns="run", values=c).sort_index()
+                vals = piv.to_numpy(dtype=float)
+                ok = np.isfinite(vals)
+                keep = ok.any(axis=1)
+                if not keep.any():
+                    continue
+                vals, ok = vals[keep], ok[keep]
+                n = ok.sum(axis=1)
+                mean = np.where(ok, vals, 0.0).sum(axis=1) / n
+                dev = np.where(ok, vals - mean[:, None], 0.0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    se = np.sqrt((dev ** 2).sum(axis=1) / (n - 1) / n)
+                curves[c] = {"round": [int(t) for t in piv.index.to_numpy()[keep]], "mean": [_sig6(v) for v in mean],
+                             "se": None if len(ids) < 2 else [_sig6(v) if k > 1 else None for v, k in zip(se, n)],
+                             "n": [int(k) for k in n]}
+            settings.append({"setting": label, "seeds": [r["seed"] for r in runs],
+                             "diverged": [r["seed"] for r in runs if lg.diverged(r["run"])], "curves": curves})
+        cfg = lg.config
+        out.append({"dir": str(lg.path), "label": run_label(cfg), "algorithm": str(cfg.get("algorithm", "?")),
+                    "status": lg.status, "units": {c: MEASURE_UNITS.get(c, "") for c in cols},
+                    "quantities": {c: CURVES.get(c, c) for c in cols},
+                    "definitions": {c: MEASURES.get(c, "") for c in cols}, "settings": settings})
+    return out
+
+
+def run_label(cfg: Mapping[str, Any]) -> str:
+    """A run directory's setting in one line (data set, model, partition, clients, rounds): the problem of the rows
+    of a check on logged runs, and the title of its training picture."""
+    part = cfg["partition"]
+    if part.startswith("dirichlet"):
+        part += f"({cfg['alpha']:g})"
+    elif part == "pathological":
+        part += f"({cfg['classes_per_client']})"
+    n = cfg["clients_per_round"] or cfg["n_clients"]
+    return f"{cfg['dataset']}/{cfg['model']}/{part}, {n} of {cfg['n_clients']} clients, T={cfg['rounds']}"
+
+
+def _short_value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _sig6(v: float) -> float | None:
+    return float(f"{v:.6g}") if np.isfinite(v) else None
+
+
 def runs_table(logs: list[RunLog]):
     """One row per run of every log: directory, run index, seed, algorithm, hyperparameters, final measures."""
     import pandas as pd

@@ -26,6 +26,7 @@ which values a constant admits) is the theory layer's, and the join (``fedtheory
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -33,11 +34,14 @@ import numpy as np
 
 from .._validation import check_int
 
-__all__ = ["Certificate", "ClientSampling", "STATUSES", "REGIONS", "certified", "refused", "unknown", "undeclared",
-           "from_visited", "visited_values"]
+__all__ = ["Certificate", "ClientSampling", "STATUSES", "REGIONS", "VISITED_ONLY", "certified", "refused", "unknown",
+           "undeclared", "from_visited", "visited_measure", "visited_values"]
 
 STATUSES = ("certified", "refused", "unknown")
 REGIONS = ("global", "domain", "visited")
+#: the words of a refusal that a run recording the named measure would turn into a certificate on the visited region
+VISITED_ONLY = "certified on the visited region only when the run records"
+_VISITED_MEASURE = re.compile(re.escape(VISITED_ONLY) + r" '([^']+)'")
 
 
 @dataclass(frozen=True)
@@ -122,12 +126,18 @@ def from_visited(assumption: str, visited: Any, measure: str, constant: str, tra
     is not finite (the run diverged)."""
     values = visited_values(visited, measure)
     if values is None:
-        return refused(assumption, f"{globally}; certified on the visited region only when the run records "
-                                   f"'{measure}'")
+        return refused(assumption, f"{globally}; {VISITED_ONLY} '{measure}'")
     if values.size == 0 or not np.all(np.isfinite(values)):
         return refused(assumption, f"{globally}; on the visited region: '{measure}' is not finite (the run diverged)")
     return certified(assumption, f"{how} (on the visited region: {measure})", region="visited", kind="measured",
                      **{constant: transform(values)})
+
+
+def visited_measure(cert: Certificate) -> str | None:
+    """The measure a run must record for ``cert``'s thing to certify its assumption on the visited region (a refusal
+    made without that measure), or None."""
+    m = _VISITED_MEASURE.search(cert.how) if cert.status == "refused" else None
+    return m.group(1) if m else None
 
 
 class ClientSampling:

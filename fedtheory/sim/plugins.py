@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float, check_int, per_run
 from .backend import ops
-from .certificates import Certificate, certified, from_visited, refused, undeclared, unknown
+from .certificates import VISITED_ONLY, Certificate, certified, from_visited, refused, undeclared, unknown
 
 
 @dataclass
@@ -782,5 +782,4 @@ class Minibatch(Oracle):
         if cert.status == "certified":
             return cert
         return self._visited_variance(problem, visited) if visited is not None else \
-            refused("bounded_variance", f"{cert.how}; certified on the visited region only when the run records "
-                                        "'visited_max_grad_var'")
+            refused("bounded_variance", f"{cert.how}; {VISITED_ONLY} 'visited_max_grad_var'")

@@ -728,7 +728,8 @@ class Claim(Record):
     predicate(measurements: dict[str, np.ndarray], **parameters) -> ClaimOutcome; a predicate that also takes
     ``stats`` gets the checks' statistics policy (Student-t, family-wise correction, min_effect, enough seeds) to
     decide comparisons of per-seed values with. ``parameters`` are the tolerances the predicate uses, stated up
-    front; ``min_effect`` the smallest relative effect a refutation needs (none declared: no refutation from seeds).
+    front; ``min_effect`` the smallest relative effect a refutation needs (none declared: no refutation from seeds);
+    ``measurement_units`` the unit of each measurement (name -> words), which the report's axes name.
     """
 
     statement: str = ""
@@ -738,6 +739,8 @@ class Claim(Record):
     kind: str = "claim"
     quote: str = ""  # the sentence tested, with seed file and line ('002_...txt:177: "..."')
     min_effect: float | None = None  # smallest effect (relative to the compared means) a refutation needs
+    # the unit of each measurement the report draws ({'acc': 'fraction correct', 'gen_gap': 'nats'}): its axes say it
+    measurement_units: Mapping[str, str] = field(default_factory=dict)
 
     def evaluate(self, measurements: Mapping[str, Any], **overrides) -> ClaimOutcome:
         check_mapping(measurements, self.measurements, self.id, name="measurements")

@@ -28,7 +28,7 @@ import numpy as np
 from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
-from ..sim import simulate
+from ..sim import Trace, simulate
 from .space import Instances
 from .spec import WorstCaseSpec, entry, make_spec
 
@@ -119,6 +119,11 @@ def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None
     which = np.repeat(np.arange(P), S)
     if spec.runner is not None:
         tr = spec.runner(spec, inst, seeds)
+        if not isinstance(tr, Trace) or tr.runs % R:
+            got = f"a Trace of {tr.runs} runs" if isinstance(tr, Trace) else f"a {type(tr).__name__}"
+            raise ParameterError("runner", got, f"a function (spec, instances, seeds) -> fedtheory.sim.Trace, what "
+                                 f"simulate returns, of {R} runs ({P} instances x {S} seeds, instance-major: run r is "
+                                 f"instance r // {S}) or a multiple of it (a coupled pair: 2 runs each)")
     else:
         tr = simulate(inst.problem(), spec.algorithm, spec.config, np.tile(np.asarray(seeds), P), variants=which,
                       w0=inst.w0[which], measures=spec.measures)

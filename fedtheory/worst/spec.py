@@ -11,10 +11,15 @@ A spec says, for one bound record:
 * ``seeds``: one per run of an instance (one seed and an Exact oracle: deterministic, the comparison is exact);
 * ``settings``: the run's structural settings (checked against the record's ``requires``);
 * ``params``: the keyword arguments its factory was called with (stored in the instance file for replay);
-* ``runner`` (optional): how a population is run, ``runner(spec, instances, seeds) -> Trace``, for instance
-  families that need more than one data set per instance (coupled runs on neighbouring data sets for uniform
-  stability); default: ONE ``simulate`` call with instance p as data variant p, once per seed (instance-major);
-  ``measure`` then receives ``which`` = each logical run's instance, as usual;
+* ``runner`` (optional): how a population is run, ``runner(spec, instances, seeds) -> fedtheory.sim.Trace`` (what
+  ``simulate`` returns; anything else is refused, naming the runner), for runs that need more than the default
+  call: a setting taken from each instance (a step 1/L of the instance's own L: docs/extending.md, "A worst-case
+  runner of your own"), or more than one data set per instance (coupled runs on neighbouring data sets for uniform
+  stability, ``coupled_runner``). Its runs are instance-major, run r = (instance r // len(seeds), seed r %
+  len(seeds)), len(instances) x len(seeds) of them or a multiple (2 per logical run for a coupled pair);
+  ``measure`` and ``constants_from_instance`` read that trace. Default: ONE ``simulate`` call with instance p as
+  data variant p, once per seed (instance-major); ``measure`` then receives ``which`` = each logical run's
+  instance, as usual;
 * ``bound_per_run``: the right side depends on the run's own measurements (FedMRUR's sum_t d_t, the recursion of
   FedInit's Lemma 4): ``constants_from_instance`` returns per-run values (leading axis R = P x seeds), one bound
   per run; an instance's ratio uses the mean bound over its seeds, and the verdict compares left side and bound

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..._validation import check_int, check_random_state
-from ..certificates import Certificate, certified, from_visited, refused, undeclared, visited_values
+from ..certificates import VISITED_ONLY, Certificate, certified, from_visited, refused, undeclared, visited_values
 
 __all__ = ["CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "Problem", "gather", "sample_rows", "shared_index"]
 
@@ -333,8 +333,8 @@ class Problem:
             m = visited_values(visited, "shift_m_next")
             globally = "the weights of an unconstrained model have no bounded mean over every w"
             if m is None or m.ndim != 2:
-                return refused(name, f"{globally}; certified on the visited region only when the run records "
-                                     "'shift_m_next' (the weight mean of each round's aggregate, per run)")
+                return refused(name, f"{globally}; {VISITED_ONLY} 'shift_m_next' (the weight mean of each round's "
+                                     "aggregate, per run)")
             if not np.all(np.isfinite(m)):
                 return refused(name, f"{globally}; on the visited region: 'shift_m_next' is not finite (diverged)")
             return certified(name, "M = max over rounds of the mean over runs of (m^t)^2, m^t the weight mean of "

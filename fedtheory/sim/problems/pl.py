@@ -72,6 +72,35 @@ def _pl_coordinate_minimisers(h: np.ndarray) -> np.ndarray:
     return best_x
 
 
+def _separable_coordinate_minimisers(b: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """argmin_x x^2 + a sin^2 x + b x for every entry (b, a broadcast; each a in [0, AMPLITUDE_MAX]).
+
+    The minimiser lies within sqrt(a) of -b/2 (the function is between x^2 + b x and x^2 + b x + a) and on a piece
+    where psi(x) = 2x + a sin 2x increases: everywhere for a <= 1, else |x - pi k| <= c, cos 2c = -1/a. On each of
+    the (at most three) pieces that meet that interval, psi + b is monotone: bisect to machine precision, keep the
+    lowest value (``_pl_coordinate_minimisers`` is the case a = 3)."""
+    b, a = np.broadcast_arrays(np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64))
+    c = np.where(a <= 1.0, np.pi / 2, 0.5 * np.arccos(-1.0 / np.maximum(a, 1.0)))
+    lo_all, hi_all = -b / 2 - np.sqrt(a), -b / 2 + np.sqrt(a)
+    phi = lambda x: x**2 + a * np.sin(x) ** 2 + b * x  # noqa: E731
+    dphi = lambda x: 2 * x + a * np.sin(2 * x) + b  # noqa: E731
+    k_first = np.ceil((lo_all - c) / np.pi)
+    best_x, best_v = -b / 2, np.full(b.shape, np.inf)
+    for j in range(int(np.max(np.floor((hi_all + c) / np.pi) - k_first, initial=0)) + 1):
+        k = k_first + j
+        lo, hi = np.maximum(np.pi * k - c, lo_all), np.minimum(np.pi * k + c, hi_all)
+        ok = (lo <= hi) & (dphi(lo) <= 0) & (dphi(hi) >= 0)
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            up = dphi(mid) > 0
+            hi, lo = np.where(up, mid, hi), np.where(up, lo, mid)
+        x = 0.5 * (lo + hi)
+        v = np.where(ok, phi(x), np.inf)
+        better = v < best_v
+        best_x, best_v = np.where(better, x, best_x), np.where(better, v, best_v)
+    return best_x
+
+
 def linear_shift_G2(h: np.ndarray, B: float) -> Constant:
     """Assumption 3's G^2 at ``B`` for clients f_i = g + h_i.w with sum_i h_i = 0 (h: (C, d)): for every w,
     (1/C) sum_i ||grad f_i||^2 = ||grad f||^2 + (1/C) sum_i ||h_i||^2, so G^2 = (1/C) sum_i ||h_i||^2 for any B >= 1."""
@@ -366,6 +395,18 @@ class SeparablePLProblem(Problem):
             "L_clients": Constant(np.full(C, self.constants["L"].value), "exact", "every f_i has the Hessian of g"),
             "mu_clients": Constant(np.full(C, lo), "exact", "inf_w lambda_min(Hessian of g) = min_j c_j (2 - 2 a_j) "
                                                             "(< 0: non-convex clients)"),
+        }
+
+    @cached_property
+    def _client_minima(self):
+        # coordinate j of f_i is c_j (x^2 + a_j sin^2 x + (h_ij / c_j) x)
+        c, a = self.c[0], self.a[0]
+        w = _separable_coordinate_minimisers(self.h[0] / c, a)
+        how = ("coordinate-wise: the global minimiser of x^2 + a_j sin^2 x + (h_ij / c_j) x is the best of at most three "
+               "roots of the derivative on its increasing pieces, found by bisection to machine precision")
+        return {
+            "w_star_clients": Constant(w, "exact", how),
+            "f_star_clients": Constant(self._client_losses_at(w), "exact", "f_i(w_i*)"),
         }
 
     def _certify(self, name: str, visited=None) -> Certificate | None:
