@@ -316,9 +316,10 @@ _LAST_SIMULATION: list[dict[str, Any] | None] = [None]
 
 def last_simulation() -> dict[str, Any] | None:
     """The objects of the last ``simulate`` call inside the innermost ``record_simulations`` block (the check being
-    run; outside any, this process's last): its problem, oracle, algorithm and client sampling, what a check of the
-    previous release, which passed no certification to ``assess_bound``, is certified from. None before any."""
-    last = _LAST_SIMULATION[-1]
+    run): its problem, oracle, algorithm and client sampling, what a check of the previous release, which passed no
+    certification to ``assess_bound``, is certified from. None before any, and outside every block (a simulation of
+    another check, or of a script, is never taken for this one's)."""
+    last = _LAST_SIMULATION[-1] if len(_LAST_SIMULATION) > 1 else None
     return dict(last) if last is not None else None
 
 
