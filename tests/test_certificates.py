@@ -385,7 +385,7 @@ def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     """A zoo record written from memory (Record.transcription 'unverified: ...') is decided and shown, but its finding
     is not counted until checked against a text; the summary says so per collection."""
     from fedtheory.checks import CheckResult, exit_code
-    from fedtheory.checks.base import unverified_rule
+    from fedtheory.checks.execution import unverified_rule
     from fedtheory.checks.output import collection_lines
     from fedtheory.theory import register, register_paper
 
@@ -411,7 +411,8 @@ def test_a_value_a_check_forgot_is_an_error_row_not_a_usage_error():
     """A check that evaluates its record without a value it needs (a plug-in's bug) gives one 'error' row; the other
     checks' rows are kept (before: the whole command stopped with exit 2, no table, no --out)."""
     from fedtheory.checks import check
-    from fedtheory.checks.base import all_checks, run_spec
+    from fedtheory.checks.execution import run_spec
+    from fedtheory.checks.registry import all_checks
     from fedtheory.theory import register
 
     S = SymbolSet("forgot_value", strict=True)

@@ -21,7 +21,9 @@ import math
 
 import numpy as np
 
-from .base import CheckResult, Control, Session, check
+from .registry import Control, check
+from .results import CheckResult
+from .session import Session
 
 
 def run_check(id: str, paper: str, kind: str, records=(), *, control: tuple[str, Callable] | None = None,
