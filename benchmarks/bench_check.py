@@ -40,11 +40,12 @@ PER_CHECK = r'''
 import json, sys, time
 w0, c0 = time.perf_counter(), time.process_time()
 from fedtheory.checks import all_checks, select
-from fedtheory.checks.base import Session, run_spec
+from fedtheory.checks import Session
+from fedtheory.checks.execution import run_spec
 all_checks()
 out = {"load": [time.perf_counter() - w0, time.process_time() - c0], "checks": {}}
 try:
-    from fedtheory.checks.base import one_blas_thread  # what run_checks does on the new side
+    from fedtheory.checks.execution import one_blas_thread  # what run_checks does on the new side
 except ImportError:
     import contextlib
     one_blas_thread = contextlib.nullcontext

@@ -881,7 +881,7 @@ def _mutable_only(paper: str | None, only, profile: str) -> None:
     from .checks.mutants import mutable_records
     from .checks.run import select
 
-    from .checks.base import id_matches
+    from .checks.registry import id_matches
     from .plugins import records
 
     select(paper, None, profile)  # loads the plug-ins; an unknown --paper is named first

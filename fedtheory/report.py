@@ -883,7 +883,7 @@ def _check_ids() -> dict[str, str]:
     """record / result id -> the check id that produces it (for the reproducing command); {} when the registry
     cannot load."""
     try:
-        from .checks.base import all_checks
+        from .checks.registry import all_checks
 
         specs = all_checks()
     except Exception:  # noqa: BLE001 - the report draws from the results file; the registry only helps
@@ -1051,7 +1051,7 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
 
     from dataclasses import MISSING, fields
 
-    from .checks.base import CheckResult
+    from .checks.results import CheckResult
     from .checks.certification import certificate_text
 
     F = _Figures()

@@ -292,8 +292,12 @@ def test_a_constant_below_its_certificate_is_not_admitted():
 
 
 def test_assess_bound_refuses_a_record_with_assumptions_and_no_certification():
+    """A check that passes no certification and simulated nothing is refused. It runs as a check does, inside
+    ``record_simulations`` (outside one, the last simulation is this process's: an earlier test's run)."""
+    from fedtheory.sim.engine import record_simulations
+
     rec = _dgd_record("dgd_none")
-    with pytest.raises(Exception, match="certification"):
+    with record_simulations(), pytest.raises(Exception, match="certification"):
         assess_bound(rec, [{"alpha": 0.1, "D": 1.0, "beta": 0.5}], np.zeros(3))
 
 
@@ -398,7 +402,7 @@ def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     """A zoo record written from memory (Record.transcription 'unverified: ...') is decided and shown, but its finding
     is not counted until checked against a text; the summary says so per collection."""
     from fedtheory.checks import CheckResult, exit_code
-    from fedtheory.checks.base import unverified_rule
+    from fedtheory.checks.execution import unverified_rule
     from fedtheory.checks.output import collection_lines
     from fedtheory.theory import register, register_paper
 
@@ -424,7 +428,8 @@ def test_a_value_a_check_forgot_is_an_error_row_not_a_usage_error():
     """A check that evaluates its record without a value it needs (a plug-in's bug) gives one 'error' row; the other
     checks' rows are kept (before: the whole command stopped with exit 2, no table, no --out)."""
     from fedtheory.checks import check
-    from fedtheory.checks.base import all_checks, run_spec
+    from fedtheory.checks.execution import run_spec
+    from fedtheory.checks.registry import all_checks
     from fedtheory.theory import register
 
     S = SymbolSet("forgot_value", strict=True)

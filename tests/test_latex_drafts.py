@@ -173,7 +173,7 @@ def test_43_2_a_draft_records_rows_are_shown_never_counted():
     import io
 
     from fedtheory.checks import CheckResult, exit_code, print_results
-    from fedtheory.checks.base import draft_rule
+    from fedtheory.checks.execution import draft_rule
 
     _bound("draftrel5a", todo=("D: confirm the initial gap", "assumptions: name them"))
     _bound("draftrel5b")

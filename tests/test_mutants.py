@@ -59,7 +59,7 @@ def toy(tmp_path_factory):
     path = tmp_path_factory.mktemp("mutoy") / "mutoy_plugin.py"
     path.write_text(PLUGIN)
     load_plugin(str(path))
-    from fedtheory.checks.base import all_checks
+    from fedtheory.checks.registry import all_checks
     from fedtheory.plugins import record
 
     specs = all_checks()
@@ -112,7 +112,7 @@ def toy_worst(tmp_path_factory):
     path = tmp_path_factory.mktemp("mutoyw") / "mutoyw_plugin.py"
     path.write_text(WORST_PLUGIN)
     load_plugin(str(path))
-    from fedtheory.checks.base import all_checks
+    from fedtheory.checks.registry import all_checks
     from fedtheory.plugins import record
 
     return record("mutoyw.gd"), [all_checks()["mutoyw.gd"]]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from fedtheory._validation import FedTheoryError, ParameterError
 from fedtheory.checks import assess_bound, format_table, id_matches
-from fedtheory.checks.base import summarize_simulations
+from fedtheory.checks.execution import summarize_simulations
 from fedtheory.sim import (AdditiveNoise, Exact, LeastSquaresProblem, LocalTransform, Minibatch, RunConfig,
                            StepWeights, TrackGradients, fedavg, fedinit, heterogeneous_least_squares,
                            identical_least_squares, measure_catalogue, simulate)

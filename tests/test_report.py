@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedtheory.checks.verdicts import SERIES_POINTS, compact_measurements, round_series
+from fedtheory.checks.series import SERIES_POINTS, compact_measurements, round_series
 from fedtheory.cli import main
 from fedtheory.report import parse_condition, write_report
 

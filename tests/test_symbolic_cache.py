@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from fedtheory.checks.base import SHIPPED_SYMBOLIC
+from fedtheory.checks.symbolic_cache import SHIPPED_SYMBOLIC
 from fedtheory.checks.refresh_symbolic import compute_all
 
 
@@ -22,7 +22,7 @@ def test_expressions_come_back_from_the_cache_without_eval():
     and powers only: anything else in a cache file is rejected, never run."""
     import sympy as sp
 
-    from fedtheory.checks.base import expr_from_srepr
+    from fedtheory.checks.symbolic_cache import expr_from_srepr
     from fedtheory.papers.fedinit.checks import _lambda_max_roots
     from fedtheory.papers.fedinit import records as F
 

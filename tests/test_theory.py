@@ -153,7 +153,7 @@ def test_rate_check_on_known_cases():
 
 @pytest.mark.slow
 def test_fedinit_rate_verdicts():
-    from fedtheory.checks.verdicts import rate_check
+    from fedtheory.checks.rates import rate_check
 
     verdicts = {r.id: rate_check(r).verdict for r in (F.THM1, F.THM4, F.THM5, F.POSTER_GEN)}
     assert verdicts == {"fedinit.thm1": "rate_consistent", "fedinit.thm4": "rate_consistent",

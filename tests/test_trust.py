@@ -404,7 +404,8 @@ def test_a_self_check_by_design_may_keep_its_control():
     logic can fail, and its rows are self-checks all the same (before: a ParameterError, so such checks declared the
     control alone and their rows counted)."""
     from fedtheory.checks import Session
-    from fedtheory.checks.base import _CHECKS, check, run_spec
+    from fedtheory.checks.execution import run_spec
+    from fedtheory.checks.registry import _CHECKS, check
 
     @check("issue36.bydesign", "issue36", "identity", self_check="the simulator builds it so",
            control=Control("a mutated simulator", lambda s: [CheckResult("issue36.bydesign", "issue36", "identity",

@@ -10,6 +10,7 @@ import sympy as sp
 
 from fedtheory.checks import (CheckResult, assess_bound, compare_rounds, exit_code, group_findings, holm_reject,
                               print_results, results_payload, summarize_findings)
+from fedtheory._validation import FedTheoryDeprecationWarning
 from fedtheory.theory.core import Bound, SymbolSet
 
 
@@ -83,21 +84,58 @@ def test_holm_reject_step_down():
     assert holm_reject([0.001, 0.012, 0.03], 0.05).tolist() == [True, True, True]
 
 
-def _toy_bound(expr_value):
+def _toy_bound(expr_value, lhs_kind=""):
     S = SymbolSet("toy")
     a = S.add("a", "a constant")
-    return Bound(id="toy.b", paper="toy", title="toy", source="none", symbols=S, lhs="x", expr=a * expr_value)
+    return Bound(id="toy.b", paper="toy", title="toy", source="none", symbols=S, lhs="x", expr=a * expr_value,
+                 lhs_kind=lhs_kind)
 
 
 def test_vacuous_flag_when_bound_exceeds_trivial_bound():
+    b = _toy_bound(1, lhs_kind="loss_range")  # trivial bound U: a loss in [0, U]
+    runs = np.array([0.1, 0.2, 0.15])
+    r = assess_bound(b, [{"a": 5.0}], runs, trivial={"U": 1.0})
+    assert r.verdict == "holds" and r.vacuous and r.trivial_bound == 1.0 and r.seeds == 3
+    assert r.extra["vacuity"] == "vacuous" and r.extra["trivial_bound_formula"].startswith("U:")
+    r = assess_bound(b, [{"a": 0.5}], runs, trivial={"U": 1.0})
+    assert r.verdict == "holds" and not r.vacuous and r.extra["vacuity"] == "informative"
+    r = assess_bound(b, [{"a": 5.0}], runs)
+    assert not r.vacuous and r.extra["vacuity"].startswith("vacuity unknown")  # no trivial bound given: never flagged
+
+
+def test_a_trivial_bound_typed_in_is_deprecated_and_still_decides_vacuity():
+    """trivial= (the run quantities, the trivial bound computed by rule) is the documented way; trivial_bound= (a
+    number the check computed) still works for one release, with a warning that names trivial= and the caller's
+    line."""
     b = _toy_bound(1)
     runs = np.array([0.1, 0.2, 0.15])
-    r = assess_bound(b, [{"a": 5.0}], runs, trivial_bound=1.0)
-    assert r.verdict == "holds" and r.vacuous and r.trivial_bound == 1.0 and r.seeds == 3
-    r = assess_bound(b, [{"a": 0.5}], runs, trivial_bound=1.0)
+    with pytest.warns(FedTheoryDeprecationWarning, match=r"assess_bound\(trivial_bound=\) is deprecated.*pass trivial="
+                      ) as said:
+        r = assess_bound(b, [{"a": 5.0}], runs, trivial_bound=1.0)
+    assert [w.filename for w in said] == [__file__]
+    assert r.verdict == "holds" and r.vacuous and r.trivial_bound == 1.0
+    assert r.extra["trivial_bound_formula"] == "(given by the check)"
+    with pytest.warns(FedTheoryDeprecationWarning):
+        r = assess_bound(b, [{"a": 0.5}], runs, trivial_bound=1.0)
     assert r.verdict == "holds" and not r.vacuous
-    r = assess_bound(b, [{"a": 5.0}], runs)
-    assert not r.vacuous  # no trivial bound given: never flagged
+
+
+def test_no_built_in_paper_or_example_types_in_a_trivial_bound():
+    """The deprecated assess_bound(trivial_bound=) is used by no built-in paper, example or skeleton."""
+    import ast
+    from pathlib import Path
+
+    import fedtheory
+
+    roots = [Path(fedtheory.__file__).parent, Path(__file__).resolve().parents[1] / "examples"]
+    users = []
+    for root in roots:
+        for path in root.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == \
+                        "assess_bound" and any(k.arg == "trivial_bound" for k in node.keywords):
+                    users.append(f"{path}:{node.lineno}")
+    assert users == []
 
 
 def test_per_round_bound_is_tested_at_its_least_favourable_valid_candidate():

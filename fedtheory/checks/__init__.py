@@ -19,12 +19,16 @@
 """
 from __future__ import annotations
 
-from .base import (CONTROLLED_KINDS, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS,
-                   PROFILES, SCOPES, VERDICTS, CheckResult, CheckSpec, CheckTiming, Control, ControlOutcome, Session,
-                   all_checks, cached_symbolic, check, check_spec, check_timings, checked_rows, checks_of, compare_mean, compare_rounds,
-                   errors, exit_code, expr_from_srepr, finding_class_of, group_findings, holm_reject, id_matches, register_spec,
-                   registered_check_ids, run_control, run_controls, select, symbolic_part)
-from .base import ROUNDING_RTOL, record_row_filter, rounding_tolerance
+from .results import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS, SCOPES,
+                      VERDICTS, CheckResult, errors, exit_code, finding_class_of, group_findings, scalar_params)
+from .session import PROFILES, Session
+from .registry import (CONTROLLED_KINDS, CheckSpec, Control, all_checks, check, check_spec, checks_of, id_matches,
+                       record_row_filter, register_spec, registered_check_ids, select)
+from .comparisons import compare_mean, compare_rounds, holm_reject
+from .rounding import ROUNDING_RTOL, ROUNDING_SCALES, rounding_scale_of, rounding_tolerance
+from .symbolic_cache import cached_symbolic, expr_from_srepr, symbolic_part
+from .execution import CheckTiming, check_timings, checked_rows
+from .controls import ControlOutcome, run_control, run_controls
 from .output import (LOOSE_FACTOR, cited_lines, format_table, format_timings, print_results, results_payload, row_marks,
                      shared_lines, simulation_text, summarize, summarize_findings, write_json)
 from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
@@ -34,11 +38,13 @@ from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, run_
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
-from .verdicts import ROUNDING_SCALES, rounding_scale_of
-from .verdicts import (TRIVIAL_BOUNDS, Comparison, Equivalence, StatsPolicy, TrivialBound, additive_terms, assess_bound,
-                       claim_result, term_tightness,
-                       combine_readings, faster_order, fit_rate, identity_result, rate_check, rate_verdict,
-                       register_rate_check, scalar_params, trivial_bound_of)
+from .trivial_bounds import TRIVIAL_BOUNDS, TrivialBound, trivial_bound_of
+from .terms import additive_terms, term_tightness
+from .bounds import assess_bound
+from .rates import faster_order, fit_rate, rate_check, rate_verdict, register_rate_check
+from .claims import Comparison, Equivalence, StatsPolicy, claim_result
+from .identities import identity_result
+from .readings import combine_readings
 
 __all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_text", "sweep", "register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
            "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",

@@ -22,7 +22,9 @@ import math
 import numpy as np
 
 from ..empirical.runs import run_label
-from .base import CheckResult, Control, Session, check
+from .registry import Control, check
+from .results import CheckResult
+from .session import Session
 
 __all__ = ["logged_runs", "run_check", "run_label", "runs_integrity", "unusable_runs"]
 

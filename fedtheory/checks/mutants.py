@@ -44,9 +44,12 @@ import sympy as sp
 
 from ..theory.core import Bound, OrderStatement, Record, StatedOrder, record_evaluations, stand_ins
 from ..theory.dimensions import parse_dimension
-from .base import FINDINGS, CheckResult, CheckSpec, Session, run_spec, select
+from .execution import run_spec
+from .rates import rate_check
+from .registry import CheckSpec, select
+from .results import FINDINGS, CheckResult
+from .session import Session
 from .units_check import units_result
-from .verdicts import rate_check
 
 __all__ = ["KILLING", "TRUTHS", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
            "mutation_payload", "format_mutation_table", "run_mutants", "score_record"]
@@ -581,7 +584,7 @@ def mutable_records(paper: str | None = None, only: Iterable[str] | None = None)
     """The bounds and the records with a stated order of the selected papers (ids matched as ``--only`` matches
     check ids), in registration order."""
     from ..plugins import records as all_records
-    from .base import id_matches
+    from .registry import id_matches
 
     pats = list(only or [])
     out = []

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence, TextIO
 from .. import files
 from .._validation import ParameterError, printable
 from ..theory.core import paper_info
-from .base import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, finding_class_of, group_findings
+from .results import FINDING_CLASSES, FINDINGS, CheckResult, errors, exit_code, finding_class_of, group_findings
 from .robustness import finding_robustness
 
 __all__ = ["cited_lines", "draft_records", "format_table", "format_timings", "print_results", "results_payload",

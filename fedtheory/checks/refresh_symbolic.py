@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 
 from ..plugins import BUILTIN_PAPERS
-from .base import PROFILES, SHIPPED_SYMBOLIC, Session, all_checks, fresh_symbolic, run_spec, symbolic_parts
+from .execution import run_spec
+from .registry import all_checks
+from .session import PROFILES, Session
+from .symbolic_cache import SHIPPED_SYMBOLIC, fresh_symbolic, symbolic_parts
 
 
 def compute_all() -> dict:

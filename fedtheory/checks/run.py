@@ -1,6 +1,6 @@
 """``run_checks``: the selected checks, in this process (one Session; the symbolic ones in a worker process beside
 the simulations) or as units of work on an executor (``fedtheory.checks.units``); the same results either way.
-``timings=[]`` also collects each check's seconds (``base.CheckTiming``; ``fedtheory check --timings``)."""
+``timings=[]`` also collects each check's seconds (``execution.CheckTiming``; ``fedtheory check --timings``)."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,10 @@ from typing import Any, Iterable, Sequence
 
 from .._validation import check_choice
 from ..plugins import load_plugins
-from .base import (PROFILES, CheckResult, Session, all_checks, check_timings, one_blas_thread, record_row_filter,
-                   run_spec, select)
+from .execution import check_timings, one_blas_thread, run_spec
+from .registry import all_checks, record_row_filter, select
+from .results import CheckResult
+from .session import PROFILES, Session
 from .units import plan_units, run_units
 
 __all__ = ["run_checks"]

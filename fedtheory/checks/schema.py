@@ -1,8 +1,9 @@
 """The results file's schema: what ``fedtheory check --out`` writes and ``fedtheory report`` reads, defined once.
 
-Both sides use it: every row a check returns is held to :data:`RECORD` before it is kept (``checks.base.checked_rows``:
-a row that breaks it becomes an ``error`` row naming the field, never a file the report refuses), and ``fedtheory
-report`` refuses a results file that breaks it (:func:`check_payload`: exit 2, naming the record and the field).
+Both sides use it: every row a check returns is held to :data:`RECORD` before it is kept
+(``checks.execution.checked_rows``: a row that breaks it becomes an ``error`` row naming the field, never a file the
+report refuses), and ``fedtheory report`` refuses a results file that breaks it (:func:`check_payload`: exit 2,
+naming the record and the field).
 ``docs/results.md`` is :func:`schema_markdown`'s text (a test holds the two equal).
 
 JSON types are named as JSON names them: ``object``, ``list``, ``string``, ``integer``, ``number`` (an integer

@@ -1,6 +1,6 @@
 """``fedtheory check`` on an executor: the selected checks cut into units of work, longest first.
 
-A unit is a set of checks that run in one :class:`~fedtheory.checks.base.Session`, so the simulations they share
+A unit is a set of checks that run in one :class:`~fedtheory.checks.Session`, so the simulations they share
 through ``Session.memo`` are computed once. Units are the connected components of two relations over the
 selected checks:
 
@@ -26,7 +26,10 @@ from typing import Any, Sequence
 
 from .._validation import ParameterError, check_choice
 from ..plugins import load_plugins, worker_targets
-from .base import PROFILES, CheckResult, CheckSpec, Session, all_checks, check_timings, run_spec, select
+from .execution import check_timings, run_spec
+from .registry import CheckSpec, all_checks, select
+from .results import CheckResult
+from .session import PROFILES, Session
 
 __all__ = ["BIND_S", "CheckUnit", "UNITS_FILE", "plan_units", "record_profile", "run_check_unit", "run_units"]
 

@@ -43,7 +43,8 @@ from ..theory.core import paper_symbols, registered, standing_in, symbol_sets
 from ..theory.dimensions import (Dim, FormulaResult, symbol_dims, check_formula, format_dimension, free_names,
                                  implied_normal, iter_readings, parse_dimension, record_formulas)
 from ..plugins import on_records_registered
-from .base import CheckResult, CheckSpec, Control, check_spec, register_spec
+from .registry import CheckSpec, Control, check_spec, register_spec
+from .results import CheckResult
 
 __all__ = ["RESCALE_REGIME", "measure_dimensions", "regime_text", "register_units_checks", "rescaled_values",
            "shrink_direction", "units_analysis", "units_consequence", "units_result", "units_rows", "units_symbols"]

@@ -93,7 +93,7 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
     units check of every drafted record. Nothing is overwritten: an existing ``directory/NAME`` is refused.
     Hostile input raises :class:`LatexRefused` before anything is written."""
     from ..checks import units_rows
-    from ..checks.base import draft_rule
+    from ..checks.execution import draft_rule
     from ..plugins import load_plugin
     from ..scaffold import check_directory, check_name, write_skeleton
 

@@ -254,7 +254,7 @@ def test_thm5_rate_is_a_loose_proof_step():
     """Thm 5's stated 1/T^2 follows from the proof's geometric sum kept exact (Bound.exact, 96 beta^2 = e^{-g_beta})
     but not from its loosening to T e^{-lambda mu eta K (T-1)}: proof_step_loose, not a wrong rate. The substitution
     leaves the loosened form's verdict and missed term as they were; a faster stated order still fails."""
-    from fedtheory.checks.verdicts import faster_order, rate_check
+    from fedtheory.checks import faster_order, rate_check
     res = rate_check(F.THM5)
     assert res.verdict == "proof_step_loose" and not res.is_finding
     without = dataclasses.replace(F.THM5, exact=None, order=dataclasses.replace(F.THM5.order, substitute={}))

@@ -6,7 +6,7 @@ import sympy as sp
 
 from fedtheory.checks import CONTROLLED_KINDS, Session, all_checks, combine_readings, faster_order, run_checks
 from fedtheory.papers.fedmrur import checks as CF
-from fedtheory.checks.base import CheckResult
+from fedtheory.checks import CheckResult
 from fedtheory.papers.fedmrur import records as T
 
 

@@ -108,7 +108,7 @@ def test_claims_declare_a_minimum_effect_and_take_the_policy():
         assert rec.min_effect and "min_effect" in rec.note, rec.id
         assert "stats" in inspect.signature(rec.predicate).parameters, rec.id
         assert "z" not in rec.parameters, rec.id
-    assert not any(hasattr(F, name) for name in ("_paired", "_decide"))  # one rule, in checks.verdicts
+    assert not any(hasattr(F, name) for name in ("_paired", "_decide"))  # one rule, in checks.claims
 
 
 def test_a_refutation_needs_ten_seeds_and_the_declared_effect():

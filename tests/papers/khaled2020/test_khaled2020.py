@@ -53,8 +53,8 @@ def test_check_verdicts():
 
 def test_negative_controls_fail_and_findings_are_listed_apart():
     """Under the controls the bounds are violated; a finding on these records (unverified transcriptions) is listed
-    apart, never counted (checks.base.unverified_rule, applied to every check's rows)."""
-    from fedtheory.checks.base import unverified_rule
+    apart, never counted (checks.execution.unverified_rule, applied to every check's rows)."""
+    from fedtheory.checks.execution import unverified_rule
 
     s = Session(seed=0)
     assert [r.verdict for r in checks._identical_control(s) + checks._heterogeneous_control(s)] == ["violated"] * 2

@@ -239,7 +239,7 @@ def test_checks_that_compare_the_tool_with_itself_are_self_checks_by_rule():
     of a built-in paper is decided: a self-check by design, or one that compares the paper with something the tool
     does not build by the same rule (listed here with why)."""
     from fedtheory.checks import Session, all_checks
-    from fedtheory.checks.base import run_spec
+    from fedtheory.checks.execution import run_spec
     from fedtheory.plugins import BUILTIN_PAPERS
 
     specs = all_checks()
