@@ -24,7 +24,7 @@ PACKAGE = Path(fedtheory.__file__).resolve().parent
 
 # The floors of docs/architecture.md, ground first. A module imports the ground, its own layer, and layers on
 # lower floors; never a layer on its own floor or above.
-GROUND = ("fedtheory", "_validation", "validation", "_jsonutil", "_signals", "files")
+GROUND = ("fedtheory", "_validation", "validation", "_jsonutil", "_signals", "_deprecation", "files")
 FLOORS = (
     ("theory", "sim", "parallel", "scaffold"),
     ("plugins",),

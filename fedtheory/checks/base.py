@@ -12,10 +12,12 @@ from . import results as _results
 from . import rounding as _rounding
 from . import session as _session
 from . import symbolic_cache as _symbolic_cache
-from ._moved import moved_name
+from .._deprecation import moved_name
 
 _MODULES = (_results, _session, _registry, _comparisons, _rounding, _symbolic_cache, _execution, _controls)
 
 
 def __getattr__(name: str):
-    return moved_name(__name__, name, _MODULES)
+    import fedtheory.checks as face
+
+    return moved_name(__name__, name, _MODULES, face)

@@ -19,11 +19,13 @@ from . import series as _series
 from . import symbolic_cache as _symbolic_cache
 from . import terms as _terms
 from . import trivial_bounds as _trivial_bounds
-from ._moved import moved_name
+from .._deprecation import moved_name
 
 _MODULES = (_results, _series, _bounds, _trivial_bounds, _rounding, _terms, _rescaling, _rates, _readings,
             _identities, _claims, _registry, _comparisons, _symbolic_cache, _certification)
 
 
 def __getattr__(name: str):
-    return moved_name(__name__, name, _MODULES)
+    import fedtheory.checks as face
+
+    return moved_name(__name__, name, _MODULES, face)
