@@ -2,7 +2,7 @@
 overhead that decides how far it scales.
 
 * check: ``run_checks(profile)`` serially (today's path: one Session, symbolic checks in a side process) against the
-  same on a LocalCluster of 2 single-threaded workers (units of work, ``fedtheory.checks.units``); the JSON records
+  same on a LocalCluster of 2 single-threaded workers (units of work, ``fedtheory.checks.scheduling``); the JSON records
   compared field by field (timing excepted). Goal: >= 1.7x for the full profile on the 2-core machine.
 * train: a grid of 8 small digits runs (FedInit, 4 betas x 2 seeds, CNN2, 20 clients, 4 per round, K = 10): today's
   ``fedtheory train`` (one batch, torch's threads) against 8 cells on 2 workers (1 thread each), and the same cells
@@ -159,7 +159,7 @@ def _dir_bytes(d: Path) -> tuple[int, float]:
 
 def bench_check(ex, quick: bool) -> dict:
     from fedtheory.checks import run_checks, select
-    from fedtheory.checks.units import plan_units
+    from fedtheory.checks.scheduling import plan_units
 
     profile = "quick" if quick else "full"
     got = sides({"serial": lambda: run_checks(profile=profile, seed=0),

@@ -16,7 +16,7 @@ from _timing import best_of
 def run(quick: bool = False) -> dict:
     from fedtheory import plugins
     from fedtheory.checks import run_checks
-    from fedtheory.checks.units_check import units_analysis
+    from fedtheory.checks.dimensions import units_analysis
     from fedtheory.theory import registry
 
     plugins.papers()  # load the built-in papers (and any installed plug-in) before timing

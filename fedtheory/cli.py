@@ -547,7 +547,7 @@ def _cmd_explain(args) -> int:
 
 
 def _explain_units(rec) -> None:
-    """The record's units verdict (fedtheory.checks.units_check) and its symbols' dimensions."""
+    """The record's units verdict (fedtheory.checks.dimensions) and its symbols' dimensions."""
     from .checks.units_check import units_result, units_symbols
 
     u = units_result(rec)
@@ -561,7 +561,7 @@ def _explain_units(rec) -> None:
 def _cmd_new_paper(args) -> int:
     from .checks import all_checks
     from .plugins import BUILTIN_PAPERS, PluginError, papers
-    from .scaffold import write_skeleton
+    from .skeleton import write_skeleton
 
     taken = set(BUILTIN_PAPERS)
     try:

@@ -115,7 +115,7 @@ def on_records_registered(hook: Callable[[Iterable[str]], object]) -> None:
     """A layer above registers ``hook(record_ids)``: called with the records a plug-in registered, right after its
     import (so the checks the hook registers for them count as the plug-in's), and with every registered record
     when plug-ins load (records imported outside a plug-in). Hooks must be idempotent (the checks' units check,
-    ``fedtheory.checks.units_check``, gives every paper its PAPER.units this way)."""
+    ``fedtheory.checks.dimensions``, gives every paper its PAPER.units this way)."""
     if hook not in _RECORD_HOOKS:
         _RECORD_HOOKS.append(hook)
 

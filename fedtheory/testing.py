@@ -261,7 +261,7 @@ def _torch_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
     import torch
 
     from .sim.engine import ProblemOracle
-    from .sim.plugins import State
+    from .sim.rules import State
     from .sim.rng import RunStreams
     from .sim.rounds import commit_round, run_round
 
@@ -315,7 +315,7 @@ def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: in
     applicable to local objective terms, whose network form lives in ``empirical.objectives``.
     """
     from .sim.engine import RunConfig, simulate
-    from .sim.plugins import AdditiveNoise
+    from .sim.rules import AdditiveNoise
     from .sim.problems import heterogeneous_least_squares
 
     unknown = [c for c in checks if c not in CONTRACT]

@@ -10,7 +10,7 @@ from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, TrackGrad
                            pl_nonconvex, simulate, synthetic_logistic)
 from fedtheory.sim.problems import Constant, SeparablePLProblem
 from fedtheory.sim import engine
-from fedtheory.sim.plugins import Plugin
+from fedtheory.sim.rules import Plugin
 
 
 def _ls_client_loss(p, i):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fedtheory._validation import ParameterError
 from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, fedcm, fedinit, fedprox, fedsam,
                            heterogeneous_least_squares, pl_nonconvex, scaffold, simulate, synthetic_logistic)
-from fedtheory.sim.plugins import LocalTransform
+from fedtheory.sim.rules import LocalTransform
 from fedtheory.sim.reference import reference_simulate
 
 ALGORITHMS = {
@@ -263,7 +263,7 @@ def test_measuring_every_round_gathers_every_client_once():
 def test_full_participation_is_one_read_only_selection_and_gathers_a_copy():
     """issue 26: every client in order is one array per shape, recognized by identity (no per-round indexing);
     what a plug-in gathers under it is a copy, as take_along_axis gives."""
-    from fedtheory.sim.plugins import RoundState, Server, State, every_client
+    from fedtheory.sim.rules import RoundState, Server, State, every_client
 
     sel = Server().participants(None, 3, 4, 4)
     assert sel is every_client(3, 4) and not sel.flags.writeable
@@ -474,7 +474,7 @@ def _unshared_view(p, sel):
 def test_the_direction_sum_is_kept_only_for_a_rule_or_a_recorded_measure():
     """issue 38: RelaxedInit keeps the sum of the local directions for its eq15_residual only: a FedInit run that does
     not record it takes no sum (one (R, N, d) pass per local step less) and gives the same numbers."""
-    from fedtheory.sim.plugins import Plugin
+    from fedtheory.sim.rules import Plugin
 
     seen = []
 
@@ -499,7 +499,7 @@ def test_the_direction_sum_is_kept_only_for_a_rule_or_a_recorded_measure():
 def test_a_server_broadcast_is_numpys_broadcast():
     """issue 38: the server's anchor, built without np.broadcast_to's Python layers, is the same read-only view (its
     copy, the plain start, has the same layout, so later sums round alike)."""
-    from fedtheory.sim.plugins import broadcast_clients
+    from fedtheory.sim.rules import broadcast_clients
 
     for w in (np.random.default_rng(0).standard_normal((3, 5)), np.zeros((1, 1)), np.ones((1, 4)), np.ones((3, 1)),
               np.ones((4, 6))[:, ::2]):
@@ -549,7 +549,7 @@ def test_run_streams_make_each_concerns_generators_when_first_asked_for():
     streams = RunStreams(seeds)
     for c in reversed(CONCERNS):
         assert [g.bit_generator.state for g in streams.generators(c)] == [g.bit_generator.state for g in eager[c]]
-    from fedtheory.sim.plugins import Server
+    from fedtheory.sim.rules import Server
 
     lazy = RunStreams(range(16), rounds_ahead=5)
     for _ in range(5):  # a round of FedAvg with exact gradients, every client: no draw

@@ -270,7 +270,7 @@ class _RS:
 
 
 def test_quantize_touches_only_inferior_clients_and_error_feedback_keeps_the_residual():
-    from fedtheory.sim.plugins import State
+    from fedtheory.sim.rules import State
 
     rng = np.random.default_rng(4)
     R, C, N, d = 2, 5, 3, 12

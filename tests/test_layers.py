@@ -26,8 +26,8 @@ PACKAGE = Path(fedtheory.__file__).resolve().parent
 # lower floors; never a layer on its own floor or above.
 GROUND = ("fedtheory", "_validation", "validation", "_jsonutil", "_signals", "_deprecation", "files")
 FLOORS = (
-    ("theory", "sim", "parallel", "scaffold"),
-    ("plugins",),
+    ("theory", "sim", "parallel", "skeleton"),
+    ("plugins", "scaffold"),  # scaffold: the deprecated name of skeleton (0.2), above it
     ("empirical", "testing"),
     ("checks",),
     ("worst", "report", "latex"),

@@ -18,7 +18,7 @@ import pytest
 
 from fedtheory._validation import ParameterError
 from fedtheory.checks import CheckSpec, exit_code, run_checks, select
-from fedtheory.checks.units import CheckUnit, plan_units, run_units
+from fedtheory.checks.scheduling import CheckUnit, plan_units, run_units
 from fedtheory.cli import main
 from fedtheory.parallel import INSTALL_DASK, Progress, SerialExecutor, Task, dask_available, make_executor
 

@@ -398,7 +398,7 @@ def test_refused_with_one_line_naming_operation_and_plugin(make, operation, plug
     if per_round:  # client sampling: patch the protocol's participants call through the Server plug-in
         import dataclasses
 
-        from fedtheory.sim.plugins import Server
+        from fedtheory.sim.rules import Server
 
         class Sampled(Server):
             def participants(self, streams, runs, n_clients, per_round):

@@ -221,7 +221,7 @@ def test_gossip_round_matrix_is_block_diagonal_of_run_matrices():
     m = 8
     tops = [Ring(m), RandomKNeighbour(m, 2), Grid2D(m, laziness=0.3), RandomKNeighbour(m, 3, laziness=0.5), FullyConnected(m)]
     g = Gossip(tops)
-    from fedtheory.sim.plugins import State
+    from fedtheory.sim.rules import State
 
     state = State(w=np.zeros((len(tops), 3)))
     g.setup(state, len(tops), m, 3)

@@ -1,5 +1,5 @@
 """Units (issue 22): every record checked for dimensional consistency (fedtheory.theory.dimensions, the per-paper
-check PAPER.units of fedtheory.checks.units_check). Mutants and the known misprints must be caught and named."""
+check PAPER.units of fedtheory.checks.dimensions). Mutants and the known misprints must be caught and named."""
 import dataclasses
 import json
 import os
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from fedtheory._validation import FedTheoryError, ParameterError
 from fedtheory.checks import all_checks, group_findings
-from fedtheory.checks.units_check import units_analysis, units_result, units_rows, units_table
+from fedtheory.checks.dimensions import units_analysis, units_result, units_rows, units_table
 from fedtheory.sim import measure_catalogue
 from fedtheory.theory import Bound, Condition, SymbolSet, dimension_of, get, registry
 from fedtheory.theory.dimensions import (DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units,
@@ -116,7 +116,7 @@ def test_dimension_of_takes_a_left_side_and_names_the_term_unlike_it():
 
 def test_unknown_dimension_is_exported_and_the_more_terms_are_listed():
     import fedtheory.theory as th
-    from fedtheory.checks.units_check import _issues_text
+    from fedtheory.checks.dimensions import _issues_text
     from fedtheory.theory.dimensions import Formula, check_formula, symbol_dims
 
     assert th.UnknownDimension is UnknownDimension and "UnknownDimension" in th.__all__
@@ -297,7 +297,7 @@ def test_li2020_mutants_are_caught():
 import dataclasses, json, sys
 sys.path.insert(0, {str(EXAMPLE.parent)!r})
 from li2020_fedavg import records as R
-from fedtheory.checks.units_check import units_analysis
+from fedtheory.checks.dimensions import units_analysis
 out = {{}}
 e = R.THM1.expr
 for name, expr in (("L dropped in B", None), ("mu dropped", e.subs(R.mu, 1)), ("K^2", None),
@@ -419,7 +419,7 @@ def test_measures_declare_their_dimension_and_bounds_agree():
 def test_docs_table_is_current():
     text = (ROOT / "docs" / "units.md").read_text()
     table = units_table([r for r in _records() if r.paper in BUILTIN])
-    assert table in text, "docs/units.md is stale: regenerate it (python -m fedtheory.checks.units_check)"
+    assert table in text, "docs/units.md is stale: regenerate it (python -m fedtheory.checks.dimensions)"
 
 
 def test_explain_dimensions_line_does_not_depend_on_the_hash_seed():

@@ -9,7 +9,7 @@ import pytest
 from fedtheory.cli import main
 from fedtheory.sim import LeastSquaresProblem
 from fedtheory.worst import QuadraticClass, evaluate, make_spec, replay, worst_case
-from fedtheory.worst.space import B_min, heterogeneity_G2
+from fedtheory.worst.quadratic import B_min, heterogeneity_G2
 from fedtheory.testing import scaled_bound
 
 # small and fast: C = 3 clients, d = 3, K = 2, T = 20, exact gradients (deterministic)

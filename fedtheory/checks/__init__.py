@@ -37,7 +37,7 @@ from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, run_
                           training_regime, unusable_runs)
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
-from .units_check import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
+from .dimensions import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
 from .trivial_bounds import TRIVIAL_BOUNDS, TrivialBound, trivial_bound_of
 from .terms import additive_terms, term_tightness
 from .bounds import assess_bound

@@ -372,7 +372,7 @@ def _rule8_as_measured(bound: Bound, verdict: str, units_reading: Mapping[str, s
     erratum (inconsistent in units under every reading) to false as stated."""
     if verdict != "violated":
         return "", "", detail
-    from .units_check import units_consequence
+    from .dimensions import units_consequence
 
     cons = units_consequence(bound, units_reading)
     if cons is None:

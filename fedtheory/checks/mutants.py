@@ -49,7 +49,7 @@ from .rates import rate_check
 from .registry import CheckSpec, select
 from .results import FINDINGS, CheckResult
 from .session import Session
-from .units_check import units_result
+from .dimensions import units_result
 
 __all__ = ["KILLING", "TRUTHS", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
            "mutation_payload", "format_mutation_table", "run_mutants", "score_record"]

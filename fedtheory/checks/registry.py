@@ -58,7 +58,7 @@ class CheckSpec:
     problems: tuple[str, ...] = ()
     algorithms: tuple[str, ...] = ()
     seeds: str = ""
-    group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.units)
+    group: str = ""  # checks of one group share a unit of work on an executor (fedtheory.checks.scheduling)
     control: "Control | None" = None  # the negative control that must make this check fail (see Control)
     self_check: str = ""  # why the check is an implementation self-check by design (no mutation could make it fail)
     # the suffix of the one row per record this check gives, RECORD.SUFFIX (PAPER.units: 'units'): `--only RECORD`
@@ -104,7 +104,7 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     worker process beside the simulations; profiles: where it runs ('quick', 'full'); measures, problems,
     algorithms, seeds: what ``fedtheory explain`` tells about how the left side is measured; group: checks that
     share memoized simulations (``Session.memo``) under one name run as one unit of work when ``fedtheory check``
-    runs on workers (``--workers``; see ``fedtheory.checks.units``), so the simulations are computed once.
+    runs on workers (``--workers``; see ``fedtheory.checks.scheduling``), so the simulations are computed once.
     control: a :class:`Control` under which the check must report a finding; a check of a kind in CONTROLLED_KINDS
     without one gives implementation self-checks (never findings), by rule. self_check: why the check cannot fail
     against the paper by design (an identity of the simulator's own construction, a tautology, a property of the

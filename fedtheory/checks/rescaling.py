@@ -54,7 +54,7 @@ def rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_read
     on the run rescaled along ``units_check.shrink_direction`` by 10^t, t in RESCALE_STEPS, inside rule 8's regime
     (``RESCALE_REGIME``: the steps that move a value of the statement by more than that factor are not tested): the
     first scale where the comparison is violated, or 'holds' with what was tested, with 'text' in words."""
-    from .units_check import RESCALE_REGIME, regime_text, rescaled_values, units_consequence
+    from .dimensions import RESCALE_REGIME, regime_text, rescaled_values, units_consequence
 
     cons = units_consequence(bound, units_reading)
     if cons is None:

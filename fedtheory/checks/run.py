@@ -1,5 +1,5 @@
 """``run_checks``: the selected checks, in this process (one Session; the symbolic ones in a worker process beside
-the simulations) or as units of work on an executor (``fedtheory.checks.units``); the same results either way.
+the simulations) or as units of work on an executor (``fedtheory.checks.scheduling``); the same results either way.
 ``timings=[]`` also collects each check's seconds (``execution.CheckTiming``; ``fedtheory check --timings``)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .execution import check_timings, one_blas_thread, run_spec
 from .registry import all_checks, record_row_filter, select
 from .results import CheckResult
 from .session import PROFILES, Session
-from .units import plan_units, run_units
+from .scheduling import plan_units, run_units
 
 __all__ = ["run_checks"]
 
@@ -23,7 +23,7 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
     """Run the selected checks, results in registration order. Without ``executor``: in this process and, on a
     machine with more than one core (unless ``parallel_symbolic=False``), in one worker process beside it (the
     symbolic checks and a share of the units of work: ``_run_here``). With an executor (``fedtheory.parallel``): as
-    units of work (``fedtheory.checks.units``). The same results every way.
+    units of work (``fedtheory.checks.scheduling``). The same results every way.
     timings: a list that receives one ``CheckTiming`` per selected check, in registration order."""
     check_choice("profile", profile, PROFILES)
     specs = select(paper, only, profile, runs=runs_dir is not None)

@@ -19,7 +19,7 @@ class Session:
     """One invocation: profile, base seed, a memo of simulation results shared by the checks.
 
     memo_log: when a list, every ``memo`` call appends {"key": repr(key), "computed": bool, "s": seconds}
-    (how ``fedtheory.checks.units`` learns which checks share which simulations)."""
+    (how ``fedtheory.checks.scheduling`` learns which checks share which simulations)."""
 
     profile: str = "quick"
     seed: int = 0

@@ -1,6 +1,6 @@
 """A network as a pure function of one flat parameter vector, and its per-client gradients.
 
-The plug-ins of ``sim/plugins.py`` act on state arrays shaped (runs, clients, dim); here ``dim`` is
+The plug-ins of ``sim/rules.py`` act on state arrays shaped (runs, clients, dim); here ``dim`` is
 the number of network parameters and each (run, client) row is one flat parameter vector. A row is
 turned back into the module's named tensors by views (no copy) and evaluated with
 ``torch.func.functional_call``.

@@ -2,7 +2,7 @@
 
 A batch of R runs (a seed sweep and/or a hyperparameter grid) with C clients, N per round, K local
 steps, is state shaped (R, C, dim) / (R, N, dim): one row per (run, client) network. A round follows
-``sim.engine.simulate`` step by step and calls the same plug-ins (``sim/plugins.py``):
+``sim.engine.simulate`` step by step and calls the same plug-ins (``sim/rules.py``):
 
   participants -> anchor -> round_start hooks -> init -> K x [minibatch gradient of every (run, client)
   -> local transforms (SAM, control variates, momentum, prox) -> step] -> compress -> combine
@@ -44,7 +44,7 @@ import torch
 from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
 from .._signals import note_signal, raise_if_received
 from .._validation import FedTheoryError, ParameterError
-from ..sim.plugins import RoundState, State
+from ..sim.rules import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
 from ..sim.rounds import versions as _base_versions
 from . import algorithms as A

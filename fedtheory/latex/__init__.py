@@ -64,7 +64,7 @@ def test_units_rows():
 def checks_source(draft: LatexDraft, name: str) -> str:
     """The drafted ``checks.py``: no check yet, and the skeleton's worked bound check, commented out, pointed at the
     first drafted bound (its record variable and id) for the user to adapt."""
-    from ..scaffold import worked_check
+    from ..skeleton import worked_check
 
     first = next((b for b in draft.bounds if b.expr is not None), None)
     if first is None:
@@ -95,7 +95,7 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
     from ..checks import units_rows
     from ..checks.execution import draft_rule
     from ..plugins import load_plugin
-    from ..scaffold import check_directory, check_name, write_skeleton
+    from ..skeleton import check_directory, check_name, write_skeleton
 
     check_name(name, taken)  # NAME and --dir first: nothing is read for a package that could not be written
     check_directory(directory)

@@ -9,7 +9,7 @@ from . import gossip  # noqa: F401 - registers the gossip algorithms
 from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, ProblemOracle,
                      RunConfig, StepWeights, Trace, simulate)
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round
-from .plugins import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientSteps, Communication, Compressor,
+from .rules import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientSteps, Communication, Compressor,
                       ControlVariates, Exact, LocalTransform, MeanModels, MeanUpdates, Minibatch, NormalizedAveraging,
                       OppositeLookahead, Oracle, PlainInit, Plugin, Prox, ProximalSolve, RelaxedInit, RoundState, Server,
                       State)

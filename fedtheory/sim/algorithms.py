@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float
-from .plugins import (Aggregator, ClientMomentum, ClientSteps, Communication, Compressor, ControlVariates,
+from .rules import (Aggregator, ClientMomentum, ClientSteps, Communication, Compressor, ControlVariates,
                       LocalTransform, MeanModels, MeanUpdates, NormalizedAveraging, PlainInit, Plugin, Prox,
                       ProximalSolve, RelaxedInit, SAM, Server)
 from .certificates import Certificate, certified, undeclared

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_finite, check_float, check_int, per_run
 from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
-from .plugins import Exact, LocalTransform, Oracle, RoundState, State, on_request
+from .rules import Exact, LocalTransform, Oracle, RoundState, State, on_request
 from .problems import Problem
 from .certificates import ClientSampling
 from .rng import RunStreams

@@ -23,7 +23,7 @@ import numpy as np
 from .._validation import ParameterError, check_float, per_run
 from .backend import ops
 from .certificates import Certificate, from_visited, undeclared, visited_values
-from .plugins import Aggregator, LocalTransform
+from .rules import Aggregator, LocalTransform
 
 # ------------------------------------------------------------------------------------ the Lorentz model
 

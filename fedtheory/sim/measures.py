@@ -19,7 +19,7 @@ from .engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASU
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
 from .mixed_precision import WeightShift
 from .gossip import Gossip
-from .plugins import Plugin, RelaxedInit
+from .rules import Plugin, RelaxedInit
 from .quantize import Quantize
 from .topology import ring
 

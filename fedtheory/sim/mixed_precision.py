@@ -26,7 +26,7 @@ from .._validation import ParameterError, per_run
 from .backend import ops
 from .algorithms import Algorithm
 from .engine import RunConfig
-from .plugins import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
+from .rules import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
 from .reference import NaiveClients, naive_grad
 from .problems import Problem
 from .quantize import Blocks, ErrorFeedback, Quantize, client_mask, quantize_dequantize

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_int
 from .backend import ops
-from .plugins import Compressor, RoundState
+from .rules import Compressor, RoundState
 
 MAX_BITS = 16
 METHODS = ("uniform", "kmeans")

@@ -17,7 +17,7 @@ import numpy as np
 from .algorithms import Algorithm
 from .engine import RunConfig, TrackGradients
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
-from .plugins import (AdditiveNoise, ClientMomentum, ClientSteps, ControlVariates, Exact, MeanModels, MeanUpdates,
+from .rules import (AdditiveNoise, ClientMomentum, ClientSteps, ControlVariates, Exact, MeanModels, MeanUpdates,
                       Minibatch, NormalizedAveraging, PlainInit, Prox, ProximalSolve, RelaxedInit, SAM)
 from .problems import Problem
 from .rng import RunStreams

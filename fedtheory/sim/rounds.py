@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float, check_int
 from .backend import ops
-from .plugins import Plugin, RoundState, State, every_client
+from .rules import Plugin, RoundState, State, every_client
 
 __all__ = ["LocalOracle", "StepSchedule", "SCHEDULES", "commit_round", "divergence_flags", "park_runs", "run_round",
            "versions"]

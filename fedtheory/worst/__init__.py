@@ -14,7 +14,7 @@ from .pep import (PEP_EXTRA, FederatedPEP, MissingExtraError, PEPRefusal, PEPRes
                   protocol_pep, register_pep, run_pep, solve_pep)
 from .search import (Evaluation, evaluate, instance_scales, instance_verdict, load_worst, rebound, replay, run_worst,
                      worst_case, worst_spec, write_instance, z_threshold)
-from .space import Instances, QuadraticClass, B_min, check_theta, heterogeneity_G2, uniform_in_box
+from .quadratic import Instances, QuadraticClass, B_min, check_theta, heterogeneity_G2, uniform_in_box
 from .spec import WorstCaseSpec, entry, make_spec, parse_sets, register_worst_case, worst_case_entries
 
 __all__ = ["CoupledInstances", "Evaluation", "FederatedPEP", "HuberClass", "HuberInstances", "Instances", "MissingExtraError", "NeighbourClass",

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._validation import ParameterError
 from ..sim import LeastSquaresProblem, simulate
-from .space import MARGIN, Instances, check_theta, uniform_in_box
+from .quadratic import MARGIN, Instances, check_theta, uniform_in_box
 
 
 @dataclass

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_finite
 from ..sim import HuberProblem
-from .space import MARGIN, check_theta, uniform_in_box
+from .quadratic import MARGIN, check_theta, uniform_in_box
 
 KINK_RANGE = (-4.0, 1.0)  # log10 of the kink over sqrt(S L dist2)
 

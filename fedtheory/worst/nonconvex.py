@@ -32,7 +32,7 @@ import numpy as np
 from .._validation import ParameterError
 from ..sim import SeparablePLProblem, pl_ratio_infimum
 from ..sim.problems import AMPLITUDE_MAX
-from .space import check_theta, uniform_in_box
+from .quadratic import check_theta, uniform_in_box
 
 MARGIN = 1e-9
 

@@ -29,7 +29,7 @@ from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
 from ..sim import Trace, simulate
-from .space import Instances
+from .quadratic import Instances
 from .spec import WorstCaseSpec, entry, make_spec
 
 FORMAT = "fedtheory.worst/1"

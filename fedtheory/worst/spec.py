@@ -2,7 +2,7 @@
 
 A spec says, for one bound record:
 * ``space``: the problem class, a parametrised family whose ``decode(theta)`` returns instances that satisfy
-  the record's assumptions by construction (e.g. :class:`~fedtheory.worst.space.QuadraticClass`);
+  the record's assumptions by construction (e.g. :class:`~fedtheory.worst.quadratic.QuadraticClass`);
 * ``algorithm`` and ``config``: what runs on each instance (one batched ``simulate`` per population);
 * ``measure(trace, instances, which)``: the measured left side per run (``which[r]``: run r's instance);
 * ``constants_from_instance(instances, trace, which)``: the values the record's bound is evaluated at, per

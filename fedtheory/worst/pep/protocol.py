@@ -653,7 +653,7 @@ class PEPOracle:
 
 def _plugin_of(tb) -> str:
     """The innermost algorithm plug-in on a traceback's stack (the one whose rule asked for the refused operation)."""
-    from ...sim.plugins import Plugin
+    from ...sim.rules import Plugin
 
     found = ""
     while tb is not None:
@@ -666,7 +666,7 @@ def _plugin_of(tb) -> str:
 
 def _run(algorithm, s: ProtocolSetting, b: _Builder):
     """T rounds of ``algorithm`` through ``sim.rounds.run_round`` on points: the server iterates w^0..w^T."""
-    from ...sim.plugins import State
+    from ...sim.rules import State
     from ...sim.rounds import commit_round, run_round
 
     C = s.C

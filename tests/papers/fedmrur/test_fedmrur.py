@@ -14,7 +14,7 @@ from fedtheory.sim.engine import Algorithm
 from fedtheory.papers.fedmrur.algorithms import fedmrur, fedmrur_h, fedmrur_n, mofedsam, settings_of, weighted_grad_norm2
 from fedtheory.sim.hyperbolic import (HyperbolicRegularizer, NormalizedAggregation, lifted_sqdist, lorentz_inner,
                                       lorentz_lift, lorentz_sqdist, r_bound, regularizer_hessian)
-from fedtheory.sim.plugins import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
+from fedtheory.sim.rules import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
 from fedtheory.sim.reference import reference_simulate
 
 ALGS = {

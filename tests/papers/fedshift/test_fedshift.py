@@ -17,7 +17,7 @@ from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, f
 from fedtheory.papers.fedshift.algorithms import digits_parity_logistic, fedshift
 from fedtheory.sim.mixed_precision import WeightShift, mixed_precision, reference_mixed_precision
 from fedtheory.sim.partition import label_parity_shards
-from fedtheory.sim.plugins import Prox
+from fedtheory.sim.rules import Prox
 from fedtheory.sim.quantize import Blocks, ErrorFeedback, Quantize
 from fedtheory.sim.reference import reference_simulate
 from fedtheory.papers.fedshift import records as F

@@ -15,7 +15,7 @@ def test_theorem_2_is_two_unverified_order_statements():
 def test_no_simulation_check_runs_them_and_their_units_are_checked():
     import dataclasses
 
-    from fedtheory.checks.units_check import units_analysis
+    from fedtheory.checks.dimensions import units_analysis
 
     for rec in (R.STRONGLY_CONVEX, R.NON_CONVEX):
         assert [c.kind for c in checks_of(rec.id)] == ["symbolic"]  # the units check only

@@ -248,7 +248,7 @@ def test_gossip_parameter_errors(ls):
 def test_gossip_mix_torch_matches_numpy(ls):
     torch = pytest.importorskip("torch")
     g = Gossip([Ring(M), Exponential(M), RandomKNeighbour(M, 2)])
-    from fedtheory.sim.plugins import State
+    from fedtheory.sim.rules import State
     from fedtheory.sim.rng import RunStreams
 
     g.setup(State(w=np.zeros((3, 4))), 3, M, 4)

@@ -1,0 +1,54 @@
+"""The public API a plug-in author holds in their head (issue 46): every built-in paper and example plug-in imports only
+names that a public module exports (its ``__all__``), from public modules (no part starting with ``_``)."""
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_TREES = [ROOT / "fedtheory" / "papers", *sorted((ROOT / "examples").glob("*/src"))]
+
+
+def _fedtheory_imports(path: Path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("fedtheory"):
+            yield node.lineno, node.module, [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("fedtheory"):
+                    yield node.lineno, a.name, []
+
+
+def _plugin_files():
+    return [f for tree in PLUGIN_TREES for f in sorted(tree.rglob("*.py"))]
+
+
+def test_papers_and_examples_import_only_exported_names():
+    bad = []
+    for f in _plugin_files():
+        where = f.relative_to(ROOT)
+        own_paper = f.parts[f.parts.index("papers") + 1] if "papers" in f.parts else None
+        for line, module, names in _fedtheory_imports(f):
+            if own_paper and module.startswith(f"fedtheory.papers.{own_paper}"):
+                continue  # a paper's own modules
+            if any(part.startswith("_") for part in module.split(".")):
+                bad.append(f"{where}:{line} imports the private module {module}")
+                continue
+            exported = set(getattr(importlib.import_module(module), "__all__", ()))
+            for name in names:
+                if name not in exported:
+                    bad.append(f"{where}:{line} imports {name} from {module}, which does not export it")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("module", ["fedtheory.theory", "fedtheory.sim", "fedtheory.checks", "fedtheory.worst",
+                                    "fedtheory.worst.pep", "fedtheory.latex", "fedtheory.plugins",
+                                    "fedtheory.validation"])
+def test_every_exported_name_exists(module):
+    mod = importlib.import_module(module)
+    missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+    assert not missing and len(set(mod.__all__)) == len(mod.__all__), (missing, module)
