@@ -8,7 +8,7 @@ import numpy as np
 from fedtheory.checks import CheckResult, run_check, run_label
 
 from . import records as fedshift_records
-from .checks import EQ12_FINDING
+from .checks.theorem2 import EQ12_FINDING
 
 # |measured - predicted| / (D_FA^2 + D_FS^2): float rounding of sums over every weight of the network
 _SHIFT_TOL = {"float64": 1e-9, "float32": 1e-4}
