@@ -46,7 +46,7 @@ def test_thm1_bound_rows_are_judged_against_the_runs_trivial_bound(session):
 
 def test_every_fedshift_check_of_a_controlled_kind_has_a_control_or_says_why_not():
     specs = {i: s for i, s in all_checks().items() if s.paper == "fedshift" and s.kind in CONTROLLED_KINDS
-             and not s.needs_runs}  # fedshift.empirical.thm2 (logged runs) lives in fedtheory/papers/fedshift/experiments.py
+             and not s.needs_runs}  # fedshift.exp.thm2 (logged runs) lives in fedtheory/papers/fedshift/experiments.py
     by_design = {i for i, s in specs.items() if s.self_check}
     assert by_design == {"fedshift.eq11", "fedshift.cond31_32"}
     assert all(specs[i].control is None for i in by_design)
