@@ -11,7 +11,6 @@ from .. import records as fedinit_records
 from .common import (BETAS, K_LOCAL, PAPER, SIGMA2, SIZES, B_ref, admissible_eta, base_values, bound_runs, candidates,
                      exact_heterogeneity, problems, slices, trivial_values)
 
-SETTINGS = "admissible (per beta in {0, 0.05, 0.1}, the largest step Thms 1-6 allow) and practice (eta = 0.1, beta = 0.1)"
 PROBLEMS = ("heterogeneous_least_squares", "heterogeneous_least_squares(heterogeneity=0.3, condition=2)",
             "pl_nonconvex", "full: rank-6 least squares, logistic regression on digits")
 SEEDS = "8 (quick) / 32 (full) per beta"
@@ -49,39 +48,38 @@ def bound_rows(session: Session, bound, lhs):
 @check("fedinit.thm1", PAPER, "bound", measures=("grad_norm2",), problems=PROBLEMS, algorithms=("FedInit",),
        seeds=SEEDS)
 def thm1(session):
-    """Thm 1 (000 eq. (9)/(27)): FedInit's measured (1/T) sum_{t<T} ||grad f(w^t)||^2 against 2D/(lambda eta K T) +
-    kappa_2 eta L sigma_l^2/(lambda N) + 3 kappa_1 eta K L G^2/(lambda N), N = C = 10, K = 5, sigma_l^2 = 0.05, on
-    the least-squares and PL problems: per beta at the largest step Thms 1-6 allow, and at the paper's practice
-    (eta = 0.1), where the step conditions fail."""
+    """FedInit's measured (1/T) sum_{t<T} ||grad f(w^t)||^2 against Thm 1's bound (000 eq. (9)/(27)), N = C = 10,
+    K = 5, sigma_l^2 = 0.05, on the least-squares and PL problems: per beta in {0, 0.05, 0.1} at the largest step
+    Thms 1-6 allow, and at the paper's practice (eta = 0.1), where the step conditions fail; L, sigma_l and
+    Assumption 3's (G, B) certified, lambda = lambda_max."""
     return bound_rows(session, fedinit_records.THM1, lambda tr, sl: np.nanmean(tr["grad_norm2"][:-1, sl], axis=0))
 
 
 @check("fedinit.thm2", PAPER, "bound", measures=("opt_error",), problems=PROBLEMS, algorithms=("FedInit",),
        seeds=SEEDS)
 def thm2(session):
-    """Thm 2 (000 eq. (11)/(29)): the measured f(w^T) - f* at the last round against e^{-lambda mu eta K T} D +
-    3 kappa_1 eta K L G^2/(2 N lambda mu) + kappa_2 eta L sigma_l^2/(2 N lambda mu), mu the problem's certified PL
-    constant, on the runs of fedinit.thm1 (admissible per beta, and practice)."""
+    """The measured f(w^T) - f* at the last round against Thm 2's bound (000 eq. (11)/(29)), mu the problem's
+    certified PL constant, on the runs of fedinit.thm1 (admissible per beta, and practice)."""
     return bound_rows(session, fedinit_records.THM2, lambda tr, sl: tr["opt_error"][-1, sl])
 
 
 @check("fedinit.thm4", PAPER, "bound", measures=("delta",), problems=PROBLEMS, algorithms=("FedInit",), seeds=SEEDS)
 def thm4(session):
-    """Thm 4 (000 eq. (16), the proof's last display): the measured average divergence (1/T) sum_{t<T} Delta^t,
-    Delta^t = (1/C) sum_i ||w_{i,K}^{t-1} - w^t||^2, against its explicit bound (coefficients 534, 267, 801, 69, 267
-    over 1 - 96 beta^2), on the runs of fedinit.thm1; at partial participation see fedinit.thm4.partial."""
+    """The measured average divergence (1/T) sum_{t<T} Delta^t, Delta^t = (1/C) sum_i ||w_{i,K}^{t-1} - w^t||^2,
+    against Thm 4's explicit bound (000 eq. (16), the proof's last display), on the runs of fedinit.thm1; at partial
+    participation see fedinit.thm4.partial."""
     return bound_rows(session, fedinit_records.THM4, lambda tr, sl: np.nanmean(tr["delta"][:-1, sl], axis=0))
 
 
 @check("fedinit.thm5", PAPER, "bound", measures=("delta",), problems=PROBLEMS, algorithms=("FedInit",), seeds=SEEDS)
 def thm5(session):
-    """Thm 5 (000 eq. (17), the proof's last display): the measured final divergence Delta^T against its explicit
-    bound under PL (the geometric sum loosened to T e^{-lambda mu eta K (T-1)} D, as the proof does), on the runs of
-    fedinit.thm1; the condition 96 beta^2 <= e^{-lambda mu eta K} is decided per row."""
+    """The measured final divergence Delta^T against Thm 5's explicit bound under PL (000 eq. (17), the proof's last
+    display, with its loosened geometric sum), on the runs of fedinit.thm1; the condition 96 beta^2 <=
+    e^{-lambda mu eta K} is decided per row."""
     return bound_rows(session, fedinit_records.THM5, lambda tr, sl: tr["delta"][-1, sl])
 
 
-# ------------------------------------------------------------------------------------ Theorem 4 at partial participation
+# ------------------------------------------------------------------------------- Theorem 4 at partial participation
 
 
 PARTIAL = ((10, 5), (20, 2))  # (C, N): half of the clients, and the paper's 10% participation (000 l. 535)
@@ -129,7 +127,8 @@ def thm4_partial(session):
                                                          sampling=ClientSampling(C, N)),
                                    params={"setting": f"partial participation {N} of {C}", "runs": run["R"],
                                            "rounds": run["T"]}, trivial=trivial_values(p, tr, sl, K_LOCAL),
-                                   detail=f"N/C = {N / C:g}; measured (1/T) sum_t Delta^t over all C clients' latest models")
+                                   detail=f"N/C = {N / C:g}; measured (1/T) sum_t Delta^t over all C clients' latest "
+                                          "models")
                 pair.append(res)
             if pair[0].bound is not None and pair[1].bound is not None:
                 rel = pair[1].bound / pair[0].bound - 1
@@ -162,9 +161,9 @@ def _per_round(bound, lhs):
 @check("fedinit.lemma2", PAPER, "bound", measures=("V1", "delta", "grad_norm2"), problems=PROBLEMS,
        algorithms=("FedInit",), seeds=SEEDS)
 def lemma2(session):
-    """Lemma 2 (000 eq. (24)) round by round: the measured V_1^t = (1/C) sum_i sum_{k<K} ||w_{i,k}^t - w^t||^2 against
-    4 K beta^2 Delta^t + 3 K^2 eta^2 (sigma_l^2 + 4 K G^2) + 12 K^3 eta^2 B^2 ||grad f(w^t)||^2 at the same round's
-    measured Delta^t and gradient, on the runs of fedinit.thm1 (every client trains, as the lemma's average needs)."""
+    """Round by round, the measured V_1^t = (1/C) sum_i sum_{k<K} ||w_{i,k}^t - w^t||^2 against Lemma 2's right side
+    (000 eq. (24)) at the same round's measured Delta^t and ||grad f(w^t)||^2, on the runs of fedinit.thm1 (every
+    client trains, as the lemma's average over all C needs)."""
     return bound_rows(session, fedinit_records.LEMMA2,
                       _per_round(fedinit_records.LEMMA2, lambda tr, sl, T: tr["V1"][:, sl]))
 
@@ -172,9 +171,9 @@ def lemma2(session):
 @check("fedinit.lemma3", PAPER, "bound", measures=("V2", "delta", "grad_norm2", "local_grad_sum2"), problems=PROBLEMS,
        algorithms=("FedInit",), seeds=SEEDS)
 def lemma3(session):
-    """Lemma 3 (000 eq. (25)) round by round: the measured V_2^t = ||w^{t+1} - w^t||^2 against its right side (15, 10,
-    39, 39 over N and the sampling term eta^2 (N-1)/(N C (C-1)) ||sum_i sum_k grad f_i(w_{i,k}^t)||^2) at the same
-    round's measured Delta^t, gradient and local-gradient sum, on the runs of fedinit.thm1."""
+    """Round by round, the measured V_2^t = ||w^{t+1} - w^t||^2 against Lemma 3's right side (000 eq. (25)) at the
+    same round's measured Delta^t, ||grad f(w^t)||^2 and ||sum_i sum_k grad f_i(w_{i,k}^t)||^2, on the runs of
+    fedinit.thm1."""
     return bound_rows(session, fedinit_records.LEMMA3,
                       _per_round(fedinit_records.LEMMA3, lambda tr, sl, T: tr["V2"][:, sl]))
 
@@ -182,8 +181,7 @@ def lemma3(session):
 @check("fedinit.lemma4", PAPER, "bound", measures=("delta", "grad_norm2", "local_grad_sum2"), problems=PROBLEMS,
        algorithms=("FedInit",), seeds=SEEDS)
 def lemma4(session):
-    """Lemma 4 (000 eq. (26)) round by round: the measured Delta^{t+1} against 72 beta^2 Delta^t + 51 eta^2 K
-    sigma_l^2 + 195 eta^2 K^2 (G^2 + B^2 ||grad f(w^t)||^2) + 3 eta^2/(N C) ||sum_i sum_k grad f_i(w_{i,k}^t)||^2 at
-    round t's measured values, on the runs of fedinit.thm1."""
+    """Round by round, the measured Delta^{t+1} against Lemma 4's right side (000 eq. (26)) at round t's measured
+    Delta^t, ||grad f(w^t)||^2 and ||sum_i sum_k grad f_i(w_{i,k}^t)||^2, on the runs of fedinit.thm1."""
     return bound_rows(session, fedinit_records.LEMMA4,
                       _per_round(fedinit_records.LEMMA4, lambda tr, sl, T: tr["delta"][1:T + 1, sl]))

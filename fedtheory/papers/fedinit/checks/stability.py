@@ -31,8 +31,8 @@ def _stability_runs(session: Session, beta: float, c: float):
                            session.seeds(R), w0=w0, random_state=session.seed + 11,
                            measures=("delta", "visited_max_loss", "visited_max_grad", "visited_max_grad_var"))
         tr = res.trace
-        cert = certify(fedinit_records.THM3, problem=p, oracle=oracle, sampling=ClientSampling(p.n_clients, p.n_clients),
-                       visited=tr)
+        cert = certify(fedinit_records.THM3, problem=p, oracle=oracle,
+                       sampling=ClientSampling(p.n_clients, p.n_clients), visited=tr)
         if not cert.applicable:
             return {"cert": cert, "R": R}
         # one value for every pair of coupled runs: the largest of the runs' certified constants (each valid for all)
@@ -59,7 +59,8 @@ def thm3(session):
     """Thm 3 (000 eq. (14)) as printed and as the appendix derives it: the measured stability gap, mean over coupled
     pairs of max_z |f(w^T; z) - f(w~^T; z)| on two data sets differing in one sample, against the bound at the runs'
     own sum_t sqrt(Delta^t) (or sqrt(Delta^T): both readings of eq. (14), joined), with eta_tau = c/tau,
-    single-sample SGD, (beta, c) in {(0, 1/(LK)), (0.1, 1/(LK)), (0.1, 1/L)}; U, L_G, sigma_l over the visited points."""
+    single-sample SGD, (beta, c) in {(0, 1/(LK)), (0.1, 1/(LK)), (0.1, 1/L)}; U, L_G, sigma_l certified over the
+    visited points."""
     out = []
     L = stability_problem(session.seed)[0].constants["L"].value
     for beta, c in stability_settings(L):
