@@ -811,8 +811,8 @@ def _print_train_summary(res, fmt: str) -> None:
         print(f"\npath: {ex['path']} ({ex['path_reason']})")
     if res.run_dir is not None:
         print(f"\nlogged to {res.run_dir}; evaluate with: " + shlex.join(
-            ["fedtheory", "check", "--runs", str(res.run_dir), "--only", "fedinit.empirical", "fedmrur.empirical",
-             "fedshift.empirical", "empirical"]))
+            ["fedtheory", "check", "--runs", str(res.run_dir), "--only", "fedinit.exp", "fedmrur.exp",
+             "fedshift.exp", "empirical"]))
 
 
 # ------------------------------------------------------------------------------------ check

@@ -439,6 +439,7 @@ def test_a_value_a_check_forgot_is_an_error_row_not_a_usage_error():
 
     @check("forgot_value.t", "forgot_value", "bound", records=("forgot_value.t",))
     def forgot(session):
+        """The record evaluated without b."""
         return [assess_bound(rec, [{"a": 1.0}], np.zeros(3))]
 
     (row,) = run_spec(all_checks()["forgot_value.t"], Session())

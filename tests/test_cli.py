@@ -190,6 +190,7 @@ def test_checks_run_with_one_blas_thread(tmp_path):
         "from fedtheory.checks import CheckResult, check\n\n"
         "@check('blasprobe.threads', 'blasprobe', 'bound')\n"
         "def threads(s):\n"
+        "    \"\"\"The BLAS threads the check runs with.\"\"\"\n"
         "    n = max([i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'] or [1])\n"
         "    return [CheckResult('blasprobe.threads', 'blasprobe', 'bound', 'holds', measured=float(n), bound=1.0)]\n")
     env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("_NUM_THREADS")}

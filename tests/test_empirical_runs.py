@@ -70,7 +70,7 @@ def test_ci_training_killed_and_resumed_end_to_end(tmp_path, capsys):
     last = man["resumes"][-1]
     assert last["rows_compared"] == 12 and last["bit_identical"]  # rounds 3-4 recomputed, same bits
 
-    code = cli.main(["check", "--runs", str(tmp_path), "--only", "fedinit.empirical", "fedmrur.empirical", "empirical",
+    code = cli.main(["check", "--runs", str(tmp_path), "--only", "fedinit.exp", "fedmrur.exp", "empirical",
                      "--format", "json", "--no-progress"])
     assert code in (0, 1)
     payload = json.loads(capsys.readouterr().out)
@@ -381,7 +381,7 @@ def test_empirical_checks_group_sweeps_across_directories(tmp_path):
     _fake_log(tmp_path, "avg", [0.0], [0, 1, 2], lambda b, s: 0.1 + 0.01 * s)
     _fake_log(tmp_path, "init", [0.05, 0.1, 0.15], [0, 1, 2], lambda b, s: 0.1 + b + 0.01 * s)
     _fake_log(tmp_path, "copy", [0.05, 0.1, 0.15], [0, 1, 2], lambda b, s: 0.1 + b + 0.01 * s)
-    res = run_checks(only=["fedinit.empirical", "fedmrur.empirical", "empirical"], runs_dir=str(tmp_path))
+    res = run_checks(only=["fedinit.exp", "fedmrur.exp", "empirical"], runs_dir=str(tmp_path))
     by = {}
     for r in res:
         by.setdefault(r.id, []).append(r)
@@ -424,7 +424,7 @@ def test_claims_about_training_are_decided_only_in_their_regime(tmp_path):
     _fake_log(tmp_path, "avg", [0.0], seeds, lambda b, s: 0.1 + 0.01 * s, rounds=8, loss_fn=flat_loss)
     _fake_log(tmp_path, "init", [0.05, 0.1, 0.15], seeds, lambda b, s: 0.1 + b + 0.01 * s, rounds=8, loss_fn=flat_loss)
     by = {}
-    for r in run_checks(only=["fedinit.empirical", "fedmrur.empirical"], runs_dir=str(tmp_path)):
+    for r in run_checks(only=["fedinit.exp", "fedmrur.exp"], runs_dir=str(tmp_path)):
         by.setdefault(r.id, []).append(r)
     plain, weighted = by["fedinit.exp.gen_tracks_divergence"]
     assert plain.verdict == "claim_supported" and plain.extra["regime"]["how"] == "converged"
@@ -443,18 +443,18 @@ def test_empirical_controls_fail_on_the_same_logs(tmp_path):
     seeds = list(range(10))  # a refutation needs 10 seeds (the statistics policy)
     _fake_log(tmp_path, "avg", [0.0], seeds, lambda b, s: 0.1 + 0.01 * s)
     _fake_log(tmp_path, "init", [0.05, 0.1, 0.15], seeds, lambda b, s: 0.1 + b + 0.01 * s)
-    outcomes, missing = run_controls(only=["fedinit.empirical", "fedmrur.empirical", "empirical"],
+    outcomes, missing = run_controls(only=["fedinit.exp", "fedmrur.exp", "empirical"],
                                      runs_dir=str(tmp_path))
     assert {o.check: o.status for o in outcomes} == {
-        "fedinit.empirical.gen_vs_divergence": "fails_as_required", "fedinit.empirical.table3": "fails_as_required",
-        "fedmrur.empirical.near_orthogonality": "fails_as_required"}
+        "fedinit.exp.gen_tracks_divergence": "fails_as_required", "fedinit.exp.table3_accuracy": "fails_as_required",
+        "fedmrur.exp.near_orthogonality": "fails_as_required"}
     specs = all_checks()
-    assert {s.id for s in missing} == {"fedmrur.empirical.d_t", "empirical.runs"}
+    assert {s.id for s in missing} == {"fedmrur.exp.d_t", "empirical.runs"}
     assert all(specs[s.id].self_check for s in missing)
-    assert cli.main(["check", "--controls", "--runs", str(tmp_path), "--only", "fedmrur.empirical"]) == 0
-    rows = {r.id: r for r in run_checks(only=["fedmrur.empirical"], runs_dir=str(tmp_path))}
+    assert cli.main(["check", "--controls", "--runs", str(tmp_path), "--only", "fedmrur.exp"]) == 0
+    rows = {r.id: r for r in run_checks(only=["fedmrur.exp"], runs_dir=str(tmp_path))}
     assert rows["fedmrur.exp.d_t"].self_check and not rows["fedmrur.exp.near_orthogonality"].self_check
-    thr = [r for r in run_checks(only=["fedinit.empirical.table3"], runs_dir=str(tmp_path))
+    thr = [r for r in run_checks(only=["fedinit.exp.table3_accuracy"], runs_dir=str(tmp_path))
            if r.id == "fedinit.claim.divergence_threshold"]
     # on 10 seeds per beta the same sweep refutes it, but 5 rounds are too early to say (issue 45)
     assert {r.extra["regime"]["predicate_verdict"] for r in thr} == {"claim_refuted"}
@@ -462,7 +462,7 @@ def test_empirical_controls_fail_on_the_same_logs(tmp_path):
 
 
 def test_empirical_checks_are_silent_without_runs_and_flag_incomplete_ones(tmp_path):
-    assert run_checks(only=["fedinit.empirical", "fedmrur.empirical", "empirical"]) == []
+    assert run_checks(only=["fedinit.exp", "fedmrur.exp", "empirical"]) == []
     (r,) = run_checks(only=["empirical"], runs_dir=str(tmp_path))
     assert r.verdict == "inconclusive" and "no fedtheory run" in r.detail
     _fake_log(tmp_path, "half", [0.0], [0], lambda b, s: 0.1, status="running")
@@ -505,7 +505,7 @@ def test_fedshift_theorem2_checked_on_a_trained_network(tmp_path, digits):
     train(cfg, tmp_path / "fs", dataset=digits)
     man = json.loads((tmp_path / "fs" / MANIFEST).read_text())
     assert man["client_groups"] == [0, 1, 0, 1, 0, 1] and len(man["plugins"]["weight_shift"]["block_sizes"]) == 8
-    res = {r.id: r for r in run_checks(only=["fedshift.empirical"], runs_dir=str(tmp_path))}
+    res = {r.id: r for r in run_checks(only=["fedshift.exp"], runs_dir=str(tmp_path))}
     assert res["fedshift.thm2.appendix"].verdict == "holds" and res["fedshift.thm2.appendix"].measured < 1e-5
     assert res["fedshift.thm2"].verdict == "violated"
 

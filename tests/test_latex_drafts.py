@@ -47,6 +47,7 @@ from . import records as R
 @check("hthree.thm1", R.PAPER, "bound", measures=("dist2_opt",), problems=("least squares, 1 client",),
        algorithms=("FedAvg, K = 1 (gradient descent)",), seeds="1 (deterministic)")
 def thm1(session: Session):
+    """Gradient descent against the drafted bound."""
     p = heterogeneous_least_squares(n_clients=1, dim=5, samples_per_client=40, random_state=session.seed)
     cert = certify(R.THM1, problem=p, oracle=Exact(), sampling=ClientSampling(1))
     L = cert.values["L"]

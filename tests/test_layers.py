@@ -228,12 +228,14 @@ def private_names_used_by_papers(root: Path) -> list[str]:
     for name, (path, face) in read_modules(root).items():
         if not paper_of(name):
             continue
+        package = name.split(".") if face else name.split(".")[:-1]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(root.name):
                 names = [a.name for a in node.names]
                 if any(p.startswith("_") for p in node.module.split(".")) or any(n.startswith("_") for n in names):
                     bad.append(f"{name}:{node.lineno} from {node.module} import {', '.join(names)}")
-            elif isinstance(node, ast.ImportFrom) and node.level > 1:
+            elif isinstance(node, ast.ImportFrom) and node.level > 1 \
+                    and paper_of(".".join(package[:len(package) - node.level + 1] + ["x"])) != paper_of(name):
                 bad.append(f"{name}:{node.lineno}: a relative import out of the paper's package (use fedtheory.X)")
             elif isinstance(node, ast.Import):
                 bad += [f"{name}:{node.lineno} import {a.name}" for a in node.names
@@ -263,8 +265,10 @@ def test_every_built_in_paper_is_one_package_of_the_plug_in_shape():
 
     papers = sorted(p.name for p in (PACKAGE / "papers").iterdir() if (p / "__init__.py").exists())
     assert papers == sorted(BUILTIN_PAPERS)  # every folder is a registered built-in paper, and every one a folder
-    for paper in papers:
-        assert (PACKAGE / "papers" / paper / "records.py").exists() and (PACKAGE / "papers" / paper / "checks.py").exists()
+    for paper in papers:  # its checks in one file, or a package of them split along the paper's seams
+        folder = PACKAGE / "papers" / paper
+        assert (folder / "records.py").exists() and ((folder / "checks.py").exists()
+                                                     or (folder / "checks" / "__init__.py").exists()), paper
     for layer in ("theory", "checks", "worst", "sim"):
         assert not sorted(f.stem for f in (PACKAGE / layer).glob("*.py") if f.stem in papers), layer
 
@@ -286,6 +290,13 @@ def test_the_paper_contracts_fail_on_a_violation(tmp_path):
     assert cross_paper_imports(imports) == ["fedtheory.papers.b.checks:1 -> fedtheory.papers.a (its package face)",
                                             "fedtheory.papers.b.checks:1 -> fedtheory.papers.a.records"]
     assert private_names_used_by_papers(pkg) == ["fedtheory.papers.a.records:1 from fedtheory._validation import X"]
+    # a paper's checks split into a package: '..' stays inside the paper, '...' leaves it
+    (pkg / "papers" / "a" / "checks").mkdir()
+    (pkg / "papers" / "a" / "checks" / "__init__.py").write_text("from . import bounds\n")
+    (pkg / "papers" / "a" / "checks" / "bounds.py").write_text("from .. import records\nfrom ...b import checks\n")
+    assert private_names_used_by_papers(pkg) == [
+        "fedtheory.papers.a.checks.bounds:2: a relative import out of the paper's package (use fedtheory.X)",
+        "fedtheory.papers.a.records:1 from fedtheory._validation import X"]
 
 
 def test_import_linter_contracts():

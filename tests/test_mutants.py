@@ -44,10 +44,12 @@ PLUGIN = textwrap.dedent('''
 
     @check("mutoy.loose", "mutoy", "bound", records=("mutoy.loose",))
     def loose(session):
+        """The loose toy bound."""
         return rows(LOOSE)
 
     @check("mutoy.tight", "mutoy", "bound", records=("mutoy.tight",))
     def tight(session):
+        """The tight toy bound."""
         return rows(TIGHT)
 ''')
 
@@ -88,6 +90,7 @@ WORST_PLUGIN = textwrap.dedent('''
 
     @check("mutoyw.gd", "mutoyw", "bound", records=("mutoyw.gd",))
     def easy(session):
+        """One gradient step against its bound."""
         lhs = np.full(4, 1e-3 * float(B.evaluate(VALUES)))  # four identical runs: deterministic
         return [assess_bound(B, [VALUES], lhs, problem="easy")]
 

@@ -33,6 +33,7 @@ PLUGIN = textwrap.dedent('''
     @check("gdzoo.k4", "gdzoo", "bound", records=("gdzoo.k4",),
            control=Control("the same row", lambda s: k4(s)))
     def k4(session):
+        """A row that holds."""
         return [CheckResult("gdzoo.k4", "gdzoo", "bound", "holds", measured=1.0, bound=2.0, ratio=2.0)]
 
     register_rate_check(K4)

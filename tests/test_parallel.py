@@ -198,6 +198,7 @@ HERE = Path(__file__).parent
 
 @check("crashtest.check", "crashtest", "identity")
 def crash(session):
+    """Kills its process as the mode file says."""
     mode = (HERE / "mode").read_text().strip() if (HERE / "mode").exists() else ""
     if mode == "always":
         os.kill(os.getpid(), signal.SIGKILL)

@@ -10,7 +10,7 @@ pytest.importorskip("PEPit")
 pytest.importorskip("cvxpy")
 
 from fedtheory.checks import Session  # noqa: E402
-from fedtheory.checks.base import all_checks  # noqa: E402
+from fedtheory.checks import all_checks  # noqa: E402
 from fedtheory.checks.mutants import format_mutation_table, mutation_payload, score_record  # noqa: E402
 from fedtheory.plugins import record  # noqa: E402
 from fedtheory.worst.mutants import PEPLayer  # noqa: E402

@@ -446,7 +446,7 @@ def test_9_a_missing_column_is_bad_input_not_error_rows(tmp_path, run_dir, capsy
     """Before: metrics.csv without test_acc gave `error` rows (KeyError) from every empirical check."""
     d = _copy(run_dir, tmp_path / "d")
     pd.read_csv(d / METRICS).drop(columns=["test_acc"]).to_csv(d / METRICS, index=False)
-    code = main(["check", "--runs", str(d), "--only", "fedinit.empirical", "empirical", "--no-progress",
+    code = main(["check", "--runs", str(d), "--only", "fedinit.exp", "empirical", "--no-progress",
                  "--format", "json"])
     cap = capsys.readouterr()
     assert code == 2 and f"{d / METRICS}: no column test_acc (the manifest's columns" in cap.err
@@ -506,7 +506,7 @@ def test_10_rows_the_manifest_does_not_describe_are_bad_input(tmp_path, run_dir,
     d = _copy(run_dir, tmp_path / "d")
     lines = (d / METRICS).read_text().splitlines(keepends=True)
     (d / METRICS).write_text("".join(lines + lines[1:3]))
-    assert main(["check", "--runs", str(d), "--only", "fedmrur.empirical", "empirical", "--no-progress"]) == 2
+    assert main(["check", "--runs", str(d), "--only", "fedmrur.exp", "empirical", "--no-progress"]) == 2
     assert f"{d / METRICS}, line 10: (round 0, run 0) again (first on line 2); 2 repeated row(s)" in \
         capsys.readouterr().err
     (d / METRICS).write_text("".join(lines[:5] + ["1,0,0\n"] + lines[5:]))

@@ -23,7 +23,7 @@ def test_expressions_come_back_from_the_cache_without_eval():
     import sympy as sp
 
     from fedtheory.checks.symbolic_cache import expr_from_srepr
-    from fedtheory.papers.fedinit.checks import _lambda_max_roots
+    from fedtheory.papers.fedinit.checks.common import _lambda_max_roots
     from fedtheory.papers.fedinit import records as F
 
     target, roots = _lambda_max_roots()

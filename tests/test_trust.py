@@ -26,30 +26,37 @@ PLUGIN = textwrap.dedent("""
 
     @check("errplug.boom", "errplug", "bound")
     def boom(s):
+        '''Raises.'''
         raise KeyError("boom")
 
     @check("errplug.fortytwo", "errplug", "bound")
     def fortytwo(s):
+        '''Returns a number, not rows.'''
         return 42
 
     @check("errplug.nan", "errplug", "bound")
     def nan(s):
+        '''A NaN measurement.'''
         return [CheckResult("errplug.nan", "errplug", "bound", "violated", measured=float("nan"), bound=1.0)]
 
     @check("errplug.exits", "errplug", "bound")
     def exits(s):
+        '''Exits the process.'''
         sys.exit(0)
 
     @check("errplug.fine", "errplug", "bound")
     def fine(s):
+        '''A bound that holds.'''
         return [CheckResult("errplug.fine", "errplug", "bound", "holds", measured=0.5, bound=1.0, ratio=2.0)]
 
     @check("errplug.found", "errplug", "claim", control=Control("the same refutation", lambda s: found(s)))
     def found(s):
+        '''A refuted claim, with a control.'''
         return [CheckResult("errplug.found", "errplug", "claim", "claim_refuted")]
 
     @check("errplug.uncontrolled", "errplug", "claim")
     def uncontrolled(s):
+        '''A refuted claim without a control.'''
         return [CheckResult("errplug.uncontrolled", "errplug", "claim", "claim_refuted")]
 """)
 
@@ -411,6 +418,7 @@ def test_a_self_check_by_design_may_keep_its_control():
            control=Control("a mutated simulator", lambda s: [CheckResult("issue36.bydesign", "issue36", "identity",
                                                                          "violated")]))
     def _by_design(session):
+        """A self-check by design."""
         return [CheckResult("issue36.bydesign", "issue36", "identity", "violated")]
 
     try:

@@ -110,6 +110,8 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     against the paper by design (an identity of the simulator's own construction, a tautology, a property of the
     tool's own objects); its rows are self-checks with that reason, whether or not it declares a control (a control
     then shows that the check's logic can fail on a mutated tool, and the reason says why no row of it is counted).
+    ``fn``'s docstring is the check's description (``fedtheory explain``): what is measured, on which problem,
+    against which record; a function without one is refused.
     """
     check_id(id, "check id")
     check_id(paper, f"paper of check {id}", paper=True)
@@ -127,6 +129,9 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
             claim_paper(name, f"check {id}")
         if control is not None and not isinstance(control, Control):
             raise ParameterError("control", control, "a fedtheory.checks.Control(description, fn)")
+        if not (fn.__doc__ or "").strip():
+            raise ValueError(f"check {id} has no description: give its function a docstring saying what it measures, "
+                             "on which problem, against which record (`fedtheory explain` shows it)")
         _CHECKS[id] = CheckSpec(id, paper, kind, fn, tuple(records) or (id,), cost, tuple(profiles), needs_runs,
                                 tuple(measures), tuple(problems), tuple(algorithms), seeds, group, control, self_check)
         return fn

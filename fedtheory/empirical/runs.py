@@ -135,7 +135,7 @@ _NONNEG = "a sum of squares or a norm"
 #: The declared range of every column the trainer writes (a plug-in's measures have none). The trainer checks each
 #: row it writes against it (a value outside is a bug of the tool: exit 3); ``load_run`` refuses a metrics.csv that
 #: breaks it (bad input: exit 2), naming file, line and column. d_t >= 1 (the triangle inequality) is not declared
-#: here: it is what the check fedmrur.empirical.d_t tests.
+#: here: it is what the check fedmrur.exp.d_t tests.
 MEASURE_RANGES: dict[str, Range] = {
     "round": Range(0, None, tol=0, integer=True, nan_ok=False, why="0 to the manifest's rounds"),
     "run": Range(0, None, tol=0, integer=True, nan_ok=False, why="an index of the manifest's runs"),

@@ -1,8 +1,8 @@
 """Plug-in (zoo): Y. Drori and M. Teboulle, *Performance of first-order methods for smooth convex minimization: a
-novel approach*, Math. Program. 145 (2014), arXiv:1206.3209, Theorem 3.1: gradient descent on an L-smooth convex
-function, f(x_N) - f* <= L R^2 / (4 N h + 2) for steps h/L, 0 < h <= 1, attained (tight).
+novel approach*, Math. Program. 145 (2014), arXiv:1206.3209, Theorem 3.1 (gradient descent on an L-smooth convex
+function, tight). The statement is written once, in ``records``; the other files refer to it.
 
-* ``records``: the bound (a trusted theorem: ``register_paper(..., collection="zoo")``);
+* ``records``: the bound and its source (a trusted theorem: ``register_paper(..., collection="zoo")``);
 * ``checks``: least squares, Huber regression and D&T's one-dimensional Huber instance (where the bound is attained),
   inside the step condition, at its edge h = 1 and outside it;
 * ``worst``: the PEP (exact for one client: plain GD) and the worst-case search over quadratics.

@@ -98,7 +98,7 @@ def _control(session: Session) -> list[CheckResult]:
        control=Control("Thm 3.1 divided by 1.001 on the attaining instance at h = 1: must be reported violated",
                        _control))
 def thm3_1(session: Session) -> list[CheckResult]:
-    """f(x_N) - f* at every N against L R^2/(4 N h + 2): h = 1 (the edge) and smaller steps on the attaining
+    """f(x_N) - f* of gradient descent at every N against Thm 3.1: h = 1 (the edge) and smaller steps on the attaining
     instance and on least squares; h = 3/2 (outside 0 < h <= 1) is not applicable."""
     sz = session.pick(SIZES)
     out = [assess(session, R.THM31, key, h) for key in sz["problems"] for h in sz["steps"]]
@@ -106,4 +106,4 @@ def thm3_1(session: Session) -> list[CheckResult]:
     return out
 
 
-thm3_1_rate = register_rate_check(R.THM31, doc="Symbolic: L R^2 / (4 N h + 2) is O(1/N).")
+thm3_1_rate = register_rate_check(R.THM31, doc="Symbolic: Thm 3.1's bound is O(1/N), its stated order.")

@@ -5,11 +5,13 @@ On real networks the constants of the bounds (L, L_G, U, sigma, G, B) are unknow
 shape the paper draws from them. The record ``fedinit.claim.divergence_threshold`` (Table 3's Delta^T over beta) is
 reused as is; the records below add what it does not cover.
 
-* fedinit.empirical.gen_vs_divergence: Thm 3's relation between the generalization gap and
-  (1 + beta) sum_t sqrt(Delta^t) across a beta sweep (claim fedinit.exp.gen_tracks_divergence);
-* fedinit.empirical.table3: Table 3's shape: accuracy over beta (fedinit.exp.table3_accuracy) and Delta^T over beta
+* fedinit.exp.gen_tracks_divergence (the claim and its check): Thm 3's relation between the generalization gap and
+  (1 + beta) sum_t sqrt(Delta^t) across a beta sweep;
+* fedinit.exp.table3_accuracy (the claim and its check): Table 3's shape, accuracy over beta, and Delta^T over beta
   with the divergence threshold (fedinit.claim.divergence_threshold, applied to the logged Delta^T, paper's and code's
   definitions).
+
+Each check has the id of the claim it decides (``fedtheory check --runs DIR --only fedinit.exp``).
 
 Runs from different directories that share every setting but the relaxed coefficient beta and the seed form one
 sweep (FedAvg counts as beta = 0 of FedInit, X as beta = 0 of X+RI).
@@ -313,7 +315,7 @@ def _gen_vs_divergence_rows(session, logs, falling_gap: bool = False):
     return out
 
 
-@run_check("fedinit.empirical.gen_vs_divergence", "fedinit", "claim",
+@run_check("fedinit.exp.gen_tracks_divergence", "fedinit", "claim",
            records=("fedinit.exp.gen_tracks_divergence", "fedinit.thm3.rederived"),
            control=("each run's generalization gap replaced by minus its sum_t sqrt(Delta^t): a gap that falls as the "
                     "divergence grows", lambda s, logs: _gen_vs_divergence_rows(s, logs, falling_gap=True)))
@@ -353,7 +355,7 @@ def _table3_rows(session, logs, chance_positive: bool = False):
     return out
 
 
-@run_check("fedinit.empirical.table3", "fedinit", "claim",
+@run_check("fedinit.exp.table3_accuracy", "fedinit", "claim",
            records=("fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold"),
            control=("every beta > 0 run at chance accuracy: relaxed initialisation then loses to FedAvg",
                     lambda s, logs: _table3_rows(s, logs, chance_positive=True)))

@@ -28,7 +28,7 @@ from fedtheory.worst import (NeighbourClass, PEPSetting, PEPSpec, QuadraticClass
                              pooled_loss_gaps, register_pep, register_worst_case)
 
 from . import records as TF
-from .checks import stability_problem
+from .checks.stability import stability_problem, stability_settings
 
 
 def _lhs_opt_error(tr, inst, which):  # Thm 2: f(w^T) - f*
@@ -187,7 +187,7 @@ def fedinit_stability_spec(record_id: str = "fedinit.thm3", *, L: float, c: floa
 
 # ------------------------------------------------------------------------------------ references: today's check
 
-# record id -> (check id, default row: problem, setting (a substring of the row's), beta)
+# record id -> (check id, default row: problem, setting (a substring of the row's; None: the value below), beta)
 _REFERENCE_ROWS = {
     "fedinit.thm1": ("fedinit.thm1", "sc_least_squares_mild", "admissible", 0.1),
     "fedinit.thm2": ("fedinit.thm2", "sc_least_squares_mild", "admissible", 0.1),
@@ -195,18 +195,29 @@ _REFERENCE_ROWS = {
     "fedinit.thm4.rederived": ("fedinit.thm4.partial", "sc_least_squares_mild", "partial participation 2 of 20", 0.1),
     "fedinit.thm5": ("fedinit.thm5", "sc_least_squares_mild", "admissible", 0.1),
     "fedinit.lemma4": ("fedinit.lemma4", "sc_least_squares_mild", "admissible", 0.1),
-    "fedinit.thm3": ("fedinit.thm3", None, "c = 0.0781", 0.1),
-    "fedinit.thm3.rederived": ("fedinit.thm3", None, "c = 0.0781", 0.1),
+    "fedinit.thm3": ("fedinit.thm3", None, None, 0.1),
+    "fedinit.thm3.rederived": ("fedinit.thm3", None, None, 0.1),
 }
+
+
+def _default_c(record_id: str, seed: int) -> float | None:
+    """Thm 3's default row by its value, not its label: c = 1/(L K), the step constant of the check's settings at
+    beta = 0.1 (checks.stability.stability_settings); None for the other records."""
+    if record_id not in _STABILITY:
+        return None
+    L = stability_problem(seed)[0].constants["L"].value
+    return next(c for beta, c in stability_settings(L) if beta == 0.1)
 
 
 def _reference_row(record_id: str, seed: int, problem: str | None, setting: str | None, beta: float | None):
 
     check_id, p0, s0, b0 = _REFERENCE_ROWS[record_id]
     sel = {"problem": problem or p0, "setting": setting or s0, "beta": b0 if beta is None else float(beta)}
+    c0 = _default_c(record_id, seed) if sel["setting"] is None else None
     rows = [r for r in run_checks(only=[check_id], seed=seed, parallel_symbolic=False)
             if r.id == record_id and (sel["problem"] is None or r.problem == sel["problem"])
-            and sel["setting"] in str(r.params.get("setting", ""))
+            and (sel["setting"] is None or sel["setting"] in str(r.params.get("setting", "")))
+            and (c0 is None or abs(float(r.params.get("c", np.nan)) - c0) <= 1e-12 * c0)
             and abs(float(r.params.get("beta", -1)) - sel["beta"]) < 1e-12 and r.ratio is not None]
     if not rows:
         raise ParameterError("problem/setting/beta", sel, f"a problem, setting and beta of {record_id}'s check rows "

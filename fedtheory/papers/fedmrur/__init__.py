@@ -11,6 +11,6 @@ about its experiments.
 """
 from . import algorithms  # noqa: F401 - registers MoFedSAM and FedMRUR
 from . import records  # noqa: F401 - registers the records
+from . import experiments  # noqa: F401 - registers the experiment statements and their checks on logged runs
 from . import checks  # noqa: F401 - registers the checks
 from . import worst  # noqa: F401 - registers the worst-case declarations
-from . import experiments  # noqa: F401 - registers the experiment statements and their checks on logged runs

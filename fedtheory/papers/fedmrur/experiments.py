@@ -1,6 +1,6 @@
 """FedMRUR's statements about its experiments (seed 003), checked on runs logged by ``fedtheory train`` (active only
-with ``fedtheory check --runs DIR``): d_t >= 1 on every logged round (fedmrur.empirical.d_t), and near-orthogonal
-client updates in late rounds, for any algorithm (fedmrur.empirical.near_orthogonality)."""
+with ``fedtheory check --runs DIR``): d_t >= 1 on every logged round (fedmrur.exp.d_t), and near-orthogonal
+client updates in late rounds, for any algorithm (fedmrur.exp.near_orthogonality)."""
 from __future__ import annotations
 
 import numpy as np
@@ -59,7 +59,7 @@ NEAR_ORTHOGONAL = Claim(
 register(D_T_AT_LEAST_1, NEAR_ORTHOGONAL)
 
 
-@run_check("fedmrur.empirical.d_t", "fedmrur", "identity", records=("fedmrur.exp.d_t",),
+@run_check("fedmrur.exp.d_t", "fedmrur", "identity", records=("fedmrur.exp.d_t",),
            self_check="d_t = sum_i ||Delta_i^t|| / ||sum_i Delta_i^t|| >= 1 for any vectors (the triangle inequality): "
                       "a test of the logging, which no run can make fail")
 def d_t(session, logs):
@@ -118,7 +118,7 @@ def _near_orthogonality_rows(session, logs, parallel: bool = False):
     return out
 
 
-@run_check("fedmrur.empirical.near_orthogonality", "fedmrur", "claim", records=("fedmrur.exp.near_orthogonality",),
+@run_check("fedmrur.exp.near_orthogonality", "fedmrur", "claim", records=("fedmrur.exp.near_orthogonality",),
            control=("every pair of client updates made parallel (|cos| = 1 on every logged round)",
                     lambda s, logs: _near_orthogonality_rows(s, logs, parallel=True)))
 def near_orthogonality(session, logs):

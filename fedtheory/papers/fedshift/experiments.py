@@ -1,5 +1,5 @@
 """FedShift's Theorem 2 on runs logged by ``fedtheory train`` (active only with ``fedtheory check --runs DIR``):
-fedshift.empirical.thm2, each round's measured D_FA^2 - D_FS^2 (the FedShift plug-in logs both from the same client
+fedshift.exp.thm2, each round's measured D_FA^2 - D_FS^2 (the FedShift plug-in logs both from the same client
 models) against the main-text and appendix readings (fedshift.thm2, fedshift.thm2.appendix), layer by layer."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from fedtheory.checks import CheckResult, run_check, run_label
 
 from . import records as fedshift_records
-from .checks import EQ12_FINDING
+from .checks.theorem2 import EQ12_FINDING
 
 # |measured - predicted| / (D_FA^2 + D_FS^2): float rounding of sums over every weight of the network
 _SHIFT_TOL = {"float64": 1e-9, "float32": 1e-4}
@@ -63,7 +63,7 @@ def _fedshift_thm2_rows(session, logs, printed_only: bool = False):
     return out
 
 
-@run_check("fedshift.empirical.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
+@run_check("fedshift.exp.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
            control=("the main text's eq. (12) alone, the printed form that differs from the appendix's derivation "
                     "(eq. 30): it must be found violated on the same logs",
                     lambda s, logs: _fedshift_thm2_rows(s, logs, printed_only=True)))

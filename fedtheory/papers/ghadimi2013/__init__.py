@@ -1,6 +1,6 @@
 """Plug-in (zoo): S. Ghadimi and G. Lan, *Stochastic first- and zeroth-order methods for nonconvex stochastic
 programming*, SIAM J. Optim. 23 (2013), arXiv:1309.5549, Theorem 2.1(a) and Corollary 2.2: SGD with a random output
-index (the RSG method) on an L-smooth, possibly non-convex f with unbiased gradients of variance sigma^2.
+index (the RSG method) on an L-smooth, possibly non-convex f. The statements are written once, in ``records``.
 
 * ``records``: Thm 2.1(a) with a constant step, Cor. 2.2 (``register_paper(..., collection="zoo")``);
 * ``checks``: a one-dimensional quadratic (exact gradients: the bound attained at gamma = 1/L), a non-convex

@@ -102,8 +102,8 @@ def _tenth(session: Session) -> list[CheckResult]:
        control=Control("the bound divided by 10 at S = 5, eta_g = 1, h = 1/(81 beta) (the bound is about 8 times the "
                        "measurement at T = 200): must be reported violated", _tenth))
 def scaffold_sc(session: Session) -> list[CheckResult]:
-    """The weighted average of E[f(x^r) - f*] over r < T against V_0/(h W_T) + 12 h sigma^2 (1 + S/eta_g^2)/(K S) at
-    every horizon T, at the largest step h = 1/(81 beta); twice that step is outside the statement."""
+    """The weighted average (1/W_T) sum_{r<T} w_r E[f(x^r) - f*] of SCAFFOLD against the summed Lemma 15 at every
+    horizon T, at the largest step h = 1/(81 beta); twice that step is outside the statement."""
     out = [row(session, S, g) for S, g in session.pick(SIZES)["settings"]]
     out.append(row(session, 5, 1.0, scale=2.0, rounds=20))  # h = 2/(81 beta): outside, not applicable
     for S, g, s2, start, term in TERM_SETTINGS:  # term-wise tightness: each additive term where it dominates

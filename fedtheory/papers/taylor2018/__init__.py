@@ -1,9 +1,8 @@
 """Plug-in (zoo): A. Taylor, J. Hendrickx, F. Glineur, *Exact worst-case convergence rates of the proximal gradient
-method for composite convex minimization*, JOTA 178 (2018), arXiv:1705.04398, Theorem 3.1 with f_2 = 0: gradient
-descent on an L-smooth mu-strongly convex f contracts the distance to x* by max{(1 - gamma L)^2, (1 - gamma mu)^2}
-per step, tight on quadratics.
+method for composite convex minimization*, JOTA 178 (2018), arXiv:1705.04398, Theorem 3.1 with f_2 = 0 (gradient
+descent on an L-smooth mu-strongly convex f, tight on quadratics). The statement is written once, in ``records``.
 
-* ``records``: the bound (``register_paper(..., collection="zoo")``);
+* ``records``: the bound and its source (``register_paper(..., collection="zoo")``);
 * ``checks``: least squares (random, and the two-eigenvalue quadratic on which the bound is attained) at
   gamma = 2/(L + mu), 1/L and 1.9/L;
 * ``worst``: the PEP (exact for one client) and the search over quadratics (the class where the bound is attained).

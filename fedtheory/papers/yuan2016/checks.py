@@ -173,7 +173,8 @@ def _per_agent(session: Session) -> list[CheckResult]:
                        "complete graph of 16 agents with one Huber loss opposed to fifteen: must be reported violated "
                        "(the first step puts agent 0 at 1.875 alpha D from the mean)", _per_agent))
 def lemma1(session: Session) -> list[CheckResult]:
-    """max_i ||x_(i)(k) - xbar(k)|| <= alpha D/(1 - beta) at every k, D the stacked gradient bound of (10)."""
+    """The measured max_i ||x_(i)(k) - xbar(k)|| of DGD at every k against Lemma 1 (D: the stacked gradient bound of
+    (10))."""
     return [lemma1_row(session, *setting) for setting in session.pick(SIZES)["lemma1"]]
 
 
@@ -195,7 +196,8 @@ def _thm1_halved(session: Session) -> list[CheckResult]:
        control=Control("Theorem 1's D halved, on 16 quadratics of equal curvature at alpha = 0.01 (where ||h(1)|| = "
                        "0.99 D): must be reported violated", _thm1_halved))
 def thm1(session: Session) -> list[CheckResult]:
-    """||h(k)|| <= sqrt(2 L_h sum_i (f_i(0) - f_i^o)) for k >= 1 under (9), at the largest step (9) admits and inside."""
+    """The measured ||h(k)|| of DGD for k >= 1 against Theorem 1's bound (10), at the largest step (9) admits and
+    inside."""
     return [thm1_row(session, *setting) for setting in session.pick(SIZES)["thm1"]]
 
 
@@ -217,8 +219,8 @@ def _thm3_no_neighbourhood(session: Session) -> list[CheckResult]:
                        "(DGD with a fixed step stops at a point O(alpha) from x*): must be reported violated",
                        _thm3_no_neighbourhood))
 def thm3(session: Session) -> list[CheckResult]:
-    """||xbar(k) - x*|| <= c3^k ||xbar(0) - x*|| + c4/sqrt(1 - c3^2) at every k, strongly convex f, at the largest step
-    the theorem admits and inside; twice that step is outside the theorem (not applicable)."""
+    """The measured ||xbar(k) - x*|| of DGD at every k against Theorem 3, strongly convex f, at the largest step the
+    theorem admits and inside; twice that step is outside the theorem (not applicable)."""
     out = [thm3_row(session, *setting) for setting in session.pick(SIZES)["thm3"]]
     out.append(thm3_row(session, "ls", "complete", "2 edge"))  # outside (9): the theorem says nothing
     # term-wise tightness (issue 45): the contraction term c3^k e0 dominates over the first rounds at a small step (the

@@ -222,7 +222,7 @@ def test_no_offset_expectation_is_exact_and_the_probe_follows_participation():
     """The no-offset convention measured against its closed form: (1/C) sum_i start_i - w^t = (beta/C) sum over the
     last round's clients of (w^t - w_{i,K}^{t-1}) = 0 (to rounding) with partial participation; a shifted start
     moves every gap by the shift's norm (the control)."""
-    from fedtheory.papers.fedinit.checks import _probe
+    from fedtheory.papers.fedinit.checks.claims import _probe
     p = heterogeneous_least_squares(10, 4, 20, random_state=1)
     cfg = RunConfig(rounds=8, local_steps=3, lr=0.05, clients_per_round=5, oracle=AdditiveNoise(0.05))
     ms = ("selection_gap", "selection_gap_no_offset", "unbiased_gap", "unbiased_gap_no_offset")
@@ -236,7 +236,7 @@ def test_no_offset_expectation_is_exact_and_the_probe_follows_participation():
 def test_start_probe_measures_without_changing_the_algorithm():
     """StartProbe runs FedInit's own rule (same trajectory) and its selection_gap is the offset of the mean start over
     every client: 0 with full participation, the shift's norm when the start is shifted."""
-    from fedtheory.papers.fedinit.checks import _probe
+    from fedtheory.papers.fedinit.checks.claims import _probe
     p = heterogeneous_least_squares(10, 4, 20, random_state=1)
     cfg = RunConfig(rounds=6, local_steps=3, lr=0.05, clients_per_round=5, oracle=AdditiveNoise(0.05))
     plain = simulate(p, fedinit(0.2), cfg, [0, 1], measures=("opt_error",))
@@ -318,7 +318,7 @@ def test_divergence_term_order_from_the_records():
     """With the re-derived Thm 3, both stability-type terms grow like T^(cL/(1+cL)). Reading 'sum': the divergence term
     has the extra log T of sum_t sqrt(Delta^t) (Thm 5's order), higher than every other term; reading 'final': it
     decays like T^(-1/(1+cL)), below the stability term. The optimization term decays like log T / T."""
-    from fedtheory.papers.fedinit.checks import _order_vs
+    from fedtheory.papers.fedinit.checks.excess_risk import _order_vs
     sym = _order_vs("sum")
     assert set(sym["order_vs"].values()) == {"higher"}
     lead = sym["leading"]
@@ -402,7 +402,7 @@ def test_the_posters_stability_bound_lacks_eq14s_factor():
     (000:345) and its derivation have (1/(S-1))[2(L_G^2 + S L_G sigma_l)(UTK)^cL/L]^(1/(1+cL)); before, the poster's
     bound was not encoded."""
     from fedtheory.checks import units_result
-    from fedtheory.papers.fedinit import checks as C
+    from fedtheory.papers.fedinit.checks import rates as C
 
     row = C._poster_rows()[0]
     assert row.verdict == "violated" and row.is_finding and row.finding_class == "erratum"

@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 from fedtheory.checks import CONTROLLED_KINDS, Session, all_checks, combine_readings, faster_order, run_checks
-from fedtheory.papers.fedmrur import checks as CF
+from fedtheory.papers.fedmrur.checks import bounds as CB, common as CF, statement as CS, symbolic as CY
 from fedtheory.checks import CheckResult
 from fedtheory.papers.fedmrur import records as T
 
@@ -44,15 +44,15 @@ def test_the_index_reading_leaves_w0_out():
     always started from w^0)."""
     s = Session("quick", 0)
     e = CF.bound_problems(s)[0]
-    run = CF._runs(s, e, "FedMRUR-N")
-    sl = CF._block(run, "B")
+    run = CF.setting_runs(s, e, "FedMRUR-N")
+    sl = CF.setting_slice(run, "B")
     tr = run["trace"]
-    vals = CF._values(e, run, "B", sl, CF.certification(T.THM1, e, run, sl))
-    lhs1, _ = CF._horizons(T.THM1, tr, sl, True, first=1)(vals)
-    lhs0, _ = CF._horizons(T.THM1, tr, sl, True, first=0)(vals)
+    vals = CF.thm1_values(e, run, "B", sl, CF.certification(T.THM1, e, run, sl))
+    lhs1, _ = CB._horizons(T.THM1, tr, sl, True, first=1)(vals)
+    lhs0, _ = CB._horizons(T.THM1, tr, sl, True, first=0)(vals)
     assert np.allclose(lhs1[0], tr["grad_norm2"][1, sl]) and np.allclose(lhs0[0], tr["grad_norm2"][0, sl])
     assert lhs1.shape[0] == lhs0.shape[0] - 1  # d_T needs a round T + 1
-    m1, _ = CF._horizons(T.MOFEDSAM, tr, sl, False, first=1)(vals)
+    m1, _ = CB._horizons(T.MOFEDSAM, tr, sl, False, first=1)(vals)
     assert m1.shape[0] == tr["grad_norm2"].shape[0] - 1 and np.allclose(m1[-1], tr["grad_norm2"][1:, sl].mean(axis=0))
 
 
@@ -103,7 +103,7 @@ def test_the_rate_finding_is_counted_and_its_control_fails():
     machinery it had no control and became a self-check by rule); one power of T faster must fail too. The two
     terms are in Phi's last bracket (4 N K^2 sigma_g^2 and 3 N K^2 (L+r)^2 rho^2), which none of the readings
     touches (Assumption 3 changes the value of sigma_g, the index the left side)."""
-    rows = CF._rate_rows()
+    rows = CY._rate_rows()
     rate = rows[0]
     assert rate.verdict == "rate_inconsistent" and rate.finding_class == "inconsistent_rate"
     missed = [t for t in rate.extra["terms"] if t["covered_by"] is None]
@@ -111,7 +111,7 @@ def test_the_rate_finding_is_counted_and_its_control_fails():
     assert sorted("sigma_g" in t["term"] for t in missed) == [False, True]
     assert {sp.sympify(t["T_power"]) for t in missed} == {sp.Rational(-1, 2)}
     assert "Remark 3" in rate.detail and rate.quote.startswith("003_7cb41999359df859.txt:142, 144, 148")
-    ctl = CF._rate_rows(faster_order(T.THM1))
+    ctl = CY._rate_rows(faster_order(T.THM1))
     assert {r.verdict for r in ctl} == {"rate_inconsistent"}
     spec = all_checks()["fedmrur.rates"]
     assert spec.control is not None and spec.records == ("fedmrur.thm1",)
@@ -235,8 +235,8 @@ def test_algorithm_1_as_printed_steps_uphill_and_the_correction_is_in_the_output
 
 def test_eq8_as_printed_sums_over_the_rounds():
     """Issue 36, item 6: eq. (8)'s left side is a sum over t (003:144); the rate check read it as the average only."""
-    rows = CF._eq8_rows()
-    assert rows[0].verdict == "rate_inconsistent" and rows[0].finding == CF.EQ8_FINDING
+    rows = CY._eq8_rows()
+    assert rows[0].verdict == "rate_inconsistent" and rows[0].finding == CY.EQ8_FINDING
     assert rows[0].finding_class == "erratum" and "003:144" in rows[0].detail
     assert "T**(1/2)" in str(rows[0].extra["terms"]) or "T^1/2" in rows[0].detail
 
@@ -247,9 +247,8 @@ def test_the_sum_erratum_and_the_rate_finding_are_two_causes(results):
     against eq. (8)'s order repaired to cover eq. (7)'s terms (under which fedmrur.thm1.rate is consistent), so it
     rests on the factor T alone; each row names the other and says why they are two."""
     from fedtheory.checks import rate_check, shared_lines
-    from fedtheory.papers.fedmrur import checks as CF
 
-    assert rate_check(T.THM1, order=CF.repaired_rate_order()).verdict == "rate_consistent"
+    assert rate_check(T.THM1, order=CY.repaired_rate_order()).verdict == "rate_consistent"
     eq8 = [r for r in results if r.finding == "fedmrur.eq8.sum_left_side"]
     assert len(eq8) == 1 and eq8[0].verdict == "rate_inconsistent" and eq8[0].finding_class == "erratum"
     missed = [t for t in eq8[0].extra["terms"] if t["covered_by"] is None]
@@ -264,12 +263,11 @@ def test_theorem_1s_hypotheses_as_printed_are_one_erratum(results):
     """Issue 45, item 3: 003:134's 'satisfying ...' clause has no comparison (C is defined nowhere), and 'for all
     K >= 0' includes K = 0 where C_max and Phi divide by K: one counted erratum, which says why it is not the units
     finding that cites the same line. Remark 2's inference (003:146) is explained in fedmrur.remark2's note."""
-    from fedtheory.papers.fedmrur import checks as CF
 
     rows = [r for r in results if r.id in ("fedmrur.thm1.clause", "fedmrur.thm1.K_range")]
     assert len(rows) == 2 and all(r.verdict == "violated" and r.is_finding for r in rows)
-    assert {r.finding for r in rows} == {CF.STATEMENT_FINDING} and {r.finding_class for r in rows} == {"erratum"}
+    assert {r.finding for r in rows} == {CS.STATEMENT_FINDING} and {r.finding_class for r in rows} == {"erratum"}
     assert all(T.UNITS_FINDING in r.extra["independent_of"] for r in rows)
-    fixed = CF._statement_rows(clause=T.THM1_SATISFYING + r" \geq C", k_min=1)
+    fixed = CS._statement_rows(clause=T.THM1_SATISFYING + r" \geq C", k_min=1)
     assert [r.verdict for r in fixed] == ["holds", "holds"]
     assert "003:146" in T.REMARK2.note and "does not follow" in T.REMARK2.note

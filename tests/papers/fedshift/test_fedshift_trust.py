@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fedtheory.checks import CONTROLLED_KINDS, Session, StatsPolicy, all_checks, claim_result, run_checks, run_control
-from fedtheory.papers.fedshift import checks as C
+from fedtheory.papers.fedshift.checks import algebra as CA, theorem1 as C1, theorem1_symbolic as CS, theorem2 as C2
 from fedtheory.papers.fedshift import records as F
 
 CLAIMS = (F.CLAIM_DIVERGENCE, F.CLAIM_DRIFT, F.CLAIM_MEAN, F.CLAIM_ACCURACY)
@@ -27,7 +27,7 @@ def session():
 
 def test_thm1_bound_rows_are_judged_against_the_runs_trivial_bound(session):
     assert F.THM1.lhs_kind == F.THM1_REDERIVED.lhs_kind == "opt_error"
-    rows = C.thm1(session)
+    rows = C1.thm1(session)
     numbered = [r for r in rows if r.verdict in ("holds", "violated")]
     assert len(numbered) == 2 and all(r.extra["vacuity"] in ("informative", "vacuous") for r in numbered)
     by = {r.id: r for r in numbered}
@@ -35,7 +35,7 @@ def test_thm1_bound_rows_are_judged_against_the_runs_trivial_bound(session):
     # the re-derived bound (~1e6) holds, but above (L/2) max ||w - w*||^2 of the very runs it bounds: vacuous
     assert red.verdict == "holds" and red.vacuous and red.bound > red.trivial_bound >= red.measured
     # the trivial bound is the run's own: w^0 is a visited point, so it is at least (L/2) ||w^0 - w*||^2
-    run = C._thm1_runs(session)
+    run = C1._thm1_runs(session)
     assert red.trivial_bound >= 0.5 * run["trivial"]["L"] * run["vals"]["Delta1"] * (1 - 1e-12)  # Delta1 = ||w0 - w*||^2
     # the printed bound is negative there (the denominator finding): below its trivial bound, so not vacuous
     assert printed.verdict == "violated" and printed.bound < 0 and not printed.vacuous
@@ -46,7 +46,7 @@ def test_thm1_bound_rows_are_judged_against_the_runs_trivial_bound(session):
 
 def test_every_fedshift_check_of_a_controlled_kind_has_a_control_or_says_why_not():
     specs = {i: s for i, s in all_checks().items() if s.paper == "fedshift" and s.kind in CONTROLLED_KINDS
-             and not s.needs_runs}  # fedshift.empirical.thm2 (logged runs) lives in fedtheory/papers/fedshift/experiments.py
+             and not s.needs_runs}  # fedshift.exp.thm2 (logged runs) lives in fedtheory/papers/fedshift/experiments.py
     by_design = {i for i, s in specs.items() if s.self_check}
     assert by_design == {"fedshift.eq11", "fedshift.cond31_32"}
     assert all(specs[i].control is None for i in by_design)
@@ -54,7 +54,7 @@ def test_every_fedshift_check_of_a_controlled_kind_has_a_control_or_says_why_not
 
 
 def test_appendix_form_on_simulated_rounds_is_a_self_check_and_eq12_is_an_erratum(session):
-    rows = C.thm2(session) + C.algebra(session)
+    rows = C2.thm2(session) + CA.algebra(session)
     app = [r for r in rows if r.id == "fedshift.thm2.appendix"]
     assert len(app) == 2
     assert all(r.verdict == "holds" and r.self_check and "by construction" in r.extra["self_check_reason"] for r in app)
@@ -74,11 +74,11 @@ def test_printed_eq12_is_the_negative_control_of_the_appendix_form(session):
     assert out.counted_row.startswith("fedshift.thm2 ") and "erratum" in out.counted_row
     alg = run_control(all_checks()["fedshift.algebra"], session)
     # every row the appendix form decides turns violated, not just one of them
-    assert {r.id: r.verdict for r in alg.rows} == {i: "violated" for i in C._APPENDIX_ALGEBRA_ROWS}
+    assert {r.id: r.verdict for r in alg.rows} == {i: "violated" for i in CA._APPENDIX_ALGEBRA_ROWS}
 
 
 def test_denominator_check_tells_the_printed_condition_from_the_needed_one(session):
-    rows = {r.id: r for r in C.thm1_denominator(session)}
+    rows = {r.id: r for r in CS.thm1_denominator(session)}
     printed = rows["fedshift.thm1.denominator"]
     assert printed.verdict == "violated" and printed.measured == -5.0
     assert "eps = 1, tau = 1, gamma = 7" in printed.detail
@@ -89,8 +89,8 @@ def test_denominator_check_tells_the_printed_condition_from_the_needed_one(sessi
 
 
 def test_the_measured_thm1_violation_is_the_same_false_statement(session):
-    row = next(r for r in C.thm1(session) if r.id == "fedshift.thm1" and r.verdict == "violated")
-    assert row.finding == C.THM1_DEN_FINDING and row.finding_class == "false_as_stated"
+    row = next(r for r in C1.thm1(session) if r.id == "fedshift.thm1" and r.verdict == "violated")
+    assert row.finding == CS.THM1_DEN_FINDING and row.finding_class == "false_as_stated"
     assert row.seeds == 10 and row.extra["t_critical"] > 3.0  # Student-t with 9 degrees of freedom, not z = 3
 
 
@@ -164,15 +164,14 @@ def test_claims_on_the_control_problem_are_refuted_with_ten_seeds(session):
 def test_theorem_1s_m_term_main_text_against_eq20():
     """Issue 36, item 6: the main text (004:215) and the appendix's eq. (20) (004:490) print Theorem 1's M-term
     differently; the main text equals the proof's line (4) (004:486), eq. (20) drops its 1/(tau+gamma)."""
-    from fedtheory.papers.fedshift import checks as C
     from fedtheory.plugins import record
 
     assert record("fedshift.thm1.eq20").quote.startswith("004_319ac838b1cb3f8f.txt:490")
-    rows = {r.id: r for r in C._printing_rows()}
+    rows = {r.id: r for r in CS._printing_rows()}
     assert rows["fedshift.thm1.m_term"].verdict == "holds"
     eq20 = rows["fedshift.thm1.eq20.m_term"]
     assert eq20.verdict == "violated" and eq20.is_finding and eq20.finding_class == "erratum"
-    assert eq20.finding == C.EQ20_FINDING and eq20.extra["robustness"]["exact"]
+    assert eq20.finding == CS.EQ20_FINDING and eq20.extra["robustness"]["exact"]
 
 
 def test_the_claims_controls_reach_the_counted_path():
@@ -191,9 +190,8 @@ def test_the_claims_controls_reach_the_counted_path():
 
 def test_the_denominator_finding_states_its_robustness():
     """Issue 36, item 7: eps, gamma and tau swept at the witness: it survives for every eps < tau + gamma - 2."""
-    from fedtheory.papers.fedshift import checks as C
 
-    rob = C._denominator_robustness()
+    rob = CS._denominator_robustness()
     eps = next(c for c in rob["choices"] if c["name"] == "eps")
     assert not rob["fragile"] and eps["survives"] == [0.1, 5.9] and eps["lost_at"] == 6.1
 
@@ -205,24 +203,24 @@ def test_the_induction_constant_grows_with_tau_a_loose_step_not_a_false_theorem(
     """004:467-480: upsilon contains B_2 M (tau + gamma)^2 and (tau + gamma)/eps, so it depends on the induction
     variable; it is non-decreasing where its denominator is positive, so the induction goes through at a fixed horizon
     (a step the proof does not state): proof_step_loose, listed apart, not counted. Before: not checked."""
-    ind, lem = C.thm1_proof(session)
+    ind, lem = CS.thm1_proof(session)
     assert ind.id == "fedshift.thm1.induction_constant" and ind.verdict == "proof_step_loose" and not ind.is_finding
     assert ind.extra["upsilon_in_tau"] == "increasing" and "004:467" in ind.detail
     # the check can tell: a constant that falls with tau breaks the induction; one that does not depend on it is fine
-    falling = C._induction_row(F.B1 * F.beta**2 + F.B2 * F.M, F.tau + F.gamma)
+    falling = CS._induction_row(F.B1 * F.beta**2 + F.B2 * F.M, F.tau + F.gamma)
     assert falling.verdict == "violated" and falling.is_finding and falling.finding_class == "erratum"
-    assert C._induction_row(F.B1 * F.beta**2, F.gamma + 1).verdict == "holds"
+    assert CS._induction_row(F.B1 * F.beta**2, F.gamma + 1).verdict == "holds"
 
 
 def test_lemma1_prints_the_distance_to_the_optima_where_lemma3_bounds_the_local_models(session):
     """004:399 and 004:449 print ||w_bar - w_k^*||^2; the proof bounds that term with Lemma 3 (004:413: ||w_bar -
     w_k^tau||^2), which is 0 at E = 1 while the printed term is at least the spread of the clients' optima: one counted
     erratum. The other slips (004:449 drops p_k, 004:461 ||1_P|| = P) are explained in fedshift.lemma1's note."""
-    ind, lem = C.thm1_proof(session)
-    assert lem.verdict == "violated" and lem.is_finding and lem.finding == C.LEMMA1_FINDING
+    ind, lem = CS.thm1_proof(session)
+    assert lem.verdict == "violated" and lem.is_finding and lem.finding == CS.LEMMA1_FINDING
     assert lem.finding_class == "erratum" and lem.bound == 0.0 and lem.measured > 0.1
-    spread, at_w0 = C.lemma1_optima_spread(session.seed)
+    spread, at_w0 = CS.lemma1_optima_spread(session.seed)
     assert 0 < spread <= at_w0 and lem.measured == spread
     assert "004:449 drops p_k" in F.LEMMA1_PRINTED.note and "004:461" in F.LEMMA1_PRINTED.note
-    assert C._lemma1_row(session.seed, printed=F.dev_local).verdict == "holds"  # Li et al.'s form
+    assert CS._lemma1_row(session.seed, printed=F.dev_local).verdict == "holds"  # Li et al.'s form
     assert run_control(all_checks()["fedshift.thm1.proof"], session).status == "fails_as_required"

@@ -212,17 +212,17 @@ def test_every_claim_decided_on_both_mixing_matrices_counts_only_when_both_readi
     readings (Metropolis, lazy) and joined. Before, the lazy-W row of the connectivity claim counted on its own (the
     full profile refuted it for DFedAvg while the Metropolis row supported it)."""
     from fedtheory.checks import CheckResult
-    from fedtheory.papers.oledfl.checks import LAZY, METROPOLIS, _join_w
+    from fedtheory.papers.oledfl.checks.common import LAZY, METROPOLIS, join_w
 
     def row(verdict, w):
         return CheckResult("oledfl.claim.connectivity_speeds_convergence", "oledfl", "claim", verdict,
                            params={"setting": f"DFedAvg (beta=0), {w}"})
 
-    (joined,) = _join_w({METROPOLIS[1]: [row("claim_supported", METROPOLIS[1])],
+    (joined,) = join_w({METROPOLIS[1]: [row("claim_supported", METROPOLIS[1])],
                          LAZY[1]: [row("claim_refuted", LAZY[1])]})
     assert joined.verdict == "ambiguous" and not joined.is_finding
     assert joined.params["setting"] == "DFedAvg (beta=0), W: both readings (Metropolis, lazy)"
-    (both,) = _join_w({METROPOLIS[1]: [row("claim_refuted", METROPOLIS[1])], LAZY[1]: [row("claim_refuted", LAZY[1])]})
+    (both,) = join_w({METROPOLIS[1]: [row("claim_refuted", METROPOLIS[1])], LAZY[1]: [row("claim_refuted", LAZY[1])]})
     assert both.verdict == "claim_refuted" and both.is_finding
     for rec in (T.CLAIM_ERROR, T.CLAIM_SPEED, T.CLAIM_CONSISTENCY, T.CLAIM_TOPOLOGY, T.CLAIM_STAB_BETA,
                 T.CLAIM_STAB_TOPO, T.CLAIM_OPT_BETA):
@@ -264,8 +264,8 @@ def test_checks_that_compare_the_tool_with_itself_are_self_checks_by_rule():
 def test_the_speedup_sentence_is_decided_under_both_readings():
     """Issue 36, item 3: 'at least 3 speedup' was supported because one scope (Dir 0.3) was chosen; over all of Table
     III it fails (minimum 1.70x, Path2)."""
-    from fedtheory.papers.oledfl import checks as C
     from fedtheory.papers.oledfl import records as R
+    from fedtheory.papers.oledfl.checks import tables as C
 
     row = C._table_row(R.TCLAIM_SPEEDUP, R.tables())
     assert row.verdict == "ambiguous" and not row.is_finding
@@ -279,7 +279,7 @@ def test_the_optimal_beta_claim_is_ambiguous_between_the_two_readings_of_w():
     """Issue 36, item 4: with Metropolis W the divergence-onset brackets order against the claim, with the lazy W
     every optimum is at the grid edge: the readings disagree (before: both 'inconclusive', one row 'inconclusive')."""
     from fedtheory.checks import Session
-    from fedtheory.papers.oledfl import checks as C
+    from fedtheory.papers.oledfl.checks import sweep as C
 
     row = C.claim_optimal_beta(Session("quick", 0))[0]
     assert row.verdict == "ambiguous" and not row.is_finding
