@@ -30,8 +30,8 @@ import sympy as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fedtheory.latex import (LatexRefused, Skipped, Unparseable, Unparsed, parse_item, parse_math,  # noqa: E402
-                             read_document)
+from fedtheory.latex import LatexRefused, Unparseable, parse_math, read_document  # noqa: E402
+from fedtheory.latex.expression import Skipped, Unparsed, parse_item  # noqa: E402
 from fedtheory.plugins import load_plugins, record  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "data" / "latex"

@@ -12,7 +12,9 @@ from ._validation import FedTheoryDeprecationWarning
 SINCE, REMOVED = "0.2", "0.3"
 
 
-def _warn(subject: str, instead: str, stacklevel: int = 3) -> None:
+def warn_deprecated(subject: str, instead: str, stacklevel: int = 3) -> None:
+    """Warn that ``subject`` is deprecated (since SINCE, removed in REMOVED) and say what to write ``instead``; the
+    warning points at the line ``stacklevel`` frames up (the caller of the deprecated thing, by default)."""
     warnings.warn(f"{subject} is deprecated (since {SINCE}, removed in {REMOVED}; CHANGELOG.md): {instead}",
                   FedTheoryDeprecationWarning, stacklevel=stacklevel + 1)
 
@@ -24,7 +26,7 @@ def renamed_module(old: str, new: ModuleType) -> Callable[[str], Any]:
         if name.startswith("__"):
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         value = getattr(new, name)  # AttributeError names the new module
-        _warn(f"{old}.{name}", f"the module is now {new.__name__}: import {name} from {new.__name__}")
+        warn_deprecated(f"{old}.{name}", f"the module is now {new.__name__}: import {name} from {new.__name__}")
         return value
     return getattr_
 
@@ -37,7 +39,7 @@ def face_aliases(module: str, aliases: Mapping[str, tuple[Callable[[], Any], str
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         get, instead = aliases[name]
         value = get()
-        _warn(f"{module}.{name}", instead)
+        warn_deprecated(f"{module}.{name}", instead)
         return value
     return getattr_
 
@@ -53,5 +55,5 @@ def moved_name(old: str, name: str, modules: Sequence[ModuleType], face: ModuleT
     value = vars(found)[name]
     home = found.__name__ if name in getattr(found, "__all__", ()) else getattr(value, "__module__", found.__name__)
     where = face.__name__ if name in getattr(face, "__all__", ()) else home
-    _warn(f"{old}.{name}", f"the module was split: import {name} from {where}")
+    warn_deprecated(f"{old}.{name}", f"the module was split: import {name} from {where}")
     return value

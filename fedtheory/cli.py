@@ -433,7 +433,7 @@ def _cmd_list(args) -> int:
             "reason: --format json, docs/assumptions.md)", shutil.get_terminal_size((160, 24)).columns))
         return 0
     if args.measures:
-        from .sim import measure_catalogue
+        from .sim.measures import measure_catalogue
 
         rows = [{"name": k, **v} for k, v in measure_catalogue().items()]
         if args.format == "json":
@@ -493,7 +493,7 @@ def _validate_paper(paper, papers) -> None:
 
 
 def _cmd_explain(args) -> int:
-    from .checks import checks_of
+    from .checks.registry import checks_of
     from .plugins import plugin_of, record
 
     rec = record(args.id)
@@ -515,7 +515,9 @@ def _cmd_explain(args) -> int:
         print("\n(`" + shlex.join(["fedtheory", "explain", rec.id, "--run"]) + "` runs these checks and lists the "
               "simulations behind each verdict; every result's JSON record holds them under extra.simulations)")
     if specs and args.run:
-        from .checks import certificate_text, run_checks, simulation_text
+        from .checks import run_checks
+        from .checks.certification import certificate_text
+        from .checks.output import simulation_text
 
         results = run_checks(only=[s.id for s in specs], profile="quick", seed=0)
         names = rec.paper_names() if hasattr(rec, "paper_names") else {}
@@ -901,7 +903,7 @@ def _mutable_only(paper: str | None, only, profile: str) -> None:
 
 def _cmd_controls(args) -> int:
     """`check --controls`: every selected check's negative control must make it report a finding."""
-    from .checks import run_controls
+    from .checks.controls import run_controls
 
     if args.worst_case or args.report:
         raise ParameterError("--controls", True, "without --worst-case and --report")
@@ -954,7 +956,9 @@ def _cmd_controls(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .checks import exit_code, format_timings, print_results, results_payload, run_checks
+    from .checks import run_checks
+    from .checks.output import format_timings, print_results, results_payload
+    from .checks.results import exit_code
 
     if not 0 <= args.seed <= MAX_SEED:  # the runs' seeds are 64-bit signed integers (was: 'seeds=[...]' mid-run)
         raise ParameterError("--seed", args.seed, f"an integer from 0 to {MAX_SEED} (2^63 - 1)")
@@ -1064,7 +1068,7 @@ def _where(path: str) -> str:
 def _write_outputs(args, payload) -> dict[str, ParameterError]:
     """Write --out and --report (each checked writable before the run); a write that fails all the same (a disk
     that filled, a folder removed meanwhile) is returned by flag, never raised: the results are not thrown away."""
-    from .checks import write_json
+    from .checks.output import write_json
 
     failed: dict[str, ParameterError] = {}
     if args.out:

@@ -39,10 +39,8 @@ from .sim.algorithms import AlgorithmSpec
 from .sim.algorithms import algorithms as algorithm_table
 from .theory.core import Definition, Record, get, registered_ids, registering_for, registry
 
-__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "BUILTIN_PAPERS", "PluginError", "PluginInfo", "PluginWarning",
-           "algorithms", "count_registered",
-           "load_plugin", "load_plugins", "loaded_plugins", "papers", "plugin_of", "portable_target", "record", "records",
-           "source_files", "worker_targets"]
+__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "PluginError", "PluginInfo", "PluginWarning", "algorithms", "load_plugin",
+           "load_plugins", "loaded_plugins", "papers", "record", "records"]
 
 ENTRY_POINT_GROUP = "fedtheory.papers"
 ENV_VAR = "FEDTHEORY_PLUGINS"

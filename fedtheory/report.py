@@ -239,7 +239,7 @@ _DIMENSION_WORDS = {"f": "loss, [f]", "w": "parameter distance, [w]", "w^2": "sq
 
 
 def _sim_catalogue() -> dict[str, Any]:
-    from .sim import measure_catalogue
+    from .sim.measures import measure_catalogue
 
     return measure_catalogue()
 

@@ -14,7 +14,8 @@ import sympy as sp
 
 from fedtheory.checks import Session
 from fedtheory.checks.mutants import format_mutation_table, mutants_of, mutation_payload, score_record
-from fedtheory.theory import Bound, StatedOrder, SymbolSet, stand_ins
+from fedtheory.theory import Bound, Order, SymbolSet
+from fedtheory.theory.core import stand_ins
 
 PLUGIN = textwrap.dedent('''
     """A deterministic toy statement: gap(T) = c / T exactly, bound (2 c) / T (twice the measurement), and a tight
@@ -22,7 +23,7 @@ PLUGIN = textwrap.dedent('''
     import numpy as np
     import sympy as sp
     from fedtheory.checks import assess_bound, check
-    from fedtheory.theory import Bound, StatedOrder, SymbolSet, register
+    from fedtheory.theory import Bound, Order, SymbolSet, register
 
     S = SymbolSet("mutoy", strict=True)
     c = S.add("c", "the scale of the gap", dim="f")
@@ -31,7 +32,7 @@ PLUGIN = textwrap.dedent('''
     L = S.add("L", "smoothness", dim="f/w^2")
     LOOSE = register(Bound(id="mutoy.loose", paper="mutoy", title="twice the gap", source="test", symbols=S,
                            expr=2 * c / T + eta * L * c / T ** 2, lhs="opt_error", lhs_kind="none",
-                           order=StatedOrder(expr=1 / T, variable=T, source="test")))
+                           order=Order(expr=1 / T, variable=T, source="test")))
     TIGHT = register(Bound(id="mutoy.tight", paper="mutoy", title="the gap", source="test", symbols=S,
                            expr=c / T, lhs="opt_error", lhs_kind="none"))
     VALUES = {"c": 3.0, "eta": 0.01, "L": 1.0}
@@ -176,7 +177,7 @@ def test_the_mutants_of_a_bound_cover_every_kind():
     c, T, eta = S.add("c", "c", dim="f"), S.add("T", "T", integer=True, dim="1"), S.add("eta", "eta", dim="w^2/f")
     L, D = S.add("L", "L", dim="f/w^2"), S.add("D", "D", dim="f")
     rec = Bound(id="mutgen.b", paper="mutgen", title="b", source="s", symbols=S, expr=4 * c / T + eta * L * D,
-                lhs="opt_error", order=StatedOrder(expr=1 / T, variable=T, source="s"))
+                lhs="opt_error", order=Order(expr=1 / T, variable=T, source="s"))
     ms = mutants_of(rec)
     kinds = {m.kind for m in ms}
     assert kinds == {"scale", "coefficient", "term", "exponent", "swap", "order"}
@@ -324,7 +325,7 @@ def test_a_bound_of_5000_terms_evaluates_and_its_mutants_end(tmp_path):
     plugin = tmp_path / "bigb.py"
     plugin.write_text(BIG_BOUND)
     exec(BIG_BOUND.replace('"bigb"', '"bigb_eval"').replace('"bigb.b"', '"bigb_eval.b"'), {})  # here, another name
-    from fedtheory.theory import get
+    from fedtheory.theory.core import get
 
     value = get("bigb_eval.b").evaluate({"D": 1.5, "T": 3})
     assert abs(float(value) - 1.5 * sum(1 / (3 + k) ** 2 for k in range(1, 5001))) < 1e-12

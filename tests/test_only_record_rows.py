@@ -15,7 +15,7 @@ from fedtheory.checks import record_row_filter, select
 PLUGIN = textwrap.dedent('''
     import sympy as sp
     from fedtheory.checks import CheckResult, Control, check, register_rate_check
-    from fedtheory.theory import Bound, StatedOrder, SymbolSet, register, register_paper
+    from fedtheory.theory import Bound, Order, SymbolSet, register, register_paper
 
     register_paper("gdzoo", collection="zoo", citation="a user's zoo (issue 43)")
     S = SymbolSet("gdzoo", strict=True)
@@ -25,7 +25,7 @@ PLUGIN = textwrap.dedent('''
         K   1      count        steps
     """)
     K4 = Bound(id="gdzoo.k4", paper="gdzoo", title="k4", source="-", symbols=S, expr=L * R2 / (4 * K),
-               lhs="opt_error", lhs_kind="opt_error", order=StatedOrder(expr=1 / K, variable=K, source="-"))
+               lhs="opt_error", lhs_kind="opt_error", order=Order(expr=1 / K, variable=K, source="-"))
     K5 = Bound(id="gdzoo.k5", paper="gdzoo", title="k5", source="-", symbols=S, expr=L * R2 / (5 * K),
                lhs="opt_error", lhs_kind="opt_error")
     register(K4, K5)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.plugins import records
-from fedtheory.theory import Bound, OrderStatement, StatedOrder, SymbolSet, get
+from fedtheory.theory import Bound, OrderStatement, Order, SymbolSet, get
 from fedtheory.papers.fedinit import records as F
 from fedtheory.theory.rates import check_order
 
@@ -137,18 +137,18 @@ def test_rate_check_on_known_cases():
     eta = S.add("eta", "step")
     D = S.add("D", "bias")
     explicit = D / (eta * T) + eta * 3
-    ok = check_order(explicit, StatedOrder(D / sp.sqrt(T), T, {eta: 1 / sp.sqrt(T)}))
+    ok = check_order(explicit, Order(D / sp.sqrt(T), T, {eta: 1 / sp.sqrt(T)}))
     assert ok.verdict == "rate_consistent"
-    bad = check_order(explicit, StatedOrder(D / T, T, {eta: 1 / sp.sqrt(T)}))
+    bad = check_order(explicit, Order(D / T, T, {eta: 1 / sp.sqrt(T)}))
     assert bad.verdict == "rate_inconsistent" and len(bad.missed) == 2
     # tracked exponent: a term growing in N is not covered by an order that falls in N
     expl = D * sp.sqrt(N) / sp.sqrt(T)
-    assert check_order(expl, StatedOrder(D / sp.sqrt(N * T), T, {}, track=(N,))).verdict == "rate_inconsistent"
-    assert check_order(expl, StatedOrder(D / sp.sqrt(N * T), T, {})).verdict == "rate_consistent"
+    assert check_order(expl, Order(D / sp.sqrt(N * T), T, {}, track=(N,))).verdict == "rate_inconsistent"
+    assert check_order(expl, Order(D / sp.sqrt(N * T), T, {})).verdict == "rate_consistent"
     # log factors: allowed only when the statement omits them
     lg = D * sp.log(T) / T
-    assert check_order(lg, StatedOrder(D / T, T, {})).verdict == "rate_inconsistent"
-    assert check_order(lg, StatedOrder(D / T, T, {}, up_to_log=True)).verdict == "rate_consistent"
+    assert check_order(lg, Order(D / T, T, {})).verdict == "rate_inconsistent"
+    assert check_order(lg, Order(D / T, T, {}, up_to_log=True)).verdict == "rate_consistent"
 
 
 @pytest.mark.slow

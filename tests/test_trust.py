@@ -163,7 +163,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from fedtheory.checks import (TRIVIAL_BOUNDS, Control, StatsPolicy, assess_bound, combine_readings,  # noqa: E402
                               compare_mean, faster_order, rate_check, run_control, trivial_bound_of)
 from fedtheory.sim import AdditiveNoise, Exact, RunConfig, fedavg, heterogeneous_least_squares, pl_nonconvex, simulate  # noqa: E402
-from fedtheory.theory import Bound, SymbolSet, StatedOrder  # noqa: E402
+from fedtheory.theory import Bound, SymbolSet, Order  # noqa: E402
 
 
 @settings(max_examples=30)
@@ -321,7 +321,7 @@ def _rate_record(exact=None):
     T = S.add("T", "rounds")
     c = S.add("c", "a constant in (0, 1)")
     g = S.add("g", "-log c > 0")
-    order = StatedOrder(1 / T**2, T, {}, substitute={c: sp.exp(-g)}, source="test")
+    order = Order(1 / T**2, T, {}, substitute={c: sp.exp(-g)}, source="test")
     ex = exact(T, c) if exact is not None else None
     return Bound(id="t_rate.b", paper="t_rate", title="", source="test", symbols=S, lhs="x", lhs_kind="dist2",
                  expr=1 / T, exact=ex, exact_note="the sum kept in closed form", order=order)

@@ -17,7 +17,8 @@ from fedtheory._validation import FedTheoryError, ParameterError
 from fedtheory.checks import all_checks, group_findings
 from fedtheory.checks.dimensions import units_analysis, units_result, units_rows, units_table
 from fedtheory.sim import measure_catalogue
-from fedtheory.theory import Bound, Condition, SymbolSet, dimension_of, get, registry
+from fedtheory.theory import Bound, Condition, SymbolSet, dimension_of
+from fedtheory.theory.core import get, registry
 from fedtheory.theory.dimensions import (DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units,
                                          parse_dimension)
 

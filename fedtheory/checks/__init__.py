@@ -1,23 +1,24 @@
-"""The join: theorem x measurement -> verdict. The public API a paper plug-in's checks use.
+"""The join: theorem x measurement -> verdict. The API a paper plug-in's checks use.
 
-* registering: :func:`check` (the decorator), :class:`Session` (profile, seed, memo), :class:`CheckResult`;
-* showing a check can fail: :class:`Control` (a negative control, ``@check(..., control=...)``),
-  :func:`run_controls`; bounds: ``TRIVIAL_BOUNDS`` by the record's ``lhs_kind`` (vacuity), ``ROUNDING_SCALES``
-  (``rounding_scale_of``: a gap within ``ROUNDING_RTOL`` of the magnitudes a run computed is equality);
-* the statistics policy of claims: :class:`StatsPolicy` (handed to a predicate as ``stats``);
-  readings of an ambiguous text: :func:`combine_readings`;
-* deciding: :func:`assess_bound` (a Bound over candidate values vs per-run measurements),
-  :func:`compare_mean`, :func:`compare_rounds`, :func:`claim_result`, :func:`identity_result`,
-  :func:`rate_check` (symbolic), :func:`fit_rate` and :func:`rate_verdict` (measured);
-* checks on runs logged by ``fedtheory train`` (``check --runs DIR``): :func:`run_check`, :func:`logged_runs`,
-  :func:`unusable_runs`, :func:`run_label`;
-* assumptions checked, not declared: :func:`certify` (a record's assumptions against what a run's problem, oracle,
-  topology, sampling and algorithm certify) -> :class:`Certification` (``assess_bound(..., certification=)``);
-* running and writing: :func:`run_checks`, :func:`select`, :func:`exit_code` (0 / 1 findings / 2 usage / 3 errors), :func:`errors`, :func:`format_table`,
-  :func:`print_results`, :func:`results_payload`, :func:`write_json`; how long each check took: :class:`CheckTiming`
-  (``run_checks(timings=[])``), :func:`format_timings`.
+* registering a check: :func:`check` (the decorator; the function's docstring is its description),
+  :class:`Session` (profile, seed, memo), :class:`CheckResult`, :class:`Control` (the negative control that shows
+  the check can fail); checks on runs logged by ``fedtheory train``: :func:`logged_runs_check`, :func:`logged_runs`;
+* assumptions checked, not declared: :func:`certify` -> :class:`Certification`, :func:`run_settings`;
+* deciding: :func:`assess_bound` (a Bound over candidate values against per-run measurements; ``trivial=`` gives
+  its vacuity by :data:`TRIVIAL_BOUNDS`), :func:`compare_mean`, :func:`compare_rounds`, :func:`claim_result` with
+  its :class:`StatsPolicy`, :func:`identity_result`, :func:`combine_readings` (readings of an ambiguous text),
+  :func:`rate_check` / :func:`register_rate_check` / :func:`faster_order` (symbolic), :func:`fit_rate` and
+  :func:`rate_verdict` (measured), :func:`robustness` and :func:`sweep` (a finding's robustness),
+  :func:`training_regime` / :func:`in_training_regime` (claims about training), :func:`cached_symbolic` (a slow
+  symbolic result computed once);
+* running: :func:`run_checks`, :func:`all_checks`, :func:`run_control`, :func:`format_table`.
+
+What the command line uses to write and summarize (exit codes, the table, the JSON) lives in the submodules
+(``fedtheory.checks.output``, ``results``, ...), not here.
 """
 from __future__ import annotations
+
+from .._deprecation import face_aliases
 
 from .results import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS, SCOPES,
                       VERDICTS, CheckResult, errors, exit_code, finding_class_of, group_findings, scalar_params)
@@ -33,8 +34,8 @@ from .output import (LOOSE_FACTOR, cited_lines, format_table, format_timings, pr
                      shared_lines, simulation_text, summarize, summarize_findings, write_json)
 from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
                             run_settings)
-from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, run_check, run_label,  # registers empirical.runs
-                          training_regime, unusable_runs)
+from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, logged_runs_check, run_check,  # noqa: F401
+                          run_label, training_regime, unusable_runs)
 from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
 from .run import run_checks
 from .dimensions import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
@@ -46,19 +47,43 @@ from .claims import Comparison, Equivalence, StatsPolicy, claim_result
 from .identities import identity_result
 from .readings import combine_readings
 
-__all__ = ["FRAGILE_WITHIN", "finding_robustness", "robustness", "robustness_text", "sweep", "register_units_checks", "units_result", "units_rows", "register_spec", "check_spec", "CONTROLLED_KINDS",
-           "CheckTiming", "check_timings", "format_timings", "Control", "ControlOutcome", "run_control", "run_controls",
-           "TRIVIAL_BOUNDS", "ROUNDING_RTOL", "ROUNDING_SCALES", "rounding_scale_of", "rounding_tolerance",
-           "record_row_filter",
-           "Comparison", "Equivalence", "StatsPolicy", "TrivialBound", "combine_readings", "faster_order",
-           "trivial_bound_of", "EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "checked_rows", "errors",
-           "CheckResult", "CheckSpec", "FINDINGS", "finding_class_of", "KINDS", "LOOSE_FACTOR", "PROFILES", "SCOPES", "Session",
-           "VERDICTS", "all_checks", "group_findings", "holm_reject", "row_marks", "summarize_findings",
-           "assess_bound", "check", "checks_of", "claim_result", "compare_mean", "compare_rounds", "exit_code",
-           "fit_rate", "format_table", "identity_result", "print_results", "rate_check", "rate_verdict",
-           "registered_check_ids", "results_payload", "run_checks", "scalar_params", "select", "id_matches",
-           "simulation_text", "summarize",
-           "write_json", "cached_symbolic", "expr_from_srepr", "symbolic_part", "logged_runs", "run_check", "run_label",
-           "unusable_runs", "Certification", "CertifiedAssumption", "certificate_text", "certify", "certify_assumptions",
-           "register_rate_check", "run_settings", "cited_lines", "shared_lines", "REGIME_FRACTION",
-           "in_training_regime", "training_regime", "additive_terms", "term_tightness"]
+__all__ = ["check", "Session", "CheckResult", "Control", "FINDINGS", "logged_runs_check", "logged_runs", "run_label",
+           "certify", "Certification", "run_settings", "assess_bound", "TRIVIAL_BOUNDS", "trivial_bound_of",
+           "compare_mean", "compare_rounds", "claim_result", "StatsPolicy", "identity_result", "combine_readings",
+           "rate_check", "register_rate_check", "faster_order", "fit_rate", "rate_verdict", "robustness", "sweep",
+           "training_regime", "in_training_regime", "cached_symbolic", "term_tightness", "run_checks", "all_checks",
+           "run_control", "format_table"]
+
+_MOVED = {  # not part of the plug-in API since 0.2: name -> the module that has it
+    **dict.fromkeys(("EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "KINDS", "SCOPES",
+                     "VERDICTS", "errors", "exit_code", "finding_class_of", "group_findings", "scalar_params"), "results"),
+    "PROFILES": "session",
+    **dict.fromkeys(("CONTROLLED_KINDS", "CheckSpec", "check_spec", "checks_of", "id_matches", "record_row_filter",
+                     "register_spec", "registered_check_ids", "select"), "registry"),
+    "holm_reject": "comparisons",
+    **dict.fromkeys(("ROUNDING_RTOL", "ROUNDING_SCALES", "rounding_scale_of", "rounding_tolerance"), "rounding"),
+    **dict.fromkeys(("expr_from_srepr", "symbolic_part"), "symbolic_cache"),
+    **dict.fromkeys(("CheckTiming", "check_timings", "checked_rows"), "execution"),
+    **dict.fromkeys(("ControlOutcome", "run_controls"), "controls"),
+    **dict.fromkeys(("LOOSE_FACTOR", "cited_lines", "format_timings", "print_results", "results_payload", "row_marks",
+                     "shared_lines", "simulation_text", "summarize", "summarize_findings", "write_json"), "output"),
+    **dict.fromkeys(("CertifiedAssumption", "certificate_text", "certify_assumptions"), "certification"),
+    **dict.fromkeys(("REGIME_FRACTION", "unusable_runs"), "logged_runs"),
+    **dict.fromkeys(("FRAGILE_WITHIN", "finding_robustness", "robustness_text"), "robustness"),
+    **dict.fromkeys(("register_units_checks", "units_result", "units_rows"), "dimensions"),
+    "TrivialBound": "trivial_bounds", "additive_terms": "terms",
+    **dict.fromkeys(("Comparison", "Equivalence"), "claims"),
+}
+
+
+def _moved(name: str, module: str):
+    import sys
+
+    return lambda: getattr(sys.modules[f"{__name__}.{module}"], name)  # every one imported above
+
+
+__getattr__ = face_aliases(__name__, {
+    "run_check": (lambda: run_check, "renamed logged_runs_check (and its control= is a Control, like check's)"),
+    **{name: (_moved(name, module), f"not part of the plug-in API: import it from {__name__}.{module}")
+       for name, module in _MOVED.items()},
+})

@@ -29,11 +29,30 @@ from .session import Session
 __all__ = ["logged_runs", "run_check", "run_label", "runs_integrity", "unusable_runs"]
 
 
-def run_check(id: str, paper: str, kind: str, records=(), *, control: tuple[str, Callable] | None = None,
-              self_check: str = ""):
-    """Register ``fn(session, logs)`` as an empirical check: it runs only when ``--runs`` gave logs.
-    control: (what is mutated, ``mutated(session, logs)``), the negative control run on the same logs;
-    self_check: why the check is an implementation self-check by design (see ``check``)."""
+def logged_runs_check(id: str, paper: str, kind: str, records=(), *, control: Control | None = None,
+                      self_check: str = ""):
+    """Register ``fn(session, logs)`` as a check on the runs ``fedtheory train`` logged: it runs only when
+    ``fedtheory check --runs DIR`` gave logs (``logs``: the readable run directories, ``logged_runs``).
+
+    Parameters
+    ----------
+    id, paper, kind, records, self_check
+        As :func:`fedtheory.checks.check`.
+    control : Control, optional
+        The negative control, run on the same logs: its ``fn(session, logs)`` mutates what the check reads, and the
+        check must then report a finding.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns ``fn`` unchanged.
+    """
+    if isinstance(control, tuple):  # the API before 0.2: (what is mutated, fn)
+        from .._deprecation import warn_deprecated
+
+        warn_deprecated(f"{id}: logged_runs_check(control=(description, fn))", "pass control=Control(description, fn)")
+        control = Control(*control)
+
     def with_logs(f: Callable) -> Callable:
         def run(session: Session):
             logs = logged_runs(session)
@@ -41,12 +60,20 @@ def run_check(id: str, paper: str, kind: str, records=(), *, control: tuple[str,
         return run
 
     def deco(fn: Callable):
-        ctl = Control(control[0], with_logs(control[1])) if control is not None else None
+        ctl = Control(control.description, with_logs(control.fn)) if control is not None else None
         wrapper = with_logs(fn)
         wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
         check(id, paper, kind, records=records, needs_runs=True, control=ctl, self_check=self_check)(wrapper)
         return fn
     return deco
+
+
+def run_check(id: str, paper: str, kind: str, records=(), *, control=None, self_check: str = ""):
+    """Deprecated since 0.2 (removed in 0.3): :func:`logged_runs_check`."""
+    from .._deprecation import warn_deprecated
+
+    warn_deprecated("fedtheory.checks.run_check", "renamed logged_runs_check (and its control= is a Control, like check's)")
+    return logged_runs_check(id, paper, kind, records, control=control, self_check=self_check)
 
 
 def logged_runs(session: Session):

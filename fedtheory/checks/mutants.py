@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, OrderStatement, Record, StatedOrder, record_evaluations, stand_ins
+from ..theory.core import Bound, OrderStatement, Record, Order, record_evaluations, stand_ins
 from ..theory.dimensions import parse_dimension
 from .execution import run_spec
 from .rates import rate_check
@@ -337,7 +337,7 @@ def mutants_of(record) -> list[Mutant]:
         for kind in (scale, coefficients, drops, exponents, swaps):
             out += _cap(kind())
     order = getattr(record, "order", None)
-    if isinstance(order, StatedOrder) and (isinstance(record, Bound) or getattr(record, "explicit", None) is not None):
+    if isinstance(order, Order) and (isinstance(record, Bound) or getattr(record, "explicit", None) is not None):
         for d in (sp.Rational(1, 2), sp.Integer(1)):
             faster = dataclasses.replace(order, expr=order.expr / order.variable ** d)
             out.append(Mutant(rid, "order", f"the stated order O({sp.sstr(order.expr)}) one {sp.sstr(d)} power of "
@@ -439,7 +439,7 @@ def _rate_changes(original, mutant) -> bool:
     if mutant.kind == "order":
         return True
     order = getattr(original, "order", None)
-    if not isinstance(order, StatedOrder) or mutant.kind not in ("exponent", "swap"):
+    if not isinstance(order, Order) or mutant.kind not in ("exponent", "swap"):
         return False
     return order.variable in sp.sympify(mutant.record.expr).free_symbols or mutant.kind == "swap"
 
@@ -473,7 +473,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
     if not holding:  # every row already a finding or not applicable: a stronger mutant cannot be told apart there
         specs = ()
     base_units = units_result(record).verdict
-    has_order = isinstance(getattr(record, "order", None), StatedOrder) or getattr(record, "explicit", None) is not None
+    has_order = isinstance(getattr(record, "order", None), Order) or getattr(record, "explicit", None) is not None
     base_rate = rate_check(record).verdict if has_order and getattr(record, "order", None) is not None else None
     outcomes = []
     for m in (mutants if mutants is not None else mutants_of(record)):

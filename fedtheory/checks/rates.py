@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, OrderStatement, StatedOrder, standing_in
+from ..theory.core import Bound, OrderStatement, Order, standing_in
 from ..theory.rates import check_order
 from .registry import Control, check
 from .results import CheckResult
@@ -47,7 +47,7 @@ def _missed_lines(rep: dict) -> list[str]:
     return lines
 
 
-def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, order: StatedOrder | None = None
+def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, order: Order | None = None
                ) -> CheckResult:
     """Symbolic: substitute the stated choice into the explicit bound and compare term by term.
 
@@ -96,7 +96,7 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
                        params={"choice": choice, "up_to_log": order.up_to_log})
 
 
-def _rate_robustness(rep: dict, order: StatedOrder) -> dict[str, Any]:
+def _rate_robustness(rep: dict, order: Order) -> dict[str, Any]:
     """A rate inconsistency is symbolic: the missed terms' growth in T does not depend on the values of the
     constants, so no constant, problem or horizon removes it; it disappears only where every missed term's coefficient
     vanishes (the symbols named)."""
@@ -121,7 +121,7 @@ def _rate_robustness(rep: dict, order: StatedOrder) -> dict[str, Any]:
                             + "; ".join(dict.fromkeys(vanish)) + ")")
 
 
-def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) -> StatedOrder:
+def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) -> Order:
     """A negative control of a rate check: the record's stated order times ``factor`` (default 1/T, i.e. claimed
     one power of T faster); the explicit bound must then be inconsistent with it."""
     from dataclasses import replace as _replace

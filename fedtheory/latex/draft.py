@@ -24,7 +24,7 @@ __all__ = ["DraftAssumption", "DraftBound", "DraftDefinition", "DraftCondition",
 
 _ENV_SHORT = {"theorem": "thm", "thm": "thm", "lemma": "lemma", "lem": "lemma", "corollary": "cor", "cor": "cor",
               "proposition": "prop", "prop": "prop", "claim": "claim"}
-_RESERVED = {"sp", "S", "PAPER", "SOURCE", "F", "Bound", "Condition", "Definition", "OrderStatement", "StatedOrder",
+_RESERVED = {"sp", "S", "PAPER", "SOURCE", "F", "Bound", "Condition", "Definition", "OrderStatement", "Order",
              "SymbolSet", "Units", "register", "SYMS"}
 
 
@@ -711,7 +711,7 @@ def _check_generated(text: str) -> None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         raise RuntimeError(f"records.py does not compile ({exc}): a bug of fedtheory") from None
-    allowed_calls = {"register", "Bound", "Condition", "Definition", "OrderStatement", "StatedOrder", "SymbolSet",
+    allowed_calls = {"register", "Bound", "Condition", "Definition", "OrderStatement", "Order", "SymbolSet",
                      "Units", "F", "S.add", "sp.sympify", "sp.Interval"}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -751,7 +751,7 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
              '"""',
              "import sympy as sp",
              "",
-             "from fedtheory.theory import Bound, Condition, Definition, OrderStatement, StatedOrder, SymbolSet, Units, register  # noqa: F401",
+             "from fedtheory.theory import Bound, Condition, Definition, OrderStatement, Order, SymbolSet, Units, register  # noqa: F401",
              "",
              f"PAPER = {_q(name)}",
              f"SOURCE = {_q(label)}",
@@ -804,7 +804,7 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
         defs = ", ".join(written_defs[d.id] for d in b.definitions)
         order = ""
         if b.order is not None:
-            order = (f"    order=StatedOrder(F({_q(_expr_text(b.order, names))}), {_py_name(b.order_variable)}, "
+            order = (f"    order=Order(F({_q(_expr_text(b.order, names))}), {_py_name(b.order_variable)}, "
                      f"up_to_log={b.order_up_to_log}, source=SOURCE + {_q(f', line {b.line}')}),  "
                      f"# {_comment(b.order_latex)[:80]}\n")
         note = "; ".join(f"reading: {n}" for n in b.notes)

@@ -3,6 +3,7 @@
 The modules that write algorithms register them into ``algorithms``' registry when imported; this face imports them
 all, so the core's algorithms are registered once any part of ``fedtheory.sim`` is imported. A paper plug-in registers
 its own (FedMRUR's, FedShift's) when it loads: ``fedtheory.plugins.load_plugins()`` completes the table."""
+from .._deprecation import face_aliases
 from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fednova, fedprox,
                          fedsam, register_algorithm, resolve, scaffold, unregister_algorithm)
 from . import gossip  # noqa: F401 - registers the gossip algorithms
@@ -11,7 +12,7 @@ from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEAS
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round
 from .rules import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientSteps, Communication, Compressor,
                       ControlVariates, Exact, LocalTransform, MeanModels, MeanUpdates, Minibatch, NormalizedAveraging,
-                      OppositeLookahead, Oracle, PlainInit, Plugin, Prox, ProximalSolve, RelaxedInit, RoundState, Server,
+                      Oracle, PlainInit, Plugin, Prox, ProximalSolve, RelaxedInit, RoundState, Server,
                       State)
 from .measures import TrackGradients, measure_catalogue, register_measure, registered_measures
 from .problems import (Constant, Constants, HuberProblem, InterpolatedProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
@@ -29,120 +30,56 @@ from .topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ri
                        fully_connected, grid, paper_topologies, random_k_neighbour, ring)
 
 __all__ = [
-    "AlgorithmSpec",
-    "LocalOracle",
-    "ProblemOracle",
-    "StepSchedule",
-    "algorithms",
-    "build_algorithm",
-    "commit_round",
-    "register_algorithm",
-    "resolve",
-    "unregister_algorithm",
-    "run_round",
-    "AdditiveNoise",
-    "Aggregator",
-    "Algorithm",
-    "ClientMomentum",
-    "ClientSteps",
-    "Communication",
-    "Compressor",
-    "Constant",
-    "Constants",
-    "ControlVariates",
-    "DEFAULT_MEASURES",
-    "Exact",
-    "LeastSquaresProblem",
-    "LocalTransform",
-    "LogisticProblem",
-    "MeanModels",
-    "MeanUpdates",
-    "Minibatch",
-    "NormalizedAveraging",
-    "OppositeLookahead",
-    "Oracle",
-    "PLNonconvexProblem",
-    "SeparablePLProblem",
-    "PlainInit",
-    "Plugin",
-    "Problem",
-    "Prox",
-    "ProximalSolve",
-    "ROUND_MEASURES",
-    "RelaxedInit",
-    "RoundState",
-    "RunConfig",
-    "RunStreams",
-    "SAM",
-    "STATE_MEASURES",
-    "STEP_MEASURES",
-    "StepWeights",
-    "Server",
-    "StabilityResult",
-    "State",
-    "Trace",
-    "TrackGradients",
-    "VISITED_MEASURES",
-    "coupled_runs",
-    "digits_logistic",
-    "fedavg",
-    "fedcm",
-    "fedinit",
-    "fednova",
-    "fedprox",
-    "fedsam",
-    "heterogeneous_least_squares",
-    "identical_least_squares",
-    "quadratic_B_min",
-    "quadratic_G2",
-    "measure_catalogue",
-    "register_measure",
-    "registered_measures",
-    "measured_heterogeneity_G2",
-    "pl_nonconvex",
-    "pl_ratio_infimum",
-    "scaffold",
-    "simulate",
-    "synthetic_logistic",
-    # decentralized FL (gossip) and topologies
-    "Exponential",
-    "FullyConnected",
-    "Gossip",
-    "Grid2D",
-    "LocalMomentum",
-    "RandomKNeighbour",
-    "Ring",
-    "Topology",
-    "d_psgd",
-    "dfedavg",
-    "dfedavgm",
-    "dfedsam",
-    "exponential",
-    "fully_connected",
-    "grid",
-    "oledfl_sam",
-    "oledfl_sgd",
-    "paper_topologies",
-    "random_k_neighbour",
-    "reference_gossip",
-    "ring",
-    "with_ole",
-    # what problems, oracles, topologies, sampling and algorithms certify (fedtheory.sim.certificates)
-    "Certificate",
-    "ClientSampling",
-    "certified",
-    "from_visited",
-    "refused",
-    "unknown",
-    "HuberProblem",
-    "InterpolatedProblem",
-    "huber_regression",
-    "least_squares_noise_at_optimum",
-    "opposed_huber",
-    # rules from FedMRUR (hyperbolic regularizer, normalized aggregation) and FedShift (mixed precision, weight shift)
-    "HyperbolicRegularizer",
-    "NormalizedAggregation",
-    "WeightShift",
-    "mixed_precision",
-    "reference_mixed_precision",
+    # algorithms: each a composition of rules (below); register_algorithm adds one, build_algorithm / resolve find one
+    "Algorithm", "fedavg", "fedinit", "fedprox", "fednova", "fedsam", "fedcm", "scaffold", "mixed_precision", "d_psgd",
+    "dfedavg", "dfedavgm", "dfedsam", "oledfl_sgd", "oledfl_sam", "register_algorithm", "build_algorithm", "resolve",
+    # the rules of the round protocol an algorithm is made of (fedtheory.sim.rules)
+    "Plugin", "State", "RoundState", "LocalTransform", "Aggregator", "Communication", "PlainInit", "RelaxedInit",
+    "ClientMomentum", "LocalMomentum", "SAM", "Prox", "ProximalSolve", "ControlVariates", "ClientSteps", "MeanModels",
+    "MeanUpdates", "NormalizedAveraging", "NormalizedAggregation", "TrackGradients",
+    # gradients: the oracles
+    "Oracle", "Exact", "AdditiveNoise", "Minibatch",
+    # running: the engine
+    "simulate", "RunConfig", "Trace", "StepWeights", "coupled_runs", "ClientSampling", "register_measure",
+    # problems with exact constants
+    "Problem", "Constant", "LeastSquaresProblem", "LogisticProblem", "HuberProblem", "SeparablePLProblem",
+    "PLNonconvexProblem", "heterogeneous_least_squares", "identical_least_squares", "least_squares_noise_at_optimum",
+    "huber_regression", "opposed_huber", "pl_nonconvex", "synthetic_logistic", "digits_logistic",
+    # decentralized FL: topologies
+    "Topology", "ring", "grid", "exponential", "fully_connected", "random_k_neighbour",
+    # what a problem, oracle, topology, sampling or algorithm certifies (fedtheory.sim.certificates)
+    "Certificate", "certified", "refused", "unknown", "from_visited",
 ]
+
+_MOVED = {  # not part of the plug-in API since 0.2: name -> the module that has it
+    **dict.fromkeys(("AlgorithmSpec", "unregister_algorithm"), "algorithms"),
+    **dict.fromkeys(("LocalOracle", "StepSchedule", "commit_round", "run_round"), "rounds"),
+    **dict.fromkeys(("ProblemOracle", "DEFAULT_MEASURES", "ROUND_MEASURES", "STATE_MEASURES", "STEP_MEASURES",
+                     "VISITED_MEASURES"), "engine"),
+    **dict.fromkeys(("Compressor", "Server"), "rules"),
+    **dict.fromkeys(("Constants", "InterpolatedProblem", "pl_ratio_infimum", "quadratic_B_min", "quadratic_G2"),
+                    "problems"),
+    **dict.fromkeys(("measure_catalogue", "registered_measures"), "measures"),
+    "RunStreams": "rng",
+    **dict.fromkeys(("StabilityResult", "measured_heterogeneity_G2"), "stability"),
+    "HyperbolicRegularizer": "hyperbolic",
+    **dict.fromkeys(("WeightShift", "reference_mixed_precision"), "mixed_precision"),
+    **dict.fromkeys(("Gossip", "reference_gossip", "with_ole"), "gossip"),
+    **dict.fromkeys(("Exponential", "FullyConnected", "Grid2D", "RandomKNeighbour", "Ring", "paper_topologies"),
+                    "topology"),
+}
+
+
+def _moved(name: str, module: str):
+    import sys
+
+    return lambda: getattr(sys.modules[f"{__name__}.{module}"], name)  # every one imported above
+
+
+__getattr__ = face_aliases(__name__, {
+    "OppositeLookahead": (lambda: RelaxedInit, "use RelaxedInit(beta): the same rule (OledFL's Ole is FedInit's relaxed start on each client's mixed model)"),
+    "algorithms": (lambda: _moved("algorithms", "algorithms")(), "use fedtheory.plugins.algorithms() (it loads the "
+                   "plug-ins first)"),
+    **{name: (_moved(name, module), f"not part of the plug-in API: import it from {__name__}.{module}")
+       for name, module in _MOVED.items()},
+})

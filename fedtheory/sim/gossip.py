@@ -9,7 +9,7 @@ neighbours and averages what it receives with the mixing matrix W:
     x_{i,k+1}^t = x_{i,k}^t - eta d_{i,k}^t,  k < K       (SGD, SAM or local momentum directions)
     x_i^{t+1} = sum_l w_il x_{l,K}^t                        (gossip; 'atc', adapt then combine)
 
-Ole is the engine's ``RelaxedInit`` (``OppositeLookahead``) applied to the anchor the gossip hands
+Ole is the engine's ``RelaxedInit`` applied to the anchor the gossip hands
 out (x_i^t, the mixed model), with the engine's ``last_local`` = x_i^{t-1,K} (x^0 before round 0).
 
 D-PSGD (Lian et al. 2017 [13], Alg. 1) mixes the models *before* the gradient step,

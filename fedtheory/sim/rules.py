@@ -213,11 +213,6 @@ class RelaxedInit(Plugin):
         return {"eq15_residual": err / (scale + (scale == 0))}
 
 
-def OppositeLookahead(beta):  # noqa: N802  (the same rule, named as OledFL names it)
-    """OledFL's Ole initialisation: the relaxed rule applied to each client's mixed model."""
-    return RelaxedInit(beta)
-
-
 # ---------------------------------------------------------------------------------- local steps
 
 

@@ -250,7 +250,7 @@ class Definition:
 
 
 @dataclass(frozen=True)
-class StatedOrder:
+class Order:
     """What the paper states as the order, under a stated choice of the step size (or other symbols).
 
     ``expr`` is a sum of terms (constants dropped). ``choice`` maps symbols to expressions in the
@@ -547,7 +547,7 @@ class Bound(Record):
     expr: sp.Expr = sp.S.Zero
     conditions: tuple[Condition, ...] = ()
     definitions: tuple[Definition, ...] = ()
-    order: StatedOrder | None = None
+    order: Order | None = None
     requires: Mapping[str, Any] = field(default_factory=dict)
     kind: str = "bound"
     quote: str = ""  # the sentence or display tested, with seed file and line ('000_...txt:1268: ...')
@@ -697,7 +697,7 @@ class OrderStatement(Record):
     """A result the paper states only as an order, with the explicit expression (if any) it came from."""
 
     statement: str = ""
-    order: StatedOrder | None = None
+    order: Order | None = None
     explicit: Bound | None = None  # the explicit bound whose order the statement summarises
     kind: str = "order"
 

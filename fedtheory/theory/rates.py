@@ -16,7 +16,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from .core import StatedOrder
+from .core import Order
 
 
 @dataclass
@@ -87,7 +87,7 @@ def _lt(x, y) -> bool | None:
     return None
 
 
-def check_order(explicit: sp.Expr, order: StatedOrder, constants: Sequence[sp.Symbol] = (),
+def check_order(explicit: sp.Expr, order: Order, constants: Sequence[sp.Symbol] = (),
                 track: Sequence[sp.Symbol] = (), conditions: Sequence = ()) -> RateReport:
     """Compare the explicit bound (after the stated choice) with the stated order."""
     var = order.variable
@@ -133,7 +133,7 @@ def check_order(explicit: sp.Expr, order: StatedOrder, constants: Sequence[sp.Sy
     return RateReport(verdict, bound_terms, stated, leading, missed, cond_report, detail)
 
 
-def _eventually(cond, order: StatedOrder, var) -> str:
+def _eventually(cond, order: Order, var) -> str:
     rel = cond.relation
     if rel in (sp.true, sp.false):
         return "holds" if rel == sp.true else "fails"

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import ParameterError
-from ..sim import SeparablePLProblem, pl_ratio_infimum
+from ..sim import SeparablePLProblem
+from ..sim.problems import pl_ratio_infimum
 from ..sim.problems import AMPLITUDE_MAX
 from .quadratic import check_theta, uniform_in_box
 

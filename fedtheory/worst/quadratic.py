@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import ParameterError
-from ..sim import LeastSquaresProblem, quadratic_B_min, quadratic_G2
+from ..sim import LeastSquaresProblem
+from ..sim.problems import quadratic_B_min, quadratic_G2
 
 MARGIN = 1e-9  # relative margin inside every constraint
 

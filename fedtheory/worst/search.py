@@ -139,7 +139,7 @@ def instance_scales(record: Any, inst: Any) -> np.ndarray | None:
     """Per instance, the magnitude of what its runs compute (``fedtheory.checks.rounding_scale_of`` by the record's
     ``lhs_kind``, from the instance's exact L, f*, ||w*|| and start distance ||w^0 - w*||^2); None where the instances
     state no constants."""
-    from ..checks import rounding_scale_of
+    from ..checks.rounding import rounding_scale_of
 
     try:
         k = inst.constants()
@@ -251,7 +251,7 @@ def _verdict_of(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[
             return "holds", []
         # a positive mean gap within the threshold: as the checks' compare_mean, neither holds nor violated
         return ("violated" if mean - z_threshold(ev.statements, gap.size) * se > 0 else "inconclusive"), []
-    from ..checks import rounding_tolerance
+    from ..checks.rounding import rounding_tolerance
 
     scale = 0.0 if ev.scale is None else float(ev.scale[i])
     return ("violated" if float(gap.mean()) > float(rounding_tolerance(m, b, scale)) else "holds"), []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, StatedOrder, SymbolSet, register, register_paper
+from fedtheory.theory import Bound, Condition, Order, SymbolSet, register, register_paper
 
 PAPER = "drori2014"
 CITATION = "arXiv:1206.3209 (Math. Program. 145:451-482, 2014), Thm 3.1"
@@ -53,7 +53,7 @@ THM31 = Bound(
                 Condition("step_at_most_1_over_L", sp.Le(lr * L, 1), source=SOURCE, note="h = L * step <= 1")),
     requires={"local_steps": 1, "oracle": "exact", "full_participation": True, "aggregation": "mean of the models",
               "lr_schedule": "constant"},
-    order=StatedOrder(expr=1 / N, variable=N, source=SOURCE, note="read off the bound: L R^2/(4 N h + 2) = O(1/N)"),
+    order=Order(expr=1 / N, variable=N, source=SOURCE, note="read off the bound: L R^2/(4 N h + 2) = O(1/N)"),
     quantities={"N": "rounds: one exact gradient step per round", "lr": "lr"},
     quote="f(x_N) - f* <= L R^2 / (4 N h + 2) for x_{k+1} = x_k - (h/L) f'(x_k), 0 < h <= 1; tight",
     transcription=f"checked against {TEXT}; the arXiv text (1206.3209) not read",

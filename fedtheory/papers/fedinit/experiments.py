@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.checks import claim_result, in_training_regime, run_check, run_label, training_regime
+from fedtheory.checks import Control, claim_result, in_training_regime, logged_runs_check, run_label, training_regime
 from fedtheory.sim.algorithms import hyperparameter_names, resolve, ri_name
 from fedtheory.theory import Claim, ClaimOutcome, SymbolSet, register
 
@@ -315,9 +315,9 @@ def _gen_vs_divergence_rows(session, logs, falling_gap: bool = False):
     return out
 
 
-@run_check("fedinit.exp.gen_tracks_divergence", "fedinit", "claim",
+@logged_runs_check("fedinit.exp.gen_tracks_divergence", "fedinit", "claim",
            records=("fedinit.exp.gen_tracks_divergence", "fedinit.thm3.rederived"),
-           control=("each run's generalization gap replaced by minus its sum_t sqrt(Delta^t): a gap that falls as the "
+           control=Control("each run's generalization gap replaced by minus its sum_t sqrt(Delta^t): a gap that falls as the "
                     "divergence grows", lambda s, logs: _gen_vs_divergence_rows(s, logs, falling_gap=True)))
 def gen_vs_divergence(session, logs):
     """Across each beta sweep, the rank correlation of the generalization gap with Thm 3's divergence term."""
@@ -355,9 +355,9 @@ def _table3_rows(session, logs, chance_positive: bool = False):
     return out
 
 
-@run_check("fedinit.exp.table3_accuracy", "fedinit", "claim",
+@logged_runs_check("fedinit.exp.table3_accuracy", "fedinit", "claim",
            records=("fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold"),
-           control=("every beta > 0 run at chance accuracy: relaxed initialisation then loses to FedAvg",
+           control=Control("every beta > 0 run at chance accuracy: relaxed initialisation then loses to FedAvg",
                     lambda s, logs: _table3_rows(s, logs, chance_positive=True)))
 def table3(session, logs):
     """Table 3's shape on each beta sweep: accuracy over beta, and Delta^T over beta with the threshold."""

@@ -33,7 +33,7 @@ from dataclasses import replace
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder, SymbolSet,
+from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Order, SymbolSet,
                               Units, register)
 
 PAPER = "fedinit"
@@ -143,7 +143,7 @@ THM1 = Bound(
     units=Units(lhs="f^2/w^2"),
     lhs="avg_grad_norm2", lhs_description="(1/T) sum_{t=0}^{T-1} E||grad f(w^t)||^2", lhs_kind="grad_norm2",
     expr=THM1_EXPR, definitions=OPT_DEFINITIONS, conditions=THM1_CONDITIONS,
-    order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / sp.sqrt(N * K * T), T, {eta: sp.sqrt(N / (K * T))},
+    order=Order((D + L * (sigma_l**2 + K * G**2)) / sp.sqrt(N * K * T), T, {eta: sp.sqrt(N / (K * T))},
                       source=f"{SEED}, eq. (10)", track=(N, K)),
     note="Bound as in eq. (9)/(27) and the poster. The poster prints the sum from t=1; the proof sums t=0..T-1. "
          "The conditions list the printed ones as read plus the derived gradient-term condition (module docstring).")
@@ -159,7 +159,7 @@ THM2 = Bound(
     units=Units(lhs="f"),
     lhs="opt_error_T", lhs_description="E[f(w^T) - f(w*)]", lhs_kind="opt_error",
     expr=THM2_EXPR, definitions=OPT_DEFINITIONS, conditions=THM1_CONDITIONS + (ETA_PL,),
-    order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / (N * K * T), T,
+    order=Order((D + L * (sigma_l**2 + K * G**2)) / (N * K * T), T,
                       {eta: sp.log(lam * mu * N * K * T) / (lam * mu * K * T)}, up_to_log=True,
                       source=f"{SEED}, eq. (12) ('where we omit the O(log(NKT)) term')", track=(N, K)),
     note="The proof (App. A.2.4) sums (1 - lambda mu eta K)^{T-1-t} (Delta^t - Delta^{t+1}) and drops it; that sum "
@@ -318,7 +318,7 @@ THM4 = Bound(
     units=Units(lhs="w^2"),
     lhs="avg_delta", lhs_description="(1/T) sum_{t=0}^{T-1} Delta^t", lhs_kind="divergence",
     expr=THM4_EXPR, definitions=OPT_DEFINITIONS, conditions=THM45_CONDITIONS,
-    order=StatedOrder(N * (sigma_l**2 + K * G**2) / T + sp.sqrt(N * K) * B**2 * (D + L * (sigma_l**2 + K * G**2)) / T ** sp.Rational(3, 2),
+    order=Order(N * (sigma_l**2 + K * G**2) / T + sp.sqrt(N * K) * B**2 * (D + L * (sigma_l**2 + K * G**2)) / T ** sp.Rational(3, 2),
                       T, {eta: sp.sqrt(N / (K * T))}, source=f"{SEED}, eq. (16)/(31)", track=(N, K)),
     note="Explicit inequality = the last display of the proof before the O(.) (coefficients 534, 267, 801, 69, 267 "
          "read from the OCR and re-derived: 72+24=96, 195+72=267, 51+18=69; 534 = 2*267, 801 = 3*267). The main "
@@ -368,7 +368,7 @@ THM5 = Bound(
     expr=THM5_EXPR, definitions=OPT_DEFINITIONS,
     conditions=THM45_CONDITIONS + (ETA_PL, _cond("beta_geometric", 96 * beta**2 <= sp.exp(-lam * mu * eta * K),
                                                  f"{SEED}, App. A.2.6 ('let 96 beta^2 < e^(-lambda mu eta K)')")),
-    order=StatedOrder((D + G**2) / T**2 + (N * sigma_l**2 + K * G**2) / (N * K * T**2) + 1 / (N * K * T**3), T,
+    order=Order((D + G**2) / T**2 + (N * sigma_l**2 + K * G**2) / (N * K * T**2) + 1 / (N * K * T**3), T,
                       {eta: sp.log(lam * mu * N * K * T) / (lam * mu * K * T)}, up_to_log=True,
                       source=f"{SEED}, eq. (17)/(32)", track=(N, K),
                       # at a fixed beta < 1/sqrt(96): 96 beta^2 = e^{-g_beta}, g_beta > 0 (sympy cannot take limits of
@@ -415,7 +415,7 @@ THM6 = OrderStatement(
     assumptions=THM6_COMPOSED.assumptions,
     statement="E_E <= O((D + L(sigma^2 + K G^2))/(NKT) + (1/S)[sigma_l (TK)^{cL}]^{1/(1+cL)} + "
               "(1+beta)-weighted divergence bias of order T^{-1/(1+cL)})",
-    order=StatedOrder((D + L * (sigma_l**2 + K * G**2)) / (N * K * T) + (sigma_l * (T * K) ** (c * L)) ** (1 / (1 + c * L)) / S
+    order=Order((D + L * (sigma_l**2 + K * G**2)) / (N * K * T) + (sigma_l * (T * K) ** (c * L)) ** (1 / (1 + c * L)) / S
                       + sp.sqrt(D + G**2) * T ** (-1 / (1 + c * L)),
                       T, {eta: sp.log(lam * mu * N * K * T) / (lam * mu * K * T)}, up_to_log=True,
                       substitute=THM5_DIVERGENCE_ORDER, source=f"{SEED}, eq. (18)", track=(S,)),
@@ -741,7 +741,7 @@ POSTER_GEN = OrderStatement(
     id="fedinit.poster.gen_rate", paper=PAPER, title="Poster: rate of the generalization term",
     source=f"{POSTER}, table row 'E[F(w^T) - f(w^T)]', column 'Rate'", symbols=S_,
     statement="E[F(w^T) - f(w^T)] = O(1/S + (K/T)^{1/(1+cL)})",
-    order=StatedOrder(1 / S + (K / T) ** (1 / (1 + c * L)), T, {}, substitute=THM5_DIVERGENCE_ORDER, track=(S, K)),
+    order=Order(1 / S + (K / T) ** (1 / (1 + c * L)), T, {}, substitute=THM5_DIVERGENCE_ORDER, track=(S, K)),
     explicit=THM3, readings=DIVERGENCE_READINGS,
     note="Checked against Thm 3 as printed (eq. (14)), with the divergence factor replaced by Thm 5's order under each "
          "reading (sum_t sqrt(Delta^t) ~ sqrt(D+G^2)(1 + log T); sqrt(Delta^T) ~ sqrt(D+G^2)/T, the poster's "

@@ -22,7 +22,6 @@ import numpy as np
 
 from fedtheory.checks import run_checks
 from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, fedinit
-from fedtheory.theory import get as get_record
 from fedtheory.validation import ParameterError
 from fedtheory.worst import (NeighbourClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, coupled_runner,
                              pooled_loss_gaps, register_pep, register_worst_case)
@@ -120,7 +119,7 @@ def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: flo
         return {**values, "Delta_t": tr["delta"][:-1].T, "grad_norm2_t": tr["grad_norm2"][:-1].T,
                 "local_grad_sum2": tr["local_grad_sum2"].T}
 
-    pl = "PL(mu)" in get_record(record_id).assumptions
+    pl = "PL(mu)" in next(r for r in vars(TF).values() if getattr(r, "id", None) == record_id).assumptions
     return WorstCaseSpec(
         record_id=record_id, space=space, algorithm=fedinit(beta), config=config, measure=measure, measures=measures,
         constants_from_instance=constants, seeds=tuple(range(int(runs))) if stochastic else (0,),

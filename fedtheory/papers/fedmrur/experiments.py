@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, claim_result, in_training_regime, run_check, run_label, training_regime
+from fedtheory.checks import (CheckResult, Control, claim_result, in_training_regime, logged_runs_check, run_label,
+                              training_regime)
 from fedtheory.theory import Claim, ClaimOutcome, Identity, SymbolSet, register
 
 FEDMRUR = "fedmrur"
@@ -59,7 +60,7 @@ NEAR_ORTHOGONAL = Claim(
 register(D_T_AT_LEAST_1, NEAR_ORTHOGONAL)
 
 
-@run_check("fedmrur.exp.d_t", "fedmrur", "identity", records=("fedmrur.exp.d_t",),
+@logged_runs_check("fedmrur.exp.d_t", "fedmrur", "identity", records=("fedmrur.exp.d_t",),
            self_check="d_t = sum_i ||Delta_i^t|| / ||sum_i Delta_i^t|| >= 1 for any vectors (the triangle inequality): "
                       "a test of the logging, which no run can make fail")
 def d_t(session, logs):
@@ -118,8 +119,8 @@ def _near_orthogonality_rows(session, logs, parallel: bool = False):
     return out
 
 
-@run_check("fedmrur.exp.near_orthogonality", "fedmrur", "claim", records=("fedmrur.exp.near_orthogonality",),
-           control=("every pair of client updates made parallel (|cos| = 1 on every logged round)",
+@logged_runs_check("fedmrur.exp.near_orthogonality", "fedmrur", "claim", records=("fedmrur.exp.near_orthogonality",),
+           control=Control("every pair of client updates made parallel (|cos| = 1 on every logged round)",
                     lambda s, logs: _near_orthogonality_rows(s, logs, parallel=True)))
 def near_orthogonality(session, logs):
     """Late-round mean |cosine| between client updates, within 0.1 over the runs (statistics policy)."""

@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, StatedOrder,
+from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Order,
                               SymbolSet, Units,
                               register)
 
@@ -177,7 +177,7 @@ REMARK2_QUOTE = ("003_7cb41999359df859.txt:146: 'Remark 2. Compared with the ine
 THM1_FIRST = D / (C * alpha * eta_g * sum_d)
 MOFEDSAM_FIRST = D / (C * alpha * eta_g * T)
 _rate_choice = {eta_g: sp.sqrt(S * K / T), eta_l: 1 / sp.sqrt(S * T * K * Lr)}
-THM1_ORDER = StatedOrder(1 / sp.sqrt(S * K * T) + sp.sqrt(K) / (S * T) + 1 / sp.sqrt(K * T), T, _rate_choice,
+THM1_ORDER = Order(1 / sp.sqrt(S * K * T) + sp.sqrt(K) / (S * T) + 1 / sp.sqrt(K * T), T, _rate_choice,
                          source=f"{SEED}, Thm 1, eq. (8)", track=(S, K),
                          substitute={sum_d: T, LR: Lr},
                          note="sum_d -> T: d_t = 1 is the largest value of the first term (d_t >= 1). L + r is renamed "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.checks import CheckResult, run_check, run_label
+from fedtheory.checks import CheckResult, Control, logged_runs_check, run_label
 
 from . import records as fedshift_records
 from .checks.theorem2 import EQ12_FINDING
@@ -63,8 +63,8 @@ def _fedshift_thm2_rows(session, logs, printed_only: bool = False):
     return out
 
 
-@run_check("fedshift.exp.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
-           control=("the main text's eq. (12) alone, the printed form that differs from the appendix's derivation "
+@logged_runs_check("fedshift.exp.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
+           control=Control("the main text's eq. (12) alone, the printed form that differs from the appendix's derivation "
                     "(eq. 30): it must be found violated on the same logs",
                     lambda s, logs: _fedshift_thm2_rows(s, logs, printed_only=True)))
 def fedshift_thm2(session, logs):

@@ -57,7 +57,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, OrderStatement,
-                              StatedOrder, SymbolSet, Units, register)
+                              Order, SymbolSet, Units, register)
 
 PAPER = "fedshift"
 SEED = "004_319ac838b1cb3f8f.txt"
@@ -254,7 +254,7 @@ THM1_RATE = OrderStatement(
     id="fedshift.thm1.rate", paper=PAPER, title="Theorem 1: O(1/T) when the weight mean M goes to 0",
     source=f"{SEED}, Sec. IV-B ('when ... M goes to 0, FedShift converges ... O(1/T)') and App. A-D", symbols=S_,
     assumptions=THM1.assumptions, statement="E[F(w_bar_tau)] - F* = O(1/tau) when M = 0",
-    order=StatedOrder(1 / tau, tau, {beta: BETA_CHOICE, eps: 2 * (tau + gamma)}, substitute={M: 0},
+    order=Order(1 / tau, tau, {beta: BETA_CHOICE, eps: 2 * (tau + gamma)}, substitute={M: 0},
                       source=f"{SEED}, Sec. IV-B"),
     explicit=THM1_REDERIVED,
     note="The paper fixes no rule for eps; since the bound needs eps > tau + gamma - 2, eps = 2 (tau + gamma) is "

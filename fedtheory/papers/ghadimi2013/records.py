@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register, register_paper
+from fedtheory.theory import Bound, Condition, Definition, Order, SymbolSet, register, register_paper
 
 PAPER = "ghadimi2013"
 CITATION = "arXiv:1309.5549v1 (SIAM J. Optim. 23(4), 2013), Thm 2.1(a), Cor. 2.2"
@@ -86,7 +86,7 @@ COR22 = Bound(
                 Condition("sigma_positive", sp.Gt(sigma, 0), source=SOURCE_22,
                           note="the step rule divides by sigma")),
     requires=_REQUIRES,
-    order=StatedOrder(expr=1 / N + 1 / sp.sqrt(N), variable=N, source=SOURCE_22,
+    order=Order(expr=1 / N + 1 / sp.sqrt(N), variable=N, source=SOURCE_22,
                       note="(2.14): L D_f^2/N + (D~ + D_f^2/D~) sigma/sqrt(N)"),
     quantities={"N": "rounds: one stochastic gradient step per round (the step rule depends on N)", "lr": "lr"},
     quote="(1/L) E||grad f(x_R)||^2 <= B_N = L D_f^2/N + (D~ + D_f^2/D~) sigma/sqrt(N), gamma_k = min{1/L, "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import OrderStatement, StatedOrder, SymbolSet, register, register_paper
+from fedtheory.theory import OrderStatement, Order, SymbolSet, register, register_paper
 
 PAPER = "koloskova2020"
 ARXIV = "arXiv:2003.10422"
@@ -53,7 +53,7 @@ STRONGLY_CONVEX = OrderStatement(
     assumptions=("L_smooth(L)", "strongly_convex_clients(mu)", "noise_at_optimum(sigma_bar)",
                  "heterogeneity_at_optimum(zeta_bar)", "consensus_rate(p)"),
     # the iteration count as a function of eps; O~ hides the log(1/eps) of the last term
-    order=StatedOrder(expr=sigma_bar ** 2 / (mu * n * eps)
+    order=Order(expr=sigma_bar ** 2 / (mu * n * eps)
                       + sp.sqrt(L) * (zeta_bar * tau + sigma_bar * sp.sqrt(p * tau)) / (mu * p * sp.sqrt(eps))
                       + L * tau / (mu * p), variable=1 / eps, up_to_log=True, source=SOURCE),
     transcription=UNVERIFIED,
@@ -66,7 +66,7 @@ NON_CONVEX = OrderStatement(
               "L (f(x^(0)) - f*), eps the target average of E||grad f||^2, up to the factors of the growth constants "
               "(M, P) of Assumption 3b",
     assumptions=("L_smooth(L)", "lower_bounded", "consensus_rate(p)"),
-    order=StatedOrder(expr=(sigma_hat ** 2 / (n * eps2 ** 2) + (zeta_hat * tau + sigma_hat * sp.sqrt(p * tau))
+    order=Order(expr=(sigma_hat ** 2 / (n * eps2 ** 2) + (zeta_hat * tau + sigma_hat * sp.sqrt(p * tau))
                             / (p * eps2 ** sp.Rational(3, 2)) + tau / (p * eps2)) * L * F0,
                       variable=1 / eps2, source=SOURCE),
     transcription=UNVERIFIED,

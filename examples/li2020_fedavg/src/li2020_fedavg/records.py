@@ -22,7 +22,7 @@ import sympy as sp
 
 import dataclasses
 
-from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register, register_paper
+from fedtheory.theory import Bound, Condition, Definition, Order, SymbolSet, register, register_paper
 
 PAPER = "li2020"
 SOURCE = "Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 1"
@@ -72,7 +72,7 @@ THM1 = Bound(
         Condition("step_offset", sp.Eq(lr_offset, gamma), source=SOURCE, note="gamma = max{8 kappa, E}"),
     ),
     requires={"lr_schedule": "inverse_step", "full_participation": True},
-    order=StatedOrder(expr=1 / T, variable=T, source=SOURCE),
+    order=Order(expr=1 / T, variable=T, source=SOURCE),
     # Li et al.'s E counts local steps (fedtheory's local_steps) and T iterations from w_1 (T - 1 steps taken)
     quantities={"E": "local_steps", "T": "steps: T - 1 local steps taken (w_1 is the start; after R rounds T = R E + 1)"},
     transcription=UNVERIFIED,

@@ -18,7 +18,7 @@ record says so once (``quantities``); every output then speaks in Stich's symbol
 """
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, Definition, StatedOrder, SymbolSet, register, register_paper
+from fedtheory.theory import Bound, Condition, Definition, Order, SymbolSet, register, register_paper
 
 PAPER = "stich2019"
 SOURCE = ("S. U. Stich, Local SGD Converges Fast and Communicates Little, ICLR 2019 (arXiv:1805.09767), "
@@ -85,7 +85,7 @@ THM22 = Bound(
     # workers' models averaged (local SGD's eq. (2))
     requires={"lr_schedule": "inverse_step", "step_origin": 0, "identical_clients": True, "full_participation": True,
               "aggregation": "mean of the models"},
-    order=StatedOrder(expr=1 / T, variable=T, source=SOURCE,
+    order=Order(expr=1 / T, variable=T, source=SOURCE,
                       note="as T -> oo with a, H, K fixed: the sigma^2 term is ~ 12 sigma^2/(mu K T), the others "
                            "O(1/T^2) and O(1/T^3) (S_T ~ T^3/3); read off eq. (4), not from the paper's corollary"),
     quantities={"K": "clients", "H": "local_steps",
