@@ -25,6 +25,9 @@ from .backend import ops
 from .certificates import Certificate, from_visited, undeclared, visited_values
 from .rules import Aggregator, LocalTransform
 
+__all__ = ["HyperbolicRegularizer", "NormalizedAggregation", "lifted_sqdist", "lorentz_inner", "lorentz_lift", "lorentz_sqdist",
+           "r_bound", "reference_regularizer_grad", "regularizer_hessian"]
+
 # ------------------------------------------------------------------------------------ the Lorentz model
 
 

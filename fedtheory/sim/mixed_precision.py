@@ -32,6 +32,8 @@ from .problems import Problem
 from .quantize import Blocks, ErrorFeedback, Quantize, client_mask, quantize_dequantize
 from .rng import RunStreams
 
+__all__ = ["MEASURES", "WeightShift", "mixed_precision", "reference_mixed_precision"]
+
 MEASURES = {
     "shift_m_prev": "m^t: mean of all weights of the model w^t the round started from",
     "shift_m_next": "m^{t+1}: mean of all weights of the aggregate before the shift (eq. 8)",

@@ -10,6 +10,8 @@ import numpy as np
 
 from .._validation import ParameterError, check_float, check_int, check_random_state
 
+__all__ = ["dirichlet_label_skew", "iid", "label_parity_shards", "pathological_classes"]
+
 
 def iid(n_samples: int, n_clients: int, random_state=0) -> list[np.ndarray]:
     n_samples = check_int("n_samples", n_samples, 1)

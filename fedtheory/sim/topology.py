@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 from .._validation import ParameterError, check_float, check_int
 from .certificates import Certificate, certified, refused, undeclared, unknown
 
+__all__ = ["TOPOLOGIES", "WEIGHTS", "Exponential", "FullyConnected", "Grid2D", "PropertyResult", "RandomKNeighbour", "Ring",
+           "Topology", "canonical_edges", "exponential", "fully_connected", "grid", "is_sparse", "metropolis_matrix",
+           "mixing_lambda", "mixing_lambda_norm", "mixing_matrix_properties", "paper_topologies", "random_k_neighbour", "ring",
+           "spectrum", "topology_by_name"]
+
 WEIGHTS = "metropolis"
 
 

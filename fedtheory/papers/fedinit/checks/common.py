@@ -7,7 +7,8 @@ import functools
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import Session, cached_symbolic, combine_readings, expr_from_srepr, symbolic_part
+from fedtheory.checks import Session, cached_symbolic, combine_readings
+from fedtheory.checks.symbolic_cache import expr_from_srepr, symbolic_part
 from fedtheory.sim import (AdditiveNoise, RunConfig, digits_logistic, fedinit, heterogeneous_least_squares,
                            pl_nonconvex, simulate)
 

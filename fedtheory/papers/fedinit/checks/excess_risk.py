@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import CheckResult, Control, assess_bound, cached_symbolic, certify, check, claim_result, \
-    combine_readings, symbolic_part
+from fedtheory.checks import (CheckResult, Control, assess_bound, cached_symbolic, certify, check, claim_result,
+                              combine_readings)
+from fedtheory.checks.symbolic_cache import symbolic_part
 from fedtheory.sim import AdditiveNoise, ClientSampling, RunConfig, fedinit, heterogeneous_least_squares, simulate
 from fedtheory.theory import expand_sum, growth
 
