@@ -65,17 +65,53 @@ BUILTIN_PAPERS = {
 
 
 class PluginError(FedTheoryError):
-    """A plug-in could not be found or failed to import. The message names it, its origin and the exception."""
+    """A plug-in could not be found or failed to import. The message names it, its origin and the exception.
+
+    The command line prints it in one line and exits with status 2.
+
+    Parameters
+    ----------
+    *args : object
+        The exception's arguments; the first is the message.
+    """
 
 
 class PluginWarning(UserWarning):
     """A plug-in that imported but registered no record and no check (a module that is not a paper plug-in, such as
-    ``os``, or one imported before it was named a plug-in): it is listed with 0 and 0, and warned about."""
+    ``os``, or one imported before it was named a plug-in): it is listed with 0 and 0, and warned about.
+
+    Parameters
+    ----------
+    *args : object
+        The warning's arguments; the first is the message.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
 
 
 @dataclass
 class PluginInfo:
-    """One loaded plug-in: its name, what was loaded (module or file), where it was declared, and what it registered."""
+    """One loaded plug-in: its name, what was loaded (module or file), where it was declared, and what it registered.
+
+    ``fedtheory list --plugins`` prints one line per plug-in from these fields.
+
+    Parameters
+    ----------
+    name : str
+        The plug-in's name: the entry point's name, or the module's (or file's) name for ``--plugin``.
+    target : str
+        What was loaded, as given: a dotted module name, a ``.py`` file or a package directory.
+    origin : str
+        Where it was declared: ``'entry point (DIST)'``, ``'$FEDTHEORY_PLUGINS'``, ``'--plugin'`` or ``'built-in
+        (no entry-point metadata)'``.
+    module : str, default ""
+        The name of the module it was imported as (a file gets a generated name).
+    records : list of str
+        The ids of the records (and definitions) it registered.
+    checks : list of str
+        The ids of the checks it registered.
+    """
 
     name: str
     target: str
@@ -178,7 +214,32 @@ def _holds_records(modname: str) -> bool:
 
 def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin") -> PluginInfo:
     """Import one plug-in (a dotted module name, a ``.py`` file or a package directory) and return what it
-    registered. Loading the same plug-in twice is a no-op."""
+    registered. Loading the same plug-in twice is a no-op.
+
+    While it is imported the plug-in may register records only under paper names of its own. One that registers
+    no record and no check is loaded with a :class:`PluginWarning`.
+
+    Parameters
+    ----------
+    target : str
+        A dotted module name (imported from ``sys.path``), a ``.py`` file, or a package directory (a folder with
+        an ``__init__.py``, imported under the folder's name).
+    name : str, optional
+        The plug-in's name (default: the module's name).
+    origin : str, default "--plugin"
+        Where the plug-in was declared, for :class:`PluginInfo` and the error messages.
+
+    Returns
+    -------
+    PluginInfo
+        The plug-in and the record and check ids it registered (the earlier one, when it was loaded before).
+
+    Raises
+    ------
+    PluginError
+        When the target does not exist or its import raises (``sys.exit()`` included), naming the plug-in, its
+        origin, the exception and the plug-in's line it came from.
+    """
     existing = _LOADED.get(target) or _LOADED.get(str(Path(target).expanduser().resolve()))
     if existing is not None:
         return existing
@@ -223,7 +284,25 @@ def _entry_points() -> list[metadata.EntryPoint]:
 
 def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
     """Load every plug-in: entry points and ``$FEDTHEORY_PLUGINS`` (once per process), then ``extra``.
-    Returns every plug-in loaded so far."""
+
+    The entry points of fedtheory's own distribution (the built-in papers) load first; in a source tree without
+    distribution metadata the built-in papers load from their module names.
+
+    Parameters
+    ----------
+    extra : iterable of str, optional
+        More targets, each loaded as by :func:`load_plugin` with origin ``--plugin``.
+
+    Returns
+    -------
+    list of PluginInfo
+        Every plug-in loaded so far, in load order.
+
+    Raises
+    ------
+    PluginError
+        When a plug-in fails to import.
+    """
     global _AUTO_DONE
     if not _AUTO_DONE:
         _AUTO_DONE = True
@@ -245,7 +324,13 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
 
 
 def loaded_plugins() -> list[PluginInfo]:
-    """The plug-ins loaded so far, in load order."""
+    """The plug-ins loaded so far, in load order.
+
+    Returns
+    -------
+    list of PluginInfo
+        One entry per loaded plug-in (loads none).
+    """
     return list(_LOADED.values())
 
 
@@ -323,24 +408,59 @@ def plugin_of(item_id: str) -> PluginInfo | None:
 
 
 def records() -> dict[str, Record | Definition]:
-    """Every registered record, after loading the paper plug-ins (``fedtheory.theory.registry`` without loading)."""
+    """Every registered record, after loading the paper plug-ins (``fedtheory.theory.registry`` without loading).
+
+    Returns
+    -------
+    dict of str to Record or Definition
+        The records and definitions by id.
+    """
     load_plugins()
     return registry()
 
 
 def record(record_id: str) -> Record | Definition:
-    """The record with this id after loading the paper plug-ins, or a ParameterError that suggests close ids."""
+    """The record with this id after loading the paper plug-ins, or a ParameterError that suggests close ids.
+
+    Parameters
+    ----------
+    record_id : str
+        A record's or a definition's id, such as ``"fedinit.thm1"``.
+
+    Returns
+    -------
+    Record or Definition
+        The registered record.
+
+    Raises
+    ------
+    ParameterError
+        When no record has this id; the message names the closest ids.
+    """
     load_plugins()
     return get(record_id)
 
 
 def papers() -> list[str]:
-    """The papers with registered records, after loading the paper plug-ins."""
+    """The papers with registered records, after loading the paper plug-ins.
+
+    Returns
+    -------
+    list of str
+        The papers' names, sorted.
+    """
     return sorted({r.paper for r in records().values()})
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:
     """Every registered algorithm by name after loading the plug-ins: the core's (``fedtheory.sim``) and those the
-    paper plug-ins register when they load (FedMRUR's, FedShift's)."""
+    paper plug-ins register when they load (FedMRUR's, FedShift's).
+
+    Returns
+    -------
+    dict of str to AlgorithmSpec
+        The algorithm table: each name with its factory (whose keyword arguments are the hyperparameters) and
+        its source.
+    """
     load_plugins()
     return algorithm_table()

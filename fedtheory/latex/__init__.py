@@ -74,7 +74,20 @@ def test_units_rows():
 
 def checks_source(draft: LatexDraft, name: str) -> str:
     """The drafted ``checks.py``: no check yet, and the skeleton's worked bound check, commented out, pointed at the
-    first drafted bound (its record variable and id) for the user to adapt."""
+    first drafted bound (its record variable and id) for the user to adapt.
+
+    Parameters
+    ----------
+    draft : LatexDraft
+        The draft :func:`read_latex` made.
+    name : str
+        The paper's name (the plug-in package and the prefix of the ids).
+
+    Returns
+    -------
+    str
+        The text of ``checks.py``.
+    """
     from ..skeleton import worked_check
 
     first = next((b for b in draft.bounds if b.expr is not None), None)
@@ -102,7 +115,38 @@ def write_from_latex(name: str, source: str, directory: str = ".", *, taken: Ite
     """Write ``directory/NAME/`` (as ``fedtheory new-paper NAME``) with ``records.py`` drafted from the LaTeX
     ``source`` (a path, ``-`` for standard input, or ``text`` given directly), then load the plug-in and run the
     units check of every drafted record. Nothing is overwritten: an existing ``directory/NAME`` is refused.
-    Hostile input raises :class:`LatexRefused` before anything is written."""
+    Hostile input raises :class:`LatexRefused` before anything is written.
+
+    This is ``fedtheory new-paper NAME --from-latex FILE``; :func:`import_text` is what it prints. A plug-in that
+    does not load is removed again: nothing half-written stays on disk.
+
+    Parameters
+    ----------
+    name : str
+        The paper's name: a lower-case identifier (the package, the prefix of the ids).
+    source : str
+        The LaTeX file's path, or ``-`` for standard input; with ``text`` only its label (the file name recorded).
+    directory : str, default "."
+        An existing folder to write ``NAME/`` into.
+    taken : iterable of str, optional
+        Names already in use (the registered papers), refused for ``name``.
+    text : str, optional
+        The LaTeX itself, instead of reading ``source``.
+    stdin : file-like, optional
+        The stream read for ``source == "-"`` (default ``sys.stdin``).
+
+    Returns
+    -------
+    LatexImport
+        The folder written (``root``), the draft, and the units rows of the loaded plug-in (``units``).
+
+    Raises
+    ------
+    LatexRefused
+        For hostile input or a source without math.
+    ParameterError
+        For a bad ``name`` or ``directory``, or when ``directory/NAME`` exists.
+    """
     from ..checks.dimensions import units_rows
     from ..checks.execution import draft_rule
     from ..plugins import load_plugin
@@ -135,7 +179,18 @@ def import_text(result: LatexImport) -> str:
     """The report ``fedtheory new-paper --from-latex`` prints: records (each with the TODOs that keep it a draft),
     the symbol table, conditions, stated orders, the units rows, what was not drafted and why, what did not parse,
     the undefined macros, and the math outside the theorems that was not read. Text of the file is data: every
-    control character it holds is printed escaped (``\x1b``), never sent to the terminal."""
+    control character it holds is printed escaped (``\\x1b``), never sent to the terminal.
+
+    Parameters
+    ----------
+    result : LatexImport
+        What :func:`write_from_latex` returned.
+
+    Returns
+    -------
+    str
+        The report, lines joined by newlines, ending with the ``fedtheory check`` command to run next.
+    """
     from .._validation import printable
 
     d = result.draft

@@ -141,7 +141,44 @@ class DraftBound:
 
 @dataclass
 class LatexDraft:
-    """Everything read from one LaTeX source: the records to write, the symbol table, what did not parse."""
+    """Everything read from one LaTeX source: the records to write, the symbol table, what did not parse.
+
+    :func:`read_latex` makes it; :func:`records_source` writes it as ``records.py``. Every math item of the source
+    ends in exactly one of ``bounds`` (with their conditions and definitions), ``not_drafted``, ``skipped``,
+    ``unparsed``, ``without_relation`` or ``outside``.
+
+    Parameters
+    ----------
+    path : str
+        The source as given (a path, ``-`` or a label).
+    sha256 : str
+        The SHA-256 of the source text, hexadecimal (``records.py`` quotes it).
+    bounds : list of DraftBound
+        The drafted records: each displayed inequality (or stated order) with its conditions, definitions,
+        assumptions and TODOs.
+    definitions : list of DraftDefinition
+        The definitions the bounds use.
+    symbols : dict of str to DraftSymbol
+        The symbol table by name: LaTeX, dimension, the catalogue's meaning.
+    unparsed : list of Unparsed
+        The snippets that did not parse, each with its position and reason.
+    not_drafted : list of str
+        Relations that parsed but are no record (a lower bound, an equation), each with its reason.
+    macros : list of str
+        The names of the macros the preamble defines (expanded before parsing).
+    math_items : int
+        The number of math items read.
+    unused_definitions : list of DraftDefinition, optional
+        Definitions that no bound uses.
+    skipped : list of Skipped, optional
+        Math read but stating nothing to draft (an index range, ``x \\in X``), each with its reason.
+    undefined_macros : list of str, optional
+        The macros used but not defined, each ``\\name (line l, column c): ...`` once.
+    outside : list of tuple of (int, str), optional
+        Math outside the theorem-like environments not read as statements: (line, what).
+    without_relation : int, default 0
+        The number of inline items that state no relation (``$f$``, ``$L$``).
+    """
 
     path: str
     sha256: str
@@ -270,7 +307,25 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
     """The draft of the records of ``doc`` for the paper ``name`` (see :func:`read_latex`). Every math item ends in
     exactly one place: drafted (a bound, a condition, a definition, a stated order), listed as not drafted with its
     reason (``not_drafted``, ``skipped``), or listed as not parsed (``unparsed``); inline math that states no relation
-    is counted (``without_relation``); math outside the theorems is counted by line (``outside``)."""
+    is counted (``without_relation``); math outside the theorems is counted by line (``outside``).
+
+    Parameters
+    ----------
+    doc : Document
+        The math of the source, as :func:`read_document` found it.
+    name : str
+        The paper's name, the prefix of the drafted ids.
+
+    Returns
+    -------
+    LatexDraft
+        The draft.
+
+    Raises
+    ------
+    LatexRefused
+        When reading the file's math takes longer than the reading budget allows.
+    """
     unparsed: list[Unparsed] = []
     skipped: list[Skipped] = []
     not_drafted: list[str] = []
@@ -628,7 +683,30 @@ def read_latex(source: str, name: str = "paper", *, text: str | None = None, std
 
     Hostile input (over 4 MiB, braces nested over 64 deep, a display of over 20,000 characters or 400 terms, a
     macro that does not stop expanding) raises :class:`~fedtheory.latex.LatexRefused` (a ParameterError: exit 2 in
-    the CLI) before any parsing. Needs the extra ``fedtheory[latex]``."""
+    the CLI) before any parsing. Needs the extra ``fedtheory[latex]``.
+
+    Parameters
+    ----------
+    source : str
+        The path of a ``.tex`` file (or a Markdown file with ``$$...$$``), or ``-`` for standard input; with
+        ``text`` only its label.
+    name : str, default "paper"
+        The paper's name, the prefix of the drafted ids.
+    text : str, optional
+        The LaTeX itself, instead of reading ``source``.
+    stdin : file-like, optional
+        The stream read for ``source == "-"`` (default ``sys.stdin``).
+
+    Returns
+    -------
+    LatexDraft
+        The draft of the records.
+
+    Raises
+    ------
+    LatexRefused
+        For hostile input (sizes, nesting, macros) or a file that is not a readable regular file.
+    """
     from .expression import require_parser
 
     require_parser()
@@ -733,7 +811,27 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
     inequality (with its LaTeX quoted, its conditions, definitions and stated order), and in ``todo`` what the user
     must still decide (a record with a TODO is a draft: its rows are never counted). Every string of the source
     reaches the text through repr() or escaped in a comment; the text is checked before it is returned
-    (``name``: a Python identifier, else a ParameterError)."""
+    (``name``: a Python identifier, else a ParameterError).
+
+    Parameters
+    ----------
+    draft : LatexDraft
+        The draft :func:`read_latex` made.
+    name : str
+        The paper's name: a Python identifier.
+    source_label : str, optional
+        How ``records.py`` names its source (default: the file name of ``draft.path``).
+
+    Returns
+    -------
+    str
+        The text of ``records.py``.
+
+    Raises
+    ------
+    ParameterError
+        When ``name`` is not a Python identifier.
+    """
     from .._validation import ParameterError
 
     if not (isinstance(name, str) and name.isascii() and name.isidentifier() and not keyword.iskeyword(name)):

@@ -126,7 +126,18 @@ def _unicode_to_latex(text: str) -> str:
 
 
 class Unparseable(Exception):
-    """A part of a math item the parser cannot read; the message says why (and where, when known)."""
+    """A part of a math item the parser cannot read; the message says why (and where, when known).
+
+    The draft lists such a part under "did not parse", with its line and column; the rest of the file is read.
+
+    Parameters
+    ----------
+    *args : object
+        The exception's arguments; the first is the message.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
 
 
 @dataclass
@@ -892,9 +903,35 @@ def _time_limit(seconds: float):
 
 def parse_math(latex: str, *, backend: str = "antlr", _namer: _Namer | None = None,
                uses: dict[str, SymbolUse] | None = None, notes: list[str] | None = None) -> Piece:
-    """One side (an expression, or a sum of O(.) terms) as a :class:`Piece`; :class:`Unparseable` with the reason
-    when it cannot be read, among them a side whose reading takes over :data:`MAX_PARSE_SECONDS`. ``backend``:
-    sympy's parse_latex backend ('antlr', the default; 'lark')."""
+    """One side (an expression, or a sum of O(.) terms) as a ``Piece``; :class:`Unparseable` with the reason
+    when it cannot be read, among them a side whose reading takes over ``MAX_PARSE_SECONDS``.
+
+    Norms, sums over an index, a loss value f(x) and f^* become named symbols (recorded in ``uses``); readings the
+    parser made (Euler's e, a superscript read as a label) are appended to ``notes``.
+
+    Parameters
+    ----------
+    latex : str
+        One side of a relation, its macros expanded.
+    backend : {"antlr", "lark"}, default "antlr"
+        sympy's ``parse_latex`` backend.
+    _namer : optional
+        Internal: the placeholder names shared by the sides of one math item. Leave it out.
+    uses : dict of str to SymbolUse, optional
+        Filled with each symbol of the result: its name, its LaTeX and what kind of thing it is.
+    notes : list of str, optional
+        Appended with the readings made.
+
+    Returns
+    -------
+    Piece
+        The side: ``expr`` (a sympy expression) or ``order`` (the argument of a stated O(.)), with its LaTeX.
+
+    Raises
+    ------
+    Unparseable
+        When the side cannot be read, or reading it takes over ``MAX_PARSE_SECONDS``.
+    """
     if _TIMED.get():  # a stated order's terms: inside their side's time
         return _parse_side(latex, backend=backend, _namer=_namer, uses=uses, notes=notes)
     deadline = _FILE_DEADLINE.get()

@@ -46,7 +46,18 @@ _DISPLAY_ENVS = ("equation", "equation*", "align", "align*", "aligned", "gather"
 
 class LatexRefused(ParameterError):
     """A LaTeX input refused before parsing (too large, too deep, an endless macro). ``str()`` is one line naming
-    FILE, what was found and the limit."""
+    FILE, what was found and the limit.
+
+    A :class:`~fedtheory.validation.ParameterError` whose parameter is ``FILE``: the command line exits with
+    status 2.
+
+    Parameters
+    ----------
+    what : str
+        What was found: the file (or ``- (standard input)``), or where in it the limit was passed.
+    limit : str
+        What is allowed (``"at most 4 MiB of LaTeX"``).
+    """
 
     def __init__(self, what: str, limit: str):
         super().__init__("FILE", what, limit)
@@ -84,7 +95,31 @@ class MathItem:
 
 @dataclass
 class Document:
-    """What :func:`read_document` found: the math items, the macros, the theorem-like environments."""
+    """What :func:`read_document` found: the math items, the macros, the theorem-like environments.
+
+    Parameters
+    ----------
+    path : str
+        The source's name, as given.
+    text : str
+        The source text, as read.
+    macros : dict of str to Macro
+        The preamble's macros by name (without the backslash).
+    items : list of MathItem
+        The math read as statements, in the order of the file, each with its macros expanded.
+    theorems : list of tuple of (str, str, str, int)
+        Each theorem-like environment: (environment, title, label, line).
+    theorem_names : tuple of str
+        The environments read as theorems (the built-in ones and the file's ``\\newtheorem`` ones).
+    theorem_texts : list of str, optional
+        Each theorem-like environment's body, as written.
+    assumption_texts : list of str, optional
+        The bodies of the file's assumption environments.
+    outside : list of tuple of (int, str), optional
+        Math not read as statements, each (line, what).
+    _lines : list of int, optional
+        The offsets at which the lines start (internal: for :meth:`position`).
+    """
 
     path: str
     text: str
@@ -389,7 +424,25 @@ def read_document(text: str, path: str = "<latex>") -> Document:
     Inside theorem-like environments (``THEOREM_ENVIRONMENTS`` and the file's ``\\newtheorem`` ones) every display
     and every inline math is taken (an inline relation is a condition of the statement), and so is a labelled display
     outside them that the theorem cites (``\\eqref{X}``, ``\\ref{X}``). Other displays outside them are taken only
-    when the file has no theorem-like environment (a pasted display, a text without them)."""
+    when the file has no theorem-like environment (a pasted display, a text without them).
+
+    Parameters
+    ----------
+    text : str
+        The LaTeX source.
+    path : str, default "<latex>"
+        How the source is named in messages.
+
+    Returns
+    -------
+    Document
+        The math items and what else was found.
+
+    Raises
+    ------
+    LatexRefused
+        When the source is over the size limit, nested too deep, or a macro does not stop expanding.
+    """
     if len(text.encode("utf-8", "replace")) > MAX_BYTES:
         raise LatexRefused(path, f"at most {MAX_BYTES // (1 << 20)} MiB of LaTeX")
     starts = _line_starts(text)
