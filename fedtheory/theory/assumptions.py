@@ -31,7 +31,20 @@ DIRECTIONS = ("upper", "lower", "exact")
 @dataclass(frozen=True)
 class AssumptionConstant:
     """A constant an assumption declares: its catalogue name, dimension (in the loss [f] and the parameter [w]), which
-    values the assumption admits (``direction``) and what it is."""
+    values the assumption admits (``direction``) and what it is.
+
+    Parameters
+    ----------
+    name : str
+        The constant's catalogue name (``"L"``), which a record binds to a symbol of its own (``L_smooth(L1)``).
+    dim : str
+        Its dimension text (``"f/w^2"``; ``""``: unknown).
+    direction : {"upper", "lower", "exact"}, default "upper"
+        Which values the assumption admits: any value above the certified one (an upper bound such as L), any value
+        below it (a lower bound such as mu), or only the certified one.
+    meaning : str, default ""
+        What it is, in words.
+    """
 
     name: str
     dim: str
@@ -171,7 +184,32 @@ def register_assumption(name: str, statement: str, *, subject: str = "problem",
     :class:`AssumptionConstant` s (or (name, dim[, direction[, meaning]]) tuples); a name written as a reference,
     ``'bounded_second_moment(G)'``, declares its constants by name (dimension unknown). A run certifies it only where
     its problem, oracle, topology or sampling (``subject``) answers it, or the check hands ``certify`` a certificate
-    of its own; otherwise every row of a record that assumes it is not applicable."""
+    of its own; otherwise every row of a record that assumes it is not applicable.
+
+    Parameters
+    ----------
+    name : str
+        The assumption's name: a Python identifier, or a reference ``NAME(c1, c2)`` that declares its constants by
+        name (their dimensions unknown) when ``constants`` is empty.
+    statement : str
+        What it says, with the constants' catalogue names.
+    subject : {"problem", "oracle", "topology", "sampling", "algorithm"}, default "problem"
+        What certifies it.
+    constants : tuple of AssumptionConstant, default ()
+        Its constants; a tuple ``(name, dim[, direction[, meaning]])`` stands for an :class:`AssumptionConstant`.
+
+    Returns
+    -------
+    Assumption
+        The catalogue entry (the one already there when the same name and statement were registered before).
+
+    Raises
+    ------
+    FedTheoryError
+        For a name that is not an identifier, an unknown subject or direction, or a name already in the catalogue
+        with another statement (while a plug-in of the previous release loads: kept under its paper's name, with a
+        deprecation warning).
+    """
     m = _REF.match(name) if isinstance(name, str) else None
     if m is not None and m.group(2) is not None and not constants:
         name = m.group(1)

@@ -47,6 +47,14 @@ class SymbolSet:
     (the built-in papers) makes a symbol without one an error when it is added, and a record using a symbol outside
     the set an error when it is registered; otherwise (a user's plug-in) such a record registers with a UnitsWarning
     and its units verdict is 'unknown'.
+
+    Parameters
+    ----------
+    paper : str
+        The paper's name, the first part of its records' ids (``"li2020"``).
+    strict : bool, default False
+        Refuse a symbol without a dimension when it is added, and a record that uses a symbol outside the set when it
+        is registered (what ``fedtheory new-paper`` writes and the built-in papers use).
     """
 
     def __init__(self, paper: str, *, strict: bool = False):
@@ -57,6 +65,39 @@ class SymbolSet:
 
     def add(self, name: str, description: str, domain: sp.Set = sp.Interval.open(0, sp.oo), *, integer: bool = False,
             latex: str | None = None, dim: Any = None) -> sp.Symbol:
+        """Declare one symbol of the paper and return it, for use in the records' formulas.
+
+        The sympy symbol is real, and positive, nonnegative or integer as the domain and ``integer`` say, so that
+        sympy simplifies with what the paper assumes.
+
+        Parameters
+        ----------
+        name : str
+            The symbol's name: a Python identifier; numeric values are passed under it.
+        description : str
+            What it is, in the paper's words (``fedtheory explain`` prints it).
+        domain : sympy.Set, default Interval.open(0, oo)
+            The values it may take; a value outside is a ParameterError when a record is evaluated, never a NaN.
+        integer : bool, default False
+            Whether it is an integer (a count, an index).
+        latex : str, optional
+            Its LaTeX, for display.
+        dim : str, sympy Dimension or dict, optional
+            Its dimension in the loss [f] and the parameter [w] (``"f/w^2"``, ``"1"``), or a mapping reading ->
+            dimension where the text leaves it open (each reading is checked).
+
+        Returns
+        -------
+        sympy.Symbol
+            The symbol.
+
+        Raises
+        ------
+        ParameterError
+            For a name that is not an identifier, a domain that is not a sympy Set, or a dimension that does not read.
+        FedTheoryError
+            For a name declared twice, or a missing dimension in a strict set.
+        """
         if not isinstance(name, str) or not name.isidentifier():
             raise ParameterError("name", name, f"a symbol name that is a Python identifier (letters, digits, _), e.g. "
                                  f"'sigma_l' ({self.paper})")
@@ -153,6 +194,20 @@ class SymbolSet:
         return self.info[name].symbol
 
     def validate(self, name: str, value: Any) -> None:
+        """Raise a ParameterError unless every entry of ``value`` lies in the domain of the symbol ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A symbol's name (a name the set does not declare passes).
+        value : float or array_like
+            The value, or one value per run.
+
+        Raises
+        ------
+        ParameterError
+            Naming the symbol, the first value outside its domain, the domain and the description.
+        """
         info = self.info.get(name)
         if info is None:
             return
@@ -202,6 +257,30 @@ class Condition:
     An equality (``sp.Eq(a, b)``) holds when ``|a - b| <= rtol * max(|a|, |b|)``: it is checked both ways,
     never as ``a <= b``. Any other relation (``Ne``, a boolean combination) is rejected when the record is
     built: split a conjunction into several conditions.
+
+    A bound whose condition fails at a run's values is ``not_applicable`` there, naming the condition and both
+    sides' numbers.
+
+    Parameters
+    ----------
+    name : str
+        The condition's name, printed when it fails (``"step_numerator"``).
+    relation : sympy relational
+        ``sp.Le``, ``sp.Lt``, ``sp.Ge``, ``sp.Gt`` or ``sp.Eq`` in the record's symbols (``sp.true`` and
+        ``sp.false`` are accepted too).
+    source : str, default ""
+        Where the paper states it.
+    note : str, default ""
+        What it means, or how it was read.
+    rtol : float, default 1e-9
+        The relative tolerance of an equality, in [0, 1).
+
+    Raises
+    ------
+    FedTheoryError
+        For any other relation.
+    ParameterError
+        For ``rtol`` outside [0, 1).
     """
 
     name: str
@@ -228,7 +307,33 @@ class Condition:
 
 @dataclass(frozen=True)
 class Definition:
-    """A constant a theorem defines, e.g. kappa_1 = 1300 beta^2/(1 - 72 beta^2) + 17."""
+    """A constant a theorem defines, e.g. kappa_1 = 1300 beta^2/(1 - 72 beta^2) + 17.
+
+    A :class:`Bound` that lists it in ``definitions`` substitutes ``expr`` for ``symbol`` before evaluating;
+    registered, it gets its own units row.
+
+    Parameters
+    ----------
+    id : str
+        Its id, the paper's name first (``"li2020.kappa"``).
+    paper : str
+        The paper's name.
+    symbol : sympy.Symbol
+        The symbol it defines (from the paper's :class:`SymbolSet`).
+    expr : sympy.Expr or None
+        What the symbol equals, in the other symbols; ``None`` for a constant defined in words (U = sup f), which is
+        supplied as a number.
+    source : str
+        Where the paper defines it.
+    note : str, default ""
+        How it was read or re-derived.
+    kind : str, default "definition"
+        The record kind (leave it).
+    title : str, default ""
+        A short name, printed by ``fedtheory list``.
+    units : Units, optional
+        How the units check reads it (e.g. the finding key it shares with an erratum).
+    """
 
     id: str
     paper: str
@@ -256,6 +361,27 @@ class Order:
     ``expr`` is a sum of terms (constants dropped). ``choice`` maps symbols to expressions in the
     growth variable (e.g. eta -> sqrt(N/(K T))). ``constant`` lists symbols treated as Theta(1)
     in the check (e.g. lambda, kappa). ``up_to_log`` allows log factors the statement omits.
+
+    ``fedtheory.checks.rate_check`` verifies symbolically that the order covers every term of the explicit bound.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The stated order: a sum of terms in the growth variable (``1/T``, ``1/sqrt(N K T) + 1/T``).
+    variable : sympy.Symbol
+        The growth variable (``T``).
+    choice : mapping of sympy.Symbol to sympy.Expr, optional
+        The step size (or other symbols) as the statement chooses them, in the growth variable.
+    up_to_log : bool, default False
+        Whether the statement omits log factors (an O-tilde).
+    source : str, default ""
+        Where the paper states the order.
+    note : str, default ""
+        How it was read.
+    substitute : mapping of sympy.Symbol to sympy.Expr, optional
+        Symbols replaced before the comparison (a measured sum by its stated order).
+    track : tuple of sympy.Symbol, default ()
+        Symbols whose exponents must also be covered (N, K, S, ...).
     """
 
     expr: sp.Expr
@@ -269,7 +395,24 @@ class Order:
 
 
 class MissingValuesError(ParameterError):
-    """A mapping of values lacks names a record needs; the message names the missing ones first."""
+    """A mapping of values lacks names a record needs; the message names the missing ones first.
+
+    A :class:`~fedtheory.validation.ParameterError`: ``values lacks B: li2020.thm1 needs B, Delta1, E, ... (given:
+    ...)``.
+
+    Parameters
+    ----------
+    name : str
+        The mapping's name (``"values"``, ``"measurements"``).
+    missing : sequence of str
+        The names it lacks.
+    needed : sequence of str
+        Every name the record needs.
+    given : sequence of str
+        The names it gives.
+    what : str
+        What needs them (a record's id).
+    """
 
     def __init__(self, name: str, missing: Sequence[str], needed: Sequence[str], given: Sequence[str], what: str):
         self.missing, self.needed, self.given, self.what = list(missing), list(needed), list(given), what
@@ -343,7 +486,21 @@ _CODE_NAMES = frozenset(dir(np)) | frozenset(dir(builtins)) | frozenset(keyword.
 
 
 class Evaluator:
-    """Lambdified evaluation with named arguments, validated against the symbol domains."""
+    """Lambdified evaluation with named arguments, validated against the symbol domains.
+
+    The expression is compiled once per process (``sympy.lambdify`` to numpy) and evaluated on arrays; calling the
+    evaluator with a mapping name -> value (scalars or arrays that broadcast) returns a float array. A value outside
+    its symbol's domain is a ParameterError, a missing one a :class:`MissingValuesError`, and a complex result NaN.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The formula.
+    symbols : SymbolSet
+        The symbols whose domains the values are checked against.
+    what : str
+        What is evaluated (a record's id), named in errors.
+    """
 
     def __init__(self, expr: sp.Expr, symbols: SymbolSet, what: str):
         self.expr = expr
@@ -451,7 +608,44 @@ class Record:
     quantities: the paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``,
     optionally followed by ': a note'), written once, e.g. {'K': 'clients', 'H': 'local_steps', 't': 'step_index'}
     for a paper whose K counts workers and H local steps. ``fedtheory explain``, ``explain --run``, the check table
-    and the report then say K and H where the tool would say clients and local steps."""
+    and the report then say K and H where the tool would say clients and local steps.
+
+    The base of :class:`Bound`, :class:`Identity`, :class:`Claim` and :class:`OrderStatement`; a plug-in builds one
+    of those.
+
+    Parameters
+    ----------
+    id : str
+        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
+    paper : str
+        The paper's name.
+    title : str
+        A short title, printed by ``fedtheory list``.
+    source : str
+        Where the statement is: seed file and line, or arXiv id, version and equation.
+    symbols : SymbolSet
+        The paper's symbols the formulas use.
+    assumptions : tuple of str, default ()
+        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+    note : str, default ""
+        What could not be read, or had to be re-derived.
+    kind : str
+        The record kind, set by each class (leave it).
+    readings : mapping of str to str, optional
+        Where the text admits more than one reading: name -> what that reading takes the text to say.
+    units : Units, optional
+        How the units check reads the record (the left side's dimension, a normalisation, a consistent
+        alternative).
+    quantities : mapping of str to str, optional
+        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
+        followed by ``": a note"``).
+    transcription : str, default ""
+        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
+        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
+    todo : tuple of str, default ()
+        What the author must still decide; a record with a TODO is a draft, its rows never counted.
+    """
 
     id: str
     paper: str
@@ -539,6 +733,65 @@ class Bound(Record):
     requires: structural settings the statement presumes (e.g. {'lr_schedule': 'inverse'}).
     exact: the bound before a loosening step of its proof (e.g. a geometric sum kept in closed form); a stated
     order that follows from ``exact`` but not from ``expr`` is a loose proof step, not a wrong rate.
+
+    ``fedtheory.checks.assess_bound`` compares it with a measurement; ``evaluate`` gives its value at given numbers.
+
+    Parameters
+    ----------
+    lhs : str, default ""
+        The left side's name: a measure of the simulator's catalogue (``"opt_error"``), whose dimension it takes.
+    lhs_description : str, default ""
+        What the left side is in the simulator's terms.
+    lhs_kind : str, default ""
+        The kind of quantity the left side is, which fixes its trivial bound (``""``: vacuity unknown).
+    expr : sympy.Expr, default 0
+        The right side, in the paper's symbols (a string is refused, never parsed).
+    conditions : tuple of Condition, default ()
+        Side conditions on the parameters; a run outside one is ``not_applicable``.
+    definitions : tuple of Definition, default ()
+        Constants the expression uses, substituted before evaluation.
+    order : Order, optional
+        The rate the paper states.
+    requires : mapping of str to object, optional
+        Structural settings the statement presumes, compared by equality with the settings a check passes.
+    kind : str, default "bound"
+        The record kind (leave it).
+    quote : str, default ""
+        The sentence or display tested, with seed file and line.
+    exact : sympy.Expr, optional
+        The bound before a loosening step of its proof.
+    exact_note : str, default ""
+        Which step of the proof ``expr`` loosens, and where.
+    id : str
+        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
+    paper : str
+        The paper's name.
+    title : str
+        A short title, printed by ``fedtheory list``.
+    source : str
+        Where the statement is: seed file and line, or arXiv id, version and equation.
+    symbols : SymbolSet
+        The paper's symbols the formulas use.
+    assumptions : tuple of str, default ()
+        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+    note : str, default ""
+        What could not be read, or had to be re-derived.
+    kind : str
+        The record kind, set by each class (leave it).
+    readings : mapping of str to str, optional
+        Where the text admits more than one reading: name -> what that reading takes the text to say.
+    units : Units, optional
+        How the units check reads the record (the left side's dimension, a normalisation, a consistent
+        alternative).
+    quantities : mapping of str to str, optional
+        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
+        followed by ``": a note"``).
+    transcription : str, default ""
+        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
+        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
+    todo : tuple of str, default ()
+        What the author must still decide; a record with a TODO is a draft, its rows never counted.
     """
 
     lhs: str = ""
@@ -577,6 +830,26 @@ class Bound(Record):
         return sorted(names)
 
     def evaluate(self, values: Mapping[str, Any]) -> np.ndarray:
+        """The right side at ``values``, definitions substituted, every value checked against its symbol's domain.
+
+        Parameters
+        ----------
+        values : mapping of str to float or array_like
+            A value for every name of :meth:`parameters` that the expression uses; arrays broadcast (one value per
+            run, per round).
+
+        Returns
+        -------
+        numpy.ndarray
+            The bound, as float (NaN where it has no real value).
+
+        Raises
+        ------
+        MissingValuesError
+            When a needed value is missing.
+        ParameterError
+            When a value lies outside its symbol's domain.
+        """
         stand_in = standing_in(self)
         if stand_in is not self:  # a mutant stands in for this record (fedtheory.checks.mutants)
             return stand_in.evaluate(values)
@@ -592,6 +865,18 @@ class Bound(Record):
         return Evaluator(self.expanded(expr), self.symbols, f"{self.id} (part)")(values)
 
     def definition_values(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The value of each defined constant at ``values`` (those defined in words are left out).
+
+        Parameters
+        ----------
+        values : mapping of str to float or array_like
+            Values of the symbols the definitions use.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            The defined symbol's name -> its value.
+        """
         out = {}
         for d in self.definitions:
             if d.expr is not None:
@@ -679,7 +964,49 @@ def _readings_lines(readings: Mapping[str, str]) -> list[str]:
 
 @dataclass
 class Identity(Record):
-    """``lhs == rhs`` exactly (an algebraic identity the method satisfies, e.g. seed 000 eq. (15))."""
+    """``lhs == rhs`` exactly (an algebraic identity the method satisfies, e.g. seed 000 eq. (15)).
+
+    Its check measures a residual and ``fedtheory.checks.identity_result`` compares it with ``tolerance``.
+
+    Parameters
+    ----------
+    lhs_text, rhs_text : str, default ""
+        The two sides, as text.
+    tolerance : float, default 1e-12
+        The largest residual (as the check measures it: relative unless it says) that holds.
+    kind : str, default "identity"
+        The record kind (leave it).
+    id : str
+        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
+    paper : str
+        The paper's name.
+    title : str
+        A short title, printed by ``fedtheory list``.
+    source : str
+        Where the statement is: seed file and line, or arXiv id, version and equation.
+    symbols : SymbolSet
+        The paper's symbols the formulas use.
+    assumptions : tuple of str, default ()
+        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+    note : str, default ""
+        What could not be read, or had to be re-derived.
+    kind : str
+        The record kind, set by each class (leave it).
+    readings : mapping of str to str, optional
+        Where the text admits more than one reading: name -> what that reading takes the text to say.
+    units : Units, optional
+        How the units check reads the record (the left side's dimension, a normalisation, a consistent
+        alternative).
+    quantities : mapping of str to str, optional
+        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
+        followed by ``": a note"``).
+    transcription : str, default ""
+        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
+        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
+    todo : tuple of str, default ()
+        What the author must still decide; a record with a TODO is a draft, its rows never counted.
+    """
 
     lhs_text: str = ""
     rhs_text: str = ""
@@ -694,7 +1021,49 @@ class Identity(Record):
 
 @dataclass
 class OrderStatement(Record):
-    """A result the paper states only as an order, with the explicit expression (if any) it came from."""
+    """A result the paper states only as an order, with the explicit expression (if any) it came from.
+
+    Parameters
+    ----------
+    statement : str, default ""
+        The statement, as the paper writes it.
+    order : Order, optional
+        The stated order.
+    explicit : Bound, optional
+        The explicit bound whose order the statement summarises; its rate check compares the two.
+    kind : str, default "order"
+        The record kind (leave it).
+    id : str
+        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
+    paper : str
+        The paper's name.
+    title : str
+        A short title, printed by ``fedtheory list``.
+    source : str
+        Where the statement is: seed file and line, or arXiv id, version and equation.
+    symbols : SymbolSet
+        The paper's symbols the formulas use.
+    assumptions : tuple of str, default ()
+        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+    note : str, default ""
+        What could not be read, or had to be re-derived.
+    kind : str
+        The record kind, set by each class (leave it).
+    readings : mapping of str to str, optional
+        Where the text admits more than one reading: name -> what that reading takes the text to say.
+    units : Units, optional
+        How the units check reads the record (the left side's dimension, a normalisation, a consistent
+        alternative).
+    quantities : mapping of str to str, optional
+        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
+        followed by ``": a note"``).
+    transcription : str, default ""
+        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
+        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
+    todo : tuple of str, default ()
+        What the author must still decide; a record with a TODO is a draft, its rows never counted.
+    """
 
     statement: str = ""
     order: Order | None = None
@@ -716,6 +1085,18 @@ class OrderStatement(Record):
 
 @dataclass
 class ClaimOutcome:
+    """What a :class:`Claim`'s predicate decides from the measurements.
+
+    Parameters
+    ----------
+    supported : bool or None
+        True: the measurements support the claim; False: they refute it; None: they cannot decide.
+    detail : str
+        Why, with the numbers (printed under the row).
+    measured : object, optional
+        The value the decision rests on, shown as the row's measured value.
+    """
+
     supported: bool | None  # None: the measurement cannot decide
     detail: str
     measured: Any = None
@@ -730,6 +1111,58 @@ class Claim(Record):
     decide comparisons of per-seed values with. ``parameters`` are the tolerances the predicate uses, stated up
     front; ``min_effect`` the smallest relative effect a refutation needs (none declared: no refutation from seeds);
     ``measurement_units`` the unit of each measurement (name -> words), which the report's axes name.
+
+    ``fedtheory.checks.claim_result`` evaluates it and turns the outcome into a verdict.
+
+    Parameters
+    ----------
+    statement : str, default ""
+        The claim, in the paper's words.
+    predicate : callable, optional
+        ``predicate(measurements, **parameters) -> ClaimOutcome``; its docstring is printed as the decision rule.
+    parameters : mapping of str to object, optional
+        The tolerances the predicate uses, stated up front.
+    measurements : tuple of str, default ()
+        The names of the measurements the predicate reads.
+    kind : str, default "claim"
+        The record kind (leave it).
+    quote : str, default ""
+        The sentence tested, with seed file and line.
+    min_effect : float, optional
+        The smallest effect, relative to the compared means, that a refutation needs (None: no refutation from
+        seeds).
+    measurement_units : mapping of str to str, optional
+        The unit of each measurement, in words (``{"acc": "fraction correct"}``).
+    id : str
+        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
+    paper : str
+        The paper's name.
+    title : str
+        A short title, printed by ``fedtheory list``.
+    source : str
+        Where the statement is: seed file and line, or arXiv id, version and equation.
+    symbols : SymbolSet
+        The paper's symbols the formulas use.
+    assumptions : tuple of str, default ()
+        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+    note : str, default ""
+        What could not be read, or had to be re-derived.
+    kind : str
+        The record kind, set by each class (leave it).
+    readings : mapping of str to str, optional
+        Where the text admits more than one reading: name -> what that reading takes the text to say.
+    units : Units, optional
+        How the units check reads the record (the left side's dimension, a normalisation, a consistent
+        alternative).
+    quantities : mapping of str to str, optional
+        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
+        followed by ``": a note"``).
+    transcription : str, default ""
+        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
+        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
+    todo : tuple of str, default ()
+        What the author must still decide; a record with a TODO is a draft, its rows never counted.
     """
 
     statement: str = ""
@@ -743,6 +1176,25 @@ class Claim(Record):
     measurement_units: Mapping[str, str] = field(default_factory=dict)
 
     def evaluate(self, measurements: Mapping[str, Any], **overrides) -> ClaimOutcome:
+        """Decide the claim from ``measurements`` with the predicate.
+
+        Parameters
+        ----------
+        measurements : mapping of str to array_like
+            A value for every name of ``self.measurements``.
+        **overrides
+            Parameters of the predicate to use instead of ``self.parameters``.
+
+        Returns
+        -------
+        ClaimOutcome
+            The predicate's decision.
+
+        Raises
+        ------
+        MissingValuesError
+            When a measurement is missing.
+        """
         check_mapping(measurements, self.measurements, self.id, name="measurements")
         return self.predicate(measurements, **{**self.parameters, **overrides})
 
@@ -940,7 +1392,31 @@ def claim_paper(paper: str, what: str) -> None:
 
 def register_paper(paper: str, *, collection: str = "", citation: str = "", title: str = "") -> PaperInfo:
     """Say what a paper is (``PaperInfo``); the summary of ``fedtheory check`` groups the papers of a collection
-    ('zoo': trusted theorems, whose counted findings it states in one line)."""
+    ('zoo': trusted theorems, whose counted findings it states in one line).
+
+    Parameters
+    ----------
+    paper : str
+        The paper's name.
+    collection : str, default ""
+        ``""`` for a paper under review, ``"zoo"`` for a trusted theorem the tool must stay quiet on, or a name of
+        the plug-in's own.
+    citation : str, default ""
+        The arXiv id and version, or the venue.
+    title : str, default ""
+        The paper's title.
+
+    Returns
+    -------
+    PaperInfo
+        What was registered.
+
+    Raises
+    ------
+    FedTheoryError
+        For a field that is not a string, a paper registered twice with other information, or a paper name another
+        plug-in owns.
+    """
     if not isinstance(paper, str) or not paper:
         raise FedTheoryError(f"register_paper: the paper's name must be a non-empty string, not {paper!r}")
     for name, value in (("collection", collection), ("citation", citation), ("title", title)):
@@ -957,7 +1433,18 @@ def register_paper(paper: str, *, collection: str = "", citation: str = "", titl
 
 
 def paper_info(paper: str) -> PaperInfo:
-    """The registered ``PaperInfo`` of ``paper`` (an empty one when the plug-in said nothing)."""
+    """The registered ``PaperInfo`` of ``paper`` (an empty one when the plug-in said nothing).
+
+    Parameters
+    ----------
+    paper : str
+        The paper's name.
+
+    Returns
+    -------
+    PaperInfo
+        Its collection, citation and title.
+    """
     return _PAPERS.get(paper, PaperInfo(paper))
 
 
@@ -966,6 +1453,27 @@ def register(*records):
 
     Returns the record (or the tuple of records). Registering the same object twice is a no-op; another
     object under a registered id is an error.
+
+    Each is checked when registered: its id (``ID_RULE``), its paper's name (owned by the plug-in being loaded),
+    its ``quantities``, the dimensions of its symbols and the assumptions it names (in a strict symbol set: in the
+    catalogue, bound to symbols of the constant's dimension).
+
+    Parameters
+    ----------
+    *records : Record or Definition
+        The records and definitions to register.
+
+    Returns
+    -------
+    Record, Definition or tuple
+        The record when one was given, else the tuple of them.
+
+    Raises
+    ------
+    FedTheoryError
+        For anything that is not a record, an id registered twice with another object, or a check above that fails.
+    ParameterError
+        For an id or a paper name that breaks ``ID_RULE``.
     """
     for r in records:
         if not isinstance(r, (Record, Definition)):

@@ -62,7 +62,14 @@ DIMENSION_SYSTEM = DimensionSystem([LOSS, PARAMETER])
 
 
 class DimensionError(FedTheoryError):
-    """A formula that compares unlike with unlike; ``issue`` names the offending term and both dimensions."""
+    """A formula that compares unlike with unlike; ``issue`` names the offending term and both dimensions.
+
+    Parameters
+    ----------
+    issue : Issue
+        The offending term: ``issue.text`` (the message) says it in words, ``eta*sigma has [w], the left side
+        [f]``.
+    """
 
     def __init__(self, issue: "Issue"):
         self.issue = issue
@@ -70,7 +77,13 @@ class DimensionError(FedTheoryError):
 
 
 class UnknownDimension(FedTheoryError):
-    """Symbols (or a left side) without a declared dimension: ``names``."""
+    """Symbols (or a left side) without a declared dimension: ``names``.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The symbols without a dimension (kept sorted, without repeats, as ``names``).
+    """
 
     def __init__(self, names: Iterable[str]):
         self.names = sorted(set(names))
@@ -78,7 +91,18 @@ class UnknownDimension(FedTheoryError):
 
 
 class UnitsWarning(UserWarning):
-    """A user's record uses symbols without a declared dimension: its units verdict is 'unknown'."""
+    """A user's record uses symbols without a declared dimension: its units verdict is 'unknown'.
+
+    Raised as an error instead in a strict :class:`~fedtheory.theory.SymbolSet`.
+
+    Parameters
+    ----------
+    *args : object
+        The warning's arguments; the first is the message.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
 
 
 # ------------------------------------------------------------------------------------ dimensions
@@ -548,7 +572,7 @@ def symbol_dims(symbols, reading: Mapping[str, str] | None = None) -> dict[str, 
 
 def dimension_of(expr, symbols, *, lhs=None, normalisation: Iterable[str] = ()) -> Dimension:
     """The dimension of ``expr`` (a sympy Dimension of LOSS and PARAMETER) given the symbols' dimensions: the same walk
-    as the units row of ``fedtheory check`` (:func:`check_formula`), so a formula that passes here passes there.
+    as the units row of ``fedtheory check`` (``check_formula``), so a formula that passes here passes there.
 
     symbols: a :class:`~fedtheory.theory.SymbolSet` (each symbol's ``dim``) or a mapping name -> dimension
     ('f^2/w^2', a Dimension). lhs: the left side the formula bounds, as a dimension ('f', 'f^2/w^2', a Dimension) or
@@ -560,7 +584,37 @@ def dimension_of(expr, symbols, *, lhs=None, normalisation: Iterable[str] = ()) 
     with the left side (``eta*sigma has [w], the left side [f]``); without it, a term unlike the dimension most terms
     share; and :class:`UnknownDimension` listing symbols without one.
 
-    >>> from fedtheory.theory import dimension_of, DIMENSION_SYSTEM
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The formula (a string is refused, never parsed).
+    symbols : SymbolSet or mapping of str to str
+        The symbols' dimensions: a symbol set (each symbol's ``dim``) or a mapping name -> dimension text or sympy
+        Dimension.
+    lhs : str, sympy Dimension or sympy.Expr, optional
+        The dimension of the left side the formula bounds, or the left side as an expression in the symbols.
+    normalisation : iterable of str, default ()
+        Names of symbols the paper sets to 1.
+
+    Returns
+    -------
+    sympy.physics.units.Dimension
+        The formula's dimension, in ``LOSS`` and ``PARAMETER``.
+
+    Raises
+    ------
+    DimensionError
+        When the formula adds or compares unlike dimensions.
+    UnknownDimension
+        When a symbol has no dimension.
+    ParameterError
+        For a string ``expr`` or ``normalisation``, or a dimension text that does not read.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from fedtheory.theory import dimension_of
+    >>> from fedtheory.theory.dimensions import DIMENSION_SYSTEM
     >>> L, sigma = sp.symbols("L sigma")
     >>> DIMENSION_SYSTEM.get_dimensional_dependencies(dimension_of(sigma**2 / L, {"L": "f/w^2", "sigma": "f/w"}))
     {Dimension(loss, f): 1}
@@ -606,6 +660,27 @@ class Units:
     this statement's consistent form (its derivation, another printing): an inconsistent printed form with a
     consistent alternative is an erratum. finding: that erratum's finding key, shared with the other checks' rows
     (one typo counts once).
+
+    Parameters
+    ----------
+    lhs : str, default ""
+        The left side's dimension text, where the left side is not a catalogue measure.
+    normalisation : tuple of str, default ()
+        Symbols the paper sets to 1 (needs ``quote``).
+    quote : str, default ""
+        Where the paper states or implies the normalisation (seed file and line).
+    alternative : str, default ""
+        The id of the record that holds the statement's consistent form.
+    finding : str, default ""
+        The erratum's finding key, shared with the other checks' rows.
+    note : str, default ""
+        Anything else the units verdict should say.
+
+    Raises
+    ------
+    ParameterError
+        For an ``lhs`` that does not read as a dimension, a string ``normalisation``, or a normalisation without a
+        ``quote``.
     """
 
     lhs: str = ""

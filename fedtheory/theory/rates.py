@@ -49,7 +49,20 @@ class RateReport:
 
 
 def expand_sum(e: sp.Expr) -> sp.Expr:
-    """Distribute products over sums, but keep logs and powers whole (log(NKT) stays one factor)."""
+    """Distribute products over sums, but keep logs and powers whole (log(NKT) stays one factor).
+
+    The rate check splits a bound into its additive terms this way before comparing each with the stated order.
+
+    Parameters
+    ----------
+    e : sympy.Expr
+        The expression.
+
+    Returns
+    -------
+    sympy.Expr
+        ``e`` expanded into a sum of terms.
+    """
     return sp.expand(e, log=False, power_base=False, power_exp=False, multinomial=True, mul=True)
 
 
@@ -58,6 +71,26 @@ def _positive_limit(expr, var):
 
 
 def growth(term: sp.Expr, var: sp.Symbol, track: Sequence[sp.Symbol]) -> TermGrowth:
+    """How one term grows as ``var`` -> oo: its power of ``var``, its power of log ``var``, and its exponent in each
+    tracked symbol.
+
+    The powers are limits: a = lim log(term) / log(var), b = lim (log(term) - a log(var)) / log(log(var)), and the
+    exponent in s = lim_{s->oo} lim_{var->oo} s d/ds log(term). A term decaying faster than any power has power -oo.
+
+    Parameters
+    ----------
+    term : sympy.Expr
+        One additive term of a bound or of a stated order.
+    var : sympy.Symbol
+        The growth variable (T).
+    track : sequence of sympy.Symbol
+        Symbols whose exponents are also computed (N, K, S, ...).
+
+    Returns
+    -------
+    TermGrowth
+        The term with ``t_power``, ``log_power`` and ``exponents`` (symbol name -> exponent).
+    """
     logt = sp.expand_log(sp.log(term), force=True)
     a = _positive_limit(logt / sp.log(var), var)  # power of T
     rest = sp.expand_log(logt - a * sp.log(var), force=True)
