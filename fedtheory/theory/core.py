@@ -599,6 +599,47 @@ def standing_in(record):
     return record if other is None or other is record else other
 
 
+# The fields every record has, as numpydoc Parameters: appended to each record class's Parameters section
+# (_record_fields_documented), so that the API reference lists them on every record, written once here.
+_RECORD_FIELDS = """    id : str
+        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
+    paper : str
+        The paper's name.
+    title : str
+        A short title, printed by ``fedtheory list``.
+    source : str
+        Where the statement is: seed file and line, or arXiv id, version and equation.
+    symbols : SymbolSet
+        The paper's symbols the formulas use.
+    assumptions : tuple of str, default ()
+        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+    note : str, default ""
+        What could not be read, or had to be re-derived.
+    readings : mapping of str to str, optional
+        Where the text admits more than one reading: name -> what that reading takes the text to say.
+    units : Units, optional
+        How the units check reads the record (the left side's dimension, a normalisation, a consistent
+        alternative).
+    quantities : mapping of str to str, optional
+        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
+        followed by ``": a note"``).
+    transcription : str, default ""
+        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
+        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
+    todo : tuple of str, default ()
+        What the author must still decide; a record with a TODO is a draft, its rows never counted.
+"""
+
+
+def _record_fields_documented(cls):
+    """Append ``_RECORD_FIELDS`` to the Parameters section that ends ``cls``'s docstring (none under ``python -OO``)."""
+    if cls.__doc__:
+        cls.__doc__ = cls.__doc__.rstrip() + "\n" + _RECORD_FIELDS.rstrip() + "\n    "
+    return cls
+
+
+@_record_fields_documented
 @dataclass
 class Record:
     """What every record carries. readings: where the text admits more than one reading (garbled OCR, unstated
@@ -615,36 +656,8 @@ class Record:
 
     Parameters
     ----------
-    id : str
-        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
-    paper : str
-        The paper's name.
-    title : str
-        A short title, printed by ``fedtheory list``.
-    source : str
-        Where the statement is: seed file and line, or arXiv id, version and equation.
-    symbols : SymbolSet
-        The paper's symbols the formulas use.
-    assumptions : tuple of str, default ()
-        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
-        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
-    note : str, default ""
-        What could not be read, or had to be re-derived.
-    kind : str
-        The record kind, set by each class (leave it).
-    readings : mapping of str to str, optional
-        Where the text admits more than one reading: name -> what that reading takes the text to say.
-    units : Units, optional
-        How the units check reads the record (the left side's dimension, a normalisation, a consistent
-        alternative).
-    quantities : mapping of str to str, optional
-        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
-        followed by ``": a note"``).
-    transcription : str, default ""
-        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
-        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
-    todo : tuple of str, default ()
-        What the author must still decide; a record with a TODO is a draft, its rows never counted.
+    kind : str, default "record"
+        The record kind, set by each record class (leave it).
     """
 
     id: str
@@ -721,6 +734,7 @@ def check_quantities(record: Any) -> None:
         seen[key] = sym
 
 
+@_record_fields_documented
 @dataclass
 class Bound(Record):
     """``lhs <= expr`` under ``conditions``: a theorem or lemma inequality.
@@ -762,36 +776,6 @@ class Bound(Record):
         The bound before a loosening step of its proof.
     exact_note : str, default ""
         Which step of the proof ``expr`` loosens, and where.
-    id : str
-        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
-    paper : str
-        The paper's name.
-    title : str
-        A short title, printed by ``fedtheory list``.
-    source : str
-        Where the statement is: seed file and line, or arXiv id, version and equation.
-    symbols : SymbolSet
-        The paper's symbols the formulas use.
-    assumptions : tuple of str, default ()
-        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
-        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
-    note : str, default ""
-        What could not be read, or had to be re-derived.
-    kind : str
-        The record kind, set by each class (leave it).
-    readings : mapping of str to str, optional
-        Where the text admits more than one reading: name -> what that reading takes the text to say.
-    units : Units, optional
-        How the units check reads the record (the left side's dimension, a normalisation, a consistent
-        alternative).
-    quantities : mapping of str to str, optional
-        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
-        followed by ``": a note"``).
-    transcription : str, default ""
-        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
-        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
-    todo : tuple of str, default ()
-        What the author must still decide; a record with a TODO is a draft, its rows never counted.
     """
 
     lhs: str = ""
@@ -962,6 +946,7 @@ def _readings_lines(readings: Mapping[str, str]) -> list[str]:
             + [f"  {k}: {v}" for k, v in readings.items()]) if readings else []
 
 
+@_record_fields_documented
 @dataclass
 class Identity(Record):
     """``lhs == rhs`` exactly (an algebraic identity the method satisfies, e.g. seed 000 eq. (15)).
@@ -976,36 +961,6 @@ class Identity(Record):
         The largest residual (as the check measures it: relative unless it says) that holds.
     kind : str, default "identity"
         The record kind (leave it).
-    id : str
-        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
-    paper : str
-        The paper's name.
-    title : str
-        A short title, printed by ``fedtheory list``.
-    source : str
-        Where the statement is: seed file and line, or arXiv id, version and equation.
-    symbols : SymbolSet
-        The paper's symbols the formulas use.
-    assumptions : tuple of str, default ()
-        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
-        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
-    note : str, default ""
-        What could not be read, or had to be re-derived.
-    kind : str
-        The record kind, set by each class (leave it).
-    readings : mapping of str to str, optional
-        Where the text admits more than one reading: name -> what that reading takes the text to say.
-    units : Units, optional
-        How the units check reads the record (the left side's dimension, a normalisation, a consistent
-        alternative).
-    quantities : mapping of str to str, optional
-        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
-        followed by ``": a note"``).
-    transcription : str, default ""
-        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
-        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
-    todo : tuple of str, default ()
-        What the author must still decide; a record with a TODO is a draft, its rows never counted.
     """
 
     lhs_text: str = ""
@@ -1019,6 +974,7 @@ class Identity(Record):
                           f"{self.tolerance:g}"] + ([f"note: {self.note}"] if self.note else []))
 
 
+@_record_fields_documented
 @dataclass
 class OrderStatement(Record):
     """A result the paper states only as an order, with the explicit expression (if any) it came from.
@@ -1033,36 +989,6 @@ class OrderStatement(Record):
         The explicit bound whose order the statement summarises; its rate check compares the two.
     kind : str, default "order"
         The record kind (leave it).
-    id : str
-        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
-    paper : str
-        The paper's name.
-    title : str
-        A short title, printed by ``fedtheory list``.
-    source : str
-        Where the statement is: seed file and line, or arXiv id, version and equation.
-    symbols : SymbolSet
-        The paper's symbols the formulas use.
-    assumptions : tuple of str, default ()
-        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
-        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
-    note : str, default ""
-        What could not be read, or had to be re-derived.
-    kind : str
-        The record kind, set by each class (leave it).
-    readings : mapping of str to str, optional
-        Where the text admits more than one reading: name -> what that reading takes the text to say.
-    units : Units, optional
-        How the units check reads the record (the left side's dimension, a normalisation, a consistent
-        alternative).
-    quantities : mapping of str to str, optional
-        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
-        followed by ``": a note"``).
-    transcription : str, default ""
-        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
-        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
-    todo : tuple of str, default ()
-        What the author must still decide; a record with a TODO is a draft, its rows never counted.
     """
 
     statement: str = ""
@@ -1102,6 +1028,7 @@ class ClaimOutcome:
     measured: Any = None
 
 
+@_record_fields_documented
 @dataclass
 class Claim(Record):
     """A qualitative statement, checked by a predicate over measurements (plain arrays).
@@ -1133,36 +1060,6 @@ class Claim(Record):
         seeds).
     measurement_units : mapping of str to str, optional
         The unit of each measurement, in words (``{"acc": "fraction correct"}``).
-    id : str
-        The record's id: a dotted identifier, the paper's name first (``"li2020.thm1"``), at most 120 characters.
-    paper : str
-        The paper's name.
-    title : str
-        A short title, printed by ``fedtheory list``.
-    source : str
-        Where the statement is: seed file and line, or arXiv id, version and equation.
-    symbols : SymbolSet
-        The paper's symbols the formulas use.
-    assumptions : tuple of str, default ()
-        Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
-        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
-    note : str, default ""
-        What could not be read, or had to be re-derived.
-    kind : str
-        The record kind, set by each class (leave it).
-    readings : mapping of str to str, optional
-        Where the text admits more than one reading: name -> what that reading takes the text to say.
-    units : Units, optional
-        How the units check reads the record (the left side's dimension, a normalisation, a consistent
-        alternative).
-    quantities : mapping of str to str, optional
-        The paper's symbols -> the simulator's quantities they stand for (keys of ``TOOL_QUANTITIES``, optionally
-        followed by ``": a note"``).
-    transcription : str, default ""
-        How the formula was transcribed: ``""`` (from the cited source), ``"checked against ..."`` or
-        ``"unverified: ..."`` (a finding on an unverified record is listed apart, not counted).
-    todo : tuple of str, default ()
-        What the author must still decide; a record with a TODO is a draft, its rows never counted.
     """
 
     statement: str = ""
