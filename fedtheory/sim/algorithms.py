@@ -45,7 +45,28 @@ CONTEXT = ("n_clients", "layer_sizes", "client_groups")
 
 @dataclass(frozen=True)
 class Algorithm:
-    """A composition of plug-ins. ``dataclasses.replace(alg, init=RelaxedInit(0.1))`` adds RI to anything."""
+    """A composition of plug-ins. ``dataclasses.replace(alg, init=RelaxedInit(0.1))`` adds RI to anything.
+
+    The numpy engine (``simulate``) and the torch trainer run the same rules, so an algorithm has one implementation.
+    The factories (:func:`fedavg`, :func:`scaffold`, ...) build the shipped ones.
+
+    Parameters
+    ----------
+    name : str
+        The algorithm's name, as printed.
+    init : Plugin, default PlainInit()
+        Where each client's local run starts (``PlainInit``: the anchor; ``RelaxedInit``: FedInit's relaxed start).
+    local : tuple of LocalTransform, default ()
+        The local-step rules, applied in order to the stochastic gradient (``SAM``, ``Prox``, ``ClientMomentum``,
+        ...; none: plain SGD steps).
+    aggregate : Aggregator or None, default MeanModels()
+        The server's rule (None under gossip, whose communication combines the models itself).
+    comm : Communication, default Server()
+        Who trains each round, where they start and how their results combine (``Server``; ``Gossip`` on a
+        topology).
+    compress : Compressor, optional
+        What the clients send in place of their local models (quantization).
+    """
 
     name: str
     init: Plugin = field(default_factory=PlainInit)
@@ -86,25 +107,112 @@ class Algorithm:
 
 
 def fedavg(server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:
+    """FedAvg (McMahan et al. 2017): K local SGD steps from w^t on each participating client, then the server rule.
+
+    Parameters
+    ----------
+    server_rule : {"algorithm1", "code"}, default "algorithm1"
+        The server's rule: ``"algorithm1"`` averages the local models (``MeanModels``, seed 000 Alg. 1 line 13);
+        ``"code"`` applies the mean local update with the server step ``server_lr`` (``MeanUpdates``, the FedInit
+        authors' simulator).
+    server_lr : float or array_like, default 1.0
+        eta_g of ``"code"`` (> 0; one value per run allowed); unused by ``"algorithm1"``.
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     return Algorithm("FedAvg", aggregate=_server_rule(server_rule, server_lr))
 
 
 def fedinit(beta, server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:
+    """FedInit (seed 000 Alg. 1): FedAvg whose clients start from w^t + beta (w^t - w_i^last) (``RelaxedInit``).
+
+    Parameters
+    ----------
+    beta : float or array_like
+        The relaxation coefficient (one value per run allowed: a beta grid runs as one batch).
+    server_rule : {"algorithm1", "code"}, default "algorithm1"
+        The server's rule: ``"algorithm1"`` averages the local models (``MeanModels``, seed 000 Alg. 1 line 13);
+        ``"code"`` applies the mean local update with the server step ``server_lr`` (``MeanUpdates``, the FedInit
+        authors' simulator).
+    server_lr : float or array_like, default 1.0
+        eta_g of ``"code"`` (> 0; one value per run allowed); unused by ``"algorithm1"``.
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     return Algorithm("FedInit", init=RelaxedInit(beta), aggregate=_server_rule(server_rule, server_lr))
 
 
 def scaffold(server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    """SCAFFOLD (Karimireddy et al. 2020, option II): local steps corrected by control variates, g - c_i + c.
+
+    Parameters
+    ----------
+    server_rule : {"algorithm1", "code"}, default "code"
+        The server's rule: ``"algorithm1"`` averages the local models (``MeanModels``, seed 000 Alg. 1 line 13);
+        ``"code"`` applies the mean local update with the server step ``server_lr`` (``MeanUpdates``, the FedInit
+        authors' simulator).
+    server_lr : float or array_like, default 1.0
+        eta_g of ``"code"`` (> 0; one value per run allowed); unused by ``"algorithm1"``.
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     return Algorithm("SCAFFOLD", local=(ControlVariates(),), aggregate=_server_rule(server_rule, server_lr))
 
 
 def fedcm(alpha=0.1, server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    """FedCM (Xu et al. 2021): client-level momentum, the direction alpha g + (1 - alpha) Delta (``ClientMomentum``).
+
+    Parameters
+    ----------
+    alpha : float or array_like, default 0.1
+        The weight of the fresh gradient, in [0, 1] (one value per run allowed).
+    server_rule : {"algorithm1", "code"}, default "code"
+        The server's rule: ``"algorithm1"`` averages the local models (``MeanModels``, seed 000 Alg. 1 line 13);
+        ``"code"`` applies the mean local update with the server step ``server_lr`` (``MeanUpdates``, the FedInit
+        authors' simulator).
+    server_lr : float or array_like, default 1.0
+        eta_g of ``"code"`` (> 0; one value per run allowed); unused by ``"algorithm1"``.
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     return Algorithm("FedCM", local=(ClientMomentum(alpha),), aggregate=_server_rule(server_rule, server_lr))
 
 
 def fedprox(mu=0.01, server_rule: str = "code", server_lr=1.0, solve: str = "steps") -> Algorithm:
     """FedProx: solve='steps', the local steps take the gradient of f_i + (mu/2)||w - w^t||^2 (``Prox``); 'exact',
     each client's exact proximal point argmin_w f_i(w) + (mu/2)||w - w^t||^2 (``ProximalSolve``: exact gradients on a
-    problem with an exact solve, or the PEP)."""
+    problem with an exact solve, or the PEP).
+
+    Parameters
+    ----------
+    mu : float or array_like, default 0.01
+        The proximal coefficient (>= 0 for ``"steps"``, > 0 for ``"exact"``; one value per run allowed).
+    server_rule : {"algorithm1", "code"}, default "code"
+        The server's rule: ``"algorithm1"`` averages the local models (``MeanModels``, seed 000 Alg. 1 line 13);
+        ``"code"`` applies the mean local update with the server step ``server_lr`` (``MeanUpdates``, the FedInit
+        authors' simulator).
+    server_lr : float or array_like, default 1.0
+        eta_g of ``"code"`` (> 0; one value per run allowed); unused by ``"algorithm1"``.
+    solve : {"steps", "exact"}, default "steps"
+        How the local problem is solved.
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     check_choice("solve", solve, ("steps", "exact"))
     local = (Prox(mu),) if solve == "steps" else (ProximalSolve(mu),)
     return Algorithm("FedProx", local=local, aggregate=_server_rule(server_rule, server_lr))
@@ -113,11 +221,44 @@ def fedprox(mu=0.01, server_rule: str = "code", server_lr=1.0, solve: str = "ste
 def fednova(steps, weights=None, server_lr=1.0) -> Algorithm:
     """FedNova (Wang et al. 2020, arXiv:2007.07481) with vanilla local SGD: client i takes tau_i = steps[i] local
     steps (run with local_steps = max tau_i), the server applies w^{t+1} = w^t - eta_g tau_eff sum_i p_i
-    (w^t - w_{i,tau_i}) / tau_i, tau_eff = sum_i p_i tau_i; weights p_i (default 1/C)."""
+    (w^t - w_{i,tau_i}) / tau_i, tau_eff = sum_i p_i tau_i; weights p_i (default 1/C).
+
+    Parameters
+    ----------
+    steps : sequence of int
+        tau_i, the local steps of each client (>= 1; one per client). Run it with ``local_steps = max(steps)``.
+    weights : sequence of float, optional
+        p_i, each client's weight (> 0; renormalized over each round's participants); default 1/C.
+    server_lr : float or array_like, default 1.0
+        eta_g, the server step (> 0; one value per run allowed).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     return Algorithm("FedNova", local=(ClientSteps(steps),), aggregate=NormalizedAveraging(steps, weights, server_lr))
 
 
 def fedsam(rho=0.05, server_rule: str = "code", server_lr=1.0) -> Algorithm:
+    """FedSAM (Qu et al. 2022): FedAvg with sharpness-aware local steps (``SAM``).
+
+    Parameters
+    ----------
+    rho : float or array_like, default 0.05
+        The SAM radius (>= 0; one value per run allowed).
+    server_rule : {"algorithm1", "code"}, default "code"
+        The server's rule: ``"algorithm1"`` averages the local models (``MeanModels``, seed 000 Alg. 1 line 13);
+        ``"code"`` applies the mean local update with the server step ``server_lr`` (``MeanUpdates``, the FedInit
+        authors' simulator).
+    server_lr : float or array_like, default 1.0
+        eta_g of ``"code"`` (> 0; one value per run allowed); unused by ``"algorithm1"``.
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules, for ``simulate`` or the torch trainer.
+    """
     return Algorithm("FedSAM", local=(SAM(rho),), aggregate=_server_rule(server_rule, server_lr))
 
 
@@ -150,7 +291,31 @@ _REGISTRY: dict[str, AlgorithmSpec] = {}
 
 
 def register_algorithm(name: str, factory: Callable[..., Algorithm], *, source: str = "") -> AlgorithmSpec:
-    """Make ``factory`` trainable as ``name`` (case-insensitive; '+RI' variants come for free)."""
+    """Make ``factory`` trainable as ``name`` (case-insensitive; '+RI' variants come for free).
+
+    ``fedtheory train --algorithm NAME --hp key=value`` then builds it (:func:`build_algorithm`); the factory's
+    keyword arguments are its hyperparameters.
+
+    Parameters
+    ----------
+    name : str
+        The algorithm's name, without ``+``.
+    factory : callable
+        ``factory(**hyperparameters) -> Algorithm``; keyword-only parameters named in ``CONTEXT`` (``n_clients``,
+        ``layer_sizes``, ``client_groups``) are supplied by the trainer.
+    source : str, default ""
+        Where the algorithm comes from (a paper, a seed's algorithm).
+
+    Returns
+    -------
+    AlgorithmSpec
+        The registered entry.
+
+    Raises
+    ------
+    ParameterError
+        For a name with ``+``, or a name registered before with another factory.
+    """
     key = name.lower()
     if "+" in key:
         raise ParameterError("name", name, "an algorithm name without '+' ('+RI' is added automatically)")
@@ -172,7 +337,23 @@ def algorithms() -> dict[str, AlgorithmSpec]:
 
 
 def resolve(name: str) -> tuple[AlgorithmSpec, bool]:
-    """(spec, relaxed) for a name such as 'FedCM' or 'SCAFFOLD+RI'."""
+    """(spec, relaxed) for a name such as 'FedCM' or 'SCAFFOLD+RI'.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm's name (case and spaces ignored), optionally followed by ``+RI``.
+
+    Returns
+    -------
+    tuple of (AlgorithmSpec, bool)
+        The registered entry, and whether ``+RI`` (relaxed initialisation) was asked for.
+
+    Raises
+    ------
+    ParameterError
+        When no algorithm of that name is registered; the message lists them.
+    """
     key = str(name).lower().replace(" ", "")
     relaxed = key.endswith("+ri")
     base = key[:-3] if relaxed else key
@@ -199,7 +380,29 @@ def hyperparameter_names(name: str) -> dict[str, Any]:
 def build_algorithm(name: str, hyperparameters: Mapping[str, Any] | None = None,
                     context: Mapping[str, Any] | None = None) -> Algorithm:
     """The Algorithm for ``name`` with ``hyperparameters`` (scalars, or one value per run as arrays);
-    ``context`` supplies the factory's CONTEXT parameters (see the module docstring)."""
+    ``context`` supplies the factory's CONTEXT parameters (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        A registered name, optionally with ``+RI`` (then ``beta``, or ``ri_beta`` for an algorithm with a beta of
+        its own, is a hyperparameter too).
+    hyperparameters : mapping of str to object, optional
+        The factory's keyword arguments; every one without a default must be given.
+    context : mapping of str to object, optional
+        Values for the factory's ``CONTEXT`` parameters (``n_clients``, ``layer_sizes``, ``client_groups``).
+
+    Returns
+    -------
+    Algorithm
+        What the factory built (with relaxed initialisation added for ``+RI``).
+
+    Raises
+    ------
+    ParameterError
+        For an unknown name or hyperparameter, a missing hyperparameter or context value, or ``+RI`` on an algorithm
+        that has relaxed initialisation already.
+    """
     spec, relaxed = resolve(name)
     hp = dict(hyperparameters or {})
     ctx = dict(context or {})

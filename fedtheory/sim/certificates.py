@@ -46,7 +46,33 @@ _VISITED_MEASURE = re.compile(re.escape(VISITED_ONLY) + r" '([^']+)'")
 
 @dataclass(frozen=True)
 class Certificate:
-    """An answer to one assumption (see the module docstring)."""
+    """An answer to one assumption (see the module docstring).
+
+    Built with :func:`certified`, :func:`refused`, :func:`unknown` or :func:`from_visited`;
+    ``fedtheory.checks.certify`` gathers them for a record.
+
+    Parameters
+    ----------
+    assumption : str
+        The catalogue assumption answered.
+    status : {"certified", "refused", "unknown"}
+        The answer.
+    constants : mapping of str to object, optional
+        The certified constants by their catalogue names (``L``, ``mu``, ``sigma``; a number or one per run).
+    how : str, default ""
+        How they were computed, or why the assumption is refused or unknown.
+    region : {"global", "domain", "visited"}, default "global"
+        Where a certified statement holds.
+    kind : {"exact", "bound", "computed", "measured"}, default "exact"
+        How the constants are known.
+    by : str, default ""
+        What answered (the problem family, the oracle, ...).
+    family : tuple of (str, callable), optional
+        For constants that hold only jointly: the name of one constant and its smallest admissible value as a
+        function of the others.
+    declared : bool, default True
+        False when the thing was not written to answer this assumption (a gap, not a reason).
+    """
 
     assumption: str
     status: str
@@ -87,17 +113,64 @@ class Certificate:
 
 def certified(assumption: str, how: str, *, region: str = "global", kind: str = "exact",
               family: tuple[str, Callable[..., Any]] | None = None, **constants: Any) -> Certificate:
-    """The assumption holds, with ``constants`` (catalogue names) computed as ``how`` says."""
+    """The assumption holds, with ``constants`` (catalogue names) computed as ``how`` says.
+
+    Parameters
+    ----------
+    assumption : str
+        The catalogue assumption.
+    how : str
+        How the constants were computed (shown with every row that rests on them).
+    region : {"global", "domain", "visited"}, default "global"
+        Where it holds.
+    kind : {"exact", "bound", "computed", "measured"}, default "exact"
+        How the constants are known.
+    family : tuple of (str, callable), optional
+        For constants that hold only jointly: ``(name, smallest_value_of_name(**others))``.
+    **constants
+        The constants, by catalogue name (``L=3.0``).
+
+    Returns
+    -------
+    Certificate
+        A certified answer.
+    """
     return Certificate(assumption, "certified", dict(constants), how, region, kind, family=family)
 
 
 def refused(assumption: str, why: str) -> Certificate:
-    """The assumption does not hold, for the reason ``why``."""
+    """The assumption does not hold, for the reason ``why``.
+
+    Parameters
+    ----------
+    assumption : str
+        The catalogue assumption.
+    why : str
+        The reason, shown in the row that is not applicable.
+
+    Returns
+    -------
+    Certificate
+        A refused answer.
+    """
     return Certificate(assumption, "refused", {}, why, "global", "exact")
 
 
 def unknown(assumption: str, why: str) -> Certificate:
-    """The thing cannot tell whether the assumption holds, for the reason ``why``."""
+    """The thing cannot tell whether the assumption holds, for the reason ``why``.
+
+    Parameters
+    ----------
+    assumption : str
+        The catalogue assumption.
+    why : str
+        The reason.
+
+    Returns
+    -------
+    Certificate
+        An unknown answer.
+    """
     return Certificate(assumption, "unknown", {}, why, "global", "exact")
 
 
@@ -123,7 +196,30 @@ def from_visited(assumption: str, visited: Any, measure: str, constant: str, tra
                  how: str, *, globally: str) -> Certificate:
     """A constant certified on the visited region only, from the run's ``measure`` (``transform`` of its per-run
     values): refused when the measure was not recorded (``globally`` says why the assumption fails over every w) or
-    is not finite (the run diverged)."""
+    is not finite (the run diverged).
+
+    Parameters
+    ----------
+    assumption : str
+        The catalogue assumption.
+    visited : mapping or Trace
+        The run's measures (a ``Trace``, or a mapping name -> per-run values).
+    measure : str
+        The visited measure to read (``"visited_max_grad"``).
+    constant : str
+        The catalogue name of the constant certified.
+    transform : callable
+        Maps the measure's per-run values to the constant (``numpy.sqrt``).
+    how : str
+        How the constant is computed.
+    globally : str
+        Why the assumption does not hold over every w (the refusal's reason).
+
+    Returns
+    -------
+    Certificate
+        Certified on the visited region (kind ``measured``), or refused.
+    """
     values = visited_values(visited, measure)
     if values is None:
         return refused(assumption, f"{globally}; {VISITED_ONLY} '{measure}'")
@@ -142,7 +238,18 @@ def visited_measure(cert: Certificate) -> str | None:
 
 class ClientSampling:
     """Which clients take part in a round: ``clients_per_round`` of ``n_clients`` drawn uniformly without
-    replacement each round (the engine's rule, ``RunStreams.choose_clients``), or every client."""
+    replacement each round (the engine's rule, ``RunStreams.choose_clients``), or every client.
+
+    It certifies ``full_participation``, ``sampling_without_replacement`` and (at one client per round)
+    ``sampling_with_replacement``.
+
+    Parameters
+    ----------
+    n_clients : int
+        C, the number of clients (>= 1).
+    clients_per_round : int, optional
+        N, the clients drawn each round (1..C); None: every client.
+    """
 
     def __init__(self, n_clients: int, clients_per_round: int | None = None):
         self.n_clients = check_int("n_clients", n_clients, 1)

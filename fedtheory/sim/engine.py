@@ -37,6 +37,31 @@ class RunConfig:
     for papers that count iterations t = 1, 2, ... (Li et al. 2020); 0: tau = t K + k, for papers that count
     t = 0, 1, ... (Stich 2019's eta_t = 4/(mu (a + t)) is lr = 4/mu, lr_offset = a, step_origin = 0; with the
     default origin the same schedule needs lr_offset = a - 1). With step_origin = 0, lr_offset must be > 0.
+
+    Parameters
+    ----------
+    rounds : int
+        T, the communication rounds (>= 1).
+    local_steps : int
+        K, the local steps per round (>= 1).
+    lr : float or array_like
+        The step size, or the schedule's numerator (> 0; one value per run allowed: a step-size grid runs as one
+        batch).
+    clients_per_round : int, optional
+        N, the clients drawn uniformly without replacement each round (1..C); None: every client.
+    oracle : Oracle, default Exact()
+        How stochastic gradients are drawn (``Exact``, ``AdditiveNoise``, ``Minibatch``).
+    lr_schedule : {"constant", "inverse", "exponential", "inverse_step"}, default "constant"
+        The step-size schedule (above).
+    lr_decay : float, default 1.0
+        The factor per round of ``"exponential"``.
+    lr_offset : float, default 0.0
+        The offset of ``"inverse_step"`` (gamma).
+    step_origin : {1, 0}, default 1
+        The index ``"inverse_step"`` gives the first local step.
+    divergence_threshold : float, default 1e6
+        A run whose ||w||_inf exceeds this times max(1, ||w0||_inf), or turns non-finite, has diverged: its later
+        entries are NaN.
     """
 
     rounds: int
@@ -136,6 +161,15 @@ class StepWeights:
     StepWeights(power=2, offset=a)); ratio > 1: geometric (e.g. (1 - mu eta)^{-s} is ratio = 1/(1 - mu eta)).
     offset: a scalar or one value per run (> 0 when power > 0, so that w_0 > 0). The average is updated in
     normalized form (no sum of weights is formed), so geometric weights do not overflow.
+
+    Parameters
+    ----------
+    power : float, default 0.0
+        The polynomial power p of w_s (>= 0).
+    offset : float or array_like, default 1.0
+        a in (a + s)^p (one value per run allowed).
+    ratio : float, default 1.0
+        The geometric ratio r of w_s (> 0).
     """
 
     power: float = 0.0
@@ -211,7 +245,37 @@ class Trace:
     (T, R) for round measures and (T K + 1, R) for step measures (``fedtheory list --measures``); entries after a
     run diverged are NaN. With ``simulate(..., keep_iterates=True)``, ``iterates`` holds the global models
     w^0..w^T, (T+1, R, d); with ``keep_step_iterates=True``, ``step_iterates`` the averaged iterates xbar_s at
-    every local step, (T K + 1, R, d)."""
+    every local step, (T K + 1, R, d).
+
+    ``simulate`` returns one; ``select(runs)`` reads a sub-batch (one setting of a batch that ran several).
+
+    Parameters
+    ----------
+    measures : dict of str to numpy.ndarray
+        Each recorded measure by name.
+    seeds : numpy.ndarray
+        (R,) each run's seed.
+    variants : numpy.ndarray
+        (R,) each run's data variant (0: the data; see ``Problem.neighbour``).
+    run_params : dict of str to numpy.ndarray
+        Per-run hyperparameters, each (R,): ``lr`` and each rule's numeric ones (``relaxed.beta``, ``sam.rho``).
+    config : RunConfig
+        The run configuration.
+    algorithm : Algorithm
+        The algorithm run.
+    problem : str
+        The problem's name.
+    diverged_at : numpy.ndarray
+        (R,) the first round whose result was non-finite or too large; -1 where the run did not diverge.
+    diverged_quantity : list of str or None
+        What diverged in each run (None where it did not).
+    final_w : numpy.ndarray
+        (R, d) the last global models (NaN for a run that diverged).
+    iterates : numpy.ndarray, optional
+        (T+1, R, d) the global models, with ``keep_iterates=True``.
+    step_iterates : numpy.ndarray, optional
+        (T K + 1, R, d) the averaged iterates, with ``keep_step_iterates=True``.
+    """
 
     measures: dict[str, np.ndarray]
     seeds: np.ndarray
@@ -358,6 +422,45 @@ def simulate(
     step_weights: the weights of the step measures wavg_* (:class:`StepWeights`; default uniform).
     keep_step_iterates: also return the averaged iterate at every local step as ``trace.step_iterates``
     (T K + 1, R, d). The step measures and these cost nothing unless asked for.
+
+    Every run draws its randomness (client sampling, noise, minibatches) from its own seed's streams: the same seed
+    gives the same bits, whatever else runs in the batch.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem, with its exact constants.
+    algorithm : Algorithm
+        The algorithm (a composition of rules).
+    config : RunConfig
+        Rounds, local steps, step size and schedule, client sampling, oracle.
+    seeds : sequence of int
+        One seed per run; R = ``len(seeds)`` runs are simulated at once.
+    variants : sequence of int, optional
+        Each run's data variant (default 0, the data).
+    w0 : numpy.ndarray, optional
+        The starting point, (d,) or (R, d).
+    measures : iterable of str, optional
+        The measures to record (default ``DEFAULT_MEASURES``: opt_error, grad_norm2, delta, delta_code, drift,
+        unbiased_gap).
+    keep_iterates : bool, default False
+        Keep the global models.
+    progress : bool, default False
+        Show a progress bar over the rounds (tqdm).
+    step_weights : StepWeights, optional
+        The weights of the ``wavg_*`` step measures.
+    keep_step_iterates : bool, default False
+        Keep the averaged iterates at every local step.
+
+    Returns
+    -------
+    Trace
+        The measurements of the R runs.
+
+    Raises
+    ------
+    ParameterError
+        For an invalid configuration, an unknown measure, a bad ``w0`` or ``variants``.
     """
     streams = RunStreams(seeds, rounds_ahead=check_int("rounds", config.rounds, 1))  # each concern's draws of many
     R = streams.runs  # rounds in one call per run: the same bits as round by round (rng.py)

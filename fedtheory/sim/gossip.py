@@ -207,7 +207,13 @@ class Gossip(Communication):
 class LocalMomentum(LocalTransform):
     """DFedAvgM's local heavy ball (Sun, Li, Wang [15], Alg. 2, as we read it; seed 002 only names it):
     y^{k+1} = y^k - eta g^k + theta (y^k - y^{k-1}) with y^{-1} = y^0, i.e. the direction
-    m^k = g^k + theta m^{k-1}, m^{-1} = 0, restarted every round (eta is constant within a round)."""
+    m^k = g^k + theta m^{k-1}, m^{-1} = 0, restarted every round (eta is constant within a round).
+
+    Parameters
+    ----------
+    theta : float or array_like
+        The momentum coefficient, in [0, 1) (one value per run allowed).
+    """
 
     name = "local_momentum"
 
@@ -234,32 +240,119 @@ class LocalMomentum(LocalTransform):
 
 
 def d_psgd(topology) -> Algorithm:
-    """D-PSGD (Lian et al. [13]): x_i^{t+1} = sum_l w_il x_l^t - eta g_i(x_i^t) when run with local_steps=1."""
+    """D-PSGD (Lian et al. [13]): x_i^{t+1} = sum_l w_il x_l^t - eta g_i(x_i^t) when run with local_steps=1.
+
+    Combine then adapt (``Gossip(topology, order="cta")``); with ``local_steps=1`` this is decentralized gradient
+    descent.
+
+    Parameters
+    ----------
+    topology : Topology or sequence of Topology
+        The communication graph (its Metropolis mixing matrix W), or one topology per run (a topology grid runs as
+        one batch). Every client trains every round (``clients_per_round`` None).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules (``Gossip`` communication, no server aggregator).
+    """
     return Algorithm("D-PSGD", comm=Gossip(topology, order="cta"), aggregate=None)
 
 
 def dfedavg(topology) -> Algorithm:
-    """DFedAvg (Sun, Li, Wang [15]): K local SGD steps, then gossip of the local models."""
+    """DFedAvg (Sun, Li, Wang [15]): K local SGD steps, then gossip of the local models.
+
+    Parameters
+    ----------
+    topology : Topology or sequence of Topology
+        The communication graph (its Metropolis mixing matrix W), or one topology per run (a topology grid runs as
+        one batch). Every client trains every round (``clients_per_round`` None).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules (``Gossip`` communication, no server aggregator).
+    """
     return Algorithm("DFedAvg", comm=Gossip(topology), aggregate=None)
 
 
 def dfedavgm(topology, theta=0.9) -> Algorithm:
-    """DFedAvgM [15]: DFedAvg with local heavy-ball momentum theta."""
+    """DFedAvgM [15]: DFedAvg with local heavy-ball momentum theta.
+
+    Parameters
+    ----------
+    topology : Topology or sequence of Topology
+        The communication graph (its Metropolis mixing matrix W), or one topology per run (a topology grid runs as
+        one batch). Every client trains every round (``clients_per_round`` None).
+    theta : float or array_like, default 0.9
+        The momentum coefficient, in [0, 1) (``LocalMomentum``; one value per run allowed).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules (``Gossip`` communication, no server aggregator).
+    """
     return Algorithm("DFedAvgM", local=(LocalMomentum(theta),), comm=Gossip(topology), aggregate=None)
 
 
 def dfedsam(topology, rho=0.05) -> Algorithm:
-    """DFedSAM (Shi et al. [16]) with one gossip step per round: local SAM steps, then gossip."""
+    """DFedSAM (Shi et al. [16]) with one gossip step per round: local SAM steps, then gossip.
+
+    Parameters
+    ----------
+    topology : Topology or sequence of Topology
+        The communication graph (its Metropolis mixing matrix W), or one topology per run (a topology grid runs as
+        one batch). Every client trains every round (``clients_per_round`` None).
+    rho : float or array_like, default 0.05
+        The SAM radius (>= 0; one value per run allowed).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules (``Gossip`` communication, no server aggregator).
+    """
     return Algorithm("DFedSAM", local=(SAM(rho),), comm=Gossip(topology), aggregate=None)
 
 
 def oledfl_sgd(topology, beta) -> Algorithm:
-    """OledFL-SGD (seed 002): DFedAvg with the opposite-lookahead initialisation (eq. (3))."""
+    """OledFL-SGD (seed 002): DFedAvg with the opposite-lookahead initialisation (eq. (3)).
+
+    Each client starts its local run from x_i^t + beta (x_i^t - x_i^{t-1,K}) (``RelaxedInit`` on the mixed model).
+
+    Parameters
+    ----------
+    topology : Topology or sequence of Topology
+        The communication graph (its Metropolis mixing matrix W), or one topology per run (a topology grid runs as
+        one batch). Every client trains every round (``clients_per_round`` None).
+    beta : float or array_like
+        The opposite-lookahead coefficient (one value per run allowed).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules (``Gossip`` communication, no server aggregator).
+    """
     return Algorithm("OledFL-SGD", init=RelaxedInit(beta), comm=Gossip(topology), aggregate=None)
 
 
 def oledfl_sam(topology, beta, rho=0.05) -> Algorithm:
-    """OledFL-SAM (seed 002 Alg. 1, default form): DFedSAM with the opposite-lookahead initialisation."""
+    """OledFL-SAM (seed 002 Alg. 1, default form): DFedSAM with the opposite-lookahead initialisation.
+
+    Parameters
+    ----------
+    topology : Topology or sequence of Topology
+        The communication graph (its Metropolis mixing matrix W), or one topology per run (a topology grid runs as
+        one batch). Every client trains every round (``clients_per_round`` None).
+    beta : float or array_like
+        The opposite-lookahead coefficient (one value per run allowed).
+    rho : float or array_like, default 0.05
+        The SAM radius (>= 0; one value per run allowed).
+
+    Returns
+    -------
+    Algorithm
+        The composition of rules (``Gossip`` communication, no server aggregator).
+    """
     return Algorithm("OledFL-SAM", init=RelaxedInit(beta), local=(SAM(rho),), comm=Gossip(topology), aggregate=None)
 
 

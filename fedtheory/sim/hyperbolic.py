@@ -210,11 +210,19 @@ class HyperbolicRegularizer(LocalTransform):
 
 
 class NormalizedAggregation(Aggregator):
-    """Seed 003 Alg. 1 lines 13-16: Delta_p = w_{p,0} - w_{p,K} (descent sign), Delta^{t+1} = (sum_p ||Delta_p||
-    / (|S_t| ||sum_p Delta_p||)) sum_p Delta_p = d_t mean_p Delta_p, w^{t+1} = w^t - eta_g Delta^{t+1}.
-    normalize=False gives the plain mean (MeanUpdates; MoFedSAM's server) with the same measures.
+    """Seed 003 Alg. 1 lines 13-16: ``Delta_p = w_{p,0} - w_{p,K}`` (descent sign), ``Delta^{t+1} = (sum_p
+    ||Delta_p|| / (|S_t| ||sum_p Delta_p||)) sum_p Delta_p = d_t mean_p Delta_p``, ``w^{t+1} = w^t - eta_g
+    Delta^{t+1}``. normalize=False gives the plain mean (MeanUpdates; MoFedSAM's server) with the same measures.
     If sum_p Delta_p = 0 the direction is undefined and the update is 0 (d_t = inf, or 1 if every
-    Delta_p = 0)."""
+    Delta_p = 0).
+
+    Parameters
+    ----------
+    server_lr : float or array_like, default 1.0
+        eta_g, the server step (> 0; one value per run allowed).
+    normalize : bool, default True
+        True: FedMRUR's normalized aggregate; False: the plain mean of the updates.
+    """
 
     name = "normalized"
 

@@ -61,7 +61,25 @@ def register_measure(name: str, dimension: str, definition: str = "", *, indexin
     """Declare a plug-in's measure once, by name: its dimension in the loss f and the parameter w ('w', 'f^2/w^2',
     '1', ...), what it is, and how ``trace[name]`` is indexed (a key of ``INDEXING``). The catalogue
     (``fedtheory list --measures``) lists it, and a record whose left side is the measure has its units checked
-    against the dimension (docs/extending.md, "A measure of your own"). The same name twice must mean the same."""
+    against the dimension (docs/extending.md, "A measure of your own"). The same name twice must mean the same.
+
+    Parameters
+    ----------
+    name : str
+        The measure's name (a Python identifier), as the plug-in's ``measures()`` returns it.
+    dimension : str
+        Its dimension text in the loss f and the parameter w.
+    definition : str, default ""
+        What it is, in words.
+    indexing : {"round", "state", "visited", "step"}, default "round"
+        How ``trace[name]`` is indexed (``INDEXING``).
+
+    Raises
+    ------
+    ParameterError
+        For a name that is not an identifier, an unknown indexing, or a name declared before with another
+        dimension.
+    """
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         from .._validation import ParameterError
 

@@ -148,7 +148,43 @@ def mixed_precision(base: Algorithm, inferior, *, bits=8, quantizer: str | None 
                     error_feedback: bool = False, target: str = "weights") -> Algorithm:
     """``base`` with mixed-precision uplink (inferior clients quantize; Sec. III-B) and the FedShift
     aggregation switched by ``shift`` (per run allowed). quantizer None: nobody quantizes (the shift
-    alone, as Theorem 1 analyses it)."""
+    alone, as Theorem 1 analyses it).
+
+    Parameters
+    ----------
+    base : Algorithm
+        The algorithm to extend: one with a server aggregator and without a compressor (``fedavg()``,
+        ``fedprox(0.01)``, ``scaffold()``).
+    inferior : array_like of bool or int, or None
+        The pre-identified inferior clients, which quantize: a boolean mask over the clients or their ids (None:
+        every client).
+    bits : int or array_like, default 8
+        The quantization's bit width (one value per run allowed).
+    quantizer : {"kmeans", "uniform"} or None, default "kmeans"
+        The quantizer (Algorithm 1's k-means, or eqs. 5-6's uniform one); None: nobody quantizes.
+    layers : int, sequence of int or None, optional
+        The block (layer) partition of the parameter vector: None (one block), n (n near-equal contiguous blocks),
+        or the block sizes.
+    shift : bool or array_like of bool, default False
+        Whether the run continues from the shifted aggregate (FedShift) or from the plain one (the mixed-precision
+        baseline, with the same measurements); one flag per run puts both in one batch.
+    error_feedback : bool, default False
+        Whether the quantizer keeps error feedback (needs a quantizer).
+    target : {"weights", "updates"}, default "weights"
+        What is quantized: the model itself (the paper), or the update w_{i,K} - w_{i,0}.
+
+    Returns
+    -------
+    Algorithm
+        ``base`` with the quantizing compressor and the ``WeightShift`` aggregator, named ``+FedShift`` or
+        ``+MixedPrecision``.
+
+    Raises
+    ------
+    ParameterError
+        For a ``base`` that is not an Algorithm, has a compressor or has no aggregator, or error feedback without a
+        quantizer.
+    """
     if not isinstance(base, Algorithm):
         raise ParameterError("base", type(base).__name__, "an Algorithm (e.g. fedavg(), fedprox(0.01), scaffold())")
     if base.compress is not None:

@@ -27,6 +27,19 @@ from .certificates import VISITED_ONLY, Certificate, certified, from_visited, re
 
 @dataclass
 class State:
+    """The state of a batch of runs between rounds; plug-ins keep theirs here (declared in ``setup``).
+
+    Parameters
+    ----------
+    w : array
+        The global model, (R, d): the server's, or under gossip the mean of the client models.
+    server : dict of str to array, optional
+        Server-side state, each (R, d) (SCAFFOLD's c, a momentum buffer).
+    clients : dict of str to array, optional
+        Client-side state, each (R, C, d) over every client (``last_local``: each client's latest local model;
+        SCAFFOLD's c_i).
+    """
+
     w: Any  # (R, d) server model, or the mean of the client models under gossip
     server: dict[str, Any] = field(default_factory=dict)  # (R, d) each
     clients: dict[str, Any] = field(default_factory=dict)  # (R, C, d) each
@@ -34,7 +47,41 @@ class State:
 
 @dataclass
 class RoundState:
-    """What the plug-ins see during round t. Shapes: R runs, N participating clients, d dims."""
+    """What the plug-ins see during round t. Shapes: R runs, N participating clients, d dims.
+
+    The round protocol fills it step by step: ``w0`` once the clients start, ``wK`` after the local steps, ``sent``
+    after compression, ``w_next`` after communication. ``gather(key)`` reads ``state.clients[key]`` of this round's
+    participants, (R, N, d), and ``scatter(key, values)`` writes it back.
+
+    Parameters
+    ----------
+    t : int
+        The round index, 0..T-1.
+    K : int
+        Local steps per round (``RunConfig.local_steps``); local step k of round t is step s = t K + k.
+    sel : numpy.ndarray
+        (R, N) the participating clients' ids.
+    anchor : array
+        (R, N, d) the point communication hands to each client (w^t, or x_i after mixing).
+    lr : array
+        (R, 1, 1) the local step size this round.
+    view : object
+        The selected clients' data (the problem's client view in the numpy engine).
+    state : State
+        The batch's state.
+    oracle : object, optional
+        The round's local oracle (for rules that ask it for more than a gradient: ``ProximalSolve``).
+    w0, wK : array, optional
+        (R, N, d) the local starts and the local ends.
+    sent : array, optional
+        (R, N, d) what the server receives (``wK`` unless a compressor changes it).
+    w_next : array, optional
+        (R, d) the global model after communication.
+    extra : dict, optional
+        Scratch space shared by the plug-ins within the round (``global_update``, ``direction_sum``, ...).
+    streams : object, optional
+        The batch's random streams (for plug-ins that draw, e.g. a time-varying topology).
+    """
 
     t: int  # the round index, 0..T-1
     K: int  # local steps per round (RunConfig.local_steps); local step k of round t is step s = t K + k
@@ -177,7 +224,15 @@ class RelaxedInit(Plugin):
     """Relaxed initialisation (FedInit, seed 000 Alg. 1 line 6 / seed 001):
     w_{i,0}^t = anchor + beta (anchor - w_i^last), w_i^last = client i's last local model (the
     authors' simulator; w^0 before its first round). Under gossip the anchor is x_i^t after
-    mixing and this is OledFL's opposite-lookahead initialisation (seed 002 / shared README)."""
+    mixing and this is OledFL's opposite-lookahead initialisation (seed 002 / shared README).
+
+    Its measure ``eq15_residual`` (seed 000 eq. 15, recorded when named) checks the update identity of FedInit.
+
+    Parameters
+    ----------
+    beta : float or array_like
+        The relaxation coefficient (a finite number; one value per run allowed).
+    """
 
     name = "relaxed"
     needs_direction_sum = True
@@ -243,7 +298,13 @@ class LocalTransform(Plugin):
 
 
 class SAM(LocalTransform):
-    """Sharpness-aware step: the gradient at w + rho g/||g||, same minibatch / noise draw."""
+    """Sharpness-aware step: the gradient at w + rho g/||g||, same minibatch / noise draw.
+
+    Parameters
+    ----------
+    rho : float or array_like
+        The perturbation radius (>= 0; one value per run allowed).
+    """
 
     name = "sam"
 
@@ -300,6 +361,15 @@ class ClientMomentum(LocalTransform):
     aggregator reports it in rs.extra['global_update'].
     units='gradient' divides Delta by K eta (FedCM's scaling, a gradient-sized direction);
     units='displacement' uses it as is (seed 003 Alg. 1 as printed).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        The weight of the fresh gradient, in [0, 1] (one value per run allowed).
+    delta : {"mean", "global_update"}, default "mean"
+        What Delta is: the mean client update, or the global update the aggregator applied.
+    units : {"gradient", "displacement"}, default "gradient"
+        Whether Delta is divided by K eta (a gradient-sized direction) or used as is.
     """
 
     name = "client_momentum"
@@ -337,7 +407,15 @@ class ClientMomentum(LocalTransform):
 
 
 class Prox(LocalTransform):
-    """FedProx: direction g + mu (w - anchor)."""
+    """FedProx: direction g + mu (w - anchor).
+
+    The gradient of the local objective f_i(w) + (mu/2) ||w - w^t||^2, taken by the local steps.
+
+    Parameters
+    ----------
+    mu : float or array_like
+        The proximal coefficient (>= 0; one value per run allowed).
+    """
 
     name = "prox"
 
@@ -358,7 +436,13 @@ class ProximalSolve(LocalTransform):
     """FedProx with each client's exact proximal solve (Li et al. 2020, MLSys, Alg. 2 with gamma = 0: w_i^{t+1} =
     argmin_w h_i(w; w^t) = f_i(w) + (mu/2) ||w - w^t||^2): the direction (w - p)/lr with p that argmin (anchor w^t),
     so the first local step lands on p and the later ones stay there. The gradient g is not used; the solve is the
-    round's oracle's ``prox(anchor, mu)`` (exact on least squares; the PEP's proximal step)."""
+    round's oracle's ``prox(anchor, mu)`` (exact on least squares; the PEP's proximal step).
+
+    Parameters
+    ----------
+    mu : float or array_like
+        The proximal coefficient (> 0; one value per run allowed).
+    """
 
     name = "prox_solve"
 
@@ -393,7 +477,13 @@ def _per_client(values) -> str:
 class ClientSteps(LocalTransform):
     """Per-client numbers of local steps tau_i <= K (FedNova's heterogeneous local work, Wang et al. 2020,
     arXiv:2007.07481 Sec. 4): client i's direction is its gradient at steps k < tau_i and 0 after, so it ends at
-    w_{i,tau_i}. ``steps``: one count per client (the round protocol runs K = max tau_i steps)."""
+    w_{i,tau_i}. ``steps``: one count per client (the round protocol runs K = max tau_i steps).
+
+    Parameters
+    ----------
+    steps : sequence of int
+        tau_i for each client (integers >= 1, one per client, each at most ``local_steps``).
+    """
 
     name = "client_steps"
 
@@ -456,7 +546,13 @@ class MeanModels(Aggregator):
 
 
 class MeanUpdates(Aggregator):
-    """The FedInit authors' simulator (shared README): w^{t+1} = w^t + eta_g mean_i (w_{i,K} - w_{i,0})."""
+    """The FedInit authors' simulator (shared README): w^{t+1} = w^t + eta_g mean_i (w_{i,K} - w_{i,0}).
+
+    Parameters
+    ----------
+    server_lr : float or array_like, default 1.0
+        eta_g, the server step (> 0; one value per run allowed).
+    """
 
     name = "mean_updates"
 
@@ -481,7 +577,17 @@ class NormalizedAveraging(Aggregator):
     """FedNova's server rule (Wang et al. 2020, arXiv:2007.07481, eq. (7) with vanilla local SGD, a_i = 1 of length
     tau_i): w^{t+1} = w^t - eta_g tau_eff sum_i p_i (w_{i,0} - w_{i,K}) / tau_i, tau_eff = sum_i p_i tau_i, over the
     participants (p_i renormalized to sum to 1 over them). ``steps``: tau_i per client (with ``ClientSteps``);
-    ``weights``: p_i per client (default 1/C)."""
+    ``weights``: p_i per client (default 1/C).
+
+    Parameters
+    ----------
+    steps : sequence of int
+        tau_i, the local steps of each client (integers >= 1, one per client).
+    weights : sequence of float, optional
+        p_i, each client's weight (positive, one per client); default 1/C.
+    server_lr : float or array_like, default 1.0
+        eta_g, the server step (> 0; one value per run allowed).
+    """
 
     name = "normalized_averaging"
 
@@ -690,7 +796,15 @@ class Exact(Oracle):
 
 
 class AdditiveNoise(Oracle):
-    """grad f_i(w) + xi with xi ~ N(0, sigma2/d I): E xi = 0 and E||xi||^2 = sigma2 exactly."""
+    """grad f_i(w) + xi with xi ~ N(0, sigma2/d I): E xi = 0 and E||xi||^2 = sigma2 exactly.
+
+    It certifies ``bounded_variance`` with sigma = sqrt(sigma2) on every problem.
+
+    Parameters
+    ----------
+    sigma2 : float
+        The noise variance E||xi||^2 (>= 0).
+    """
 
     name = "additive"
 
@@ -720,7 +834,16 @@ class AdditiveNoise(Oracle):
 
 
 class Minibatch(Oracle):
-    """Mean gradient over ``batch_size`` of the client's samples, drawn uniformly with replacement."""
+    """Mean gradient over ``batch_size`` of the client's samples, drawn uniformly with replacement.
+
+    Its noise comes from the problem's per-sample gradients (``noise_variance``): exact at given points; over every
+    w only where the problem bounds it (least squares certifies it on the visited region only).
+
+    Parameters
+    ----------
+    batch_size : int
+        The samples per stochastic gradient (>= 1).
+    """
 
     name = "minibatch"
 

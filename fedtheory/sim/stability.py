@@ -33,7 +33,34 @@ class StabilityResult:
 def coupled_runs(problem: Problem, algorithm: Algorithm, config: RunConfig, seeds: Sequence[int], *,
                  w0: np.ndarray | None = None, measures: Sequence[str] = (), random_state=0) -> StabilityResult:
     """One coupled pair per seed. The loss gap is taken over the samples of both data sets (the
-    theorem's sup over z, restricted to the samples we have)."""
+    theorem's sup over z, restricted to the samples we have).
+
+    Pair j runs the algorithm on the data and on a neighbouring data set (one sample replaced at random) with the
+    same seed, the runs of a uniform-stability bound.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem; its neighbours are drawn with ``random_replacements`` and ``neighbours``.
+    algorithm : Algorithm
+        The algorithm.
+    config : RunConfig
+        The run configuration.
+    seeds : sequence of int
+        One seed per pair (at least one).
+    w0 : numpy.ndarray, optional
+        The common starting point.
+    measures : sequence of str, default ()
+        Measures to record as well.
+    random_state : int or numpy.random.Generator, default 0
+        Draws the replaced samples.
+
+    Returns
+    -------
+    StabilityResult
+        Per pair (P,): ``loss_gap`` (the largest |f(w^T; z) - f(w'^T; z)| over the pooled samples) and
+        ``param_gap`` (||w^T - w'^T||); the trace of the 2P runs, the problem with its variants, the replacements.
+    """
     P = check_int("number of seeds", len(seeds), 1)
     rng = np.random.default_rng(random_state)
     reps = problem.random_replacements(P, random_state=rng)

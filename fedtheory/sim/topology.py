@@ -184,6 +184,17 @@ class Topology:
 
     Static topologies return the same W every round; time-varying ones (``time_varying = True``)
     draw a new graph from a ``numpy.random.Generator`` each round.
+
+    A subclass gives the graph's links (``pairs``); the weights are Metropolis-Hastings, w_ij = 1 / (1 + max(d_i,
+    d_j)) on an edge. ``certify`` answers the assumptions on the mixing matrix (``mixing_matrix`` with the exact
+    lambda, ``consensus_rate``).
+
+    Parameters
+    ----------
+    n_clients : int
+        m, the number of clients (>= 2).
+    laziness : float, default 0.0
+        a in [0, 1): W <- (1 - a) W + a I, which moves the spectrum to [2a - 1, 1].
     """
 
     name = "topology"
@@ -425,22 +436,99 @@ class RandomKNeighbour(Topology):
 
 
 def ring(n_clients: int, laziness: float = 0.0) -> Ring:
+    """The cycle 0-1-...-(m-1)-0 (Metropolis weights 1/3 each for m >= 3).
+
+    Parameters
+    ----------
+    n_clients : int
+        m, the number of clients (>= 2).
+    laziness : float, default 0.0
+        a in [0, 1): W <- (1 - a) W + a I, which moves the spectrum to [2a - 1, 1].
+
+    Returns
+    -------
+    Topology
+        The ring.
+    """
     return Ring(n_clients, laziness)
 
 
 def grid(n_clients: int, rows: int | None = None, periodic: bool = True, laziness: float = 0.0) -> Grid2D:
+    """A 2-D grid of rows x cols = m clients: a torus (``periodic``) or the open grid.
+
+    Parameters
+    ----------
+    n_clients : int
+        m, the number of clients (>= 2).
+    rows : int, optional
+        The number of rows, a divisor of m (default: the largest divisor <= sqrt(m)).
+    periodic : bool, default True
+        Wrap both axes (a torus: 4-regular when rows, cols >= 3, weights 1/5); False: the open grid.
+    laziness : float, default 0.0
+        a in [0, 1): W <- (1 - a) W + a I, which moves the spectrum to [2a - 1, 1].
+
+    Returns
+    -------
+    Topology
+        The grid.
+    """
     return Grid2D(n_clients, rows, periodic, laziness)
 
 
 def exponential(n_clients: int, laziness: float = 0.0) -> Exponential:
+    """The undirected exponential graph: i ~ i +- 2^j (mod m) for every 2^j < m (equal Metropolis weights).
+
+    Parameters
+    ----------
+    n_clients : int
+        m, the number of clients (>= 2).
+    laziness : float, default 0.0
+        a in [0, 1): W <- (1 - a) W + a I, which moves the spectrum to [2a - 1, 1].
+
+    Returns
+    -------
+    Topology
+        The exponential graph.
+    """
     return Exponential(n_clients, laziness)
 
 
 def fully_connected(n_clients: int, laziness: float = 0.0) -> FullyConnected:
+    """The complete graph: W = 11^T/m (lambda = 0) without laziness.
+
+    Parameters
+    ----------
+    n_clients : int
+        m, the number of clients (>= 2).
+    laziness : float, default 0.0
+        a in [0, 1): W <- (1 - a) W + a I, which moves the spectrum to [2a - 1, 1].
+
+    Returns
+    -------
+    Topology
+        The complete graph.
+    """
     return FullyConnected(n_clients, laziness)
 
 
 def random_k_neighbour(n_clients: int, k: int = 10, laziness: float = 0.0) -> RandomKNeighbour:
+    """The time-varying random topology of seed 002 Sec. V-A: every round each client links to k others drawn
+    uniformly (links bidirectional, so degrees are >= k; a round's graph may be disconnected).
+
+    Parameters
+    ----------
+    n_clients : int
+        m, the number of clients (>= 2).
+    k : int, default 10
+        The neighbours each client picks per round (1..m-1).
+    laziness : float, default 0.0
+        a in [0, 1): W <- (1 - a) W + a I, which moves the spectrum to [2a - 1, 1].
+
+    Returns
+    -------
+    Topology
+        The time-varying topology (its W drawn from the run's stream every round).
+    """
     return RandomKNeighbour(n_clients, k, laziness)
 
 

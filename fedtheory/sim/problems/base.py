@@ -19,7 +19,18 @@ __all__ = ["CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "Problem",
 @dataclass(frozen=True)
 class Constant:
     """A problem constant: ``value`` and how it is known (``kind``: exact | bound | computed | measured;
-    ``note``: the method, e.g. the solver and its final gradient norm)."""
+    ``note``: the method, e.g. the solver and its final gradient norm).
+
+    Parameters
+    ----------
+    value : object
+        The number, or an array (one per client, a minimizer).
+    kind : {"exact", "bound", "computed", "measured"}
+        How it is known: exactly, an upper (or lower) bound, computed by a solver to a stated tolerance, or
+        measured on a run.
+    note : str, default ""
+        How it was obtained.
+    """
 
     value: Any
     kind: str  # exact | bound | computed | measured

@@ -82,6 +82,22 @@ class HuberProblem(Problem):
     X: (C, S, d) or (V, C, S, d); y: (C, S) or (V, C, S); delta > 0 the kink, one for every variant or one per
     variant (V,) (a worst-case search's instances: ``fedtheory.worst.HuberClass``); ``delta`` is variant 0's, the
     certificates' (which describe variant 0, as every family's). Every client holds S samples.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The features, (C, S, d) or (V, C, S, d).
+    y : numpy.ndarray
+        The targets, (C, S) or (V, C, S).
+    delta : float or array_like, default 1.0
+        The kink (> 0), or one per data variant.
+    name : str, default "huber"
+        The problem's name.
+
+    Raises
+    ------
+    ParameterError
+        For non-finite data, arrays of other shapes, or a kink <= 0.
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, *, delta: Any = 1.0, name: str = "huber"):
@@ -225,7 +241,32 @@ class HuberProblem(Problem):
 
 def huber_regression(n_clients: int = 10, dim: int = 5, samples_per_client: int = 20, *, delta: float = 1.0,
                      heterogeneity: float = 1.0, noise_std: float = 0.5, random_state=0) -> HuberProblem:
-    """Client i: x ~ N(m_i, I), y = x.w_i + noise; ``heterogeneity`` scales the spread of m_i and w_i."""
+    """Client i: x ~ N(m_i, I), y = x.w_i + noise; ``heterogeneity`` scales the spread of m_i and w_i.
+
+    Convex, with gradients bounded at every w: the family for theorems that assume bounded gradients.
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        C, the number of clients (>= 1).
+    dim : int, default 5
+        d, the dimension (>= 1).
+    samples_per_client : int, default 20
+        S, the samples of each client (>= 1).
+    delta : float, default 1.0
+        The Huber kink (> 0).
+    heterogeneity : float, default 1.0
+        The spread of the clients' feature means and true models (>= 0).
+    noise_std : float, default 0.5
+        The target noise's standard deviation (>= 0).
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    HuberProblem
+        Named ``huber_regression``.
+    """
     n_clients = check_int("n_clients", n_clients, 1)
     dim = check_int("dim", dim, 1)
     S = check_int("samples_per_client", samples_per_client, 1)
@@ -243,7 +284,24 @@ def opposed_huber(n_agents: int = 16, dim: int = 1, *, delta: float = 1.0, targe
     """One agent's Huber loss opposed to the others': agent 0 pulls w towards +target, the other n - 1 towards
     -target, one sample each (x = e_1 in R^dim): every gradient norm is at most delta, and at the consensus optimum
     the agents' gradients are as far apart as the kink allows (the extreme case of a bounded-gradient consensus
-    bound)."""
+    bound).
+
+    Parameters
+    ----------
+    n_agents : int, default 16
+        The number of agents (>= 2).
+    dim : int, default 1
+        The dimension (>= 1; only the first coordinate is used).
+    delta : float, default 1.0
+        The Huber kink (> 0).
+    target : float, default 10.0
+        How far the agents' targets lie from 0 (> 0).
+
+    Returns
+    -------
+    HuberProblem
+        Named ``opposed_huber``.
+    """
     n_agents = check_int("n_agents", n_agents, 2)
     dim = check_int("dim", dim, 1)
     target = check_float("target", target, 0.0, low_inclusive=False)

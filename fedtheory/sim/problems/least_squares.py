@@ -200,6 +200,24 @@ class LeastSquaresProblem(Problem):
     (V, C, S). Every client holds the same number S of samples. ridge: the L2 term (a negative one gives non-convex
     clients). model: the clients' data distribution, when known (population risk). Identical clients (every
     f_i = f): :meth:`identical` or :func:`identical_least_squares`; ``problem.identical_clients`` tells.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The features, (C, S, d) or (V, C, S, d).
+    y : numpy.ndarray
+        The labels, (C, S) or (V, C, S).
+    ridge : float, default 0.0
+        The L2 coefficient (negative: non-convex clients).
+    model : GaussianClientModel, optional
+        The clients' data distribution, when known (then the population risk is exact).
+    name : str, default "least_squares"
+        The problem's name, as printed.
+
+    Raises
+    ------
+    ParameterError
+        For non-finite data or arrays of other shapes.
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, *, ridge: float = 0.0, model: GaussianClientModel | None = None,
@@ -229,7 +247,28 @@ class LeastSquaresProblem(Problem):
                   model: GaussianClientModel | None = None, name: str = "identical_least_squares") -> "LeastSquaresProblem":
         """Every one of ``n_clients`` clients holds the same data: X (S, d), y (S,), so every f_i = f (the
         identical-data setting of local SGD analyses, e.g. Stich 2019: the workers differ only in their stochastic
-        gradients, which the oracle draws independently per client). Gamma = 0, B_min = 1, G^2(1) = 0."""
+        gradients, which the oracle draws independently per client). Gamma = 0, B_min = 1, G^2(1) = 0.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            The features of the one data set, (S, d).
+        y : numpy.ndarray
+            Its labels, (S,).
+        n_clients : int
+            The number of clients holding it (>= 1).
+        ridge : float, default 0.0
+            The L2 coefficient.
+        model : GaussianClientModel, optional
+            The data distribution, when known.
+        name : str, default "identical_least_squares"
+            The problem's name.
+
+        Returns
+        -------
+        LeastSquaresProblem
+            The problem, with ``identical_clients`` True.
+        """
         n_clients = check_int("n_clients", n_clients, 1)
         X, y = check_finite("X", X), check_finite("y", y)
         if X.ndim != 2 or y.shape != X.shape[:1]:
@@ -494,7 +533,35 @@ def heterogeneous_least_squares(
 ) -> LeastSquaresProblem:
     """Client i: x ~ N(m_i, Sigma_i), y = x.w_i + noise. ``heterogeneity`` scales the spread of
     m_i and w_i across clients. ``rank`` < dim confines every client's features to one shared
-    rank-r subspace: f is then PL but not strongly convex."""
+    rank-r subspace: f is then PL but not strongly convex.
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        C, the number of clients (>= 1).
+    dim : int, default 10
+        d, the dimension (>= 1).
+    samples_per_client : int, default 50
+        S, the samples of each client (>= 2).
+    heterogeneity : float, default 1.0
+        The spread of the clients' feature means and true models (>= 0; 0: every client draws from the same
+        distribution).
+    condition : float, default 10.0
+        The ratio of the largest to the smallest eigenvalue of the feature covariances' nominal spectrum (>= 1).
+    rank : int, optional
+        r <= d, the rank of the shared feature subspace (default d).
+    noise_std : float, default 0.5
+        The label noise's standard deviation (>= 0).
+    ridge : float, default 0.0
+        The L2 coefficient.
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    LeastSquaresProblem
+        Named ``sc_least_squares`` (full rank) or ``pl_least_squares`` (rank < d), with its data distribution.
+    """
     n_clients = check_int("n_clients", n_clients, 1)
     dim = check_int("dim", dim, 1)
     S = check_int("samples_per_client", samples_per_client, 2)
@@ -533,7 +600,30 @@ def identical_least_squares(
 ) -> LeastSquaresProblem:
     """Identical clients: one data set of ``samples`` draws x ~ N(0, Sigma) (spectrum 1 .. 1/condition, a random
     eigenbasis), y = x.w + noise, held by every one of ``n_clients`` clients (every f_i = f; the stochastic gradients
-    of an oracle still differ per client). The known distribution gives the population risk."""
+    of an oracle still differ per client). The known distribution gives the population risk.
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        The number of clients, each holding the same data (>= 1).
+    dim : int, default 10
+        d, the dimension (>= 1).
+    samples : int, default 200
+        S, the samples of the one data set (>= 2).
+    condition : float, default 10.0
+        The ratio of the largest to the smallest eigenvalue of the feature covariance (>= 1).
+    noise_std : float, default 0.5
+        The label noise's standard deviation (>= 0).
+    ridge : float, default 0.0
+        The L2 coefficient.
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    LeastSquaresProblem
+        Named ``identical_least_squares``; ``identical_clients`` is True.
+    """
     n_clients = check_int("n_clients", n_clients, 1)
     dim = check_int("dim", dim, 1)
     S = check_int("samples", samples, 2)
@@ -564,7 +654,30 @@ def least_squares_noise_at_optimum(
     the optimum), and the one-sample gradient variance at w*, (1/C) sum_i (1/S) sum_j ||x_ij||^2 e_ij^2, equals
     ``sigma_star2`` exactly (0: interpolation). A minibatch of b then has noise sigma_star2 / b at w*; elsewhere its
     variance grows with ||w - w*|| (the clients' features differ: ``heterogeneity`` spreads their means and scales),
-    so bounded variance holds only on a visited region while the noise at the optimum is exact."""
+    so bounded variance holds only on a visited region while the noise at the optimum is exact.
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        C, the number of clients (>= 1).
+    dim : int, default 5
+        d, the dimension (>= 1).
+    samples_per_client : int, default 20
+        S, the samples of each client (> d).
+    sigma_star2 : float, default 0.1
+        The one-sample gradient variance at w* (>= 0; 0: interpolation).
+    heterogeneity : float, default 1.0
+        The spread of the clients' feature means and scales (>= 0).
+    condition : float, default 10.0
+        The ratio of the largest to the smallest eigenvalue of each client's nominal feature spectrum (>= 1).
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    LeastSquaresProblem
+        Named ``ls_noise_at_optimum``.
+    """
     n_clients = check_int("n_clients", n_clients, 1)
     dim = check_int("dim", dim, 1)
     S = check_int("samples_per_client", samples_per_client, dim + 1)

@@ -111,6 +111,31 @@ class LogisticProblem(Problem):
     L: bound  max_i lambda_max(X_i'X_i/S_i)/2 + reg (softmax Hessian <= I/2 in the Loewner order).
     mu: bound reg (strong convexity from the L2 term). w*, f*: computed by L-BFGS to ||grad|| <= 1e-10.
     Heterogeneity: measured over visited points (no closed form).
+
+    The model is a weight matrix of ``n_classes`` rows over the features, flattened: d = n_features * n_classes.
+
+    Parameters
+    ----------
+    X_clients : list of numpy.ndarray
+        Each client's features, (S_i, n_features) (S_i >= 1; sizes may differ).
+    y_clients : list of numpy.ndarray
+        Each client's labels, integers in [0, n_classes).
+    n_classes : int
+        The number of classes (>= 2).
+    reg : float, default 1e-2
+        The L2 coefficient (> 0: it makes the problem strongly convex).
+    test : tuple of (numpy.ndarray, numpy.ndarray), optional
+        Held-out features and labels (the ``test_loss`` measure).
+    name : str, default "logistic"
+        The problem's name.
+    _variants : tuple of (numpy.ndarray, numpy.ndarray), optional
+        Internal: the padded data of every variant (a problem with neighbouring data sets builds itself with it).
+        Leave it out.
+
+    Raises
+    ------
+    ParameterError
+        For a client without samples, non-finite features, ``reg`` <= 0 or ``n_classes`` < 2.
     """
 
     def __init__(self, X_clients: list[np.ndarray], y_clients: list[np.ndarray], n_classes: int, *, reg: float = 1e-2,
@@ -354,7 +379,26 @@ def digits_split(test_fraction: float, random_state=0):
 def digits_logistic(n_clients: int = 10, alpha: float = 0.5, *, reg: float = 1e-2, test_fraction: float = 0.2,
                     random_state=0) -> LogisticProblem:
     """scikit-learn's bundled digits (1797 8x8 images, 10 classes; no download), pixels / 16 plus a bias
-    feature, split across clients by Dirichlet label skew; ``test_fraction`` is held out."""
+    feature, split across clients by Dirichlet label skew; ``test_fraction`` is held out.
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        The number of clients (>= 1).
+    alpha : float, default 0.5
+        The Dirichlet concentration of each client's label proportions (smaller: more skewed).
+    reg : float, default 1e-2
+        The L2 coefficient (> 0).
+    test_fraction : float, default 0.2
+        The share of the images held out as the test set.
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    LogisticProblem
+        Named ``digits_logistic``, 65 features (64 pixels and the bias), 10 classes, with its test set.
+    """
     n_clients = check_int("n_clients", n_clients, 1)
     rng = check_random_state(random_state)
     X, y, train_idx, test_idx = digits_split(test_fraction, rng)
@@ -367,7 +411,34 @@ def digits_logistic(n_clients: int = 10, alpha: float = 0.5, *, reg: float = 1e-
 def synthetic_logistic(n_clients: int = 10, n_features: int = 10, n_classes: int = 3, samples_per_client: int = 60, *,
                        alpha: float = 0.5, shift: float = 1.0, reg: float = 1e-2, random_state=0) -> LogisticProblem:
     """Gaussian class-conditional features; client i adds its own feature shift (scaled by ``shift``)
-    and draws labels with Dirichlet(alpha) proportions."""
+    and draws labels with Dirichlet(alpha) proportions.
+
+    Features are divided by sqrt(n_features) and get a bias feature; every client also draws 20 test samples.
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        The number of clients (>= 1).
+    n_features : int, default 10
+        The number of features before the bias (>= 1).
+    n_classes : int, default 3
+        The number of classes (>= 2).
+    samples_per_client : int, default 60
+        The training samples of each client (>= 1).
+    alpha : float, default 0.5
+        The Dirichlet concentration of each client's label proportions (smaller: more skewed).
+    shift : float, default 1.0
+        The scale of each client's own feature shift.
+    reg : float, default 1e-2
+        The L2 coefficient (> 0).
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    LogisticProblem
+        Named ``synthetic_logistic``, with its test set.
+    """
     n_clients = check_int("n_clients", n_clients, 1)
     n_features = check_int("n_features", n_features, 1)
     n_classes = check_int("n_classes", n_classes, 2)

@@ -170,9 +170,16 @@ class PLNonconvexProblem(Problem):
     """Non-convex but PL: f_i(w) = g(w) + h_i.w with g(w) = sum_j (w_j^2 + 3 sin^2 w_j).
 
     h_i = mean of client i's samples z_ij, centred so that sum_i h_i = 0, hence f = g.
-    Exact: L = 8 (|g''| <= 8), mu = tightest PL constant of g (1-D minimisation), w* = 0,
+    Exact: L = 8 (``|g''| <= 8``), mu = tightest PL constant of g (1-D minimisation), w* = 0,
     f* = 0, and Assumption 3 with B = 1 and G^2 = (1/C) sum_i ||h_i||^2 (an equality for all w).
     Minibatch noise has a variance independent of w: exact. Per-sample losses can be negative.
+
+    Parameters
+    ----------
+    Z : numpy.ndarray
+        The samples z_ij, (C, S, d) or (V, C, S, d); sample j's loss is g(w) + z_ij.w.
+    name : str, default "pl_nonconvex"
+        The problem's name.
     """
 
     nonnegative_losses = False
@@ -268,6 +275,29 @@ class PLNonconvexProblem(Problem):
 
 def pl_nonconvex(n_clients: int = 10, dim: int = 10, samples_per_client: int = 50, *, heterogeneity: float = 1.0,
                  sample_std: float = 1.0, random_state=0) -> PLNonconvexProblem:
+    """A non-convex PL problem (:class:`PLNonconvexProblem`): f_i(w) = g(w) + h_i.w, g(w) = sum_j (w_j^2 + 3
+    sin^2 w_j), with random client terms h_i centred so that f = g (w* = 0, f* = 0).
+
+    Parameters
+    ----------
+    n_clients : int, default 10
+        C, the number of clients (>= 2).
+    dim : int, default 10
+        d, the dimension (>= 1).
+    samples_per_client : int, default 50
+        S, the samples of each client (>= 2), centred on h_i.
+    heterogeneity : float, default 1.0
+        The scale of the client terms h_i (>= 0; 0: identical clients).
+    sample_std : float, default 1.0
+        The spread of a client's samples around h_i (>= 0): the minibatch noise.
+    random_state : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The draw's seed (``check_random_state``): the same seed, the same problem.
+
+    Returns
+    -------
+    PLNonconvexProblem
+        The problem.
+    """
     n_clients = check_int("n_clients", n_clients, 2)
     dim = check_int("dim", dim, 1)
     S = check_int("samples_per_client", samples_per_client, 2)
@@ -336,6 +366,22 @@ class SeparablePLProblem(Problem):
     (``pl_ratio_infimum``; ||grad g||^2 / (2 g) >= min_j of the coordinates' ratios, attained along one
     coordinate), each client's Hessian in [min_j c_j (2 - 2 a_j), L] (non-convex where a_j > 1), and Assumption 3
     with B = 1: (1/C) sum_i ||grad f_i(w)||^2 = ||grad f(w)||^2 + (1/C) sum_i ||h_i||^2 for every w.
+
+    Parameters
+    ----------
+    c : array_like
+        The curvature scales c_j > 0, (d,) or (V, d).
+    a : array_like
+        The amplitudes a_j in [0, 3], (d,) or (V, d).
+    h : array_like
+        The clients' linear terms, (C, d) or (V, C, d), summing to 0 over the clients.
+    name : str, default "separable_pl"
+        The problem's name.
+
+    Raises
+    ------
+    ParameterError
+        For c <= 0, a outside [0, 3], or client terms that do not sum to 0.
     """
 
     nonnegative_losses = False
