@@ -51,7 +51,22 @@ class CertifiedAssumption:
 
 @dataclass
 class Certification:
-    """The certificates of every assumption of one record on one run (see the module docstring)."""
+    """The certificates of every assumption of one record on one run (see the module docstring).
+
+    ``applicable``: every assumption certified; ``failures``: why the others are not; ``values``: the record's
+    symbols at their certified constants; ``fill(values)`` completes a check's values with them; ``admits(values)``
+    names the values the certificates do not admit. Pass it to ``assess_bound(..., certification=...)``.
+
+    Parameters
+    ----------
+    record_id : str
+        The record's id.
+    entries : list of CertifiedAssumption, optional
+        One per assumption of the record: the reference, the catalogue entry, the binding of its constants to the
+        record's symbols, and the certificate.
+    problem : Problem, optional
+        The problem the run was on (its minimizer and minimum give the rounding scale of a comparison).
+    """
 
     record_id: str
     entries: list[CertifiedAssumption] = field(default_factory=list)
@@ -242,7 +257,35 @@ def certify(record, *, problem=None, oracle=None, topology=None, sampling=None, 
     ``fedtheory.sim`` problem), ``oracle`` (the run's ``RunConfig.oracle``), ``topology`` (a gossip run's),
     ``sampling`` (``fedtheory.sim.ClientSampling``), ``algorithm``; ``visited``: the run's trace (or a mapping of its
     measures), for constants certified on the visited region; ``extra``: certificates the check computed itself
-    (``fedtheory.sim.certificates.from_visited`` and the like), used for their assumptions instead of asking."""
+    (``fedtheory.sim.certificates.from_visited`` and the like), used for their assumptions instead of asking.
+
+    Each assumption is asked of the thing its catalogue entry names as subject; a thing not given leaves it
+    unknown.
+
+    Parameters
+    ----------
+    record : Record
+        The record whose ``assumptions`` are certified.
+    problem : Problem, optional
+        The run's problem.
+    oracle : Oracle, optional
+        The run's oracle.
+    topology : Topology, optional
+        A gossip run's topology.
+    sampling : ClientSampling, optional
+        The run's client sampling.
+    algorithm : Algorithm, optional
+        The run's algorithm.
+    visited : Trace or mapping, optional
+        The run's measures, for constants certified on the visited region.
+    extra : sequence of Certificate, default ()
+        Certificates the check computed itself.
+
+    Returns
+    -------
+    Certification
+        One certificate per assumption.
+    """
     symbols = getattr(record, "symbols", None)
     names = list(symbols.info) if symbols is not None else []
     return certify_assumptions(record.id, tuple(getattr(record, "assumptions", ()) or ()), names, problem=problem,
@@ -272,7 +315,22 @@ def certificate_text(entry: Mapping[str, Any]) -> str:
 def run_settings(problem, algorithm, config) -> dict[str, Any]:
     """The structural settings of a simulated run that records' ``requires`` name (``assess_bound(settings=...)``):
     local steps, oracle, step-size schedule, full participation, and the aggregation ('mean of the models' for
-    FedAvg's :class:`~fedtheory.sim.MeanModels`, else 'other')."""
+    FedAvg's :class:`~fedtheory.sim.MeanModels`, else 'other').
+
+    Parameters
+    ----------
+    problem : Problem
+        The run's problem.
+    algorithm : Algorithm
+        The run's algorithm.
+    config : RunConfig
+        The run's configuration.
+
+    Returns
+    -------
+    dict
+        ``local_steps``, ``oracle`` (its name), ``lr_schedule``, ``full_participation`` and ``aggregation``.
+    """
     return {"local_steps": config.local_steps, "oracle": config.oracle.name, "lr_schedule": config.lr_schedule,
             "full_participation": config.clients_per_round in (None, problem.n_clients),
             "aggregation": "mean of the models" if isinstance(algorithm.aggregate, MeanModels) else "other"}

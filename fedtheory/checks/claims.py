@@ -122,7 +122,7 @@ class Equivalence:
 
 @dataclass(frozen=True)
 class StatsPolicy:
-    """The one statistics policy for claims decided from seeds (docs/statistics.md).
+    """The one statistics policy for claims decided from seeds (docs/verdict-rules.md, rule 5).
 
     * Student-t critical values for the seeds a comparison has (n - 1 degrees of freedom), two-sided;
     * a family-wise level ``alpha`` split (Bonferroni) over every comparison of the claim: the ``family`` a
@@ -133,6 +133,17 @@ class StatsPolicy:
 
     :func:`claim_result` hands a policy to a claim's predicate as ``stats`` when the predicate takes that
     argument: ``stats.compare(A, B, paired=True, family=m)``, ``stats.within(values, tol, family=m)``.
+
+    Parameters
+    ----------
+    alpha : float, default 0.05
+        The family-wise level.
+    min_seeds : int, default 10
+        The seeds a refutation needs.
+    settings : int, default 1
+        The rows (settings, problems) the claim is decided on: one family.
+    min_effect : float, optional
+        The smallest relative effect a refutation needs (``Claim.min_effect``; None: no refutation from seeds).
     """
 
     alpha: float = 0.05
@@ -173,7 +184,7 @@ class StatsPolicy:
                           scale, self.min_effect, self.min_seeds)
 
     def within(self, values, tol: float, *, family: int = 1, absolute: bool = True) -> Equivalence:
-        """Are the per-seed ``values`` within ``tol`` (|mean| with absolute, else the signed mean)?"""
+        """Are the per-seed ``values`` within ``tol`` (``|mean|`` with absolute, else the signed mean)?"""
         x = np.asarray(values, float).ravel()
         x = x[np.isfinite(x)]
         n = int(x.size)
@@ -206,6 +217,32 @@ def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str
     settings: how many rows (settings, problems) this check decides the claim on: all of them are one family.
     seeds: the seeds the measurements rest on; a refutation resting on fewer than the policy's ``min_seeds`` is
     reported as ``inconclusive`` whatever the predicate decided (also for predicates that do not take ``stats``).
+
+    Parameters
+    ----------
+    claim : Claim
+        The record.
+    measurements : mapping of str to array_like
+        The measurements its predicate reads.
+    check_id : str, optional
+        The row's id (default: the claim's).
+    problem : object, optional
+        The problem's name.
+    params : mapping, optional
+        The row's setting.
+    detail : str, default ""
+        A note appended to the predicate's.
+    settings : int, default 1
+        The rows this check decides the claim on.
+    seeds : int, optional
+        The seeds the measurements rest on.
+    policy : StatsPolicy, optional
+        The statistics policy (default ``StatsPolicy()``; its ``settings`` and ``min_effect`` are set here).
+
+    Returns
+    -------
+    CheckResult
+        A claim row: ``claim_supported``, ``claim_refuted`` or ``inconclusive``.
     """
     base = policy or StatsPolicy()
     pol = StatsPolicy(base.alpha, base.min_seeds, settings, getattr(claim, "min_effect", None))

@@ -26,6 +26,23 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
     values, points, gradients of the run); the tolerance is ROUNDING_RTOL times the largest of it, the measurement
     and the bound. A non-finite measurement where the bound is finite is a divergence: 'violated', with which runs,
     and no number (measured and ratio None).
+
+    Parameters
+    ----------
+    lhs_runs : array_like
+        The measured left side, one value per run.
+    rhs_runs : float or array_like
+        The bound, one value or one per run.
+    z : float, default 3.0
+        The level, as the number of standard errors of a one-sided normal test.
+    rounding_scale : float, default 0.0
+        The magnitude of what the measurement was computed from.
+
+    Returns
+    -------
+    tuple of (str, dict)
+        The verdict (``"holds"``, ``"violated"`` or ``"inconclusive"``) and what it rests on: ``measured``,
+        ``bound``, ``ratio``, ``runs``, the standard error and critical value, and a ``detail`` where there is one.
     """
     from scipy import stats
 
@@ -168,6 +185,31 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     text, e.g. the paper's T of every compared round (default: row i is round i + 1); label: its name ('T').
     rounding_scale: as in :func:`compare_mean`: a round whose mean gap is within the rounding tolerance is equality,
     never counted against the bound (said in ``info['rounding']``).
+
+    Parameters
+    ----------
+    lhs : array_like
+        The measured left side, (rounds, runs).
+    rhs : array_like
+        The bound, broadcastable to ``lhs``.
+    z : float, default 3.0
+        The level, as the number of standard errors of a one-sided normal test.
+    correction : {"holm", "none"}, default "holm"
+        The multiple-testing correction over the rounds.
+    family_alpha : float, optional
+        The family-wise level (default: the level of one z-SE test).
+    labels : sequence of float, optional
+        What each row is called in the text (the paper's T of every compared round).
+    label : str, default "round"
+        The name of the labels.
+    rounding_scale : float, default 0.0
+        The magnitude of what the measurement was computed from.
+
+    Returns
+    -------
+    tuple of (str, dict)
+        The verdict (``"holds"``, ``"violated"`` or ``"inconclusive"``) and ``info``: the tightest round's measured,
+        bound and ratio, the family size, the rounds significant without and with the correction, and ``detail``.
     """
     from scipy import stats
 

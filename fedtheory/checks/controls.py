@@ -54,7 +54,26 @@ def _control_label(r: CheckResult) -> str:
 def run_control(spec: CheckSpec, session: Session) -> ControlOutcome:
     """Run one check's negative control (``spec.control``) and judge it: it must produce a row of a counted class
     (a finding verdict, scope 'inside', not a self-check), or the check says why it has no counted path (its
-    ``self_check`` reason, or the control's ``uncounted``)."""
+    ``self_check`` reason, or the control's ``uncounted``).
+
+    Parameters
+    ----------
+    spec : CheckSpec
+        A registered check with a control (``all_checks()[ID]``).
+    session : Session
+        The session to run it in.
+
+    Returns
+    -------
+    ControlOutcome
+        ``status`` (``fails_as_required``, ``fails_uncounted``, ``did_not_fail`` or ``error``), the rows, the
+        counted row.
+
+    Raises
+    ------
+    ParameterError
+        When the check declares no control.
+    """
     if spec.control is None:
         raise ParameterError("check", spec.id, "a check that declares a negative control")
     t0 = time.perf_counter()

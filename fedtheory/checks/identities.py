@@ -19,6 +19,30 @@ def identity_result(identity: Identity, residual: float, *, check_id: str | None
 
     ok: an extra requirement the check adds (e.g. 'defined at every round'); ``fields``: CheckResult's scope
     fields (finding, scope, self_check, extra, ...).
+
+    Parameters
+    ----------
+    identity : Identity
+        The record.
+    residual : float
+        The measured residual.
+    check_id : str, optional
+        The row's id (default: the identity's).
+    problem : object, optional
+        The problem's name.
+    params : mapping, optional
+        The row's setting.
+    detail : str, default ""
+        The row's note (default: the residual and the tolerance).
+    ok : bool, optional
+        An extra requirement; False makes the row violated.
+    **fields
+        More fields of :class:`CheckResult`.
+
+    Returns
+    -------
+    CheckResult
+        An identity row: ``holds`` or ``violated``.
     """
     res = float(residual)
     holds = bool(np.isfinite(res) and res <= identity.tolerance) and (ok is None or bool(ok))

@@ -78,7 +78,18 @@ def run_check(id: str, paper: str, kind: str, records=(), *, control=None, self_
 
 def logged_runs(session: Session):
     """The readable run directories under --runs (``fedtheory.empirical.runs.RunLog``; read once per session), or
-    None without --runs."""
+    None without --runs.
+
+    Parameters
+    ----------
+    session : Session
+        The check's session (its ``runs_dir``).
+
+    Returns
+    -------
+    list of RunLog or None
+        Each readable run directory (manifest and metrics), found recursively; None without ``--runs``.
+    """
     if not session.runs_dir:
         return None
     from ..empirical.runs import find_runs
@@ -111,7 +122,32 @@ def training_regime(rounds: int, paper_rounds: int, *, loss=None, accuracy=None,
     when their loss has converged: ``loss`` (rounds, runs) or (rounds,), NaN where not logged; its mean over runs fell
     by less than ``flat`` (relative) over the last quarter of the logged rounds. Never reached while the final
     ``accuracy`` (per run) is within REGIME_CHANCE_MARGIN of ``chance``: the models have not learned. Returns
-    {'reached', 'how' ('length' | 'converged' | ''), 'text', 'rounds', 'needed', 'loss_drop'}."""
+    {'reached', 'how' ('length' | 'converged' | ''), 'text', 'rounds', 'needed', 'loss_drop'}.
+
+    Parameters
+    ----------
+    rounds : int
+        The rounds the runs did.
+    paper_rounds : int
+        The rounds of the paper's experiment the claim is about.
+    loss : array_like, optional
+        The training loss, (rounds, runs) or (rounds,), NaN where not logged.
+    accuracy : array_like, optional
+        The final accuracy of each run.
+    chance : float, optional
+        The chance accuracy (1 / classes).
+    fraction : float, default 0.25
+        The share of the paper's rounds that suffices.
+    flat : float, default 0.05
+        The relative fall of the loss over the last quarter of the rounds below which it has converged.
+    paper_source : str, default ""
+        Where the paper states its rounds, for the text.
+
+    Returns
+    -------
+    dict
+        ``reached`` (bool), ``how``, ``text`` (why, in words), ``rounds``, ``needed`` and ``loss_drop``.
+    """
     needed = int(math.ceil(fraction * paper_rounds))
     drop = None
     if loss is not None:
@@ -145,7 +181,20 @@ def training_regime(rounds: int, paper_rounds: int, *, loss=None, accuracy=None,
 
 def in_training_regime(row: CheckResult, regime: dict) -> CheckResult:
     """A claim row decided only where its runs reached the regime the claim speaks of (``training_regime``): else
-    'inconclusive', the row saying why and what the predicate gave on the rounds there are (extra['regime'])."""
+    'inconclusive', the row saying why and what the predicate gave on the rounds there are (extra['regime']).
+
+    Parameters
+    ----------
+    row : CheckResult
+        A claim's row (``claim_result``).
+    regime : dict
+        What :func:`training_regime` returned for its runs.
+
+    Returns
+    -------
+    CheckResult
+        The row (with the regime in ``extra``), or an ``inconclusive`` copy when the regime was not reached.
+    """
     row.extra["regime"] = {k: v for k, v in regime.items() if k != "text"} | {"text": regime["text"]}
     if regime["reached"] or row.verdict not in ("claim_supported", "claim_refuted"):
         if regime["reached"]:

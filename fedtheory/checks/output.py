@@ -72,7 +72,22 @@ def format_table(results: Sequence[CheckResult], width: int | None = None, verbo
     """One row per result, grouped by paper; the note (failed conditions, claim evidence, missed rate terms,
     an unexpected outcome) on indented lines below it; with ``verbose`` every row's note (holds rows too).
     The setting column shows ``params['setting']`` first, then beta, eta, rho, alpha, bits, topology, and the
-    params named by a paper symbol the record maps to a tool quantity (``Record.quantities``: e.g. K=16 H=8)."""
+    params named by a paper symbol the record maps to a tool quantity (``Record.quantities``: e.g. K=16 H=8).
+
+    Parameters
+    ----------
+    results : sequence of CheckResult
+        The rows.
+    width : int, optional
+        The terminal's width (default: the current terminal's, or 160).
+    verbose : bool, default False
+        Print every row's note.
+
+    Returns
+    -------
+    str
+        The table, what ``fedtheory check`` prints.
+    """
     width = width or shutil.get_terminal_size((160, 24)).columns
     header = ["id", "problem", "setting", "verdict", "measured", "bound", "ratio"]
     rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict + row_marks(r), fmt_number(r.measured),

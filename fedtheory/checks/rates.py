@@ -54,7 +54,23 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
     When the explicit bound misses the stated order but the record keeps the bound before a loosening step of its
     proof (``Bound.exact``) and that exact form is covered, the verdict is ``proof_step_loose`` (listed apart,
     never counted): the loose step, not the stated rate, is at fault. order: another stated order than the
-    record's (a negative control states a faster one)."""
+    record's (a negative control states a faster one).
+
+    Parameters
+    ----------
+    record : Bound or OrderStatement
+        The record with a stated ``order``.
+    check_id : str, optional
+        The row's id (default ``RECORD.rate``).
+    order : Order, optional
+        The order to compare with instead of the record's.
+
+    Returns
+    -------
+    CheckResult
+        A symbolic row: ``rate_consistent``, ``rate_inconsistent``, ``proof_step_loose`` or ``inconclusive``, with
+        each term's growth in ``extra``.
+    """
     record = standing_in(record)  # a mutant of the statement, when one stands in (fedtheory.checks.mutants)
     explicit, rec_order, conditions = rate_inputs(record)
     order = order or rec_order
@@ -123,7 +139,20 @@ def _rate_robustness(rep: dict, order: Order) -> dict[str, Any]:
 
 def faster_order(record: Bound | OrderStatement, factor: sp.Expr | None = None) -> Order:
     """A negative control of a rate check: the record's stated order times ``factor`` (default 1/T, i.e. claimed
-    one power of T faster); the explicit bound must then be inconsistent with it."""
+    one power of T faster); the explicit bound must then be inconsistent with it.
+
+    Parameters
+    ----------
+    record : Bound or OrderStatement
+        The record with a stated ``order``.
+    factor : sympy.Expr, optional
+        The factor (default 1 / the order's variable).
+
+    Returns
+    -------
+    Order
+        The faster order (log factors no longer omitted).
+    """
     from dataclasses import replace as _replace
 
     order = record.order
@@ -136,7 +165,24 @@ def register_rate_check(record: Bound | OrderStatement, *, check_id: str | None 
     """Register the symbolic rate check of ``record`` (id ``RECORD.rate`` unless ``check_id``): every term of its
     explicit bound within its stated order (:func:`rate_check`), with its negative control, the same record with a
     stated order one power of its variable faster (:func:`faster_order`), which must be reported inconsistent.
-    ``doc``: what ``fedtheory explain`` says about the check. Returns the registered check function."""
+    ``doc``: what ``fedtheory explain`` says about the check. Returns the registered check function.
+
+    Parameters
+    ----------
+    record : Bound or OrderStatement
+        The record with a stated ``order``.
+    check_id : str, optional
+        The check's id (default ``RECORD.rate``).
+    doc : str, default ""
+        The check's description.
+    profiles : sequence of str, optional
+        The profiles it runs in (default: every one).
+
+    Returns
+    -------
+    callable
+        The registered check function.
+    """
     cid = check_id or f"{record.id}.rate"
     var = record.order.variable
     control = Control(f"the same record with a stated order one power of {var} faster",
@@ -152,7 +198,24 @@ def register_rate_check(record: Bound | OrderStatement, *, check_id: str | None 
 
 
 def fit_rate(xs: np.ndarray, per_run: np.ndarray, n_boot: int = 400, seed: int = 0) -> tuple[float, float, float]:
-    """Slope of log(mean_y) on log(x), with a 95% bootstrap interval over runs (per_run: (len(xs), R))."""
+    """Slope of log(mean_y) on log(x), with a 95% bootstrap interval over runs (per_run: (len(xs), R)).
+
+    Parameters
+    ----------
+    xs : array_like
+        The horizons (positive).
+    per_run : array_like
+        The measured values, (len(xs), R), positive.
+    n_boot : int, default 400
+        Bootstrap resamples of the runs.
+    seed : int, default 0
+        The bootstrap's seed.
+
+    Returns
+    -------
+    tuple of (float, float, float)
+        The slope and its 2.5% and 97.5% bootstrap percentiles.
+    """
     xs = np.log(np.asarray(xs, float))
     Y = np.asarray(per_run, float)
     slope = np.polyfit(xs, np.log(Y.mean(axis=1)), 1)[0]
@@ -168,5 +231,20 @@ def fit_rate(xs: np.ndarray, per_run: np.ndarray, n_boot: int = 400, seed: int =
 
 def rate_verdict(slope: float, lo: float, hi: float, stated: float) -> str:
     """A stated upper-bound order T^stated is contradicted only when the measured decay is
-    significantly slower: the whole interval lies above the stated exponent."""
+    significantly slower: the whole interval lies above the stated exponent.
+
+    Parameters
+    ----------
+    slope : float
+        The measured exponent (:func:`fit_rate`).
+    lo, hi : float
+        Its interval.
+    stated : float
+        The stated exponent (-1 for O(1/T)).
+
+    Returns
+    -------
+    str
+        ``"rate_inconsistent"`` or ``"rate_consistent"``.
+    """
     return "rate_inconsistent" if lo > stated else "rate_consistent"

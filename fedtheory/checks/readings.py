@@ -14,7 +14,23 @@ def combine_readings(rows: Mapping[str, CheckResult]) -> CheckResult:
     """One row from a check decided under each reading of the text (``Record.readings``): when every reading gives
     the same verdict and scope, that verdict (a finding counts only then); otherwise 'ambiguous', listed apart with
     each reading's verdict. The first reading's row supplies id, problem, setting and source; every reading's
-    verdict, numbers and note are kept in ``extra['readings']``."""
+    verdict, numbers and note are kept in ``extra['readings']``.
+
+    Parameters
+    ----------
+    rows : mapping of str to CheckResult
+        The reading's name -> the row the check gave under it (at least one).
+
+    Returns
+    -------
+    CheckResult
+        The common verdict, or an ``ambiguous`` row.
+
+    Raises
+    ------
+    ParameterError
+        When ``rows`` is empty.
+    """
     if not rows:
         raise ParameterError("rows", {}, "at least one reading's row")
     names = list(rows)

@@ -30,7 +30,17 @@ class Control:
     has no counted path (its findings are never counted, e.g. every row is an extrapolation); then a finding verdict
     of any scope suffices. A check declared a self-check by design has no counted path by its ``self_check`` reason.
     ``fedtheory check --controls`` runs them and shows each control's counted row; the test suite runs every
-    built-in one."""
+    built-in one.
+
+    Parameters
+    ----------
+    description : str
+        What is mutated, in words (printed by ``fedtheory explain`` and ``--controls``).
+    fn : callable
+        ``fn(session) -> list[CheckResult]``: the check's logic under the mutation.
+    uncounted : str, default ""
+        Why the check has no counted path, when it has none.
+    """
 
     description: str
     fn: Callable[["Session"], list["CheckResult"]]
@@ -112,6 +122,45 @@ def check(id: str, paper: str, kind: str, records: Sequence[str] = (), cost: str
     then shows that the check's logic can fail on a mutated tool, and the reason says why no row of it is counted).
     ``fn``'s docstring is the check's description (``fedtheory explain``): what is measured, on which problem,
     against which record; a function without one is refused.
+
+    Parameters
+    ----------
+    id : str
+        The check's id, the paper's name first (``"li2020.thm1"``).
+    paper : str
+        The paper's name.
+    kind : {"bound", "rate", "claim", "identity", "symbolic"}
+        What kind of rows it gives.
+    records : sequence of str, default ()
+        The record ids it tests (default: ``id``).
+    cost : {"sim", "symbolic"}, default "sim"
+        ``"symbolic"`` runs it in a worker process beside the simulations.
+    profiles : sequence of {"quick", "full"}, default ("quick", "full")
+        The profiles it runs in.
+    needs_runs : bool, default False
+        Whether it evaluates runs logged by ``fedtheory train`` (``fedtheory check --runs DIR``).
+    measures, problems, algorithms : sequence of str, default ()
+        The simulator measures, problems and algorithms it uses, as ``fedtheory explain`` prints them.
+    seeds : str, default ""
+        How many runs per setting, in words.
+    group : str, default ""
+        Checks that share memoized simulations under one group name run as one unit of work on workers.
+    control : Control, optional
+        The negative control under which the check must report a finding.
+    self_check : str, default ""
+        Why the check cannot fail against the paper by design; its rows are then self-checks.
+
+    Returns
+    -------
+    callable
+        The decorator: it registers ``fn`` and returns it unchanged.
+
+    Raises
+    ------
+    ParameterError
+        For a bad id, kind, cost, profile or control.
+    ValueError
+        (when decorating) For an id registered twice or a function without a docstring.
     """
     check_id(id, "check id")
     check_id(paper, f"paper of check {id}", paper=True)
@@ -163,7 +212,13 @@ count_registered("checks", registered_check_ids)  # `fedtheory list --plugins` c
 
 
 def all_checks() -> dict[str, CheckSpec]:
-    """Every registered check, after loading the paper plug-ins (see ``fedtheory.plugins``)."""
+    """Every registered check, after loading the paper plug-ins (see ``fedtheory.plugins``).
+
+    Returns
+    -------
+    dict of str to CheckSpec
+        Each check by id: its function, paper, kind, records and what it measures.
+    """
     load_plugins()
     return dict(_CHECKS)
 

@@ -72,6 +72,66 @@ class CheckResult:
     quote: the sentence the row tests, with its seed file and line.
     finding_class: one of FINDING_CLASSES for a row with a FINDINGS verdict (default by verdict: DEFAULT_CLASS;
     a check sets 'erratum' where a printed form contradicts its own derivation or columns); '' otherwise.
+
+    A check builds its rows with ``assess_bound``, ``claim_result``, ``identity_result`` or ``rate_check`` rather
+    than by hand; ``fedtheory check --format json`` writes every field (``docs/results.md``).
+
+    Parameters
+    ----------
+    id : str
+        The row's id: the check's, or ``RECORD.SUFFIX`` for a per-record row.
+    paper : str
+        The paper's name.
+    kind : {"bound", "rate", "claim", "identity", "symbolic"}
+        The kind of row.
+    verdict : str
+        One of ``VERDICTS``: holds, violated, not_applicable, rate_consistent, rate_inconsistent, claim_supported,
+        claim_refuted, inconclusive, ambiguous, proof_step_loose, error.
+    measured, bound : object, optional
+        The measured left side and the bound (numbers, or arrays over rounds).
+    ratio : float, optional
+        bound / measured for a bound (>= 1 holds).
+    conditions_failed : list of str, optional
+        The conditions that fail, with their numbers (a ``not_applicable`` row).
+    problem : object, optional
+        The problem's name.
+    params : dict, optional
+        The setting of the row (``params["setting"]`` is shown first in the table).
+    seed : int, optional
+        The session's seed.
+    source : str, default ""
+        The record's source.
+    detail : str, default ""
+        A note, printed under a row that does not hold.
+    extra : dict, optional
+        Everything else (certificates, simulations, series, robustness; ``docs/results.md``).
+    versions : dict of str to str, optional
+        The versions of fedtheory and its dependencies.
+    elapsed_s : float, optional
+        Seconds the check took.
+    finding : str, default ""
+        The cause key rows share to count once.
+    scope : str, default "inside"
+        One of ``SCOPES``; only ``inside`` findings count.
+    self_check : bool, default False
+        An implementation self-check, never a finding.
+    vacuous : bool, default False
+        The bound exceeds a trivial bound of its left side.
+    trivial_bound : float, optional
+        That trivial bound.
+    family_size : int, optional
+        How many comparisons the verdict's multiple-testing correction covers.
+    seeds : int, optional
+        How many independent runs the verdict rests on.
+    quote : str, default ""
+        The sentence the row tests, with seed file and line.
+    finding_class : str, default ""
+        One of ``FINDING_CLASSES`` for a finding (set by default from the verdict).
+
+    Raises
+    ------
+    ValueError
+        For an unknown verdict, kind, scope or finding class.
     """
 
     id: str

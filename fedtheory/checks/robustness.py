@@ -37,7 +37,30 @@ def sweep(name: str, base: Any, values: Iterable[Any], decide: Callable[[Any], t
     give one where base is 0). Returns {'name', 'kind', 'base', 'scale', 'tested': [[value, survives, margin], ...],
     'survives': [lo, hi] the contiguous range around base where it survives (None if not at base), 'lost_at': the
     nearest value where it disappears (None if nowhere), 'fragile': it disappears within FRAGILE_WITHIN of the scale,
-    'note'}."""
+    'note'}.
+
+    Parameters
+    ----------
+    name : str
+        The free choice (a constant, a problem parameter, a horizon).
+    base : object
+        The value the finding was found at.
+    values : iterable
+        The other values to try.
+    decide : callable
+        ``decide(value) -> (survives, margin)``.
+    kind : str, default ""
+        What kind of choice it is, in words.
+    scale : float, optional
+        What "within 10%" is measured against (default ``|base|``).
+    note : str, default ""
+        A note shown with the sweep.
+
+    Returns
+    -------
+    dict
+        The sweep, for :func:`robustness`'s ``choices``.
+    """
     vals = sorted({*(v for v in values), base}, key=lambda v: (_num(v) is None, _num(v) or 0.0))
     tested = []
     for v in vals:
@@ -71,7 +94,26 @@ def robustness(margin: float | None = None, margin_text: str = "", choices: Sequ
                exact: str = "") -> dict[str, Any]:
     """What a counted row states about its finding's robustness: its margin at the values it was found at (a number,
     relative where it can be, and in words), each free choice swept (``sweep``), or ``exact``: why it has no free
-    choice. 'fragile' when some free choice loses it within 10%."""
+    choice. 'fragile' when some free choice loses it within 10%.
+
+    A counted row puts it in ``extra['robustness']`` (rule 9 of docs/verdict-rules.md).
+
+    Parameters
+    ----------
+    margin : float, optional
+        The finding's margin at the values it was found at, relative where it can be.
+    margin_text : str, default ""
+        The margin in words.
+    choices : sequence of dict, default ()
+        Each free choice swept (:func:`sweep`).
+    exact : str, default ""
+        Why the finding has no free choice.
+
+    Returns
+    -------
+    dict
+        ``stated``, ``margin``, ``margin_text``, ``exact``, ``choices``, ``fragile`` and ``text`` (one line).
+    """
     choices = [dict(c) for c in choices]
     fragile = any(c.get("fragile") for c in choices)
     return {"stated": True, "margin": margin, "margin_text": margin_text, "exact": exact, "choices": choices,

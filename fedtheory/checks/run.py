@@ -24,7 +24,39 @@ def run_checks(paper: str | None = None, only: Iterable[str] | None = None, prof
     machine with more than one core (unless ``parallel_symbolic=False``), in one worker process beside it (the
     symbolic checks and a share of the units of work: ``_run_here``). With an executor (``fedtheory.parallel``): as
     units of work (``fedtheory.checks.scheduling``). The same results every way.
-    timings: a list that receives one ``CheckTiming`` per selected check, in registration order."""
+    timings: a list that receives one ``CheckTiming`` per selected check, in registration order.
+
+    Parameters
+    ----------
+    paper : str, optional
+        Only this paper's checks.
+    only : iterable of str, optional
+        Check ids, dotted prefixes or glob patterns (``--only``).
+    profile : {"quick", "full"}, default "quick"
+        The profile.
+    seed : int, default 0
+        The base seed.
+    progress : bool, default False
+        Show progress.
+    runs_dir : str, optional
+        Run directories for the checks on logged runs (``--runs``).
+    parallel_symbolic : bool, default True
+        Use a worker process beside this one.
+    executor : object, optional
+        A ``fedtheory.parallel`` executor (``--workers``, ``--scheduler``).
+    timings : list, optional
+        Receives the timings.
+
+    Returns
+    -------
+    list of CheckResult
+        Every row, in registration order.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown profile, or a selection that selects nothing.
+    """
     check_choice("profile", profile, PROFILES)
     specs = select(paper, only, profile, runs=runs_dir is not None)
     if executor is not None:

@@ -19,7 +19,33 @@ class Session:
     """One invocation: profile, base seed, a memo of simulation results shared by the checks.
 
     memo_log: when a list, every ``memo`` call appends {"key": repr(key), "computed": bool, "s": seconds}
-    (how ``fedtheory.checks.scheduling`` learns which checks share which simulations)."""
+    (how ``fedtheory.checks.scheduling`` learns which checks share which simulations).
+
+    A check receives it: ``seeds(n)`` gives reproducible run seeds, ``pick(SIZES)`` the profile's sizes,
+    ``memo(key, fn)`` a simulation shared with other checks, ``initial_point(problem)`` the common start.
+
+    Parameters
+    ----------
+    profile : {"quick", "full"}, default "quick"
+        How large the checks run.
+    seed : int, default 0
+        The base seed every run seed derives from.
+    progress : bool, default False
+        Whether checks may show progress bars.
+    runs_dir : str, optional
+        The folder of runs logged by ``fedtheory train`` (``--runs DIR``), for checks on logged runs.
+    memo_log : list of dict, optional
+        When a list, every ``memo`` call appends what it computed or reused.
+    _memo : dict, optional
+        Internal: the memoized results. Leave it out.
+    cpu_s : dict of str to float, optional
+        Filled with each check's CPU seconds in this process.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown profile.
+    """
 
     profile: str = "quick"
     seed: int = 0

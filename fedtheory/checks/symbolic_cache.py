@@ -71,7 +71,21 @@ class fresh_symbolic:
 def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> dict:
     """Memoize a symbolic computation, keyed by ``symbolic_key``. Lookup: the user cache
     (~/.cache/fedtheory/symbolic), then the cache shipped with the package (tests recompute every
-    entry of it), then compute. FEDTHEORY_CACHE='' disables both caches."""
+    entry of it), then compute. FEDTHEORY_CACHE='' disables both caches.
+
+    Parameters
+    ----------
+    key_parts : sequence of str
+        The exact text of the inputs (e.g. the ``sympy.srepr`` of the expressions); the key also covers the code of
+        the rate check.
+    compute : callable
+        ``compute() -> dict`` of JSON values.
+
+    Returns
+    -------
+    dict
+        The result, from a cache or computed.
+    """
     key = symbolic_key(key_parts)
     if _FRESH is not None:
         out = json.loads(json.dumps(compute()))

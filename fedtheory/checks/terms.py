@@ -97,7 +97,19 @@ def term_tightness(results: Sequence[CheckResult]) -> list[dict[str, Any]]:
     where that term dominates (the largest share of the bound), the largest measured / term among them (1 = that term
     alone is attained) and the setting where it was found, the largest share the term reached in any row, and the
     smallest (bound - measured) / term over the rows that hold (the relative change of that term a row would catch).
-    A term that dominates no row is listed with None: no setting tests it."""
+    A term that dominates no row is listed with None: no setting tests it.
+
+    Parameters
+    ----------
+    results : sequence of CheckResult
+        Rows of bound checks (those with ``extra['terms']`` are read).
+
+    Returns
+    -------
+    list of dict
+        One entry per record and term: ``record``, ``term``, ``dominant_rows``, ``measured_over_term``, ``where``,
+        ``largest_share``, ``slack_over_term``.
+    """
     per: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
         terms = (r.extra or {}).get("terms") if r.kind == "bound" else None

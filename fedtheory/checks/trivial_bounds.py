@@ -62,7 +62,20 @@ TRIVIAL_BOUNDS: dict[str, TrivialBound] = {t.kind: t for t in (
 def trivial_bound_of(bound: Bound, quantities: Mapping[str, Any] | None) -> tuple[float | None, str]:
     """The trivial bound of ``bound``'s left side from the run's ``quantities`` (mean over runs when per run), and
     its formula; (None, why) when the record declares no ``lhs_kind`` ('none': no trivial bound exists), the kind is
-    unknown, or a needed quantity is missing or not finite."""
+    unknown, or a needed quantity is missing or not finite.
+
+    Parameters
+    ----------
+    bound : Bound
+        The record (its ``lhs_kind`` selects the entry of ``TRIVIAL_BOUNDS``).
+    quantities : mapping of str to object, optional
+        The run's quantities the entry needs (e.g. ``L`` and ``visited_max_dist2`` for ``opt_error``).
+
+    Returns
+    -------
+    tuple of (float or None, str)
+        The trivial bound and its formula, or None and why there is none.
+    """
     kind = getattr(bound, "lhs_kind", "")
     if kind == "none":
         return None, "the left side has no trivial bound (lhs_kind 'none')"

@@ -688,7 +688,18 @@ def round_curves(logs: Iterable[RunLog], columns: Iterable[str] = tuple(CURVES))
 
 def run_label(cfg: Mapping[str, Any]) -> str:
     """A run directory's setting in one line (data set, model, partition, clients, rounds): the problem of the rows
-    of a check on logged runs, and the title of its training picture."""
+    of a check on logged runs, and the title of its training picture.
+
+    Parameters
+    ----------
+    cfg : mapping
+        A run directory's configuration (``RunLog.config``: dataset, model, partition, clients, rounds).
+
+    Returns
+    -------
+    str
+        E.g. ``"synthetic/cnn2/dirichlet(0.5), 10 of 10 clients, T=50"``.
+    """
     part = cfg["partition"]
     if part.startswith("dirichlet"):
         part += f"({cfg['alpha']:g})"
