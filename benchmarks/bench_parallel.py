@@ -158,7 +158,8 @@ def _dir_bytes(d: Path) -> tuple[int, float]:
 
 
 def bench_check(ex, quick: bool) -> dict:
-    from fedtheory.checks import run_checks, select
+    from fedtheory.checks import run_checks
+    from fedtheory.checks.registry import select
     from fedtheory.checks.scheduling import plan_units
 
     profile = "quick" if quick else "full"

@@ -17,7 +17,7 @@ def run(quick: bool = False) -> dict:
     from fedtheory import plugins
     from fedtheory.checks import run_checks
     from fedtheory.checks.dimensions import units_analysis
-    from fedtheory.theory import registry
+    from fedtheory.theory.core import registry
 
     plugins.papers()  # load the built-in papers (and any installed plug-in) before timing
     records = list(registry().values())

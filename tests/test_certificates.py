@@ -11,7 +11,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings, strategies as st
 
-from fedtheory.checks import Session, assess_bound, certify, certify_assumptions
+from fedtheory.checks import Session, assess_bound, certify
+from fedtheory.checks.certification import certify_assumptions
 from fedtheory.plugins import records
 from fedtheory.sim import (AdditiveNoise, Algorithm, ClientSampling, Exact, Minibatch, RunConfig, certified, d_psgd,
                            fedavg, from_visited, heterogeneous_least_squares, huber_regression, identical_least_squares,
@@ -20,7 +21,8 @@ from fedtheory.sim.hyperbolic import HyperbolicRegularizer
 from fedtheory.sim.problems import LeastSquaresProblem, SeparablePLProblem
 from fedtheory.sim.topology import (RandomKNeighbour, exponential, fully_connected, grid, mixing_lambda,
                                     paper_topologies, ring)
-from fedtheory.theory import CATALOGUE, Bound, Condition, SymbolSet, parse_reference
+from fedtheory.theory import CATALOGUE, Bound, Condition, SymbolSet
+from fedtheory.theory.assumptions import parse_reference
 
 PROBLEMS = {
     "heterogeneous_least_squares": lambda: heterogeneous_least_squares(5, 4, 20, random_state=1),
@@ -360,7 +362,7 @@ def test_the_largest_deviation_over_agents_and_clients():
 def test_a_measure_declared_with_register_measure_has_its_units_checked():
     """A plug-in measure's declared dimension reaches the units row (the trial's exit 3 'no dimension for: left
     side'): declared, the row is decided; undeclared, it is inconclusive (never an error)."""
-    from fedtheory.checks import units_result
+    from fedtheory.checks.dimensions import units_result
     from fedtheory.sim import register_measure
 
     def record(lhs):
@@ -401,7 +403,8 @@ def test_deterministic_runs_are_decided_on_the_trajectory_without_statistics():
 def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     """A zoo record written from memory (Record.transcription 'unverified: ...') is decided and shown, but its finding
     is not counted until checked against a text; the summary says so per collection."""
-    from fedtheory.checks import CheckResult, exit_code
+    from fedtheory.checks import CheckResult
+    from fedtheory.checks.results import exit_code
     from fedtheory.checks.execution import unverified_rule
     from fedtheory.checks.output import collection_lines
     from fedtheory.theory import register, register_paper

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fedtheory.checks import CONTROLLED_KINDS, Session, all_checks, run_control
+from fedtheory.checks import Session, all_checks, run_control
+from fedtheory.checks.registry import CONTROLLED_KINDS
 from fedtheory.plugins import BUILTIN_PAPERS
 
 BUILTIN = {s.id: s for s in all_checks().values() if s.paper in BUILTIN_PAPERS and not s.needs_runs}

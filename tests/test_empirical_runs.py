@@ -438,7 +438,8 @@ def test_empirical_controls_fail_on_the_same_logs(tmp_path):
     control, so every empirical claim row was an implementation self-check by rule); d_t >= 1 and the integrity
     check are self-checks by design. `fedtheory check --controls --runs DIR` runs them."""
     from fedtheory import cli
-    from fedtheory.checks import all_checks, run_controls
+    from fedtheory.checks import all_checks
+    from fedtheory.checks.controls import run_controls
 
     seeds = list(range(10))  # a refutation needs 10 seeds (the statistics policy)
     _fake_log(tmp_path, "avg", [0.0], seeds, lambda b, s: 0.1 + 0.01 * s)

@@ -21,7 +21,7 @@ from fedtheory.empirical.runs import MANIFEST
 from fedtheory.empirical.stacked import NotStackable, StackedModel
 from fedtheory.empirical.trainer import choose_engine, train
 from fedtheory.sim.backend import ops
-from fedtheory.sim import HyperbolicRegularizer
+from fedtheory.sim.hyperbolic import HyperbolicRegularizer
 
 MODELS = [("cnn2", {"channels": (3, 4), "hidden": 8}), ("resnet18gn", {"width": 2, "groups": 2}),
           ("vgg11", {"width": 4}), ("linear", {})]

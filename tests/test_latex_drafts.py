@@ -173,7 +173,9 @@ def test_43_2_a_draft_records_rows_are_shown_never_counted():
     counts (exit 1)."""
     import io
 
-    from fedtheory.checks import CheckResult, exit_code, print_results
+    from fedtheory.checks import CheckResult
+    from fedtheory.checks.results import exit_code
+    from fedtheory.checks.output import print_results
     from fedtheory.checks.execution import draft_rule
 
     _bound("draftrel5a", todo=("D: confirm the initial gap", "assumptions: name them"))

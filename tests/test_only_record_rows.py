@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from fedtheory.checks import record_row_filter, select
+from fedtheory.checks.registry import record_row_filter, select
 
 PLUGIN = textwrap.dedent('''
     import sympy as sp

@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 
 from fedtheory._validation import ParameterError
-from fedtheory.checks import CheckSpec, exit_code, run_checks, select
+from fedtheory.checks import run_checks
+from fedtheory.checks.registry import CheckSpec, select
+from fedtheory.checks.results import exit_code
 from fedtheory.checks.scheduling import CheckUnit, plan_units, run_units
 from fedtheory.cli import main
 from fedtheory.parallel import INSTALL_DASK, Progress, SerialExecutor, Task, dask_available, make_executor

@@ -22,7 +22,8 @@ import sympy as sp
 
 from fedtheory import files
 from fedtheory._validation import ParameterError
-from fedtheory.checks import CheckResult, checked_rows
+from fedtheory.checks import CheckResult
+from fedtheory.checks.execution import checked_rows
 from fedtheory.checks.registry import CheckSpec
 from fedtheory.cli import main
 from fedtheory.theory import Bound, Condition, Definition, SymbolSet, dimension_of, register

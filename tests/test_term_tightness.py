@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.checks import additive_terms, run_checks, term_tightness
+from fedtheory.checks import run_checks, term_tightness
+from fedtheory.checks.terms import additive_terms
 from fedtheory.checks.output import collection_summary
 from fedtheory.plugins import record
 
@@ -71,7 +72,7 @@ def test_a_zoo_record_no_check_tests_is_statement_only(zoo_results):
 
 
 def test_the_term_table_of_a_results_file(zoo_results, tmp_path):
-    from fedtheory.checks import results_payload
+    from fedtheory.checks.output import results_payload
     from fedtheory.report import term_tightness_markdown
 
     text = term_tightness_markdown(results_payload(zoo_results))

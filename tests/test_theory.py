@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.plugins import records
-from fedtheory.theory import Bound, OrderStatement, Order, SymbolSet, get
+from fedtheory.theory import Bound, OrderStatement, Order, SymbolSet
+from fedtheory.theory.core import get
 from fedtheory.papers.fedinit import records as F
 from fedtheory.theory.rates import check_order
 

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import Gossip
+from fedtheory.sim.gossip import Gossip
 from fedtheory.sim.rng import RunStreams
 from fedtheory.sim.topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, canonical_edges,
                                     metropolis_matrix, mixing_lambda, mixing_lambda_norm, mixing_matrix_properties,

@@ -10,8 +10,11 @@ import textwrap
 
 import pytest
 
-from fedtheory.checks import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, CheckResult, CheckSpec, checked_rows, exit_code,
-                              group_findings, results_payload, summarize_findings)
+from fedtheory.checks import CheckResult
+from fedtheory.checks.results import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, exit_code, group_findings
+from fedtheory.checks.registry import CheckSpec
+from fedtheory.checks.execution import checked_rows
+from fedtheory.checks.output import results_payload, summarize_findings
 
 
 def _cli(*args, cwd=None):

@@ -14,9 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory._validation import FedTheoryError, ParameterError
-from fedtheory.checks import all_checks, group_findings
+from fedtheory.checks import all_checks
+from fedtheory.checks.results import group_findings
 from fedtheory.checks.dimensions import units_analysis, units_result, units_rows, units_table
-from fedtheory.sim import measure_catalogue
+from fedtheory.sim.measures import measure_catalogue
 from fedtheory.theory import Bound, Condition, SymbolSet, dimension_of
 from fedtheory.theory.core import get, registry
 from fedtheory.theory.dimensions import (DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units,

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.checks import (CheckResult, assess_bound, compare_rounds, exit_code, group_findings, holm_reject,
-                              print_results, results_payload, summarize_findings)
+from fedtheory.checks import CheckResult, assess_bound, compare_rounds
+from fedtheory.checks.results import exit_code, group_findings
+from fedtheory.checks.comparisons import holm_reject
+from fedtheory.checks.output import print_results, results_payload, summarize_findings
 from fedtheory._validation import FedTheoryDeprecationWarning
 from fedtheory.theory.core import Bound, SymbolSet
 
@@ -191,7 +193,7 @@ def _units_record(expr_fn, rid="issue36.rule8", lhs="f"):
 def test_rule8_a_statement_inconsistent_under_every_reading_is_counted():
     """Issue 36, item 9: before, a user's dimensionally wrong theorem (no normalisation, no consistent form) was a
     units artifact, never counted: `fedtheory check` exited 0."""
-    from fedtheory.checks import units_result
+    from fedtheory.checks.dimensions import units_result
 
     row = units_result(_units_record(lambda D, T, s: D / T + s))
     assert row.verdict == "violated" and row.scope == "inside" and row.is_finding
@@ -249,7 +251,7 @@ def test_rule8_the_run_as_measured_escalates_the_units_finding():
 
 
 def test_rule8_a_stated_order_stays_a_units_artifact():
-    from fedtheory.checks import units_result
+    from fedtheory.checks.dimensions import units_result
     from fedtheory.plugins import record
 
     row = units_result(record("fedinit.thm6"))
@@ -258,7 +260,7 @@ def test_rule8_a_stated_order_stays_a_units_artifact():
 
 
 def test_a_cause_takes_the_most_severe_class_of_its_rows():
-    from fedtheory.checks import finding_class_of
+    from fedtheory.checks.results import finding_class_of
 
     rows = [_row("u", finding="k", finding_class="erratum"), _row("m", finding="k", finding_class="false_as_stated")]
     assert finding_class_of(rows) == "false_as_stated"
@@ -305,7 +307,7 @@ def test_robustness_sweeps_a_free_choice_and_labels_the_fragile():
 
 
 def test_cited_lines_reads_every_citation_style():
-    from fedtheory.checks import cited_lines
+    from fedtheory.checks.output import cited_lines
 
     r = _row("a", quote="003_7cb41999359df859.txt:142, 144, 148: 'x' and (003:134-136)", source="004:211")
     assert cited_lines(r) == {("003", 142), ("003", 144), ("003", 148), ("003", 134), ("003", 135), ("003", 136),
@@ -315,7 +317,7 @@ def test_cited_lines_reads_every_citation_style():
 def test_counted_findings_citing_one_printed_line_must_say_why_they_are_two():
     """Issue 45, item 2: two counted findings on the same printed line are listed, with the reason one of them gives
     (extra['independent_of']) or 'NOT DECLARED' (before: nothing looked)."""
-    from fedtheory.checks import shared_lines
+    from fedtheory.checks.output import shared_lines
 
     a = _row("p.a", finding="p.a", quote="003_7cb41999359df859.txt:144: 'x'")
     b = _row("p.b", finding="p.b", quote="003:144")

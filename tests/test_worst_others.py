@@ -15,7 +15,8 @@ from fedtheory.checks import Session
 from fedtheory.papers.fedmrur.checks import admissible_steps, bound_problems
 from fedtheory.papers.fedshift.checks import EPS_GRID
 from fedtheory.cli import main
-from fedtheory.sim import SeparablePLProblem, fedavg, pl_nonconvex, pl_ratio_infimum
+from fedtheory.sim import SeparablePLProblem, fedavg, pl_nonconvex
+from fedtheory.sim.problems import pl_ratio_infimum
 from fedtheory.sim.mixed_precision import reference_mixed_precision
 from fedtheory.sim.reference import reference_simulate
 from fedtheory.papers.fedmrur import records as TM

@@ -157,7 +157,7 @@ def test_stated_orders_of_the_stability_bias_are_one_finding(fedinit_results):
     T K (one run meeting both step rules it combines, 000:336, 436-449), where the exponent cL/(1+cL) -> 1, Thm 3's
     stability term falls like the stated 1/S and the stated order covers every term (growing like T): Thm 6's row is
     ambiguous; the poster's (Thm 3 alone, c a constant) still counts the finding."""
-    from fedtheory.checks import group_findings
+    from fedtheory.checks.results import group_findings
 
     rows = {r.id: r for r in fedinit_results if r.id in ("fedinit.thm6.rate", "fedinit.poster.gen_rate.rate")}
     assert set(rows) == {"fedinit.thm6.rate", "fedinit.poster.gen_rate.rate"}
@@ -401,7 +401,7 @@ def test_the_posters_stability_bound_lacks_eq14s_factor():
     """Issue 36, item 6: the poster's stability bound (001:146) prints (1/S)((UTK)^cL/L)^(1/(1+cL)) where eq. (14)
     (000:345) and its derivation have (1/(S-1))[2(L_G^2 + S L_G sigma_l)(UTK)^cL/L]^(1/(1+cL)); before, the poster's
     bound was not encoded."""
-    from fedtheory.checks import units_result
+    from fedtheory.checks.dimensions import units_result
     from fedtheory.papers.fedinit.checks import rates as C
 
     row = C._poster_rows()[0]

@@ -221,7 +221,7 @@ def test_tolerance_claims_use_the_seeds_standard_errors():
 
 
 def test_records_explain_and_cite_the_seed():
-    from fedtheory.theory import registry
+    from fedtheory.theory.core import registry
 
     recs = {k: v for k, v in registry().items() if v.paper == "fedmrur"}
     assert {"fedmrur.thm1", "fedmrur.mofedsam_thmD7", "fedmrur.remark2", "fedmrur.Phi", "fedmrur.C_max", "fedmrur.eq3",

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.checks import CONTROLLED_KINDS, Session, all_checks, combine_readings, faster_order, run_checks
+from fedtheory.checks import Session, all_checks, combine_readings, faster_order, run_checks
+from fedtheory.checks.registry import CONTROLLED_KINDS
 from fedtheory.papers.fedmrur.checks import bounds as CB, common as CF, statement as CS, symbolic as CY
 from fedtheory.checks import CheckResult
 from fedtheory.papers.fedmrur import records as T
@@ -191,7 +192,8 @@ def test_theorem_1s_unit_slips_are_one_counted_finding_false_as_measured(results
     readings of eta_g: one counted finding. Issue 45, item 1: it escalates to false as stated only where a run as
     measured, or a rescaled run inside rule 8's regime, fails; eq. (7) on the PL problem fails on the run as measured
     under every reading of A and three of B (the fourth at loss x 0.355, parameters x 0.5)."""
-    from fedtheory.checks import group_findings, summarize_findings
+    from fedtheory.checks.results import group_findings
+    from fedtheory.checks.output import summarize_findings
 
     units = [r for r in results if r.id.endswith(".units") and r.finding == T.UNITS_FINDING]
     assert {r.id for r in units} == {"fedmrur.C_max.units", "fedmrur.Phi.units", "fedmrur.thm1.units",
@@ -210,7 +212,7 @@ def test_theorem_1s_unit_slips_are_one_counted_finding_false_as_measured(results
 def test_every_counted_fedmrur_finding_states_its_robustness(results):
     """Issue 36, item 7: C (never defined), r (any larger value is admissible) and the horizon are swept for the
     bound rows; the symbolic findings say why they have no free choice."""
-    from fedtheory.checks import summarize_findings
+    from fedtheory.checks.output import summarize_findings
 
     s = summarize_findings(results)
     for key, rows in s["findings"].items():
@@ -246,7 +248,8 @@ def test_the_sum_erratum_and_the_rate_finding_are_two_causes(results):
     sum's row missed the two terms the rate finding misses too (a double count of them). Now the sum erratum is decided
     against eq. (8)'s order repaired to cover eq. (7)'s terms (under which fedmrur.thm1.rate is consistent), so it
     rests on the factor T alone; each row names the other and says why they are two."""
-    from fedtheory.checks import rate_check, shared_lines
+    from fedtheory.checks import rate_check
+    from fedtheory.checks.output import shared_lines
 
     assert rate_check(T.THM1, order=CY.repaired_rate_order()).verdict == "rate_consistent"
     eq8 = [r for r in results if r.finding == "fedmrur.eq8.sum_left_side"]

@@ -345,7 +345,7 @@ def test_fedshift_quick_profile(fedshift_results):
     # one cause, one finding: eq. (12)'s misprint (5 rows, one of them the units check's), Thm 1's denominator
     # (2 rows); the claims refuted on ls(d=32) sit where the optimum's weight mean is not ~0 (a regime boundary,
     # not counted); eq. (11) is a self-check of the simulator
-    from fedtheory.checks import group_findings
+    from fedtheory.checks.results import group_findings
     groups = group_findings(fedshift_results)
     # issue 45: Lemma 1's printed w_k^* where Lemma 3, used for the term, bounds w_k^tau (004:399, 413)
     assert set(groups) == {"fedshift.eq12_misprint", "fedshift.thm1.denominator", "fedshift.eq20_denominator",

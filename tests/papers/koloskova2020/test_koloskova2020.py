@@ -1,8 +1,9 @@
 """Koloskova et al. 2020: Theorem 2 is recorded as two stated orders, unverified, with catalogued assumptions (the
 mixing's consensus_rate p among them); no check runs them."""
-from fedtheory.checks import checks_of
+from fedtheory.checks.registry import checks_of
 from fedtheory.papers.koloskova2020 import records as R
-from fedtheory.theory import CATALOGUE, parse_reference
+from fedtheory.theory import CATALOGUE
+from fedtheory.theory.assumptions import parse_reference
 
 
 def test_theorem_2_is_two_unverified_order_statements():

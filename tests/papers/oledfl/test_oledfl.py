@@ -8,9 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, Exact, Gossip, LocalMomentum, LocalTransform, MeanUpdates, Minibatch,
-                           RunConfig, d_psgd, dfedavg, dfedavgm, dfedsam, heterogeneous_least_squares, oledfl_sam,
-                           oledfl_sgd, pl_nonconvex, reference_gossip, simulate, with_ole)
+from fedtheory.sim import AdditiveNoise, Exact, LocalMomentum, LocalTransform, MeanUpdates, Minibatch, RunConfig, d_psgd, dfedavg, dfedavgm, dfedsam, heterogeneous_least_squares, oledfl_sam, oledfl_sgd, pl_nonconvex, simulate
+from fedtheory.sim.gossip import Gossip, reference_gossip, with_ole
 from fedtheory.sim.problems import LeastSquaresProblem
 from fedtheory.sim.topology import Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring
 from fedtheory.checks import StatsPolicy, claim_result
@@ -459,7 +458,7 @@ def test_table_transcription_shapes():
 
 
 def test_records_cite_the_seed_and_mark_missing_formulas():
-    from fedtheory.theory import registry
+    from fedtheory.theory.core import registry
 
     recs = {k: v for k, v in registry().items() if v.paper == "oledfl"}
     assert set(T.FORMULAS_NOT_AVAILABLE) <= set(recs)
@@ -517,7 +516,7 @@ def test_paired_seeds_draw_a_time_varying_graph_once_and_get_each_runs_own_matri
 
     import scipy.sparse as sps
 
-    from fedtheory.sim import RunStreams
+    from fedtheory.sim.rng import RunStreams
     from fedtheory.sim.gossip import Gossip
     from fedtheory.sim.topology import canonical_edges, metropolis_matrix
 

@@ -9,8 +9,8 @@ import inspect
 import numpy as np
 import pytest
 
-from fedtheory.checks import (Session, StatsPolicy, all_checks, claim_result, group_findings, run_checks,
-                              run_control)
+from fedtheory.checks import Session, StatsPolicy, all_checks, claim_result, run_checks, run_control
+from fedtheory.checks.results import group_findings
 from fedtheory.papers.oledfl import records as T
 
 BETAS = np.array([0.0, 0.3, 0.6, 0.9, 0.99, 1.0, 1.1])
