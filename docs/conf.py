@@ -40,7 +40,8 @@ nb_execution_mode = "off"  # the notebooks hold their outputs; tests/test_notebo
 suppress_warnings = ["myst.xref_missing", "misc.highlighting_failure"]
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True,
+                           "member-order": "bysource"}  # a face's names in the order of its __all__
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

@@ -33,7 +33,7 @@ def _num(v: Any) -> float | None:
 def sweep(name: str, base: Any, values: Iterable[Any], decide: Callable[[Any], tuple[bool, float | None]], *,
           kind: str = "", scale: float | None = None, note: str = "") -> dict[str, Any]:
     """One free choice swept: ``decide(value)`` -> (the finding survives at that value, its margin there). base: the
-    value the finding was found at (it is tried too); scale: what 'within 10%' is measured against (default |base|;
+    value the finding was found at (it is tried too); scale: what 'within 10%' is measured against (default ``|base|``;
     give one where base is 0). Returns {'name', 'kind', 'base', 'scale', 'tested': [[value, survives, margin], ...],
     'survives': [lo, hi] the contiguous range around base where it survives (None if not at base), 'lost_at': the
     nearest value where it disappears (None if nowhere), 'fragile': it disappears within FRAGILE_WITHIN of the scale,
@@ -52,7 +52,7 @@ def sweep(name: str, base: Any, values: Iterable[Any], decide: Callable[[Any], t
     kind : str, default ""
         What kind of choice it is, in words.
     scale : float, optional
-        What "within 10%" is measured against (default ``|base|``).
+        What "within 10%" is measured against (default the absolute value of ``base``).
     note : str, default ""
         A note shown with the sweep.
 

@@ -58,7 +58,7 @@ def coupled_runs(problem: Problem, algorithm: Algorithm, config: RunConfig, seed
     Returns
     -------
     StabilityResult
-        Per pair (P,): ``loss_gap`` (the largest |f(w^T; z) - f(w'^T; z)| over the pooled samples) and
+        Per pair (P,): ``loss_gap`` (the largest ``|f(w^T; z) - f(w'^T; z)|`` over the pooled samples) and
         ``param_gap`` (||w^T - w'^T||); the trace of the 2P runs, the problem with its variants, the replacements.
     """
     P = check_int("number of seeds", len(seeds), 1)

@@ -246,7 +246,7 @@ class Topology:
 
     @property
     def lam(self) -> float:
-        """lambda = max{|lambda_2|, |lambda_m|} of the static W (Definition 1)."""
+        """lambda = ``max{|lambda_2|, |lambda_m|}`` of the static W (Definition 1)."""
         self._static_only("lam")
         return mixing_lambda(self.matrix())
 
@@ -272,7 +272,7 @@ class Topology:
     # -- what the mixing satisfies (fedtheory.sim.certificates)
     def certify(self, name: str, visited: Any = None) -> Certificate:
         """The topology's answer to the catalogue assumption ``name`` (subject 'topology'): its Metropolis W checked
-        against Definition 1's properties, with lambda = max(|lambda_2|, |lambda_m|) or p = 1 - lambda^2 exact; a
+        against Definition 1's properties, with lambda = ``max(|lambda_2|, |lambda_m|)`` or p = 1 - lambda^2 exact; a
         time-varying topology certifies the contraction in mean square (Koloskova et al.) from its draws."""
         if name == "mixing_matrix":
             if self.time_varying:

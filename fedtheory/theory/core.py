@@ -1033,7 +1033,7 @@ class ClaimOutcome:
 class Claim(Record):
     """A qualitative statement, checked by a predicate over measurements (plain arrays).
 
-    predicate(measurements: dict[str, np.ndarray], **parameters) -> ClaimOutcome; a predicate that also takes
+    ``predicate(measurements: dict[str, np.ndarray], **parameters) -> ClaimOutcome``; a predicate that also takes
     ``stats`` gets the checks' statistics policy (Student-t, family-wise correction, min_effect, enough seeds) to
     decide comparisons of per-seed values with. ``parameters`` are the tolerances the predicate uses, stated up
     front; ``min_effect`` the smallest relative effect a refutation needs (none declared: no refutation from seeds);

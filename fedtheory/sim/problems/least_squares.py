@@ -428,7 +428,7 @@ class LeastSquaresProblem(Problem):
 
     def heterogeneity_G2(self, B: float) -> Constant:
         """Exact: sup_w of a quadratic, G^2(B) = c0 + b' A^+ b with A = B^2 Hbar^2 - M (inf if A is not PSD);
-        see :func:`quadratic_G2`."""
+        see ``fedtheory.sim.problems.quadratic_G2``."""
         B = check_float("B", B, 0.0, low_inclusive=False)
         G2 = float(quadratic_G2(self.H[:1], self.h[:1], B)[0])
         if not np.isfinite(G2):
