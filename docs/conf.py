@@ -8,7 +8,6 @@ downloaded at build time) and are listed in ``nitpick_ignore_regex``.
 """
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ exclude_patterns = ["_build", "worst-instances", "**.ipynb_checkpoints", "api/ge
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 nb_execution_mode = "off"  # the notebooks hold their outputs; tests/test_notebooks.py executes them
-suppress_warnings = ["myst.xref_missing", "misc.highlighting_failure"]
+suppress_warnings = []
 
 autosummary_generate = True
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True,
@@ -62,11 +61,15 @@ html_static_path: list[str] = []
 
 
 def _copy_notebooks(app):
-    """The notebooks live in notebooks/ (where users run them); the site renders copies (docs/notebooks/, ignored)."""
+    """The notebooks live in notebooks/ (where users run them); the site renders copies (docs/notebooks/, ignored).
+    A notebook's link to a page, ``../docs/PAGE.md`` from notebooks/, is ``../PAGE.md`` from the copy."""
     out = HERE / "notebooks"
     out.mkdir(exist_ok=True)
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        shutil.copyfile(nb, out / nb.name)
+        text = nb.read_text(encoding="utf-8").replace("](../docs/", "](../")
+        target = out / nb.name
+        if not target.exists() or target.read_text(encoding="utf-8") != text:  # unchanged: no rebuild of the page
+            target.write_text(text, encoding="utf-8")
 
 
 def setup(app):
