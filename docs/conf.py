@@ -8,6 +8,9 @@ downloaded at build time) and are listed in ``nitpick_ignore_regex``.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +19,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 import fedtheory  # noqa: E402
+from sphinx.util import logging  # noqa: E402
+
+LOGGER = logging.getLogger(__name__)
 
 project = "fedtheory"
 author = "fedtheory developers"
@@ -72,5 +78,59 @@ def _copy_notebooks(app):
             target.write_text(text, encoding="utf-8")
 
 
+def _constant_doc(name: str, obj) -> tuple[list[str] | None, str | None]:
+    """The ``#:`` comment above the definition of an exported constant (autodoc finds it only in the module that
+    assigns it, not in the face that re-exports it), and the module that assigns it."""
+    from sphinx.pycode import ModuleAnalyzer
+    from sphinx.errors import PycodeError
+
+    where = None
+    for modname, mod in sorted(sys.modules.items()):
+        if not modname.startswith("fedtheory") or mod is None or getattr(mod, name, None) is not obj:
+            continue
+        try:
+            analyzer = ModuleAnalyzer.for_module(modname)
+        except PycodeError:
+            continue
+        doc = analyzer.find_attr_docs().get(("", name))
+        if doc:
+            return list(doc), modname
+        if re.search(rf"^{re.escape(name)}\s*[:=]", analyzer.code, re.M):
+            where = modname
+    return None, where
+
+
+def _document_constants(app, docname, source):
+    """An API page (``api/FACE``) gets an entry for every constant its face exports (the names ``:exclude-members:``
+    leaves to another page aside): its text is the ``#:`` comment at the constant's definition, written once, in the
+    code (automodule itself finds it only for a constant assigned in the face's own module). An exported constant
+    without one is a warning (an error in ``make docs``)."""
+    if not docname.startswith("api/") or docname == "api/index":
+        return
+    face = "fedtheory." + docname[len("api/"):]
+    mod = importlib.import_module(face)
+    left = re.search(r":exclude-members:(.*)", source[0])
+    excluded = {n.strip() for n in left.group(1).split(",")} if left else set()
+    entries = []
+    for name in mod.__all__:
+        obj = getattr(mod, name)
+        if callable(obj) or inspect.ismodule(obj) or name in excluded:
+            continue
+        doc, where = _constant_doc(name, obj)
+        if where == face:  # assigned in the face's own module: automodule documents it from its comment
+            continue
+        if doc is None:
+            LOGGER.warning(f"{face} exports the constant {name} without a doc comment: write '#: what it is' above "
+                           f"its definition{f' in {where}' if where else ''}", location=docname)
+            continue
+        lines = [f".. py:data:: {name}", f"   :module: {face}"]
+        if isinstance(obj, (str, int, float)) and len(repr(obj)) <= 60:
+            lines.append(f"   :value: {obj!r}")
+        entries += lines + [""] + [f"   {ln}" for ln in doc] + [""]
+    if entries:
+        source[0] += "\n```{eval-rst}\n" + "\n".join(entries) + "\n```\n"
+
+
 def setup(app):
     app.connect("builder-inited", _copy_notebooks)
+    app.connect("source-read", _document_constants)

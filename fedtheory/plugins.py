@@ -42,7 +42,11 @@ from .theory.core import Definition, Record, get, registered_ids, registering_fo
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "PluginError", "PluginInfo", "PluginWarning", "algorithms", "load_plugin",
            "load_plugins", "loaded_plugins", "papers", "record", "records"]
 
+#: The entry-point group an installed paper plug-in declares itself in (``[project.entry-points."fedtheory.papers"]``
+#: of its ``pyproject.toml``: what ``fedtheory new-paper`` writes).
 ENTRY_POINT_GROUP = "fedtheory.papers"
+#: The environment variable that names more plug-ins: entries separated by ``os.pathsep``, each a ``.py`` file, a
+#: package folder or a module name (blank entries are skipped).
 ENV_VAR = "FEDTHEORY_PLUGINS"
 #: The built-in papers, as ``pyproject.toml`` declares them in ``[project.entry-points."fedtheory.papers"]``
 #: (a test holds the two equal). Used only when fedtheory runs without its distribution metadata

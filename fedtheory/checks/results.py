@@ -15,9 +15,10 @@ __all__ = ["CLASS_SEVERITY", "DEFAULT_CLASS", "EXIT_ERROR", "EXIT_FINDINGS", "EX
 
 VERDICTS = ("holds", "violated", "not_applicable", "rate_consistent", "rate_inconsistent", "claim_supported",
             "claim_refuted", "inconclusive", "ambiguous", "proof_step_loose", "error")
-# Verdicts against the paper. 'error' is not one: a check that raised says nothing about the paper (exit status 3).
-# 'ambiguous' (the readings of the text disagree) and 'proof_step_loose' (the stated rate follows from the exact form
-# of the bound but not from a loosened step of the proof) are listed apart, never counted.
+#: The verdicts that are findings about a paper. A row with one counts in the exit status (1) when its scope is
+#: ``inside`` and it is not a self-check. 'error' is not one: a check that raised says nothing about the paper (exit
+#: status 3). 'ambiguous' (the readings of the text disagree) and 'proof_step_loose' (the stated rate follows from the
+#: exact form of the bound but not from a loosened step of the proof) are listed apart, never counted.
 FINDINGS = {"violated", "rate_inconsistent", "claim_refuted"}
 KINDS = ("bound", "rate", "claim", "identity", "symbolic")
 # Exit statuses of `fedtheory check`: no counted finding; findings about the papers; bad usage or input; a check

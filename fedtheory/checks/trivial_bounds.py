@@ -27,9 +27,12 @@ def _r2(q):
     return np.asarray(q["visited_max_dist2"], float)
 
 
-# Keyed by ``Bound.lhs_kind``. R^2 = visited_max_dist2, the largest ||w - w*||^2 over every point the run visited
-# (global models, every local iterate, local end points). With L-smoothness and grad f(w*) = 0:
-# f(w) - f* <= (L/2)||w - w*||^2 and ||grad f(w)|| <= L ||w - w*||; two visited points are at most 2R apart.
+#: The bounds of a left side that need no theorem, keyed by ``Bound.lhs_kind``: each with its formula and the run
+#: quantities a check passes to ``assess_bound(..., trivial=...)``; a bound above its left side's trivial bound at
+#: every compared round is flagged vacuous (``trivial_bound_of``). R^2 = visited_max_dist2, the largest
+#: ``||w - w*||^2`` over every point the run visited (global models, every local iterate, local end points). With
+#: L-smoothness and grad f(w*) = 0: ``f(w) - f* <= (L/2)||w - w*||^2`` and ``||grad f(w)|| <= L ||w - w*||``; two
+#: visited points are at most 2R apart.
 TRIVIAL_BOUNDS: dict[str, TrivialBound] = {t.kind: t for t in (
     TrivialBound("opt_error", "(L/2) R^2: f(w) - f* <= (L/2)||w - w*||^2 at every visited point", ("L", "visited_max_dist2"),
                  lambda q: 0.5 * np.asarray(q["L"], float) * _r2(q)),

@@ -141,6 +141,10 @@ _CATALOGUE: tuple[Assumption, ...] = (
                (_c("S", "1", "exact"), _c("N", "1", "exact"))),
 )
 
+#: The assumption catalogue: name -> entry (its ``statement``, the ``subject`` that certifies it, and its
+#: ``constants`` with dimensions and directions). A record's ``assumptions`` name its entries; ``register_assumption``
+#: adds one. ``fedtheory list --assumptions`` prints it; docs/assumptions.md says what every shipped problem, oracle
+#: and topology certifies.
 CATALOGUE: dict[str, Assumption] = {a.name: a for a in _CATALOGUE}
 #: name -> statement, for the printers (kept as a plain mapping)
 ASSUMPTIONS: dict[str, str] = {a.name: a.statement for a in _CATALOGUE}
