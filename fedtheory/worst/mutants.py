@@ -148,7 +148,7 @@ class WorstCaseLayer:
 
 # ------------------------------------------------------------------------------------ the PEP layer
 
-PEP_BUDGET = {"C": 3, "K": 3, "T": 4}  # the PEP layer's sizes where the check's are larger (seconds a record)
+PEP_BUDGET = {"C": 3, "K": 3, "T": 4}  # the default sizes' caps (``PEP_PROFILES['quick']``; a declaration may name its own)
 TRUTH_RTOL = 1e-4  # a mutant is true at the PEP's setting when the SDP's upper value is below its bound by this much
 
 
@@ -255,7 +255,7 @@ class PEPLayer:
     case rebuilt; a mutant is killed where that instance refutes it, and classified provably false / provably true /
     undecided (``PreparedPEP.classify``)."""
 
-    budget: Mapping[str, int] = field(default_factory=lambda: dict(PEP_BUDGET))
+    budget: Mapping[str, int] | None = None  # the sizes' caps; None: each declaration's 'quick' sizes (pep_sizes)
     seed: int = 0
     name: str = "pep"
 
@@ -264,14 +264,15 @@ class PEPLayer:
 
         if not isinstance(record, Bound) or not pep_available():
             return None
-        from .pep import pep_entries, pep_spec, solve_pep
+        from .pep import pep_entries, pep_sizes, pep_spec, solve_pep
         from .pep.instance import counterexample
 
         if record.id not in pep_entries():
             return None
         t0 = time.perf_counter()
         try:
-            spec, _, _ = pep_spec(record.id, seed=self.seed, budget=self.budget)
+            budget = self.budget if self.budget is not None else pep_sizes(record.id, "quick")
+            spec, _, _ = pep_spec(record.id, seed=self.seed, budget=budget)
             spec = dataclasses.replace(spec, record_override=record)
             pep = spec.build()
             res = solve_pep(pep)
