@@ -74,6 +74,8 @@ def sizes(profile: str, only: list[str]) -> list[dict]:
         best = None
         for c in cands:
             params = {**base, **c}
+            if "C" in c and base.get("N") == base.get("C"):  # full participation: N follows C
+                params["N"] = c["C"]
             load = os.getloadavg()[0]
             cmd = [sys.executable, __file__, "--case", json.dumps([rid, params])]
             t = time.perf_counter()

@@ -261,3 +261,44 @@ def test_new_settings_are_refused_clearly():
     assert not ProtocolSetting(C=2, K=1, T=2, eta=0.1, L=1.0, heterogeneity="bounded_gradient", G=1.0).exact
     assert not ProtocolSetting(C=2, K=1, T=2, eta=0.1, L=1.0, initial="none", metric="consensus2",
                                stacked_grad_bound=1.0).exact
+
+
+# ------------------------------------------------------------------------------------ FedProx's Theorem 4
+
+
+def test_fedprox_expected_change_over_devices_drawn_with_replacement():
+    """FedProx Theorem 4's class and measure: every F_k L-smooth convex, B-locally dissimilar at w^0, ||grad f(w^0)||^2
+    = 1, each device's exact proximal point; E_S f(mean of the drawn devices' points) - f(w^0) over K = 2 devices drawn
+    with replacement from 2 (multisets {0,0}, {0,1}, {1,1} with probabilities 1/4, 1/2, 1/4)."""
+    from PEPit.primitive_steps import proximal_step
+
+    from fedtheory.sim import fedprox
+
+    L, mu, B = 1.0, 4.0, 1.2
+    pb = PEP()
+    fs = [pb.declare_function(SmoothStronglyConvexFunction, mu=0.0, L=L) for _ in range(2)]
+    w = pb.set_initial_point()
+    g0 = [f.gradient(w) for f in fs]
+    pb.add_constraint(mean([g ** 2 for g in g0]) <= B ** 2 * mean(g0) ** 2)
+    pb.add_constraint(mean(g0) ** 2 == 1.0)
+    x = [proximal_step(w, f, 1.0 / mu)[0] for f in fs]
+    f_at = lambda z: mean([f(z) for f in fs])  # noqa: E731
+    expected = 0.25 * f_at(x[0]) + 0.5 * f_at(0.5 * x[0] + 0.5 * x[1]) + 0.25 * f_at(x[1])
+    ref = pepit_solve(pb, expected - f_at(w))
+    got = ours(fedprox(mu=mu, server_rule="algorithm1", solve="exact"), C=2, K=1, T=1, eta=1.0 / (L + mu), L=L,
+               heterogeneity="local_dissimilarity", B=B, initial="gradient", D=1.0, metric="expected_sampled_change",
+               draws=2)
+    np.testing.assert_allclose(got, ref, rtol=RTOL)
+    assert got < 0  # a decrease
+
+
+def test_a_decrease_statement_reads_its_slack_in_magnitudes():
+    """A bound below 0 (FedProx's -rho at gap_t = 0): the PEP's value -rho* holds it when -rho* <= -rho, and the slack
+    is rho*/rho (>= 1 where it holds), not the ratio of two negative numbers the other way round."""
+    from fedtheory.worst.pep import pep_spec, pep_worst_case
+
+    spec, _, _ = pep_spec("fedprox.thm4", sets={"L": 1.0, "mu": 50.0, "K": 5, "B": 1.1, "N": 2}, use_reference=False)
+    out = pep_worst_case(spec)
+    assert out["bound"] < 0 and out["worst_measured"] < out["bound"]
+    assert out["verdict"] == "holds" and out["slack"] == pytest.approx(out["worst_measured"] / out["bound"])
+    assert out["slack"] > 1

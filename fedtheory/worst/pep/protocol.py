@@ -30,6 +30,7 @@ step counts, a ring) every constraint is written and the full Gram matrix is sol
 """
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
@@ -45,14 +46,16 @@ from .setting import require_pep
 __all__ = ["HETEROGENEITY", "MIXING", "PEPOps", "PEPOracle", "PEPRefusal", "PointArray", "ProtocolSetting",
            "SpectralMixing", "protocol_pep"]
 
-HETEROGENEITY = (None, "optimum", "GB", "bounded_gradient")
+HETEROGENEITY = (None, "optimum", "GB", "bounded_gradient", "local_dissimilarity")
 MIXING = ("matrix", "spectral")
-INITIALS = ("distance", "function", "agents_gap", "none")
+INITIALS = ("distance", "function", "agents_gap", "none", "gradient")
 # the measures: at the server's model w^T (the agents' mean under gossip) and over its rounds; at the clients' mean
 # xbar_s before every local step s = t K + k (the engine's step measures); at the agents' own models (gossip); the
 # clients' divergence from the server's model (the engine's Delta^t)
 METRIC_NAMES = ("opt_error", "dist2", "grad_norm2", "avg_grad_norm2", "weighted_opt_error", "step_avg_grad_norm2",
-                "step_avg_opt_error", "consensus2", "stacked_grad2", "divergence", "avg_divergence")
+                "step_avg_opt_error", "consensus2", "stacked_grad2", "divergence", "avg_divergence",
+                "expected_sampled_change")
+MAX_DRAW_POINTS = 400  # 'expected_sampled_change': the multisets of draws (each a point where every f_i is queried)
 STAR_METRICS = ("opt_error", "dist2", "weighted_opt_error", "step_avg_opt_error")  # measures that need x* and f*
 AGENT_METRICS = ("consensus2", "stacked_grad2")  # measures at the agents' own models (an algorithm that keeps them)
 _TOL = 1e-12  # coefficients this small (relative) are rounding: two points that differ by them are one point
@@ -361,11 +364,14 @@ class ProtocolSetting:
     relaxation: the mean's interpolation inequalities at the points only). ``heterogeneity``: None, 'optimum'
     (sum_i p_i ||grad f_i(x*)||^2 <= zeta^2), 'GB' (sum_i p_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 at every
     queried point) or 'bounded_gradient' (||grad f_i(w)||^2 <= G^2 for every i at every point where f_i is queried: a
-    relaxation of 'for all w'). ``initial``: 'distance' (||w^0 - x*||^2 <= D), 'function' (f(w^0) - f* <= D; in the
+    relaxation of 'for all w') or 'local_dissimilarity' (FedProx's Definition 3 at the server's model w^t starting
+    every round: sum_i p_i ||grad f_i(w^t)||^2 <= B^2 ||grad f(w^t)||^2, exactly where it is assumed).
+    ``initial``: 'distance' (||w^0 - x*||^2 <= D), 'function' (f(w^0) - f* <= D; in the
     'smooth' class f(w^0) - f(z) <= D at every queried point z), 'agents_gap' (sum_i (f_i(w^0) - f_i^o) <= D, f_i^o
     the minimum of f_i at a minimizer x_i^o of its own: Yuan et al.'s gap) or 'none' (no initial condition: for
     measures of gradients and differences only, which the class's translations leave unchanged; w^0 is then held in a
-    ball, which changes nothing). ``agents_gap``: that gap bounded as well, beside another initial condition.
+    ball, which changes nothing), 'gradient' (||grad f(w^0)||^2 = D: the scale of a statement homogeneous in f).
+    ``agents_gap``: that gap bounded as well, beside another initial condition.
     ``stacked_grad_bound``: sum_i ||grad f_i(x_i^t)||^2 <= stacked_grad_bound^2 at the agents' models x_i^t starting
     every round t = 0..T (Yuan et al.'s (10), imposed up to the horizon only: a relaxation of 'for every k').
 
@@ -376,7 +382,10 @@ class ProtocolSetting:
     ||grad f(xbar_s)||^2, 'step_avg_opt_error' f(xhat) - f* with xhat = (1/(K T)) sum_s xbar_s; at the agents' own
     models after T rounds (a gossip algorithm): 'consensus2' ||x_0^T - xbar^T||^2 (agent 0; every agent alike on a
     vertex-transitive topology), 'stacked_grad2' sum_i ||grad f_i(x_i^T)||^2; the engine's Delta^t = (1/C) sum_i
-    ||w_i^last - w^t||^2: 'divergence' Delta^T, 'avg_divergence' (1/T) sum_{t<T} Delta^t. ``mixing``: a Gossip
+    ||w_i^last - w^t||^2: 'divergence' Delta^T, 'avg_divergence' (1/T) sum_{t<T} Delta^t; FedProx's Theorem 4:
+    'expected_sampled_change' E_S f(w_S) - f(w^{T-1}), w_S the mean of the last local models of ``draws`` clients
+    drawn uniformly with replacement, the expectation exact (a sum over the multisets of draws with their multinomial
+    probabilities, each mean a point of the PEP). ``mixing``: a Gossip
     algorithm's topology matrix ('matrix', exact) or a :class:`SpectralMixing` class. ``evaluate``: 'own' (each
     client's function at its own points and the shared ones) or 'all' (every function at every point; forced by
     'GB', by mu > client_mu and by the 'smooth' class)."""
@@ -401,6 +410,7 @@ class ProtocolSetting:
     evaluate: str = "own"
     metric_weights: tuple | None = None  # 'weighted_opt_error': sum_t a_t (f(w^t) - f*) / sum_t a_t over t < T
     agents_gap: float | None = None  # sum_i (f_i(w^0) - f_i^o) <= this, beside the initial condition
+    draws: int = 0  # 'expected_sampled_change': clients drawn with replacement
     stacked_grad_bound: float | None = None  # sum_i ||grad f_i(x_i^t)||^2 <= this^2 at the agents' models, t = 0..T
 
     def __post_init__(self):
@@ -436,6 +446,12 @@ class ProtocolSetting:
         if self.stacked_grad_bound is not None:
             s(self, "stacked_grad_bound", check_float("stacked_grad_bound", self.stacked_grad_bound, 0.0,
                                                       low_inclusive=False))
+        if self.metric == "expected_sampled_change":
+            s(self, "draws", check_int("draws", self.draws, 1))
+            n = math.comb(self.C + self.draws - 1, self.draws)
+            if n > MAX_DRAW_POINTS:
+                raise ParameterError("draws", self.draws, f"at most the number of draws whose multisets of the {self.C} "
+                                     f"clients are <= {MAX_DRAW_POINTS} points (here {n})")
         if self.initial == "none" and self.metric in STAR_METRICS:
             raise ParameterError("initial", "none", "an initial condition for a measure of f* or x* (" + self.metric + ")")
         if self.metric == "weighted_opt_error":
@@ -454,7 +470,8 @@ class ProtocolSetting:
         if not (self.mixing == "matrix" or isinstance(self.mixing, SpectralMixing)):
             raise ParameterError("mixing", self.mixing, "'matrix' (the topology's own) or a SpectralMixing class")
         check_choice("evaluate", self.evaluate, ("own", "all"))
-        if self.heterogeneity == "GB" or self.mu > self.client_mu or self.function_class == "smooth":
+        if (self.heterogeneity in ("GB", "local_dissimilarity") or self.mu > self.client_mu
+                or self.function_class == "smooth"):
             s(self, "evaluate", "all")
 
     @property
@@ -467,7 +484,7 @@ class ProtocolSetting:
         or no initial condition with a measure of gradients and differences and no mean strong convexity)."""
         if self.function_class != "convex":
             return False
-        return not (self.initial in ("agents_gap", "none") and self.metric not in STAR_METRICS
+        return not (self.initial in ("agents_gap", "none", "gradient") and self.metric not in STAR_METRICS
                     and self.heterogeneity != "optimum" and self.mu <= self.client_mu)
 
     @property
@@ -498,8 +515,8 @@ class ProtocolSetting:
                         "points (relaxes 'f mu-strongly convex')")
             start = {"distance": f"||w^0 - x*||^2 <= {self.D:g}", "function": f"f(w^0) - f* <= {self.D:g}",
                      "agents_gap": gap.format(self.D),
-                     "none": "no initial condition (the measure is invariant under the class's translations)"
-                     }[self.initial]
+                     "none": "no initial condition (the measure is invariant under the class's translations)",
+                     "gradient": f"||grad f(w^0)||^2 = {self.D:g} (the scale)"}[self.initial]
             if self.agents_gap is not None:
                 start += "; " + gap.format(self.agents_gap)
             if self.has_star:
@@ -515,7 +532,9 @@ class ProtocolSetting:
                "GB": f"sum_i p_i ||grad f_i(w)||^2 <= {self.G:g}^2 + {self.B:g}^2 ||grad f(w)||^2 at every queried "
                      "point (relaxes 'for all w')",
                "bounded_gradient": f"||grad f_i(w)||^2 <= {self.G:g}^2 for every i at every point where f_i is queried "
-                                   "(relaxes 'for all w')"}[self.heterogeneity]
+                                   "(relaxes 'for all w')",
+               "local_dissimilarity": f"sum_i p_i ||grad f_i(w^t)||^2 <= {self.B:g}^2 ||grad f(w^t)||^2 at the server's "
+                                      "model starting every round"}[self.heterogeneity]
         if self.stacked_grad_bound is not None:
             het += (f"; sum_i ||grad f_i(x_i^t)||^2 <= {self.stacked_grad_bound:g}^2 at the agents' models starting "
                     f"every round t = 0..{self.T} (relaxes 'for every k')")
@@ -803,8 +822,12 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         need.add(s.T)
     if s.metric in ("avg_grad_norm2", "weighted_opt_error"):
         need |= set(range(s.T))
-    if s.initial == "function" or s.has_agent_minima:
+    if s.initial in ("function", "gradient") or s.has_agent_minima:
         need.add(0)
+    if s.heterogeneity == "local_dissimilarity":
+        need |= set(range(s.T))
+    if s.metric == "expected_sampled_change":
+        need.add(s.T - 1)
     at = {}
     for t in sorted(need):
         label = ("w", t) if ("w", t) not in b.tags else b.tag(("w", t))
@@ -817,6 +840,15 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
     elif s.metric == "step_avg_opt_error":
         xhat = _mean_of([_mean_of(P) for _, _, P in b.step_points])
         steps = [b.query(xhat, None, ("xhat",), everyone)]
+    # the means of the last local models of every multiset of draws (FedProx's expectation over the sampled devices)
+    draws = []
+    if s.metric == "expected_sampled_change":
+        last = b.rounds[s.T]["last_local"]
+        for S in itertools.combinations_with_replacement(range(C), s.draws):
+            counts = np.bincount(np.asarray(S), minlength=C)
+            prob = math.factorial(s.draws) / math.prod(math.factorial(int(c)) for c in counts) / C ** s.draws
+            point = _sum_of([_scaled(last[i], c / s.draws) for i, c in enumerate(counts) if c])
+            draws.append((prob, b.query(point, None, ("draw",) + tuple(int(c) for c in counts), everyone)))
     # the agents' own models: at the horizon (the measure) and at every round's start (Yuan et al.'s (10))
     agent_q: dict[int, list] = {}
     rounds_needed = ([s.T] if s.metric == "stacked_grad2" else []) + (
@@ -900,6 +932,8 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         metric = _sum_of([q.grads[i] ** 2 for i, q in enumerate(agent_q[s.T])])
     elif s.metric == "divergence":
         metric = divergence(s.T)
+    elif s.metric == "expected_sampled_change":
+        metric = _sum_of([prob * _weighted(q.values, p) for prob, q in draws]) - _weighted(at[s.T - 1].values, p)
     elif s.metric == "avg_divergence":
         terms = [divergence(t) for t in range(1, s.T)]  # Delta^0 = 0: every client's last model is w^0
         metric = (_sum_of(terms) / s.T) if terms else None
@@ -919,6 +953,8 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         constraints.append((gap <= s.D, "initial"))
     elif s.initial == "none":  # the class and the measure are invariant under translations: w^0 in a ball loses nothing
         constraints.append((b.w0 ** 2 <= s.D, "initial"))
+    elif s.initial == "gradient":  # the scale of a statement homogeneous in f
+        constraints.append((_weighted(at[0].grads, p) ** 2 == s.D, "initial"))
     elif s.function_class == "convex":
         constraints.append(((b.w0 - star) ** 2 <= s.D if s.initial == "distance" else
                             _weighted(at[0].values, p) - fstar <= s.D, "initial"))
@@ -942,6 +978,11 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
             for j, g in q.grads.items():
                 if (not symmetric or j == 0) and canonical(q.owner, fixed=(j,)) and q.label != ("amin",):
                     constraints.append((g ** 2 <= s.G ** 2, "heterogeneity"))
+    elif s.heterogeneity == "local_dissimilarity":  # FedProx's Definition 3 at each round's starting model
+        for t in range(s.T):
+            q = at[t]
+            constraints.append((_weighted({j: g ** 2 for j, g in q.grads.items()}, p)
+                                <= s.B ** 2 * _weighted(q.grads, p) ** 2, "heterogeneity"))
     elif s.heterogeneity == "GB":
         for q in b.queries:
             if len(q.grads) == C and canonical(q.owner):

@@ -198,19 +198,23 @@ def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "sy
         verdict, detail = "inconclusive", f"the bound evaluates to {bound}"
     else:
         upper = spec.lhs(max(res.value, res.dual if res.dual is not None else res.value))
-        if upper <= bound * (1 + RTOL) and spec.subclass:
+        tol = RTOL * abs(bound)  # relative to the bound's magnitude (a decrease statement's bound is negative)
+        if upper <= bound + tol and spec.subclass:
             verdict, detail = "inconclusive", (f"the bound holds on the PEP's subclass ({spec.subclass}), which says "
                                                "nothing of the rest of the record's class")
-        elif upper <= bound * (1 + RTOL):
+        elif upper <= bound + tol:
             verdict = "holds"
-        elif value > bound * (1 + RTOL) and pep is not None and res.gram is not None:
+        elif value > bound + tol and pep is not None and res.gram is not None:
             verdict, detail, cx = _confirmed(spec, pep, res, counterexample_dir)
         else:
             verdict, detail = "inconclusive", ("the PEP's value exceeds the bound within the solver's tolerance, or "
                                                "its worst case cannot be reconstructed (PEPit's own solve)")
     slack = None
     if value is not None and math.isfinite(bound):
-        slack = bound / value if value > 0 else math.inf
+        # bound / value; for a negative bound and value (a decrease: lhs <= -rho), |value| / |bound|, so that a slack
+        # >= 1 says the statement holds with that room either way
+        slack = (value / bound if bound < 0 and value < 0 else bound / value if value > 0 else
+                 math.inf if bound > 0 else None)
     out = {
         "id": spec.record_id, "method": "pep", "worst_measured": value, "bound": bound, "slack": slack,
         "verdict": verdict, "detail": detail, "conditions_failed": failed,
