@@ -28,17 +28,21 @@ CANDIDATES = {
     "taylor2018.thm3_1": [{"N": n} for n in (6, 20, 30, 50, 64)],
     "ghadimi2013.thm2_1a": [{"N": n} for n in (8, 20, 30, 50, 64)],
     "ghadimi2013.cor2_2": [{"N": n} for n in (8, 20, 30, 50)],
-    "karimireddy2020.scaffold_sc": [{"N": a, "K": b, "T": c} for a, b, c in ((3, 3, 4), (3, 5, 8), (4, 5, 8),
-                                                                            (4, 5, 16), (5, 5, 24))],
-    "khaled2020.identical": [{"M": 1, "H": 4, "rounds": r} for r in (4, 10, 25, 50, 100)],
+    "karimireddy2020.scaffold_sc": [{"N": a, "K": b, "T": c} for a, b, c in ((3, 3, 4), (3, 3, 6), (3, 5, 6),
+                                                                            (3, 5, 8), (4, 5, 8), (4, 5, 10))],
+    "khaled2020.identical": [{"H": 4, "rounds": r} for r in (4, 10, 15, 20, 25)],
     "khaled2020.heterogeneous": [{"M": a, "H": b, "rounds": c} for a, b, c in ((3, 3, 4), (4, 4, 4), (4, 4, 8),
-                                                                               (4, 4, 16), (4, 4, 32))],
-    "yuan2016.lemma1": [{"n": a, "T": b} for a, b in ((3, 4), (4, 8), (4, 16), (8, 16), (8, 30))],
+                                                                               (4, 4, 12), (4, 4, 16))],
+    "yuan2016.lemma1": [{"n": a, "T": b} for a, b in ((3, 4), (4, 8), (4, 16), (4, 24), (8, 16))],
     "yuan2016.thm1": [{"n": a, "T": b} for a, b in ((3, 4), (4, 8), (4, 16), (8, 16), (8, 30))],
     "yuan2016.thm3": [{"n": a, "T": b} for a, b in ((3, 4), (4, 8), (4, 16), (8, 16))],
-    "yu2019.thm1": [{"N": a, "I": b, "rounds": c} for a, b, c in ((3, 4, 3), (3, 4, 6), (4, 4, 6), (4, 4, 12))],
+    "yu2019.thm1": [{"N": a, "I": b, "rounds": c} for a, b, c in ((3, 4, 3), (3, 4, 4), (3, 4, 6), (4, 4, 6))],
+    "fedprox.thm4": [{"N": a, "K": b} for a, b in ((3, 5), (3, 6), (4, 5), (3, 8))],
+    "fedshift.lemma3": [{"N": n} for n in (3, 4, 6, 8)],
     **{rid: [{"C": a, "K": b, "T": c} for a, b, c in ((3, 3, 4), (4, 4, 6), (5, 5, 8), (6, 5, 12))]
-       for rid in ("fedinit.thm1", "fedinit.thm2", "fedinit.thm4", "fedinit.thm4.rederived", "fedinit.thm5")},
+       for rid in ("fedinit.thm1", "fedinit.thm2")},
+    **{rid: [{"C": a, "K": b, "T": c} for a, b, c in ((3, 3, 4), (3, 3, 5), (3, 4, 5), (4, 3, 5), (3, 5, 6))]
+       for rid in ("fedinit.thm4", "fedinit.thm4.rederived", "fedinit.thm5")},
 }
 LIMITS = {"quick": 10.0, "full": 60.0}
 
@@ -76,6 +80,8 @@ def sizes(profile: str, only: list[str]) -> list[dict]:
             params = {**base, **c}
             if "C" in c and base.get("N") == base.get("C"):  # full participation: N follows C
                 params["N"] = c["C"]
+            if "N" in c and base.get("S") == base.get("N"):  # SCAFFOLD's S = N (every client each round)
+                params["S"] = c["N"]
             load = os.getloadavg()[0]
             cmd = [sys.executable, __file__, "--case", json.dumps([rid, params])]
             t = time.perf_counter()

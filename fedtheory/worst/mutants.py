@@ -291,7 +291,8 @@ class PEPLayer:
             why = f"; its worst case not rebuilt ({exc})"
         s = spec.setting
         bound = float(np.asarray(record.evaluate(dict(spec.values)), float))
-        summary = (f"PEP at C={s.C}, K={s.K}, T={s.T} ({'exact' if s.exact else 'relaxed'} class): worst case "
+        kind = {"exact": "exact class", "upper bound": "relaxed class", "lower bound": "a subclass"}[spec.relation]
+        summary = (f"PEP at C={s.C}, K={s.K}, T={s.T} ({kind}): worst case "
                    f"{value:.4g} against the bound {bound:.4g} (value/bound {value / bound:.3g})" + why)
         if cx is not None:
             summary += (f"; rebuilt in dimension {cx.dimension}, re-run measures {cx.measured:.4g}"

@@ -28,7 +28,9 @@ def gl_pep(record_id: str = RID, *, L: float = 4.0, Df0: float = 1.0, N: int = 8
                    note="sigma = 0 (the PEP is of exact gradients); the class is L-smooth, possibly non-convex")
 
 
-register_pep(RID, gl_pep)
+register_pep(RID, gl_pep, sizes={"quick": {"N": 30}, "full": {"N": 50}},  # the check's row at sigma = 0, h = 1
+             reference=check_reference(RID, RID, ("L", "Df0", "N"), problem="quadratic_1d", setting="gamma=1/L",
+                                       convert={"N": int}, fixed={"h": 1.0}))
 
 COR = "ghadimi2013.cor2_2"
 
@@ -50,4 +52,4 @@ def cor_pep(record_id: str = COR, *, L: float = 8.0, Df0: float = 1.0, N: int = 
 
 register_pep(COR, cor_pep, reference=check_reference(COR, COR, ("L", "Df0", "sigma", "Dt", "N"),
                                                      problem="separable_pl", setting="D~=1 D_f", convert={"N": int}),
-             sizes={"quick": {"N": 8}, "full": {"N": 30}})
+             sizes={"quick": {"N": 30}, "full": {"N": 50}})

@@ -17,11 +17,13 @@ from fedtheory.worst import PEPSpec, ProtocolSetting, check_reference, register_
 
 from . import records as R
 
-SIZES = {"quick": {"M": 3, "H": 3, "rounds": 4}, "full": {"M": 4, "H": 4, "rounds": 8}}
+# measured (benchmarks/pep_rows.py --sizes): the largest that solve in seconds (quick) and within a minute (full)
+IDENTICAL_SIZES = {"quick": {"H": 4, "rounds": 10}, "full": {"H": 4, "rounds": 15}}
+HETEROGENEOUS_SIZES = {"quick": {"M": 4, "H": 4, "rounds": 8}, "full": {"M": 4, "H": 4, "rounds": 12}}
 
 
 def identical_pep(record_id: str = "khaled2020.identical", *, L: float = 1.0, mu: float = 0.2, lr: float = 0.03,
-                  M: int = 4, H: int = 4, rounds: int = 4, D0: float = 1.0) -> PEPSpec:
+                  M: int = 4, H: int = 4, rounds: int = 100, D0: float = 1.0) -> PEPSpec:
     M, H, rounds = int(M), int(H), int(rounds)
     setting = ProtocolSetting(C=1, K=H, T=rounds, eta=lr, L=L, mu=mu, client_mu=mu, initial="distance", D=D0,
                               metric="dist2")
@@ -34,7 +36,7 @@ def identical_pep(record_id: str = "khaled2020.identical", *, L: float = 1.0, mu
 
 
 def heterogeneous_pep(record_id: str = "khaled2020.heterogeneous", *, L: float = 1.0, zeta: float = 0.5,
-                      lr: float = 0.03, M: int = 3, H: int = 3, rounds: int = 4, D0: float = 1.0) -> PEPSpec:
+                      lr: float = 0.03, M: int = 4, H: int = 4, rounds: int = 100, D0: float = 1.0) -> PEPSpec:
     M, H, rounds = int(M), int(H), int(rounds)
     setting = ProtocolSetting(C=M, K=H, T=rounds, eta=lr, L=L, mu=0.0, client_mu=0.0, heterogeneity="optimum",
                               zeta=zeta, initial="distance", D=D0, metric="step_avg_opt_error")
@@ -48,9 +50,9 @@ def heterogeneous_pep(record_id: str = "khaled2020.heterogeneous", *, L: float =
 
 
 _INT = {"M": int, "H": int}
-register_pep("khaled2020.identical", identical_pep, sizes=SIZES,
+register_pep("khaled2020.identical", identical_pep, sizes=IDENTICAL_SIZES,
              reference=check_reference("khaled2020.identical", "khaled2020.identical", ("L", "mu", "lr", "M", "H", "D0"),
                                        setting="M=4 H=4", convert=_INT))
-register_pep("khaled2020.heterogeneous", heterogeneous_pep, sizes=SIZES,
+register_pep("khaled2020.heterogeneous", heterogeneous_pep, sizes=HETEROGENEOUS_SIZES,
              reference=check_reference("khaled2020.heterogeneous", "khaled2020.heterogeneous",
                                         ("L", "zeta", "lr", "M", "H", "D0"), setting="M=4 H=4", convert=_INT))

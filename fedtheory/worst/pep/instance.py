@@ -176,13 +176,12 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
     record = spec.record
     problem, w0, V = reconstruct(pep, result.gram, result.F)
     cfg = RunConfig(rounds=s.T, local_steps=s.K, lr=s.eta, oracle=Exact())
-    reader = spec.instance_measure
-    measures = tuple(reader[0]) if reader is not None else ENGINE_MEASURES.get(s.metric, ())
-    tr = simulate(problem, algorithm, cfg, [0], w0=w0, keep_iterates=True, measures=measures)
     own = {}
-    if reader is not None:
-        raw, own = reader[1](problem, tr, s)
+    if spec.instance_measure is not None:  # the declaration's own re-run (e.g. one round more, a paper's measure)
+        raw, own = spec.instance_measure(problem, w0, s, algorithm)
     else:
+        tr = simulate(problem, algorithm, cfg, [0], w0=w0, keep_iterates=True,
+                      measures=ENGINE_MEASURES.get(s.metric, ()))
         raw = _measure(problem, s, tr)
     measured = spec.lhs(raw) if math.isfinite(raw) else raw
     initial = getattr(s, "initial", "function")
@@ -191,7 +190,11 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
     reasons = []
     if spec.initial_symbol:
         values[spec.initial_symbol] = start
+    own = dict(own)
+    why_not = own.pop("_not_in_class", "")  # a declaration's own re-run may say why its instance cannot decide
     values.update(own)
+    if why_not:
+        reasons.append(why_not)
     if spec.instance_symbols:
         quantities = {"start": start, "start_root": math.sqrt(max(start, 0.0))}
         if any(w in ("zeta2", "zeta") for w in spec.instance_symbols.values()):
@@ -206,8 +209,9 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
     elif initial != "none" and start > s.D * (1 + CONFIRM_RTOL):
         reasons.append(f"the instance's initial quantity {start:.6g} exceeds the PEP's D = {s.D:g} and the record "
                        "names no symbol for it")
+    topology = getattr(algorithm.comm, "topology", None)  # a gossip algorithm's (it certifies mixing_matrix)
     cert = certify(record, problem=problem, oracle=Exact(), sampling=ClientSampling(problem.n_clients, None),
-                   algorithm=algorithm)
+                   algorithm=algorithm, topology=topology if not isinstance(topology, (list, tuple)) else None)
     if not cert.applicable:
         reasons.append("the instance does not certify every assumption: " + "; ".join(cert.failures))
     else:

@@ -39,10 +39,11 @@ class PEPSpec:
     # the record's left side is the square root of the PEP's measure (a norm; a PEP's measures are quadratic): the
     # value, the upper value and the rebuilt instance's measure are compared with the bound after a square root
     lhs_root: bool = False
-    # how the simulator's re-run of a rebuilt worst case reads the record's left side where the setting's measure is
-    # not one the core reads from a trace itself: (engine measures to record, reader(trace, setting) -> float, before
-    # any square root)
-    instance_measure: tuple | None = None
+    # the simulator's re-run of a rebuilt worst case where the setting's measure is not one the core reads from a
+    # trace itself: instance_measure(problem, w0, setting, algorithm) -> (the measure, before any square root; the
+    # record symbols the instance's own run gives, e.g. Yuan et al.'s D; '_not_in_class': why the instance cannot
+    # decide the record, where it cannot)
+    instance_measure: Callable[..., tuple[float, Mapping[str, Any]]] | None = None
     # non-empty: the PEP's class is a subclass of the record's, named (e.g. the exact oracle, one member of a class of
     # stochastic oracles): its value is a lower bound on the worst case, never a certificate that the bound holds
     subclass: str = ""
