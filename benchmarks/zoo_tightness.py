@@ -26,8 +26,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="the table as JSON instead of Markdown")
     ap.add_argument("--terms", action="store_true", help="the term-wise tightness table (issue 45) instead")
     ap.add_argument("--pep", choices=("quick", "full"), help="also solve the PEP of every bound record of the file that "
-                    "declares one, at its check's constants with sizes capped (quick: C, K, T <= 3, 3, 4; full: "
-                    "4, 4, 6), and show it in the PEP column (a PEP record already in the file is kept)")
+                    "declares one, at its check's constants with sizes capped by the profile (each declaration's "
+                    "measured sizes, fedtheory.worst.pep_sizes: quick, seconds a record; full, a minute a record), "
+                    "and show it in the PEP column (a PEP record already in the file is kept)")
     args = ap.parse_args(argv)
     from fedtheory._validation import ParameterError
     from fedtheory.report import load_results, term_tightness_markdown, tightness_markdown, tightness_table
@@ -58,16 +59,13 @@ def main(argv=None) -> int:
     return 0
 
 
-PEP_BUDGETS = {"quick": {"C": 3, "K": 3, "T": 4}, "full": {"C": 4, "K": 4, "T": 6}}
-
-
 def with_pep_rows(payload: dict, profile: str) -> dict:
     """The results payload with a PEP record (``fedtheory.worst.run_pep``) for every bound record it holds that
-    declares a PEP and has none yet, at the check's constants, sizes capped by the profile's budget; a PEP that
+    declares a PEP and has none yet, at the check's constants, sizes capped by the profile (``pep_sizes``); a PEP that
     cannot be built or solved is said on standard error and left out."""
     import warnings
 
-    from fedtheory.worst import pep_available, pep_entries, run_pep
+    from fedtheory.worst import pep_available, pep_entries, pep_sizes, run_pep
 
     if not pep_available():
         print("zoo_tightness: --pep needs the optional extra: pip install 'fedtheory[pep]'", file=sys.stderr)
@@ -78,7 +76,7 @@ def with_pep_rows(payload: dict, profile: str) -> dict:
     rows = list(payload.get("worst_case") or [])
     for rid in sorted(ids & set(pep_entries()) - have):
         try:
-            rows.append(run_pep(rid, budget=PEP_BUDGETS[profile]))
+            rows.append(run_pep(rid, budget=pep_sizes(rid, profile)))
         except Exception as exc:  # noqa: BLE001 - one record's PEP failing is named, the table goes on
             print(f"zoo_tightness: {rid}: no PEP ({type(exc).__name__}: {exc})", file=sys.stderr)
     return {**payload, "worst_case": rows}

@@ -801,7 +801,8 @@ def tightness_table(payload: Mapping[str, Any], collection: str | None = None) -
                     v = _worst_ratio(w)
                     if pep is None or (v is not None and (pep["ratio"] is None or v > pep["ratio"])):
                         pep = {"value": _num(w.get("worst_measured")), "bound": _num(w.get("bound")), "ratio": v,
-                               "exact": w.get("exact"), "verdict": w.get("verdict")}
+                               "exact": w.get("exact"), "verdict": w.get("verdict"),
+                               "relation": w.get("class_relation")}
             out.append({"collection": name, "paper": info["paper"], "record": rid, "source": source,
                         "transcription": transcription, "rows": len(sims), "verdicts": dict(sorted(verdicts.items())),
                         "other": other, "simulation": best, "worst_case": search, "pep": pep})
@@ -838,7 +839,8 @@ def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None
                 f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
             pep = r["pep"]
             pep_text = "-" if pep is None else _ratio_text(pep["ratio"]) + f" (value {_fmt(pep['value'])}" + \
-                (", exact" if pep.get("exact") else ", relaxed class: an upper bound") + ")"
+                (", exact" if pep.get("exact") else ", a subclass: a lower bound" if pep.get("relation") == "lower bound"
+                 else ", relaxed class: an upper bound") + ")"
             cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60),
                      _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
                      ("-" if sim is None else f"**{_ratio_text(sim['ratio'])}**" + where),

@@ -1,7 +1,9 @@
 """Power on provably false mutants (issue 44, item 4): the PEP layer of ``check --mutants`` classifies each mutant of a
 bound with a PEP as provably false (the PEP's worst case, rebuilt and re-run by the simulator, refutes it), provably
-true at the PEP's setting (the SDP's upper value lies below it) or undecided; power = killed / provably false, and no
-provably true mutant may be killed on its values."""
+true at the PEP's setting (the SDP's upper value lies below it) or undecided; each kill is judged by the truth at the
+setting it was made (the PEP's, or a check's, where a deterministic certified row proves it false and a statistical
+one leaves it undecided); power = provably false mutants killed where they are provably false / provably false, and
+no mutant may be killed where it is provably true (a false alarm)."""
 from __future__ import annotations
 
 import pytest
@@ -36,8 +38,11 @@ def test_halved_and_tenth_bounds_are_provably_false_and_killed(drori_score):
 
 def test_weaker_mutants_are_provably_true_and_no_true_mutant_is_killed_on_its_values(drori_score):
     q = drori_score.power()
-    assert q["provably_true"] > 0 and q["true_killed"] == 0
+    assert q["provably_true"] > 0 and q["false_alarms"] == 0
     assert q["provably_false"] > 0 and q["power"] == 1.0
+    # D&T's check rows are deterministic and certified: their kills prove the mutant false at the check's setting
+    killed = [o for o in drori_score.outcomes if o.status == "killed" and o.layer == "simulation"]
+    assert killed and all(o.kill_setting == "other" and o.kill_truth == "provably_false" for o in killed)
     by = {o.mutant.description: o for o in drori_score.outcomes}
     o = by["the dependence on N moved by 1 (x N^1)"]  # larger at every N >= 1: true, killed by the rate layer only
     assert o.truth == "provably_true" and o.layer in ("", "rate")
@@ -45,7 +50,8 @@ def test_weaker_mutants_are_provably_true_and_no_true_mutant_is_killed_on_its_va
 
 def test_the_table_and_payload_report_power(drori_score):
     table = format_mutation_table([drori_score])
-    assert "power = killed / provably false" in table and "true at PEP setting" in table
+    assert "power = provably false mutants killed at a setting where they are provably false" in table
+    assert "false alarms" in table
     t = mutation_payload([drori_score])["overall"]["truth"]
     assert t["provably_false"] == drori_score.power()["provably_false"] and t["power"] == 1.0
     assert mutation_payload([drori_score])["overall"]["score_killed_of_stronger"] is not None
@@ -84,3 +90,54 @@ def test_the_tightness_table_gets_a_pep_column():
     row = tightness_table(out)[0]
     assert row["pep"]["exact"] is True and abs(row["pep"]["ratio"] - 1.0) < 1e-6
     assert "exact)" in tightness_markdown(out)
+
+
+# ------------------------------------------------------------------------------------ one setting per decision
+
+
+class _Classifier:
+    """A PEP layer's classification at one setting (values), without solving anything."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def same_setting(self, params):
+        return all(params.get(k) == v for k, v in self.values.items())
+
+
+def _row(params, deterministic):
+    from fedtheory.checks import CheckResult
+
+    return CheckResult("r", "p", "bound", "violated", problem="prob", params=params,
+                       extra={"deterministic": True} if deterministic else {})
+
+
+def test_a_kill_is_judged_at_the_setting_it_was_made():
+    """A statistical kill at a check's setting leaves the truth there undecided: a mutant provably true at the PEP's
+    setting (SCAFFOLD's x 1/10 at N = S = 3, sigma = 0) killed at the check's (N = 20, S = 5, sigma > 0) is neither a
+    false alarm nor a kill of a false statement; a deterministic certified row proves it false where it was made; a
+    kill at the PEP's own setting of a mutant the PEP proves true is a false alarm (the rule can fail)."""
+    from fedtheory.checks.mutants import MutantOutcome, Mutant, RecordScore, _row_kill
+
+    pep = _Classifier({"N": 3, "S": 3, "sigma": 0.0})
+    elsewhere = _row_kill([_row({"N": 20, "S": 5, "sigma": 0.316}, deterministic=False)], [pep])
+    assert elsewhere["kill_setting"] == "other" and elsewhere["kill_truth"] == "undecided"
+    proof = _row_kill([_row({"N": 20, "S": 5, "sigma": 0.0}, deterministic=True)], [pep])
+    assert proof["kill_truth"] == "provably_false"
+    here = _row_kill([_row({"N": 3, "S": 3, "sigma": 0.0, "setting": "x"}, deterministic=False)], [pep])
+    assert here["kill_setting"] == "classified"
+
+    def outcome(truth, status="killed", layer="simulation", **kill):
+        return MutantOutcome(Mutant("r", "scale", "m", None), status, layer, truth=truth, **kill)
+
+    score = RecordScore("r", [
+        outcome("provably_true", **elsewhere),  # SCAFFOLD's case: not a false alarm
+        outcome("provably_false", **proof),  # killed where provably false: counts in power
+        outcome("provably_false", **elsewhere),  # killed only where undecided: not in power
+        outcome("provably_false", status="survived", layer=""),
+        outcome("provably_true", kill_setting="classified", kill_truth="provably_true"),  # a false alarm
+    ])
+    q = score.power()
+    assert q["provably_false"] == 3 and q["killed"] == 1 and q["killed_undecided_there"] == 1
+    assert abs(q["power"] - 1 / 3) < 1e-12
+    assert q["false_alarms"] == 1 and q["true_killed_elsewhere_undecided"] == 1

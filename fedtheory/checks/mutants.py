@@ -59,6 +59,9 @@ EXPONENT_MOVES = (sp.Integer(-1), sp.Rational(-1, 2), sp.Rational(1, 2), sp.Inte
 MAX_PER_KIND = 40  # mutants of one kind per record (the first ones, in a fixed order)
 KILLING = ("units", "rate", "simulation", "worst-case", "pep")
 TRUTHS = ("provably_false", "provably_true", "undecided")
+TRUTH_COUNTS = ("provably_false", "killed", "killed_without_pep", "killed_by_form", "killed_undecided_there",
+                "provably_true", "false_alarms", "true_killed_elsewhere_undecided", "true_killed_elsewhere_false",
+                "true_killed_by_form", "undecided", "unclassified")
 VALUE_LAYERS = ("simulation", "worst-case", "pep")  # the layers that judge a bound's values
 
 
@@ -86,12 +89,21 @@ class MutantOutcome:
     rows: list[str] = field(default_factory=list)
     truth: str = ""  # provably_false | provably_true | undecided (a layer that classifies, e.g. the PEP's); '' none
     truth_reason: str = ""
+    # where a value layer killed it: 'classified' (the setting the truth was decided at: the PEP's), 'other' (a
+    # check's or the search's own setting); the truth there (provably_false: a deterministic comparison on an
+    # instance that certifies every assumption refutes it there; undecided: a statistical kill, or a setting no PEP
+    # decided); why (the settings named)
+    kill_setting: str = ""
+    kill_truth: str = ""
+    kill_note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"kind": self.mutant.kind, "mutant": self.mutant.description, "status": self.status,
                "layer": self.layer, "reason": self.reason, "rows": self.rows[:5]}
         if self.truth:
             out.update(truth=self.truth, truth_reason=self.truth_reason)
+        if self.kill_setting:
+            out.update(kill_setting=self.kill_setting, kill_truth=self.kill_truth, kill_note=self.kill_note)
         return out
 
 
@@ -121,21 +133,35 @@ class RecordScore:
         return {layer: sum(o.status == "killed" and o.layer == layer for o in self.outcomes) for layer in names}
 
     def power(self) -> dict[str, Any]:
-        """The mutants by truth (where a layer classifies them): provably false, how many of them the checks killed
-        (every layer, and every layer but the PEP's), provably true and how many of those were killed (false alarms:
-        must be 0), undecided; power = killed / provably false."""
+        """The mutants by their truth at the setting a layer decided it (the PEP's), and every value kill by the truth
+        at the setting it was made: power = provably false mutants killed where they are provably false (at the PEP's
+        setting, or at a check's by a deterministic comparison on a certified instance) or by their form (units, rate:
+        at every setting) / provably false; false alarms
+        = mutants killed at a setting where they are provably true (must be 0); a kill at a setting where the truth is
+        undecided (a statistical kill, a setting no PEP reaches) counts as neither, and is listed."""
         false = [o for o in self.outcomes if o.truth == "provably_false"]
         true = [o for o in self.outcomes if o.truth == "provably_true"]
-        killed = sum(o.status == "killed" for o in false)
-        without = sum(o.status == "killed" and o.layer != "pep" for o in false)
-        return {"provably_false": len(false), "killed": killed, "killed_without_pep": without,
-                "power": killed / len(false) if false else None,
+
+        def killed(group, truth=None, setting=None, layer=None):
+            return sum(o.status == "killed" and o.layer in VALUE_LAYERS and (truth is None or o.kill_truth == truth)
+                       and (setting is None or o.kill_setting == setting) and (layer is None or o.layer == layer)
+                       for o in group)
+
+        # a kill by form (units, rate: the mutant's dimensions or its order against the statement's) holds at every
+        # setting; a value kill counts where the mutant is provably false
+        by_form = sum(o.status == "killed" and o.layer in ("units", "rate") for o in false)
+        proven = killed(false, "provably_false") + by_form
+        without = by_form + sum(o.status == "killed" and o.layer in VALUE_LAYERS and o.layer != "pep"
+                                and o.kill_truth == "provably_false" for o in false)
+        return {"provably_false": len(false), "killed": proven, "killed_without_pep": without,
+                "killed_by_form": by_form, "killed_undecided_there": killed(false, "undecided"),
+                "power": proven / len(false) if false else None,
                 "power_without_pep": without / len(false) if false else None,
                 "provably_true": len(true),
-                # killed on the bound's values at the checks' settings, which may differ from the PEP's (a larger T, a
-                # noise the PEP has not): a contradiction only where the two settings are one; the units and rate
-                # layers judge the record's form (its dimensions, its expression against its stated order) apart
-                "true_killed": sum(o.status == "killed" and o.layer in VALUE_LAYERS for o in true),
+                # false alarms: killed at a setting where the mutant is provably true
+                "false_alarms": sum(o.status == "killed" and o.kill_truth == "provably_true" for o in self.outcomes),
+                "true_killed_elsewhere_undecided": killed(true, "undecided"),
+                "true_killed_elsewhere_false": killed(true, "provably_false", "other"),
                 "true_killed_by_form": sum(o.status == "killed" and o.layer in ("units", "rate") for o in true),
                 "undecided": sum(o.truth == "undecided" for o in self.outcomes),
                 "unclassified": sum(not o.truth for o in self.outcomes)}
@@ -472,6 +498,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
     holding = [r for r in base.values() if r.verdict in ("holds", "inconclusive")]
     if not holding:  # every row already a finding or not applicable: a stronger mutant cannot be told apart there
         specs = ()
+    classifiers = [p for _, p, _ in ready if callable(getattr(p, "classify", None))]
     base_units = units_result(record).verdict
     has_order = isinstance(getattr(record, "order", None), Order) or getattr(record, "explicit", None) is not None
     base_rate = rate_check(record).verdict if has_order and getattr(record, "order", None) is not None else None
@@ -512,11 +539,15 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
         if killed:
             outcomes.append(MutantOutcome(m, "killed", "simulation",
                                           rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}"
-                                                for r in killed]))
+                                                for r in killed], **_row_kill(killed, classifiers)))
             continue
         by = _decided_by(deciding, m)
         if by is not None:
-            outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]]))
+            where = getattr(dict(deciding)[by[0]], "kill_setting", None)
+            outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]],
+                                          **(dict(zip(("kill_setting", "kill_truth", "kill_note"), where(m)))
+                                             if callable(where) else {"kill_setting": "other", "kill_truth": "undecided",
+                                                                      "kill_note": "a layer that names no setting"})))
             continue
         if not holding and not deciding:
             outcomes.append(MutantOutcome(m, "undecided", reason=(
@@ -527,7 +558,6 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
         reason = _survivor_reason(base, rows, low, holding=bool(holding))
         outcomes.append(MutantOutcome(m, "survived", reason=reason + "".join(f"; {name}: {p.summary}"
                                                                               for name, p in deciding)))
-    classifiers = [p for _, p, _ in ready if callable(getattr(p, "classify", None))]
     for o in outcomes:  # the truth of every mutant a layer can classify (its status stays what the checks said)
         if o.status == "equivalent":
             continue
@@ -536,12 +566,36 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             if got is not None:
                 o.truth, o.truth_reason = got
                 break
+        if o.kill_setting == "classified":  # killed at the very setting its truth was decided at: that truth
+            o.kill_truth = o.truth or "undecided"
     only = "units and rate layers" + "".join(f", {name}" for name, _ in deciding) + " only"
     note = ("" if holding else "no simulation row holds for the statement (each is a finding or not applicable): "
             + only) if checked else "no check evaluated the statement on a run (" + only + ")"
     notes = [note] if note else []
     notes += [f"{name}: {p.summary} ({s:.1f} s)" for name, p, s in ready]
     return RecordScore(record.id, outcomes, time.perf_counter() - t0, note="; ".join(notes))
+
+
+def _row_kill(killed: Sequence[CheckResult], classifiers: Sequence[Any]) -> dict[str, str]:
+    """Where simulation rows killed a mutant and its truth there: at the classifying layer's setting when a row's
+    values are that setting's ('classified': the truth decided there applies); elsewhere ('other') provably false
+    when a row is deterministic and inside the statement's assumptions (an instance that certifies every assumption
+    violates it, without statistics), else undecided (a statistical kill; no PEP decided that setting)."""
+    for c in classifiers:
+        same = getattr(c, "same_setting", None)
+        for r in killed:
+            if callable(same) and same(r.params or {}):
+                return {"kill_setting": "classified", "kill_truth": "", "kill_note": f"{r.problem}: the PEP's setting"}
+    proof = [r for r in killed if (r.extra or {}).get("deterministic") and r.scope == "inside" and not r.self_check]
+    r = (proof or list(killed))[0]
+    params = {k: v for k, v in (r.params or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    where = f"{r.problem} ({(r.params or {}).get('setting')}; " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()) + ")"
+    if proof:
+        return {"kill_setting": "other", "kill_truth": "provably_false",
+                "kill_note": f"{where}: deterministic, every assumption certified on the instance"}
+    return {"kill_setting": "other", "kill_truth": "undecided",
+            "kill_note": f"{where}: a statistical decision" + ("" if not classifiers else
+                                                               "; no PEP decides that setting")}
 
 
 def _decided_by(deciding: Sequence[tuple[str, PreparedLayer]], mutant: Mutant) -> tuple[str, str] | None:
@@ -623,9 +677,7 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
     scored = sum(s.scored for s in scores)
     names = list(dict.fromkeys(name for s in scores for name in s.by_layer())) or list(KILLING)
     layers = {layer: sum(s.by_layer().get(layer, 0) for s in scores) for layer in names}
-    truth = {k: sum(s.power()[k] for s in scores) for k in ("provably_false", "killed", "killed_without_pep",
-                                                             "provably_true", "true_killed", "true_killed_by_form",
-                                                             "undecided", "unclassified")}
+    truth = {k: sum(s.power()[k] for s in scores) for k in TRUTH_COUNTS}
     truth["power"] = truth["killed"] / truth["provably_false"] if truth["provably_false"] else None
     truth["power_without_pep"] = (truth["killed_without_pep"] / truth["provably_false"] if truth["provably_false"]
                                   else None)
@@ -666,32 +718,38 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
                  + ("-" if p["score"] is None else f"{p['score']:.3f}"))
     t = p["truth"]
     if t["provably_false"] or t["provably_true"] or t["undecided"]:
-        lines.append("\npower on the mutants a layer classifies (the PEP's worst case and its rebuilt instance):")
+        lines.append("\npower on the mutants a layer classifies, each decided at one setting (the PEP's), each kill judged "
+                     "by the truth at the setting it was made:")
         body = [[s.record_id, str(q["provably_false"]), str(q["killed"]), str(q["killed_without_pep"]),
-                 "-" if q["power"] is None else f"{q['power']:.2f}", str(q["provably_true"]), str(q["true_killed"]),
-                 str(q["undecided"])] for s in scores for q in [s.power()]
+                 str(q["killed_undecided_there"]), "-" if q["power"] is None else f"{q['power']:.2f}",
+                 str(q["provably_true"]), str(q["false_alarms"]), str(q["true_killed_elsewhere_undecided"]),
+                 str(q["true_killed_elsewhere_false"]), str(q["undecided"])] for s in scores for q in [s.power()]
                 if q["provably_false"] or q["provably_true"] or q["undecided"]]
-        head = ["record", "provably false", "killed", "killed w/o pep", "power", "true at PEP setting",
-                "of those killed", "undecided"]
+        head = ["record", "provably false", "killed where false", "w/o pep", "killed where undecided", "power",
+                "provably true", "false alarms", "true: killed where undecided", "true: killed where false",
+                "undecided"]
         widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
         lines += [fmt2(head, widths), "  ".join("-" * w for w in widths)] + [fmt2(r, widths) for r in body]
-        lines.append(f"power = killed / provably false = {t['killed']}/{t['provably_false']}"
-                     + ("" if t["power"] is None else f" = {t['power']:.3f}")
-                     + f" ({t['killed_without_pep']} without the PEP layer); provably true at the PEP's setting and "
-                     f"killed on their values at the checks' settings: {t['true_killed']} of {t['provably_true']} (a "
-                     "false alarm only where the two settings are one: the PEP's is small, the checks' larger; listed "
-                     f"below) and {t['true_killed_by_form']} by the units or rate layer (the record's form, not its "
-                     f"values); undecided {t['undecided']}")
+        lines.append(f"power = provably false mutants killed at a setting where they are provably false (the PEP's, or "
+                     f"a check's by a deterministic certified instance) or by their form (units, rate) / provably "
+                     f"false = {t['killed']}/{t['provably_false']}" + ("" if t["power"] is None else f" = {t['power']:.3f}")
+                     + f" ({t['killed_without_pep']} without the PEP layer, {t['killed_by_form']} by form; "
+                     f"{t['killed_undecided_there']} more killed only where their truth is undecided); false alarms "
+                     f"(killed at a setting where provably true): {t['false_alarms']}; provably true at the PEP's setting"
+                     f" and killed at another setting: {t['true_killed_elsewhere_undecided']} where the truth there is "
+                     f"undecided, {t['true_killed_elsewhere_false']} where they are provably false there, "
+                     f"{t['true_killed_by_form']} by the units or rate layer (the record's form); undecided "
+                     f"{t['undecided']}")
     notes = [(s.record_id, s.note) for s in scores if s.note]
     if notes:
         lines.append("\nnotes:")
         lines += [f"  {rid}: {note}" for rid, note in notes]
-    true_killed = [(s.record_id, o) for s in scores for o in s.outcomes
-                   if o.truth == "provably_true" and o.status == "killed" and o.layer in VALUE_LAYERS]
-    if true_killed:
-        lines.append("\ntrue at the PEP's setting, killed at a check's:")
-        lines += [f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: by {o.layer} ({o.rows[0] if o.rows else ''}); "
-                  f"{o.truth_reason}" for rid, o in true_killed]
+    elsewhere = [(s.record_id, o) for s in scores for o in s.outcomes
+                 if o.truth == "provably_true" and o.status == "killed" and o.layer in VALUE_LAYERS]
+    if elsewhere:
+        lines.append("\nprovably true at the PEP's setting, killed at another (the truth there in brackets):")
+        lines += [f"  {rid}: [{o.mutant.kind}] {o.mutant.description}: by {o.layer} at {o.kill_note} "
+                  f"[{o.kill_truth.replace('_', ' ')} there]; {o.truth_reason}" for rid, o in elsewhere]
     false_alive = [(s.record_id, o) for s in scores for o in s.outcomes
                    if o.truth == "provably_false" and o.status != "killed"]
     if false_alive:  # the provably false survivors first, with the instance that refutes them

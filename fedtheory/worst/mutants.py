@@ -82,6 +82,18 @@ class PreparedWorstCase:
                 return _row(spec, i, ev, mev)
         return None
 
+    def kill_setting(self, mutant: Mutant) -> tuple[str, str, str]:
+        """Where this layer's kill is made and the mutant's truth there: the search's own setting (today's check's
+        constants); provably false there for a deterministic search (its instances satisfy every assumption by
+        construction, the comparison is exact), undecided for a stochastic one (a statistical decision)."""
+        spec = self.spec
+        vals = {k: v for k, v in (self.points[0] if self.points else {}).items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        where = "the search's instance (" + ", ".join(f"{k}={v:.4g}" for k, v in vals.items()) + ")"
+        if spec is not None and not spec.stochastic:
+            return "other", "provably_false", f"{where}: deterministic, inside every assumption by construction"
+        return "other", "undecided", f"{where}: a statistical decision; no PEP decides that setting"
+
 
 def _row(spec: WorstCaseSpec, i: int, ev: Evaluation, mev: Evaluation) -> str:
     j = int(mev.statement[0])
@@ -136,7 +148,7 @@ class WorstCaseLayer:
 
 # ------------------------------------------------------------------------------------ the PEP layer
 
-PEP_BUDGET = {"C": 3, "K": 3, "T": 4}  # the PEP layer's sizes where the check's are larger (seconds a record)
+PEP_BUDGET = {"C": 3, "K": 3, "T": 4}  # the default sizes' caps (``PEP_PROFILES['quick']``; a declaration may name its own)
 TRUTH_RTOL = 1e-4  # a mutant is true at the PEP's setting when the SDP's upper value is below its bound by this much
 
 
@@ -151,6 +163,7 @@ class PreparedPEP:
     instance: Any = None
     summary: str = ""
     seconds: float = 0.0
+    value: float | None = None  # the SDP's value (the record's left side): the exact worst case in an exact class
 
     @property
     def decides(self) -> bool:
@@ -188,9 +201,32 @@ class PreparedPEP:
     def decide(self, mutant: Mutant) -> str | None:
         return self.refutes(mutant)
 
+    def kill_setting(self, mutant: Mutant) -> tuple[str, str, str]:
+        """This layer kills at the setting it classifies at (the truth there is the classification's)."""
+        s = self.spec.setting
+        return "classified", "", f"the PEP's rebuilt worst case (C={s.C}, K={s.K}, T={s.T})"
+
+    def same_setting(self, params: Mapping[str, Any]) -> bool:
+        """Whether a check row's values are this PEP's setting: every number the PEP's bound is evaluated at is in the
+        row's params, equal to 1e-9 relative."""
+        if self.spec is None:
+            return False
+        mine = {k: float(v) for k, v in self.spec.values.items()
+                if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)}
+        if not mine:
+            return False
+        for k, v in mine.items():
+            w = params.get(k)
+            if not isinstance(w, (int, float, np.integer, np.floating)) or isinstance(w, bool):
+                return False
+            if not math.isclose(float(w), v, rel_tol=1e-9, abs_tol=1e-300):
+                return False
+        return True
+
     def classify(self, mutant: Mutant) -> tuple[str, str] | None:
-        """('provably_false', why): refuted on the rebuilt instance; ('provably_true', why): the SDP's upper value
-        is below the mutant's bound at the PEP's setting (it holds over the whole class there); ('undecided', why)."""
+        """('provably_false', why): refuted on the rebuilt instance, or (an exact class) the SDP's value is above the
+        mutant's bound at the PEP's setting; ('provably_true', why): the SDP's upper value is below the mutant's bound
+        at the PEP's setting (it holds over the whole class there); ('undecided', why)."""
         if self.spec is None or not isinstance(mutant.record, Bound):
             return None
         row = self.refutes(mutant)
@@ -199,9 +235,15 @@ class PreparedPEP:
         b = self._bound(mutant, self.spec.values)
         s = self.spec.setting
         where = f"C={s.C}, K={s.K}, T={s.T}"
-        if self.upper is not None and b is not None and self.upper * (1 + TRUTH_RTOL) <= b:
+        if self.upper is not None and b is not None and self.upper * (1 + TRUTH_RTOL) <= b and not self.spec.subclass:
             return "provably_true", (f"the PEP's upper value {self.upper:.6g} <= the mutant's bound {b:.6g} at the "
                                      f"PEP's setting ({where}; {'exact' if s.exact else 'relaxed'} class)")
+        if ((s.exact or self.spec.subclass) and self.value is not None and b is not None
+                and self.value > b * (1 + TRUTH_RTOL) + 1e-12):
+            return "provably_false", (f"the worst case {self.value:.6g} of the PEP's class (the SDP's value: an exact "
+                                      f"class or a subclass of the record's) > the "
+                                      f"mutant's bound {b:.6g} at the PEP's setting ({where}); no certified instance "
+                                      "was rebuilt for it")
         return "undecided", ("between the rebuilt instance and the PEP's upper value" if b is not None else
                              "the mutant's bound is not evaluable at the PEP's setting") + f" ({where})"
 
@@ -213,7 +255,7 @@ class PEPLayer:
     case rebuilt; a mutant is killed where that instance refutes it, and classified provably false / provably true /
     undecided (``PreparedPEP.classify``)."""
 
-    budget: Mapping[str, int] = field(default_factory=lambda: dict(PEP_BUDGET))
+    budget: Mapping[str, int] | None = None  # the sizes' caps; None: each declaration's 'quick' sizes (pep_sizes)
     seed: int = 0
     name: str = "pep"
 
@@ -222,14 +264,15 @@ class PEPLayer:
 
         if not isinstance(record, Bound) or not pep_available():
             return None
-        from .pep import pep_entries, pep_spec, solve_pep
+        from .pep import pep_entries, pep_sizes, pep_spec, solve_pep
         from .pep.instance import counterexample
 
         if record.id not in pep_entries():
             return None
         t0 = time.perf_counter()
         try:
-            spec, _, _ = pep_spec(record.id, seed=self.seed, budget=self.budget)
+            budget = self.budget if self.budget is not None else pep_sizes(record.id, "quick")
+            spec, _, _ = pep_spec(record.id, seed=self.seed, budget=budget)
             spec = dataclasses.replace(spec, record_override=record)
             pep = spec.build()
             res = solve_pep(pep)
@@ -238,7 +281,8 @@ class PEPLayer:
         if res.value is None:
             return PreparedPEP(spec, summary=f"the PEP gave no accepted value ({res.status})",
                                seconds=time.perf_counter() - t0)
-        upper = max(res.value, res.dual if res.dual is not None else res.value)
+        upper = spec.lhs(max(res.value, res.dual if res.dual is not None else res.value))
+        value = spec.lhs(res.value)
         cx = None
         why = ""
         try:
@@ -247,9 +291,10 @@ class PEPLayer:
             why = f"; its worst case not rebuilt ({exc})"
         s = spec.setting
         bound = float(np.asarray(record.evaluate(dict(spec.values)), float))
-        summary = (f"PEP at C={s.C}, K={s.K}, T={s.T} ({'exact' if s.exact else 'relaxed'} class): worst case "
-                   f"{res.value:.4g} against the bound {bound:.4g} (value/bound {res.value / bound:.3g})" + why)
+        kind = {"exact": "exact class", "upper bound": "relaxed class", "lower bound": "a subclass"}[spec.relation]
+        summary = (f"PEP at C={s.C}, K={s.K}, T={s.T} ({kind}): worst case "
+                   f"{value:.4g} against the bound {bound:.4g} (value/bound {value / bound:.3g})" + why)
         if cx is not None:
             summary += (f"; rebuilt in dimension {cx.dimension}, re-run measures {cx.measured:.4g}"
                         + ("" if cx.in_class else f" (not in the record's class: {cx.reason})"))
-        return PreparedPEP(spec, upper, cx, summary, time.perf_counter() - t0)
+        return PreparedPEP(spec, upper, cx, summary, time.perf_counter() - t0, value)

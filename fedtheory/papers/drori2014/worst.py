@@ -23,8 +23,8 @@ import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedavg
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (HuberClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (HuberClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, check_reference,
+                             register_pep, register_worst_case)
 
 from .checks import step_for
 
@@ -70,6 +70,9 @@ def dt_search(record_id: str = RID, *, L: float = 2.0, R2: float = 4.0, N: int =
                          params=params, note=note)
 
 
-register_pep(RID, dt_pep)
+# the check's row on D&T's attaining instance at h = 1 (L, R^2 certified there); N capped
+register_pep(RID, dt_pep, sizes={"quick": {"N": 50}, "full": {"N": 64}},
+             reference=check_reference(RID, RID, ("L", "R2", "h", "N"), problem="dt_huber", setting="h=1",
+                                       convert={"N": int}))
 register_worst_case(RID, dt_search, description="gradient descent on L-smooth convex Huber regressions (--set huber=0: "
                                                 "convex quadratics), ||x_0 - x*||^2 = R^2 (Drori & Teboulle Thm 3.1)")

@@ -251,8 +251,11 @@ def fedinit_pep(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: floa
     non-convex, f(w^0) - f(z) <= D at every queried z), Assumption 3 at (G, B) at every queried point; full
     participation, exact gradients. d, runs: the search's parameters, accepted and unused (the PEP is
     dimension-free and deterministic)."""
+    if record_id in _DIVERGENCE_PEP:
+        return _divergence_pep(record_id, L=L, mu=mu, B=B, G=G, D=D, eta=eta, K=K, T=T, beta=beta, C=C, N=N, lam=lam,
+                               client_mu=client_mu, server_rule=server_rule, server_lr=server_lr)
     if record_id not in ("fedinit.thm1", "fedinit.thm2"):
-        raise ParameterError("record_id", record_id, "fedinit.thm1 or fedinit.thm2")
+        raise ParameterError("record_id", record_id, "fedinit.thm1, fedinit.thm2 or " + ", ".join(_DIVERGENCE_PEP))
     if sigma_l != 0:
         raise ParameterError("sigma_l", sigma_l, "0 (the PEP covers exact gradients: --set sigma_l=0)")
     C, K, T = int(C), int(K), int(T)
@@ -280,6 +283,40 @@ def fedinit_pep(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: floa
                    if thm2 else "Thm 1's D = f(w^0) - inf f; the PEP uses f(w^0) - f(z) <= D at every queried z")
 
 
+# the divergence theorems' PEPs (the round protocol's: the measure Delta^t the hand-written PEP does not write)
+_DIVERGENCE_PEP = {"fedinit.thm4": "avg_divergence", "fedinit.thm4.rederived": "avg_divergence",
+                   "fedinit.thm5": "divergence"}
+
+
+def _divergence_pep(record_id: str, *, L: float, mu: float, B: float, G: float, D: float, eta: float, K: int, T: int,
+                    beta: float, C: int, N: int, lam: float | None, client_mu: float, server_rule: str,
+                    server_lr: float) -> PEPSpec:
+    """Thm 4 ((1/T) sum_{t<T} Delta^t) and Thm 5 (Delta^T), Delta^t = (1/C) sum_i ||w_i^last - w^t||^2 (the engine's
+    delta), at sigma_l = 0 and N = C: FedInit through the round protocol's PEP. Thm 4's class: every f_i L-smooth,
+    possibly non-convex, Assumption 3 at (G, B) at every queried point, f(w^0) - f(z) <= D at every queried z (both
+    relaxations: an upper bound). Thm 5's: every f_i L-smooth and client_mu-strongly convex, f mu-strongly convex
+    between the queried points (PL is assumed; this is the convex part of it), Assumption 3 at the points,
+    f(w^0) - f* <= D: an upper bound on the worst case over {convex clients, f strongly convex}, Thm 5 assumes more
+    (PL, non-convex clients)."""
+    from fedtheory.worst import ProtocolSetting
+
+    thm5 = record_id == "fedinit.thm5"
+    setting = ProtocolSetting(C=C, K=K, T=T, eta=eta, L=L, mu=mu if thm5 else 0.0,
+                              client_mu=client_mu if thm5 else 0.0, function_class="convex" if thm5 else "smooth",
+                              heterogeneity="GB", G=G, B=B, initial="function", D=D,
+                              metric=_DIVERGENCE_PEP[record_id])
+    if lam is None:
+        lam = best_lambda(eta=eta, K=K, L=L, B=B, N=N, beta=beta)
+    values = {"L": L, "mu": mu, "sigma_l": 0.0, "N": N, "C": C, "K": K, "T": T, "eta": eta, "beta": beta, "D": D,
+              "B": B, "G": G, "lam": lam}
+    params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T,
+              "beta": beta, "sigma_l": 0.0, "C": C, "N": N, "lam": lam, "client_mu": client_mu,
+              "server_rule": server_rule, "server_lr": server_lr}
+    return PEPSpec(record_id, setting, values, settings={"full_participation": True}, params=params,
+                   algorithm=fedinit(beta, server_rule=server_rule, server_lr=server_lr), initial_symbol="D",
+                   note="sigma_l = 0, N = C; Delta^t over every client's latest local model (Delta^0 = 0)")
+
+
 def fedinit_stability_reference(record_id: str):
     """``reference(seed, problem=None, setting=None, beta=None)`` for Thm 3: the stability check's row (default
     beta = 0.1, c = 1/(L K)): L, c, K, T, beta, S and the check problem's shape and smallest client eigenvalue."""
@@ -300,7 +337,7 @@ for _rid in ("fedinit.thm2", "fedinit.thm1", "fedinit.thm4", "fedinit.thm4.reder
     register_worst_case(_rid, fedinit_spec, reference=fedinit_reference(_rid),
                         description=f"FedInit on federated quadratics inside the record's assumptions (exact "
                                     f"G^2(B)): {_QUADRATIC[_rid][2]}")
-for _rid in ("fedinit.thm2", "fedinit.thm1"):
+for _rid in ("fedinit.thm2", "fedinit.thm1", *_DIVERGENCE_PEP):
     register_pep(_rid, fedinit_pep)
 for _rid in _STABILITY:
     register_worst_case(_rid, fedinit_stability_spec, reference=fedinit_stability_reference(_rid),

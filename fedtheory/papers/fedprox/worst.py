@@ -3,7 +3,16 @@ dissimilarity is at most B_max at every point (the class's heterogeneity (G, B) 
 the global one, and (1/N) sum_k ||grad F_k||^2 <= B_max^2 ||grad f||^2 everywhere), client spectra in [0, L]. Each round
 of a FedProx run with every device supplies a point w^t; the expectation over K devices drawn with replacement is
 exact (``measures.ExpectedDecrease``). The bound at each round uses the run's own B(w^t) and gamma (one bound per run
-and round: ``bound_per_run``)."""
+and round: ``bound_per_run``).
+
+The PEP (``fedprox_pep``): Theorem 4 over its own class, one round from w^t, at gamma = 0 (each device returns its
+exact proximal point, the theorem's smallest inexactness): every F_k L-smooth and convex (L_- = 0), B-locally
+dissimilar at w^t (Definition 3, exactly where it is assumed), the expectation over K devices drawn with replacement
+exact (every multiset of draws a point of the PEP, with its multinomial probability). The statement
+E f(w^{t+1}) <= f(w^t) - rho ||grad f(w^t)||^2 is homogeneous in f, so the PEP fixes ||grad f(w^t)||^2 = 1 and
+maximizes E f(w^{t+1}) - f(w^t): the bound is the record at gap_t = 0 (f(w^t) - f* subtracted from both sides),
+g2_t = 1, i.e. -rho, and the PEP's value is -rho*, rho* the exact worst-case decrease: the statement holds iff
+rho <= rho*. Exact; K is capped (C + K - 1 choose K points)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +20,8 @@ import dataclasses
 import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedprox
-from fedtheory.worst import QuadraticClass, WorstCaseSpec, register_worst_case
+from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
+                             register_worst_case)
 
 from . import records as R
 from .measures import ExpectedDecrease
@@ -43,3 +53,25 @@ def make(record_id: str = "fedprox.thm4", *, L: float = 1.0, mu_L: float = 50.0,
 
 register_worst_case("fedprox.thm4", make, description="FedProx (Li et al. 2020, Thm 4) on convex quadratics of bounded "
                                                       "local dissimilarity")
+
+
+def fedprox_pep(record_id: str = "fedprox.thm4", *, L: float = 1.0, mu: float = 50.0, K: int = 2, B: float = 1.3,
+                N: int = 3) -> PEPSpec:
+    """Theorem 4 at gamma = 0 over its class: N devices (every F_k L-smooth convex, B-locally dissimilar at w^t), the
+    exact proximal point with coefficient mu, K devices drawn with replacement (the expectation exact); measure
+    E f(w^{t+1}) - f(w^t) at ||grad f(w^t)||^2 = 1 against -rho."""
+    N, K = int(N), int(K)
+    setting = ProtocolSetting(C=N, K=1, T=1, eta=1.0 / (L + mu), L=L, heterogeneity="local_dissimilarity", B=B,
+                              initial="gradient", D=1.0, metric="expected_sampled_change", draws=K)
+    values = {"mu": mu, "L": L, "L_minus": 0.0, "B": B, "gamma": 0.0, "K": K, "gap_t": 0.0, "g2_t": 1.0}
+    return PEPSpec(record_id, setting, values, settings=dict(R.THM4.requires),
+                   algorithm=fedprox(mu=mu, server_rule="algorithm1", solve="exact"),
+                   params={"record_id": record_id, "L": L, "mu": mu, "K": K, "B": B, "N": N},
+                   note="gamma = 0 (exact proximal points); E f(w^{t+1}) - f(w^t) at ||grad f(w^t)||^2 = 1 against "
+                        "-rho (the statement less f(w^t) - f* on both sides); its value is -rho*, the exact worst-case "
+                        "decrease, so slack = rho*/rho")
+
+
+register_pep("fedprox.thm4", fedprox_pep, sizes={"quick": {"N": 3, "K": 5}, "full": {"N": 3, "K": 6}},
+             reference=check_reference("fedprox.thm4", "fedprox.thm4", ("L", "mu", "K"), setting="mu=50L K=64",
+                                       convert={"K": int}, fixed={"B": 1.3, "N": 5}))

@@ -19,6 +19,8 @@ smallest bound among those where the proof's denominator (1 + 1/eps) beta mu - (
 denominator is not positive it is negative or undefined (finding fedshift.thm1.denominator). So the printed
 record is searched only where it is meaningful: the declaration adds the condition denominator_positive, and a
 fixed ``eps`` outside it (``--set eps=1``) gives not_applicable, not a verdict.
+
+Lemma 3's PEP (``lemma3_pep``): the clients' drift within a round under bounded gradients.
 """
 from __future__ import annotations
 
@@ -30,10 +32,10 @@ import numpy as np
 from fedtheory.checks import run_checks
 from fedtheory.sim import AdditiveNoise, Exact, RunConfig, TrackGradients, fedavg, mixed_precision
 from fedtheory.validation import ParameterError
-from fedtheory.worst import QuadraticClass, WorstCaseSpec, register_worst_case
+from fedtheory.worst import PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, register_pep, register_worst_case
 
 from . import records as TF
-from .checks import EPS_GRID
+from .checks import EPS_GRID, K_LOCAL
 
 RECORDS = ("fedshift.thm1", "fedshift.thm1.rederived")
 
@@ -149,3 +151,30 @@ for _rid, _what in (("fedshift.thm1", "as printed, where its denominator is posi
                     ("fedshift.thm1.rederived", "as the appendix proof supports it")):
     register_worst_case(_rid, fedshift_spec, reference=fedshift_reference(_rid),
                         description=f"FedShift Thm 1 ({_what}) on quadratics with client spectra in [mu, L]")
+
+
+# ------------------------------------------------------------------------------------ the PEP of Lemma 3
+
+def lemma3_pep(record_id: str = "fedshift.lemma3", *, E: int = K_LOCAL, eta_t: float = 0.1, G: float = 1.0,
+               N: int = 3, L: float = 10.0) -> PEPSpec:
+    """Lemma 3 (Li et al.'s Lemma 3): the clients' drift sum_k p_k ||w_bar^tau - w_k^tau||^2 after E - 1 local steps
+    of size eta_t from a synchronisation (where it is largest within a round of E steps), every ||grad F_k||^2 <= G^2
+    at the points the clients query (the lemma's only assumption; imposed at the points: a relaxation), F_k L-smooth
+    (the PEP's functions are smooth: a subclass of the lemma's). Its value is eta_t^2 (E - 1)^2 G^2 whatever L:
+    attained by linear clients (L-smooth for every L) and, by the triangle inequality over the steps, an upper bound
+    over the lemma's whole class; so it is the exact worst case, 4x below the bound. FedShift's shift acts at the
+    aggregation, after the drift: not run here."""
+    E, N = int(E), int(N)
+    if E < 2:
+        raise ParameterError("E", E, "an integer >= 2 (at E = 1 every step synchronises: the drift is 0)")
+    setting = ProtocolSetting(C=N, K=E - 1, T=1, eta=eta_t, L=L, function_class="smooth",
+                              heterogeneity="bounded_gradient", G=G, initial="none", D=1.0, metric="divergence")
+    return PEPSpec(record_id, setting, {"eta_t": eta_t, "E": E, "G": G}, settings={}, algorithm=fedavg(),
+                   subclass="L-smooth clients (the lemma assumes bounded gradients only); the value equals the closed "
+                        "form eta_t^2 (E - 1)^2 G^2, which bounds the whole class",
+                   params={"record_id": record_id, "E": E, "eta_t": eta_t, "G": G, "N": N, "L": L},
+                   note="the drift after E - 1 local steps from one model (the round's synchronisation), p_k = 1/N; "
+                        "E = 5 as the check's FedShift runs; the ratio is independent of eta_t, G and L")
+
+
+register_pep("fedshift.lemma3", lemma3_pep, sizes={"quick": {"N": 3}, "full": {"N": 4}})

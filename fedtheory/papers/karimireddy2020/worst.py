@@ -10,7 +10,8 @@ import numpy as np
 
 from fedtheory.sim import AdditiveNoise, RunConfig, scaffold
 from fedtheory.validation import ParameterError
-from fedtheory.worst import PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, register_pep, register_worst_case
+from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
+                             register_worst_case)
 
 from . import records as R
 
@@ -76,4 +77,10 @@ def scaffold_pep(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float 
                    note="S = N and sigma = 0: the deterministic case of the bound, over its exact class")
 
 
-register_pep("karimireddy2020.scaffold_sc", scaffold_pep)
+# the constants of today's check's first row (S = 5 of N = 20, eta_g = 1): beta, mu, K, eta_g certified on its least
+# squares, its ||x^0 - x*||^2 and C_0; the PEP at S = N and sigma = 0 over T rounds (the check's 200), sizes capped
+register_pep("karimireddy2020.scaffold_sc", scaffold_pep,  # sizes measured: benchmarks/pep_rows.py --sizes
+             sizes={"quick": {"N": 3, "K": 3, "T": 6}, "full": {"N": 4, "K": 5, "T": 10}},
+             reference=check_reference("karimireddy2020.scaffold_sc", "karimireddy2020.scaffold_sc",
+                                       ("beta", "mu", "N", "K", "eta_g", "dist0", "C0"), setting="S=5 eta_g=1",
+                                       convert={"N": int, "K": int}, fixed={"T": 200}))

@@ -7,7 +7,9 @@ No public copy of the theorems could be read: both records are written from memo
 
 * ``records``: the two bounds (with additive noise, the oracle they require: see records.py);
 * ``checks``: identical and heterogeneous least squares with additive gradient noise, inside the step conditions,
-  at their edge and outside.
+  at their edge and outside;
+* ``worst``: the PEP of each bound at sigma = 0 (local GD; exact classes).
 """
 from . import records  # noqa: F401 - registers the records
 from . import checks  # noqa: F401 - registers the checks
+from . import worst  # noqa: F401 - registers the PEP declarations

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedavg
-from fedtheory.worst import PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, register_pep, register_worst_case
+from fedtheory.worst import (PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
+                             register_worst_case)
 
 RID = "taylor2018.thm3_1"
 SETTINGS = {"local_steps": 1, "oracle": "exact", "full_participation": True, "aggregation": "mean of the models",
@@ -45,6 +46,10 @@ def thg_search(record_id: str = RID, *, L: float = 4.0, mu: float = 0.5, lr: flo
                          params=params, note="quadratics with spectrum in [mu, L]: the class where the rate is attained")
 
 
-register_pep(RID, thg_pep)
+# the check's row at gamma = 2/(L + mu) on its two-eigenvalue quadratic (L, mu, D0 certified there); N capped (beyond 20
+# the worst case falls below the solvers' accuracy: measured, benchmarks/pep_rows.py --sizes)
+register_pep(RID, thg_pep, sizes={"quick": {"N": 20}, "full": {"N": 20}},
+             reference=check_reference(RID, RID, ("L", "mu", "lr", "D0", "N"), problem="two_eigenvalue_quadratic",
+                                       setting="gamma=2/(L+mu)", convert={"N": int}))
 register_worst_case(RID, thg_search, description="gradient descent on quadratics with spectrum in [mu, L] "
                                                  "(Taylor, Hendrickx & Glineur Thm 3.1, f_2 = 0)")

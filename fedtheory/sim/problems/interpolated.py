@@ -72,6 +72,12 @@ class InterpolatedProblem(Problem):
     def client_weights(self) -> np.ndarray:
         return self._p
 
+    @property
+    def identical_clients(self) -> bool:
+        """Every client the same interpolant (the same data A_j, c_j; one client trivially)."""
+        A0, c0 = self.parts[0]
+        return all(A.shape == A0.shape and np.array_equal(A, A0) and np.array_equal(c, c0) for A, c in self.parts[1:])
+
     def view(self, clients, variant):
         return _InterpView(self, clients)
 

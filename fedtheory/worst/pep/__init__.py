@@ -50,7 +50,8 @@ on it (``gram_min_eig``, ``max_violation``).
 from .build import FederatedPEP, PairRows, build_pep
 from .instance import Counterexample, counterexample, counterexample_script, write_counterexample
 from .protocol import PEPRefusal, ProtocolSetting, SpectralMixing, protocol_pep
-from .record import RTOL, PEPSpec, pep_entries, pep_spec, pep_worst_case, register_pep, run_pep
+from .record import (PEP_PROFILES, RTOL, PEPSpec, check_reference, pep_entries, pep_sizes, pep_spec, pep_worst_case,
+                     register_pep, run_pep)
 from .reduction import isotypic_bases, rebased, sparsified
 from .setting import (FUNCTION_CLASSES, INITIALS, MAX_STEPS, METRICS, PEP_EXTRA, SERVER_RULES, MissingExtraError,
                       PEPSetting, pep_available)
@@ -58,6 +59,7 @@ from .solve import (ACCEPT_GAP, ACCEPT_MIN_EIG, ACCEPT_VIOLATION, BASES, DIFFERE
                     solve_pep)
 
 __all__ = ["ACCEPT_GAP", "ACCEPT_MIN_EIG", "ACCEPT_VIOLATION", "BASES", "Counterexample", "DIFFERENCES_BELOW",
+           "PEP_PROFILES", "check_reference", "pep_sizes",
            "FUNCTION_CLASSES", "FederatedPEP", "INITIALS", "MAX_STEPS", "METHODS", "METRICS", "MissingExtraError",
            "PEPRefusal", "PEPResult", "PEPSetting", "PEPSpec", "PEP_EXTRA", "PairRows", "ProtocolSetting", "RTOL",
            "SERVER_RULES", "SOLVERS", "SpectralMixing", "build_pep", "counterexample", "counterexample_script",

@@ -74,7 +74,7 @@ def reconstruct(pep: FederatedPEP, gram: np.ndarray, F: np.ndarray):
     if any(q.prox is not None for q in pep.queries):
         raise ParameterError("algorithm", "exact proximal steps", "gradient steps only for a reconstructed instance "
                              "(a proximal step's interpolant is not written out)")
-    if pep.lmis or any(k != ("star",) for _, _, k in pep.zero_sums):
+    if pep.lmis or any(k not in (("star",), ("amin",)) for _, _, k in pep.zero_sums):
         raise ParameterError("mixing", "a class of matrices", "a fixed mixing matrix for a reconstructed instance")
     ev, U = np.linalg.eigh((gram + gram.T) / 2)
     keep = ev > RANK_TOL * max(ev.max(), 1e-300)
@@ -92,10 +92,30 @@ def reconstruct(pep: FederatedPEP, gram: np.ndarray, F: np.ndarray):
     return problem, V[pep.w0_leaf], V
 
 
+def agents_gap(problem, w0: np.ndarray) -> float:
+    """sum_i (f_i(w^0) - min f_i) of an interpolated problem: each client's own minimum by its minimization (in closed
+    form for a convex client: minus the conjugate's largest c, attained on its data)."""
+    from ...sim.problems.interpolant import interpolant, minimize_sum
+
+    w0 = np.asarray(w0, float)
+    out = 0.0
+    for A, c in problem.parts:
+        if problem.mu == 0:
+            f_min = -float(c.max())
+        else:
+            _, f_min, _ = minimize_sum([(A, c)], np.ones(1), problem.L, problem.mu, w0)
+        out += float(interpolant(A, c, problem.L, problem.mu, w0)[0]) - f_min
+    return out
+
+
 def _initial_quantity(problem, w0: np.ndarray, initial: str) -> tuple[float, str]:
     """The instance's ||w^0 - w*||^2 (the largest over a set of minimizers: the bound must fail under both readings of
-    R) or f(w^0) - f*."""
+    R), f(w^0) - f*, or sum_i (f_i(w^0) - min f_i) (``agents_gap``)."""
     c = problem.constants
+    if initial == "agents_gap":
+        return agents_gap(problem, w0), "each client's own minimum, by its minimization"
+    if initial == "none":
+        return 0.0, "no initial condition"
     if initial == "distance":
         verts = problem.minimizer_set
         if verts is not None:
@@ -106,7 +126,15 @@ def _initial_quantity(problem, w0: np.ndarray, initial: str) -> tuple[float, str
     return float(problem.loss(w0[None])[0] - c["f_star"].value), c["f_star"].note
 
 
+# the engine's measures the re-run records for a setting's measure (the step measures at every local step, the
+# gossip's consensus, Delta^t); the other measures are read from the trace's iterates
+ENGINE_MEASURES = {"step_avg_grad_norm2": ("step_grad_norm2_mean",), "step_avg_opt_error": ("avg_opt_error",),
+                   "consensus2": ("consensus_max",), "divergence": ("delta",), "avg_divergence": ("delta",)}
+
+
 def _measure(problem, s, tr) -> float:
+    """The setting's measure on the simulator's re-run (its own computation of it: the engine's measures, or the
+    problem at the trace's iterates)."""
     c = problem.constants
     wT = tr.final_w[0]
     if s.metric == "opt_error":
@@ -119,11 +147,23 @@ def _measure(problem, s, tr) -> float:
         return float(np.sum((wT - w_star) ** 2))
     if s.metric == "grad_norm2":
         return float(np.sum(problem.grad(wT[None])[0] ** 2))
-    its = tr.iterates[:-1, 0]
-    if s.metric == "weighted_opt_error":
-        a = np.asarray(s.metric_weights) / np.sum(s.metric_weights)
-        return float(a @ (problem.loss(its) - c["f_star"].value))
-    return float(np.mean(np.sum(problem.grad(its) ** 2, axis=1)))
+    if s.metric == "step_avg_grad_norm2":  # (1/(K T)) sum_{s < K T} ||grad f(xbar_s)||^2: row K T - 1
+        return float(tr["step_grad_norm2_mean"][s.K * s.T - 1, 0])
+    if s.metric == "step_avg_opt_error":  # f(xhat) - f*, xhat the mean of xbar_0..xbar_{K T - 1}: row K T - 1
+        return float(tr["avg_opt_error"][s.K * s.T - 1, 0])
+    if s.metric == "consensus2":  # the largest agent's ||x_i^T - xbar^T|| (row T - 1), squared: >= agent 0's
+        return float(tr["consensus_max"][s.T - 1, 0] ** 2)
+    if s.metric == "divergence":
+        return float(tr["delta"][s.T, 0])
+    if s.metric == "avg_divergence":
+        return float(np.mean(tr["delta"][:s.T, 0]))
+    if s.metric in ("opt_error", "dist2", "grad_norm2", "weighted_opt_error", "avg_grad_norm2"):
+        its = tr.iterates[:-1, 0]
+        if s.metric == "weighted_opt_error":
+            a = np.asarray(s.metric_weights) / np.sum(s.metric_weights)
+            return float(a @ (problem.loss(its) - c["f_star"].value))
+        return float(np.mean(np.sum(problem.grad(its) ** 2, axis=1)))
+    raise ParameterError("metric", s.metric, "a measure the simulator's re-run reads (or the spec's instance_measure)")
 
 
 def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample:
@@ -136,25 +176,42 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
     record = spec.record
     problem, w0, V = reconstruct(pep, result.gram, result.F)
     cfg = RunConfig(rounds=s.T, local_steps=s.K, lr=s.eta, oracle=Exact())
-    tr = simulate(problem, algorithm, cfg, [0], w0=w0, keep_iterates=True, measures=())
-    measured = _measure(problem, s, tr)
+    own = {}
+    if spec.instance_measure is not None:  # the declaration's own re-run (e.g. one round more, a paper's measure)
+        raw, own = spec.instance_measure(problem, w0, s, algorithm)
+    else:
+        tr = simulate(problem, algorithm, cfg, [0], w0=w0, keep_iterates=True,
+                      measures=ENGINE_MEASURES.get(s.metric, ()))
+        raw = _measure(problem, s, tr)
+    measured = spec.lhs(raw) if math.isfinite(raw) else raw
     initial = getattr(s, "initial", "function")
     start, how = _initial_quantity(problem, w0, initial)
     values = dict(spec.values)
     reasons = []
     if spec.initial_symbol:
         values[spec.initial_symbol] = start
+    own = dict(own)
+    why_not = own.pop("_not_in_class", "")  # a declaration's own re-run may say why its instance cannot decide
+    values.update(own)
+    if why_not:
+        reasons.append(why_not)
     if spec.instance_symbols:
-        w_star = np.asarray(problem.constants["w_star"].value)[None]
-        g = problem.client_grads(w_star, np.zeros(1, dtype=np.int64))[0]
-        zeta2 = float(problem.client_weights @ np.sum(g ** 2, axis=1))
+        quantities = {"start": start, "start_root": math.sqrt(max(start, 0.0))}
+        if any(w in ("zeta2", "zeta") for w in spec.instance_symbols.values()):
+            w_star = np.asarray(problem.constants["w_star"].value)[None]
+            g = problem.client_grads(w_star, np.zeros(1, dtype=np.int64))[0]
+            quantities["zeta2"] = float(problem.client_weights @ np.sum(g ** 2, axis=1))
+            quantities["zeta"] = math.sqrt(quantities["zeta2"])
+        if "agents_gap" in spec.instance_symbols.values():
+            quantities["agents_gap"] = agents_gap(problem, w0)
         for sym, what in spec.instance_symbols.items():
-            values[sym] = {"zeta2": zeta2, "zeta": math.sqrt(zeta2)}[what]
-    elif start > s.D * (1 + CONFIRM_RTOL):
+            values[sym] = quantities[what]
+    elif initial != "none" and start > s.D * (1 + CONFIRM_RTOL):
         reasons.append(f"the instance's initial quantity {start:.6g} exceeds the PEP's D = {s.D:g} and the record "
                        "names no symbol for it")
+    topology = getattr(algorithm.comm, "topology", None)  # a gossip algorithm's (it certifies mixing_matrix)
     cert = certify(record, problem=problem, oracle=Exact(), sampling=ClientSampling(problem.n_clients, None),
-                   algorithm=algorithm)
+                   algorithm=algorithm, topology=topology if not isinstance(topology, (list, tuple)) else None)
     if not cert.applicable:
         reasons.append("the instance does not certify every assumption: " + "; ".join(cert.failures))
     else:
@@ -286,9 +343,17 @@ if __name__ == "__main__":
 '''
 
 
+SCRIPT_METRICS = ("opt_error", "dist2", "grad_norm2", "weighted_opt_error", "avg_grad_norm2")
+
+
 def counterexample_script(cx: Counterexample) -> str:
-    """The self-contained script of ``cx``: numpy only; its data through ``repr``; the interpolant's source."""
+    """The self-contained script of ``cx``: numpy only; its data through ``repr``; the interpolant's source. Written
+    for the server's measures (SCRIPT_METRICS) of a PEP without agents' own minima; others raise ParameterError."""
     from ...sim.problems import interpolant as module
+
+    if cx.data.get("metric") not in SCRIPT_METRICS or cx.data.get("initial") not in ("distance", "function"):
+        raise ParameterError("metric", cx.data.get("metric"), "a measure the script replays: " + ", ".join(SCRIPT_METRICS)
+                             + " (with initial 'distance' or 'function')")
 
     source = inspect.getsource(module)
     header = (f'"""Counterexample to {cx.record_id} from fedtheory\'s PEP (a reconstructed worst case).\n\n'

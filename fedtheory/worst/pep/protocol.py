@@ -30,6 +30,7 @@ step counts, a ring) every constraint is written and the full Gram matrix is sol
 """
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
@@ -45,8 +46,18 @@ from .setting import require_pep
 __all__ = ["HETEROGENEITY", "MIXING", "PEPOps", "PEPOracle", "PEPRefusal", "PointArray", "ProtocolSetting",
            "SpectralMixing", "protocol_pep"]
 
-HETEROGENEITY = (None, "optimum", "GB")
+HETEROGENEITY = (None, "optimum", "GB", "bounded_gradient", "local_dissimilarity")
 MIXING = ("matrix", "spectral")
+INITIALS = ("distance", "function", "agents_gap", "none", "gradient")
+# the measures: at the server's model w^T (the agents' mean under gossip) and over its rounds; at the clients' mean
+# xbar_s before every local step s = t K + k (the engine's step measures); at the agents' own models (gossip); the
+# clients' divergence from the server's model (the engine's Delta^t)
+METRIC_NAMES = ("opt_error", "dist2", "grad_norm2", "avg_grad_norm2", "weighted_opt_error", "step_avg_grad_norm2",
+                "step_avg_opt_error", "consensus2", "stacked_grad2", "divergence", "avg_divergence",
+                "expected_sampled_change")
+MAX_DRAW_POINTS = 400  # 'expected_sampled_change': the multisets of draws (each a point where every f_i is queried)
+STAR_METRICS = ("opt_error", "dist2", "weighted_opt_error", "step_avg_opt_error")  # measures that need x* and f*
+AGENT_METRICS = ("consensus2", "stacked_grad2")  # measures at the agents' own models (an algorithm that keeps them)
 _TOL = 1e-12  # coefficients this small (relative) are rounding: two points that differ by them are one point
 
 
@@ -351,14 +362,33 @@ class ProtocolSetting:
     client_mu-strongly convex (``function_class`` 'convex') or L-smooth ('smooth'); f = sum_i p_i f_i (``weights``
     p, default 1/C), in the 'convex' class mu-strongly convex between the queried points when mu > client_mu (a
     relaxation: the mean's interpolation inequalities at the points only). ``heterogeneity``: None, 'optimum'
-    (sum_i p_i ||grad f_i(x*)||^2 <= zeta^2) or 'GB' (sum_i p_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 at every
-    queried point). ``initial``: 'distance' (||w^0 - x*||^2 <= D) or 'function' (f(w^0) - f* <= D; in the 'smooth'
-    class f(w^0) - f(z) <= D at every queried point z). ``metric``: 'opt_error' f(w^T) - f*, 'dist2' ||w^T - x*||^2,
-    'grad_norm2' ||grad f(w^T)||^2, 'avg_grad_norm2' (1/T) sum_{t<T} ||grad f(w^t)||^2, 'weighted_opt_error'
-    sum_{t<T} a_t (f(w^t) - f*) / sum_t a_t (``metric_weights`` a) (w^t: the server model, or the clients' mean under
-    gossip). ``mixing``: a Gossip algorithm's topology matrix ('matrix', exact) or a
-    :class:`SpectralMixing` class. ``evaluate``: 'own' (each client's function at its own points and the shared
-    ones) or 'all' (every function at every point; forced by 'GB', by mu > client_mu and by the 'smooth' class)."""
+    (sum_i p_i ||grad f_i(x*)||^2 <= zeta^2), 'GB' (sum_i p_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 at every
+    queried point) or 'bounded_gradient' (||grad f_i(w)||^2 <= G^2 for every i at every point where f_i is queried: a
+    relaxation of 'for all w') or 'local_dissimilarity' (FedProx's Definition 3 at the server's model w^t starting
+    every round: sum_i p_i ||grad f_i(w^t)||^2 <= B^2 ||grad f(w^t)||^2, exactly where it is assumed).
+    ``initial``: 'distance' (||w^0 - x*||^2 <= D), 'function' (f(w^0) - f* <= D; in the
+    'smooth' class f(w^0) - f(z) <= D at every queried point z), 'agents_gap' (sum_i (f_i(w^0) - f_i^o) <= D, f_i^o
+    the minimum of f_i at a minimizer x_i^o of its own: Yuan et al.'s gap) or 'none' (no initial condition: for
+    measures of gradients and differences only, which the class's translations leave unchanged; w^0 is then held in a
+    ball, which changes nothing), 'gradient' (||grad f(w^0)||^2 = D: the scale of a statement homogeneous in f).
+    ``agents_gap``: that gap bounded as well, beside another initial condition.
+    ``stacked_grad_bound``: sum_i ||grad f_i(x_i^t)||^2 <= stacked_grad_bound^2 at the agents' models x_i^t starting
+    every round t = 0..T (Yuan et al.'s (10), imposed up to the horizon only: a relaxation of 'for every k').
+
+    ``metric``: 'opt_error' f(w^T) - f*, 'dist2' ||w^T - x*||^2, 'grad_norm2' ||grad f(w^T)||^2, 'avg_grad_norm2'
+    (1/T) sum_{t<T} ||grad f(w^t)||^2, 'weighted_opt_error' sum_{t<T} a_t (f(w^t) - f*) / sum_t a_t
+    (``metric_weights`` a) (w^t: the server model, or the agents' mean under gossip); at xbar_s, the clients' mean
+    before local step s = t K + k (the engine's step measures; s < K T): 'step_avg_grad_norm2' (1/(K T)) sum_s
+    ||grad f(xbar_s)||^2, 'step_avg_opt_error' f(xhat) - f* with xhat = (1/(K T)) sum_s xbar_s; at the agents' own
+    models after T rounds (a gossip algorithm): 'consensus2' ||x_0^T - xbar^T||^2 (agent 0; every agent alike on a
+    vertex-transitive topology), 'stacked_grad2' sum_i ||grad f_i(x_i^T)||^2; the engine's Delta^t = (1/C) sum_i
+    ||w_i^last - w^t||^2: 'divergence' Delta^T, 'avg_divergence' (1/T) sum_{t<T} Delta^t; FedProx's Theorem 4:
+    'expected_sampled_change' E_S f(w_S) - f(w^{T-1}), w_S the mean of the last local models of ``draws`` clients
+    drawn uniformly with replacement, the expectation exact (a sum over the multisets of draws with their multinomial
+    probabilities, each mean a point of the PEP). ``mixing``: a Gossip
+    algorithm's topology matrix ('matrix', exact) or a :class:`SpectralMixing` class. ``evaluate``: 'own' (each
+    client's function at its own points and the shared ones) or 'all' (every function at every point; forced by
+    'GB', by mu > client_mu and by the 'smooth' class)."""
 
     C: int
     K: int
@@ -379,6 +409,9 @@ class ProtocolSetting:
     mixing: Any = "matrix"
     evaluate: str = "own"
     metric_weights: tuple | None = None  # 'weighted_opt_error': sum_t a_t (f(w^t) - f*) / sum_t a_t over t < T
+    agents_gap: float | None = None  # sum_i (f_i(w^0) - f_i^o) <= this, beside the initial condition
+    draws: int = 0  # 'expected_sampled_change': clients drawn with replacement
+    stacked_grad_bound: float | None = None  # sum_i ||grad f_i(x_i^t)||^2 <= this^2 at the agents' models, t = 0..T
 
     def __post_init__(self):
         s = object.__setattr__
@@ -391,9 +424,12 @@ class ProtocolSetting:
         if self.function_class == "smooth":
             if self.mu != 0 or self.client_mu != 0:
                 raise ParameterError("mu", (self.client_mu, self.mu), "0 for the non-convex class 'smooth'")
-            if self.metric not in ("avg_grad_norm2", "grad_norm2") or self.initial != "function":
-                raise ParameterError("metric", (self.metric, self.initial), "avg_grad_norm2 or grad_norm2 with "
-                                     "initial='function' in the non-convex class (it has no x*)")
+            if self.metric in STAR_METRICS or self.initial not in ("function", "none"):
+                raise ParameterError("metric", (self.metric, self.initial), "a measure without f* or x* ("
+                                     + ", ".join(m for m in METRIC_NAMES if m not in STAR_METRICS)
+                                     + ") with initial 'function' or 'none' in the non-convex class (it has no x*)")
+            if self.agents_gap is not None:
+                raise ParameterError("agents_gap", self.agents_gap, "None in the non-convex class (no minimizers)")
             if self.heterogeneity == "optimum":
                 raise ParameterError("heterogeneity", "optimum", "None or 'GB' in the non-convex class (no x*)")
         s(self, "mu", check_float("mu", self.mu, 0.0, self.L, high_inclusive=False))
@@ -402,10 +438,22 @@ class ProtocolSetting:
         s(self, "zeta", check_float("zeta", self.zeta, 0.0))
         s(self, "G", check_float("G", self.G, 0.0))
         s(self, "B", check_float("B", self.B, 1.0))
-        check_choice("initial", self.initial, ("distance", "function"))
+        check_choice("initial", self.initial, INITIALS)
         s(self, "D", check_float("D", self.D, 0.0, low_inclusive=False))
-        check_choice("metric", self.metric, ("opt_error", "dist2", "grad_norm2", "avg_grad_norm2",
-                                             "weighted_opt_error"))
+        check_choice("metric", self.metric, METRIC_NAMES)
+        if self.agents_gap is not None:
+            s(self, "agents_gap", check_float("agents_gap", self.agents_gap, 0.0, low_inclusive=False))
+        if self.stacked_grad_bound is not None:
+            s(self, "stacked_grad_bound", check_float("stacked_grad_bound", self.stacked_grad_bound, 0.0,
+                                                      low_inclusive=False))
+        if self.metric == "expected_sampled_change":
+            s(self, "draws", check_int("draws", self.draws, 1))
+            n = math.comb(self.C + self.draws - 1, self.draws)
+            if n > MAX_DRAW_POINTS:
+                raise ParameterError("draws", self.draws, f"at most the number of draws whose multisets of the {self.C} "
+                                     f"clients are <= {MAX_DRAW_POINTS} points (here {n})")
+        if self.initial == "none" and self.metric in STAR_METRICS:
+            raise ParameterError("initial", "none", "an initial condition for a measure of f* or x* (" + self.metric + ")")
         if self.metric == "weighted_opt_error":
             a = np.asarray(self.metric_weights if self.metric_weights is not None else [], dtype=float)
             if a.shape != (self.T,) or not np.all(np.isfinite(a)) or a.min() < 0 or a.sum() <= 0:
@@ -422,7 +470,8 @@ class ProtocolSetting:
         if not (self.mixing == "matrix" or isinstance(self.mixing, SpectralMixing)):
             raise ParameterError("mixing", self.mixing, "'matrix' (the topology's own) or a SpectralMixing class")
         check_choice("evaluate", self.evaluate, ("own", "all"))
-        if self.heterogeneity == "GB" or self.mu > self.client_mu or self.function_class == "smooth":
+        if (self.heterogeneity in ("GB", "local_dissimilarity") or self.mu > self.client_mu
+                or self.function_class == "smooth"):
             s(self, "evaluate", "all")
 
     @property
@@ -431,7 +480,16 @@ class ProtocolSetting:
 
     @property
     def has_star(self) -> bool:
-        return self.function_class == "convex"
+        """Whether the PEP has x*, a minimizer of f (the convex class, unless nothing of it needs one: an agents' gap
+        or no initial condition with a measure of gradients and differences and no mean strong convexity)."""
+        if self.function_class != "convex":
+            return False
+        return not (self.initial in ("agents_gap", "none", "gradient") and self.metric not in STAR_METRICS
+                    and self.heterogeneity != "optimum" and self.mu <= self.client_mu)
+
+    @property
+    def has_agent_minima(self) -> bool:
+        return self.initial == "agents_gap" or self.agents_gap is not None
 
     @property
     def exact(self) -> bool:
@@ -439,30 +497,47 @@ class ProtocolSetting:
         heterogeneity with more than one client, f's strong convexity beyond the clients', the non-convex initial
         condition, a class of mixing matrices)."""
         return (self.function_class == "convex" and self.mu <= self.client_mu and self.mixing == "matrix"
-                and (self.heterogeneity != "GB" or self.C == 1))
+                and (self.heterogeneity != "GB" or self.C == 1) and self.heterogeneity != "bounded_gradient"
+                and self.stacked_grad_bound is None)
 
     @property
     def server_rule(self) -> str:  # read by solve_pep's basis choice and the record
         return "protocol"
 
     def describe(self) -> str:
+        gap = ("sum_i (f_i(w^0) - f_i^o) <= {:g}, f_i^o the minimum of f_i, attained at a minimizer x_i^o of its own "
+               "(exact over agents whose minimum is attained)")
         if self.function_class == "convex":
             cls = (f"every f_i {self.L:g}-smooth and {self.client_mu:g}-strongly convex (PEPit "
                    "SmoothStronglyConvexFunction, exact interpolation)")
             if self.mu > self.client_mu:
                 cls += (f"; f meets the {self.mu:g}-strongly convex interpolation inequalities between the queried "
                         "points (relaxes 'f mu-strongly convex')")
-            start = (f"||w^0 - x*||^2 <= {self.D:g}" if self.initial == "distance" else f"f(w^0) - f* <= {self.D:g}")
-            start += ", x* a minimizer of f"
+            start = {"distance": f"||w^0 - x*||^2 <= {self.D:g}", "function": f"f(w^0) - f* <= {self.D:g}",
+                     "agents_gap": gap.format(self.D),
+                     "none": "no initial condition (the measure is invariant under the class's translations)",
+                     "gradient": f"||grad f(w^0)||^2 = {self.D:g} (the scale)"}[self.initial]
+            if self.agents_gap is not None:
+                start += "; " + gap.format(self.agents_gap)
+            if self.has_star:
+                start += ", x* a minimizer of f"
         else:
             cls = f"every f_i {self.L:g}-smooth, possibly non-convex (PEPit SmoothFunction)"
             start = (f"f(w^0) - f(z) <= {self.D:g} at every queried point z (implied by f(w^0) - inf f <= {self.D:g}:"
-                     " a relaxation)")
+                     " a relaxation)" if self.initial == "function" else
+                     "no initial condition (the measure is invariant under the class's translations)")
         f = "f = mean_i f_i" if self.weights is None else f"f = sum_i p_i f_i, p = {list(np.round(self.p, 6))}"
         het = {None: "no heterogeneity constraint",
                "optimum": f"sum_i p_i ||grad f_i(x*)||^2 <= {self.zeta:g}^2",
                "GB": f"sum_i p_i ||grad f_i(w)||^2 <= {self.G:g}^2 + {self.B:g}^2 ||grad f(w)||^2 at every queried "
-                     "point (relaxes 'for all w')"}[self.heterogeneity]
+                     "point (relaxes 'for all w')",
+               "bounded_gradient": f"||grad f_i(w)||^2 <= {self.G:g}^2 for every i at every point where f_i is queried "
+                                   "(relaxes 'for all w')",
+               "local_dissimilarity": f"sum_i p_i ||grad f_i(w^t)||^2 <= {self.B:g}^2 ||grad f(w^t)||^2 at the server's "
+                                      "model starting every round"}[self.heterogeneity]
+        if self.stacked_grad_bound is not None:
+            het += (f"; sum_i ||grad f_i(x_i^t)||^2 <= {self.stacked_grad_bound:g}^2 at the agents' models starting "
+                    f"every round t = 0..{self.T} (relaxes 'for every k')")
         mix = "" if self.mixing == "matrix" else (
             f"; mixing: any symmetric doubly stochastic W with eigenvalues other than 1 in "
             f"[{self.mixing.lam_minus:g}, {self.mixing.lam_plus:g}] (Colla & Hendrickx's necessary conditions: a "
@@ -507,6 +582,9 @@ class _Builder:
         self.zero_sums: list[tuple] = []  # (leaf Points, weights, key)
         self.iterates: list = []  # every point the algorithm computed (queries and local steps), in order
         self.t = 0
+        self.step_points: list[tuple[int, int, list]] = []  # (t, k, the clients' points before local step k of round t)
+        self.rounds: list[dict] = []  # per t = 0..T, at the start of round t: the server's model, the clients' last
+        # local models, the agents' own models (a gossip algorithm's; None otherwise)
 
     # ---- leaves
     def point_leaf(self, label: tuple):
@@ -681,14 +759,23 @@ def _run(algorithm, s: ProtocolSetting, b: _Builder):
     lr = np.full((1, 1, 1), s.eta)
     server = [w0]
     streams = _NoStreams()
+
+    def snapshot():
+        agents = state.clients.get("gossip_x")
+        b.rounds.append({"w": state.w.data[0, 0], "last_local": list(state.clients["last_local"].data[0, :, 0]),
+                         "agents": list(agents.data[0, :, 0]) if isinstance(agents, PointArray) else None})
+
     for t in range(s.T):
         b.t = t
+        snapshot()
         rs = run_round(algorithm, state, streams, t, n_runs=1, n_clients=C, per_round=C, local_steps=s.K, lr=lr,
-                       make_oracle=lambda rs: PEPOracle(b, rs), direction_sum=direction_sum)
+                       make_oracle=lambda rs: PEPOracle(b, rs), direction_sum=direction_sum,
+                       before_step=lambda k, wk, t=t: b.step_points.append((t, k, list(wk.data[0, :, 0]))))
         commit_round(state, rs)
         if not isinstance(state.w, PointArray):
             raise PEPRefusal("a server model that is not a combination of points")
         server.append(state.w.data[0, 0])
+    snapshot()
     return server
 
 
@@ -735,14 +822,52 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         need.add(s.T)
     if s.metric in ("avg_grad_norm2", "weighted_opt_error"):
         need |= set(range(s.T))
-    if s.initial == "function":
+    if s.initial in ("function", "gradient") or s.has_agent_minima:
         need.add(0)
+    if s.heterogeneity == "local_dissimilarity":
+        need |= set(range(s.T))
+    if s.metric == "expected_sampled_change":
+        need.add(s.T - 1)
     at = {}
     for t in sorted(need):
         label = ("w", t) if ("w", t) not in b.tags else b.tag(("w", t))
         b.tags.setdefault(label, 1)
         at[t] = b.query(server[t], None, label, everyone)  # (or the earlier query at the same point)
-    symmetric = allow_symmetric and C > 1 and s.weights is None and _invariant(b, server)
+    # the clients' mean before every local step (the engine's xbar_s), or their average
+    steps = []
+    if s.metric == "step_avg_grad_norm2":
+        steps = [b.query(_mean_of(P), None, ("xbar", t, k), everyone) for t, k, P in b.step_points]
+    elif s.metric == "step_avg_opt_error":
+        xhat = _mean_of([_mean_of(P) for _, _, P in b.step_points])
+        steps = [b.query(xhat, None, ("xhat",), everyone)]
+    # the means of the last local models of every multiset of draws (FedProx's expectation over the sampled devices)
+    draws = []
+    if s.metric == "expected_sampled_change":
+        last = b.rounds[s.T]["last_local"]
+        for S in itertools.combinations_with_replacement(range(C), s.draws):
+            counts = np.bincount(np.asarray(S), minlength=C)
+            prob = math.factorial(s.draws) / math.prod(math.factorial(int(c)) for c in counts) / C ** s.draws
+            point = _sum_of([_scaled(last[i], c / s.draws) for i, c in enumerate(counts) if c])
+            draws.append((prob, b.query(point, None, ("draw",) + tuple(int(c) for c in counts), everyone)))
+    # the agents' own models: at the horizon (the measure) and at every round's start (Yuan et al.'s (10))
+    agent_q: dict[int, list] = {}
+    rounds_needed = ([s.T] if s.metric == "stacked_grad2" else []) + (
+        list(range(s.T + 1)) if s.stacked_grad_bound is not None else [])
+    if s.metric in AGENT_METRICS or s.stacked_grad_bound is not None:
+        if b.rounds[0]["agents"] is None:
+            raise ParameterError("metric", s.metric if s.metric in AGENT_METRICS else "stacked_grad_bound",
+                                 f"an algorithm that keeps per-agent models (a Gossip communication); "
+                                 f"{getattr(algorithm, 'name', 'this algorithm')} keeps a server model only")
+    for t in sorted(set(rounds_needed)):
+        qs_t = []
+        for i in everyone:
+            q = b.query(b.rounds[t]["agents"][i], i, ("agents", t), b.functions_at(i))
+            if i not in q.grads:
+                q = b.query(b.rounds[t]["agents"][i], i, ("agents", t), [i])
+            qs_t.append(q)
+        agent_q[t] = qs_t
+    symmetric = (allow_symmetric and C > 1 and s.weights is None and s.metric != "consensus2"
+                 and _invariant(b, server))
     star = fstar = None
     star_grads = []
     if s.has_star:
@@ -755,6 +880,14 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         star_grads = [qs.grads[j] for j in everyone]
         b.zero_sums.append((star_grads, p, ("star",)))
         fstar = _weighted(qs.values, p)
+    minima = {}  # each agent's own minimum f_i^o, at a minimizer x_i^o of f_i (grad f_i(x_i^o) = 0)
+    if s.has_agent_minima:
+        for i in everyone:
+            x = b.point_leaf((("amin_x",), i, i))
+            g = b.point_leaf((("amin",), i, i))
+            minima[i] = b.value_leaf((("amin",), i, i))
+            b.queries.append(_Q(("amin",), i, x, {i: g}, {i: minima[i]}))
+            b.zero_sums.append(([g], np.ones(1), ("amin",)))
     constraints: list[tuple] = []  # (PEPit constraint, group)
 
     def canonical(*owners, fixed=()):
@@ -770,6 +903,10 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
             nxt += 1
         return True
 
+    def divergence(t):  # the engine's Delta^t = (1/C) sum_i ||w_i^last - w^t||^2 at the start of round t
+        r = b.rounds[t]
+        return _sum_of([(x - r["w"]) ** 2 for x in r["last_local"]]) / C
+
     # the measure
     if s.metric == "opt_error":
         metric = _weighted(at[s.T].values, p) - fstar
@@ -784,6 +921,24 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
             if a[t] > 0:
                 term = float(a[t]) * (_weighted(at[t].values, p) - fstar)
                 metric = term if metric is None else metric + term
+    elif s.metric == "step_avg_grad_norm2":
+        metric = _sum_of([_weighted(q.grads, p) ** 2 for q in steps]) / len(steps)
+    elif s.metric == "step_avg_opt_error":
+        metric = _weighted(steps[0].values, p) - fstar
+    elif s.metric == "consensus2":
+        agents = b.rounds[s.T]["agents"]
+        metric = (agents[0] - _mean_of(agents)) ** 2
+    elif s.metric == "stacked_grad2":
+        metric = _sum_of([q.grads[i] ** 2 for i, q in enumerate(agent_q[s.T])])
+    elif s.metric == "divergence":
+        metric = divergence(s.T)
+    elif s.metric == "expected_sampled_change":
+        metric = _sum_of([prob * _weighted(q.values, p) for prob, q in draws]) - _weighted(at[s.T - 1].values, p)
+    elif s.metric == "avg_divergence":
+        terms = [divergence(t) for t in range(1, s.T)]  # Delta^0 = 0: every client's last model is w^0
+        metric = (_sum_of(terms) / s.T) if terms else None
+        if metric is None:
+            raise ParameterError("T", s.T, "at least 2 for avg_divergence ((1/T) sum_{t<T} Delta^t, Delta^0 = 0)")
     else:
         metric = None
         for t in range(s.T):
@@ -791,7 +946,16 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
             metric = gn if metric is None else metric + gn
         metric = metric / s.T
     # the initial condition
-    if s.function_class == "convex":
+    gap = None
+    if minima:  # Yuan et al.'s sum_i (f_i(w^0) - f_i^o), unweighted
+        gap = _sum_of([at[0].values[i] - minima[i] for i in everyone])
+    if s.initial == "agents_gap":
+        constraints.append((gap <= s.D, "initial"))
+    elif s.initial == "none":  # the class and the measure are invariant under translations: w^0 in a ball loses nothing
+        constraints.append((b.w0 ** 2 <= s.D, "initial"))
+    elif s.initial == "gradient":  # the scale of a statement homogeneous in f
+        constraints.append((_weighted(at[0].grads, p) ** 2 == s.D, "initial"))
+    elif s.function_class == "convex":
         constraints.append(((b.w0 - star) ** 2 <= s.D if s.initial == "distance" else
                             _weighted(at[0].values, p) - fstar <= s.D, "initial"))
     else:
@@ -799,10 +963,26 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
         for q in b.queries:
             if q is not at[0] and len(q.values) == C and canonical(q.owner):
                 constraints.append((f0 - _weighted(q.values, p) <= s.D, "initial"))
+    if s.agents_gap is not None:
+        constraints.append((gap <= s.agents_gap, "initial"))
+    if s.stacked_grad_bound is not None:  # Yuan et al.'s (10) at every round's start, up to the horizon
+        for t in range(s.T + 1):
+            constraints.append((_sum_of([q.grads[i] ** 2 for i, q in enumerate(agent_q[t])])
+                                <= s.stacked_grad_bound ** 2, "stacked"))
     # heterogeneity
     if s.heterogeneity == "optimum":
         constraints.append((_weighted({j: g ** 2 for j, g in enumerate(star_grads)}, p) <= s.zeta ** 2,
                             "heterogeneity"))
+    elif s.heterogeneity == "bounded_gradient":  # every f_j at every point it is queried (one per orbit of (j, owner))
+        for q in b.queries:
+            for j, g in q.grads.items():
+                if (not symmetric or j == 0) and canonical(q.owner, fixed=(j,)) and q.label != ("amin",):
+                    constraints.append((g ** 2 <= s.G ** 2, "heterogeneity"))
+    elif s.heterogeneity == "local_dissimilarity":  # FedProx's Definition 3 at each round's starting model
+        for t in range(s.T):
+            q = at[t]
+            constraints.append((_weighted({j: g ** 2 for j, g in q.grads.items()}, p)
+                                <= s.B ** 2 * _weighted(q.grads, p) ** 2, "heterogeneity"))
     elif s.heterogeneity == "GB":
         for q in b.queries:
             if len(q.grads) == C and canonical(q.owner):
@@ -831,6 +1011,17 @@ def _finish(b: _Builder, server: list, allow_symmetric: bool, algorithm, run_s: 
                              for k1 in range(S) for k2 in range(S)]))
     build_s = run_s + time.perf_counter() - t0
     return _snapshot(b, server, metric, constraints, lmis, star, star_grads, symmetric, canonical, build_s)
+
+
+def _sum_of(items: Sequence):
+    out = None
+    for v in items:
+        out = v if out is None else out + v
+    return out
+
+
+def _mean_of(points: Sequence):
+    return _scaled(_sum_of(points), 1.0 / len(points))
 
 
 def _weighted(items: Mapping[int, Any], p: np.ndarray):

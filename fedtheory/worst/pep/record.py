@@ -14,7 +14,8 @@ from ..._validation import ParameterError
 from .setting import PEPSetting, require_pep
 from .solve import solve_pep
 
-__all__ = ["PEPSpec", "RTOL", "pep_entries", "pep_spec", "pep_worst_case", "register_pep", "run_pep"]
+__all__ = ["PEPSpec", "PEP_PROFILES", "RTOL", "check_reference", "pep_entries", "pep_sizes", "pep_spec",
+           "pep_worst_case", "register_pep", "run_pep"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,31 @@ class PEPSpec:
     # other record symbols an instance's own quantity replaces: symbol -> 'zeta2' (sum_i p_i ||grad f_i(w*)||^2) or
     # 'zeta' (its square root)
     instance_symbols: Mapping[str, str] = field(default_factory=dict)
+    # the record's left side is the square root of the PEP's measure (a norm; a PEP's measures are quadratic): the
+    # value, the upper value and the rebuilt instance's measure are compared with the bound after a square root
+    lhs_root: bool = False
+    # the simulator's re-run of a rebuilt worst case where the setting's measure is not one the core reads from a
+    # trace itself: instance_measure(problem, w0, setting, algorithm) -> (the measure, before any square root; the
+    # record symbols the instance's own run gives, e.g. Yuan et al.'s D; '_not_in_class': why the instance cannot
+    # decide the record, where it cannot)
+    instance_measure: Callable[..., tuple[float, Mapping[str, Any]]] | None = None
+    # non-empty: the PEP's class is a subclass of the record's, named (e.g. the exact oracle, one member of a class of
+    # stochastic oracles): its value is a lower bound on the worst case, never a certificate that the bound holds
+    subclass: str = ""
+
+    @property
+    def relation(self) -> str:
+        """'exact' (the worst case of the record's class), 'upper bound' (a relaxed class) or 'lower bound' (a
+        subclass)."""
+        if self.subclass:
+            return "lower bound"
+        return "exact" if self.setting.exact else "upper bound"
+
+    def lhs(self, value: float | None) -> float | None:
+        """The record's left side from the PEP's measure (its square root where ``lhs_root``)."""
+        if value is None or not self.lhs_root:
+            return value
+        return math.sqrt(max(value, 0.0))
 
     def build(self):
         """The PEP as numbers: the hand-written FedAvg/FedInit PEP of a ``PEPSetting``, or the round protocol's PEP of
@@ -68,13 +94,69 @@ class PEPSpec:
 
 
 _PEP_REGISTRY: dict[str, Callable[..., PEPSpec]] = {}
+_PEP_REFERENCES: dict[str, Callable[..., Mapping[str, Any]]] = {}
+_PEP_SIZES: dict[str, Mapping[str, Mapping[str, int]]] = {}
 RTOL = 1e-4  # the verdict's relative tolerance: the accepted solutions' accuracy (ACCEPT_GAP)
+#: the sizes a PEP is capped at where its declaration names none for the profile ('quick': seconds a record; 'full':
+#: a minute a record): the factory's parameters of these names, where the check's are larger
+PEP_PROFILES = {"quick": {"C": 3, "K": 3, "T": 4}, "full": {"C": 4, "K": 4, "T": 6}}
 
 
-def register_pep(record_id: str, make: Callable[..., PEPSpec]) -> None:
+def register_pep(record_id: str, make: Callable[..., PEPSpec], *,
+                 reference: Callable[..., Mapping[str, Any]] | None = None,
+                 sizes: Mapping[str, Mapping[str, int]] | None = None) -> None:
     """Declare that ``record_id`` has a PEP: ``make(record_id, **params) -> PEPSpec`` (params as for the record's
-    worst-case search, plus ``server_rule`` and ``function_class``)."""
+    worst-case search, plus ``server_rule`` and ``function_class``).
+
+    reference: ``reference(seed) -> {"params", "random_ratio", "label"}``, the constants of today's check (used in
+    place of the worst-case declaration's; ``check_reference`` writes one); sizes: per profile ('quick', 'full') the
+    largest sizes of the factory's size parameters that solve within the profile's budget (measured; default
+    ``PEP_PROFILES``)."""
     _PEP_REGISTRY[record_id] = make
+    if reference is not None:
+        _PEP_REFERENCES[record_id] = reference
+    if sizes is not None:
+        unknown = set(sizes) - set(PEP_PROFILES)
+        if unknown:
+            raise ParameterError("sizes", sorted(unknown), "profiles among " + ", ".join(PEP_PROFILES))
+        _PEP_SIZES[record_id] = {k: dict(v) for k, v in sizes.items()}
+
+
+def pep_sizes(record_id: str, profile: str) -> dict[str, int]:
+    """The size caps of ``record_id``'s PEP in ``profile`` ('quick' or 'full'): its declaration's, else
+    ``PEP_PROFILES``'s."""
+    if profile not in PEP_PROFILES:
+        raise ParameterError("profile", profile, " or ".join(PEP_PROFILES))
+    pep_entries()  # the plug-ins declare their sizes when they load
+    return dict(_PEP_SIZES.get(record_id, {}).get(profile, PEP_PROFILES[profile]))
+
+
+def check_reference(record_id: str, check_id: str, names: tuple[str, ...], *, problem: str | None = None,
+                    setting: str | None = None, fixed: Mapping[str, Any] | None = None,
+                    convert: Mapping[str, Callable[[Any], Any]] | None = None) -> Callable[..., dict[str, Any]]:
+    """A ``reference(seed)`` for ``register_pep``: today's check (``fedtheory check --only CHECK_ID``), its first row
+    of ``record_id`` that compares a bound (``problem``, ``setting``: substrings the row's must contain), and the
+    PEP factory's parameters ``names`` read from that row's params (``convert[name]`` applied, e.g. int); ``fixed``:
+    parameters set whatever the row says (named in the label)."""
+
+    def reference(seed: int = 0) -> dict[str, Any]:
+        from ...checks import run_checks
+
+        rows = [r for r in run_checks(only=[check_id], seed=seed, parallel_symbolic=False)
+                if r.id == record_id and r.ratio is not None and r.scope == "inside"
+                and (problem is None or problem in str(r.problem))
+                and (setting is None or setting in str((r.params or {}).get("setting", "")))]
+        if not rows:
+            raise ParameterError("reference", f"{check_id} {problem or ''} {setting or ''}".strip(),
+                                 f"a row of {record_id} comparing a bound inside its conditions")
+        r = rows[0]
+        params = {k: (convert or {}).get(k, lambda v: v)(r.params[k]) for k in names if k in r.params}
+        params.update(fixed or {})
+        label = (f"fedtheory check --only {check_id} --seed {seed}: {r.problem}, {r.params.get('setting')} (ratio "
+                 "bound/measured on the check's instance)" + (f"; set here: {dict(fixed)}" if fixed else ""))
+        return {"params": {"record_id": record_id, **params}, "random_ratio": float(r.ratio), "label": label}
+
+    return reference
 
 
 def pep_entries() -> dict[str, Callable[..., PEPSpec]]:
@@ -106,7 +188,7 @@ def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "sy
     failed = [f"requires {k}={v} (run has {spec.settings.get(k)!r})" for k, v in rec.requires.items()
               if spec.settings.get(k) != v] + rec.conditions_failed(vals)
     bound = float(np.asarray(rec.evaluate(vals), float))
-    value = res.value
+    value = spec.lhs(res.value)  # the record's left side (a square root of the PEP's measure where it is a norm)
     detail = ""
     cx = None
     if failed:
@@ -116,25 +198,36 @@ def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "sy
     elif not math.isfinite(bound):
         verdict, detail = "inconclusive", f"the bound evaluates to {bound}"
     else:
-        upper = max(value, res.dual if res.dual is not None else value)
-        if upper <= bound * (1 + RTOL):
+        upper = spec.lhs(max(res.value, res.dual if res.dual is not None else res.value))
+        tol = RTOL * abs(bound)  # relative to the bound's magnitude (a decrease statement's bound is negative)
+        if upper <= bound + tol and spec.subclass:
+            verdict, detail = "inconclusive", (f"the bound holds on the PEP's subclass ({spec.subclass}), which says "
+                                               "nothing of the rest of the record's class")
+        elif upper <= bound + tol:
             verdict = "holds"
-        elif value > bound * (1 + RTOL) and pep is not None and res.gram is not None:
+        elif value > bound + tol and pep is not None and res.gram is not None:
             verdict, detail, cx = _confirmed(spec, pep, res, counterexample_dir)
         else:
             verdict, detail = "inconclusive", ("the PEP's value exceeds the bound within the solver's tolerance, or "
                                                "its worst case cannot be reconstructed (PEPit's own solve)")
     slack = None
     if value is not None and math.isfinite(bound):
-        slack = bound / value if value > 0 else math.inf
+        # bound / value; for a negative bound and value (a decrease: lhs <= -rho), |value| / |bound|, so that a slack
+        # >= 1 says the statement holds with that room either way
+        slack = (value / bound if bound < 0 and value < 0 else bound / value if value > 0 else
+                 math.inf if bound > 0 else None)
     out = {
         "id": spec.record_id, "method": "pep", "worst_measured": value, "bound": bound, "slack": slack,
         "verdict": verdict, "detail": detail, "conditions_failed": failed,
-        "exact": s.exact,
-        "relation": ("the worst case of the class as stated" if s.exact else
+        "exact": s.exact and not spec.subclass,
+        "class_relation": spec.relation,
+        "relation": (f"a lower bound on the worst case of the class as stated: the PEP's class is a subclass "
+                     f"({spec.subclass})" if spec.subclass else
+                     "the worst case of the class as stated" if s.exact else
                      "an upper bound on the worst case of the class as stated (the exact worst case of the relaxed "
                      "class); the search's instances lie in both, so search <= PEP"),
-        "class": s.describe(), "algorithm": s.algorithm(), "measure": s.metric,
+        "class": s.describe(), "algorithm": s.algorithm(),
+        "measure": f"sqrt({s.metric})" if spec.lhs_root else s.metric,
         "solver": {"name": res.solver, "method": res.method, "status": res.status, "primal": res.primal,
                    "dual": res.dual, "gram_min_eig": res.gram_min_eig, "max_violation": res.max_violation,
                    "times": res.times, "detail": res.detail},
@@ -164,7 +257,10 @@ def _confirmed(spec: PEPSpec, pep, res, directory) -> tuple[str, str, Any]:
         return "inconclusive", ("the PEP's value exceeds the bound (exact: " + str(pep.setting.exact).lower()
                                 + f"), but its reconstructed worst case does not confirm it: {cx.reason}"), cx
     if directory is not None:
-        write_counterexample(cx, directory)
+        try:
+            write_counterexample(cx, directory)
+        except FedTheoryError as exc:  # the violation stands (the simulator confirmed it); the script is not written
+            return "violated", f"{cx.reason}; no script written ({exc})", cx
     return "violated", cx.reason, cx
 
 
@@ -191,7 +287,12 @@ def pep_spec(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int
     w = worst_case_entries().get(record_id)
     params: dict[str, Any] = {}
     random_ratio = label = None
-    if use_reference and w is not None and w.reference is not None:
+    own = _PEP_REFERENCES.get(record_id)
+    if use_reference and own is not None:
+        ref = own(seed, **dict(reference_kw or {}))
+        params.update(ref["params"])
+        random_ratio, label = ref.get("random_ratio"), ref.get("label")
+    elif use_reference and w is not None and w.reference is not None:
         ref = w.reference(seed, **dict(reference_kw or {}))
         params.update(ref["params"])
         random_ratio, label = ref.get("random_ratio"), ref.get("label")

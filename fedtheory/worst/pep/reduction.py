@@ -143,8 +143,11 @@ def rebased(pep: FederatedPEP) -> FederatedPEP:
     if q0 is None:  # no query at w^0: nothing to rebase on
         return pep
     M, N = np.eye(n), np.eye(m)
+    # gradients a zero-sum group holds (at w*, at an agent's own minimizer) stay as they are: the group is written
+    # over them, and the reduction drops the trivial copy of a group that is identically zero
+    held = {int(leaf) for leaves, _, _ in pep.zero_sums for leaf in leaves}
     for q in pep.queries:
-        if q.key in (("w", 0), ("star",)):
+        if q.key in (("w", 0), ("star",)) or held.intersection(q.grads):
             continue
         for j, (gl, vl) in enumerate(zip(q.grads, q.values)):
             if gl >= 0 and q0.grads[j] >= 0:

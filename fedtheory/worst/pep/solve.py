@@ -101,6 +101,17 @@ def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", m
                                f"'{basis}'" + (f"; {fallback.detail}" if fallback.detail else ""))
             fallback.times["first_try_s"] = round(sum(res.times.values()), 4)
             return fallback
+        if basis == "differences":  # close points: the differences first, the gradients if they give no value
+            res = _solve(pep, basis, solver, method, verbose, **solver_options)
+            if res.value is not None:
+                return res
+            fallback = _solve(pep, "gradients", solver, method, verbose, **solver_options)
+            if fallback.value is None:
+                return res
+            fallback.detail = (f"basis 'differences' gave no accepted value ({res.status}); solved again over "
+                               "'gradients'" + (f"; {fallback.detail}" if fallback.detail else ""))
+            fallback.times["first_try_s"] = round(sum(res.times.values()), 4)
+            return fallback
     return _solve(pep, basis, solver, method, verbose, **solver_options)
 
 
