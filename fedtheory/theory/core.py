@@ -1273,17 +1273,24 @@ def registering_for(plugin: str):
         LOCAL_ASSUMPTIONS.clear()
 
 
+_OUTSIDE_PLUGINS = ""  # the owner of a paper name registered outside a plug-in's import
+
+
 def claim_paper(paper: str, what: str) -> None:
     """Register ``what`` (a record or check id, 'the paper's information') under ``paper`` for the plug-in being
     loaded: a FedTheoryError if another plug-in owns the name (a user's ``fedinit.thm7`` would be counted under the
-    built-in FedInit). Outside a plug-in's import (a test, a direct import) nothing is claimed or refused."""
+    built-in FedInit). Outside a plug-in's import (a test, a direct import) nothing is refused, and the name is
+    claimed for that import: a plug-in loaded later may not register under it."""
     from .assumptions import LOADING as _LOADING
 
-    if not _LOADING:
+    if not _LOADING:  # a direct import (a built-in paper imported by a script or a test) owns the name too
+        _PAPER_OWNERS.setdefault(paper, _OUTSIDE_PLUGINS)
         return
     owner = _PAPER_OWNERS.setdefault(paper, _LOADING[-1])
     if owner != _LOADING[-1]:
-        raise FedTheoryError(f"{what}: the paper name {paper!r} belongs to the plug-in {owner!r}; a plug-in registers "
+        whose = ("a module imported outside any plug-in load (a paper imported directly)" if owner == _OUTSIDE_PLUGINS
+                 else f"the plug-in {owner!r}")
+        raise FedTheoryError(f"{what}: the paper name {paper!r} belongs to {whose}; a plug-in registers "
                              f"only under its own paper names (rename it, e.g. {f'my_{paper}'!r})")
 
 

@@ -35,7 +35,8 @@ from fedtheory.validation import ParameterError
 from fedtheory.worst import PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, register_pep, register_worst_case
 
 from . import records as TF
-from .checks import EPS_GRID, K_LOCAL
+from .checks import EPS_GRID
+from .checks.common import K_LOCAL
 
 RECORDS = ("fedshift.thm1", "fedshift.thm1.rederived")
 
