@@ -51,7 +51,8 @@ def _solve(rid: str, params: dict) -> dict:
     """One PEP at the given factory parameters (no reference: given whole), in this process."""
     import warnings
 
-    from fedtheory.worst.pep import pep_spec, pep_worst_case
+    from fedtheory.worst.pep import pep_worst_case
+    from fedtheory.worst.pep.record import pep_spec
 
     warnings.simplefilter("ignore")
     spec, _, _ = pep_spec(rid, sets=params, use_reference=False)
@@ -63,7 +64,7 @@ def _solve(rid: str, params: dict) -> dict:
 
 def _reference(rid: str, first: dict, seed: int = 0) -> dict:
     """The factory's parameters at today's check's constants, sizes capped at the first candidate."""
-    from fedtheory.worst.pep import pep_spec
+    from fedtheory.worst.pep.record import pep_spec
 
     spec, _, _ = pep_spec(rid, seed=seed, budget=first)
     return {k: v for k, v in spec.params.items() if k != "record_id"}
@@ -103,7 +104,8 @@ def sizes(profile: str, only: list[str]) -> list[dict]:
 def rows(profile: str, only: list[str]) -> list[dict]:
     import warnings
 
-    from fedtheory.worst.pep import pep_entries, pep_sizes, run_pep
+    from fedtheory.worst.pep import run_pep
+    from fedtheory.worst.pep.record import pep_entries, pep_sizes
 
     warnings.simplefilter("ignore")
     out = []

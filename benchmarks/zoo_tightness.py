@@ -65,7 +65,8 @@ def with_pep_rows(payload: dict, profile: str) -> dict:
     cannot be built or solved is said on standard error and left out."""
     import warnings
 
-    from fedtheory.worst import pep_available, pep_entries, pep_sizes, run_pep
+    from fedtheory.worst import pep_available, run_pep
+    from fedtheory.worst.pep.record import pep_entries, pep_sizes
 
     if not pep_available():
         print("zoo_tightness: --pep needs the optional extra: pip install 'fedtheory[pep]'", file=sys.stderr)

@@ -27,7 +27,16 @@ class FedTheoryError(Exception):
 class FedTheoryDeprecationWarning(FutureWarning):
     """A plug-in uses an API of an earlier release that still works for one more release: the message says what to
     change, where. A FutureWarning, so that it is shown by default (a DeprecationWarning is hidden outside
-    ``__main__``); the command line prints it in one line."""
+    ``__main__``); the command line prints it in one line.
+
+    Parameters
+    ----------
+    *args : object
+        The warning's arguments, as for :class:`Warning`; the first is the message.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
 
 
 class ParameterError(FedTheoryError, ValueError):

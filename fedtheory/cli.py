@@ -592,10 +592,12 @@ def _cmd_new_paper(args) -> int:
 
 def _cmd_worst(args) -> int:
     from . import worst as W
+    from .worst.pep.record import pep_entries
+    from .worst.spec import entry, parse_sets, worst_case_entries
 
     if args.list:
-        peps = W.pep_entries()
-        for rid, e in sorted(W.worst_case_entries().items()):
+        peps = pep_entries()
+        for rid, e in sorted(worst_case_entries().items()):
             print(f"{rid}  {e.description}" + ("  [--method pep]" if rid in peps else ""))
         return 0
     if args.method == "pep":
@@ -628,9 +630,9 @@ def _cmd_worst(args) -> int:
         raise ParameterError("--seconds", args.seconds, "a positive number")
     if args.chunk is not None and args.chunk < 1:
         raise ParameterError("--chunk", args.chunk, "an integer >= 1 (instances per unit of work)")
-    sets = W.parse_sets(args.set)
+    sets = parse_sets(args.set)
     for rid in args.ids:
-        W.entry(rid)  # unknown ids are bad input before any search runs
+        entry(rid)  # unknown ids are bad input before any search runs
     progress = not args.no_progress and sys.stderr.isatty()
     code = 0
     ex = _executor(args)
@@ -664,14 +666,17 @@ def _strict_json(rec) -> str:
 
 
 def _cmd_worst_pep(args, W) -> int:
+    from .worst.pep.record import pep_entries
+    from .worst.spec import parse_sets
+
     if args.replay:
         raise ParameterError("--replay", args.replay, "used with --method search (a PEP has no instance file)")
     if not args.ids:
-        raise ParameterError("ID", None, "one or more record ids with a PEP: " + ", ".join(sorted(W.pep_entries())))
-    sets = W.parse_sets(args.set)
+        raise ParameterError("ID", None, "one or more record ids with a PEP: " + ", ".join(sorted(pep_entries())))
+    sets = parse_sets(args.set)
     for rid in args.ids:
-        if rid not in W.pep_entries():
-            raise ParameterError("ID", rid, "a record with a PEP declaration: " + ", ".join(sorted(W.pep_entries())))
+        if rid not in pep_entries():
+            raise ParameterError("ID", rid, "a record with a PEP declaration: " + ", ".join(sorted(pep_entries())))
     code = 0
     for rid in args.ids:
         kw = {"problem": args.problem} if args.problem else {}
@@ -827,9 +832,10 @@ def _fmt_slack(x) -> str:
 def _worst_cases(args, results, ex=None) -> list[dict]:
     """`check --worst-case`: the worst-case search of every checked bound that declares one."""
     from . import worst as W
+    from .worst.spec import worst_case_entries
 
     checked = {r.id for r in results}
-    ids = [rid for rid in sorted(W.worst_case_entries()) if rid in checked]
+    ids = [rid for rid in sorted(worst_case_entries()) if rid in checked]
     out = []
     for rid in ids:
         path = os.path.join(args.worst_dir, f"{rid}.json")

@@ -146,7 +146,7 @@ def test_the_worst_case_layer_kills_what_the_simulation_rows_miss(toy_worst):
 def test_a_mutant_is_decided_on_the_searchs_own_runs(toy_worst):
     """rebound: the same runs and left side, another record's right side; the statement itself gives back its own
     evaluation, a mutant at half the bound half of it."""
-    from fedtheory.worst import rebound
+    from fedtheory.worst.search import rebound
     from fedtheory.worst.mutants import WorstCaseLayer
 
     rec, _ = toy_worst

@@ -16,8 +16,8 @@ pytest.importorskip("cvxpy")
 from fedtheory._validation import ParameterError  # noqa: E402
 from fedtheory.cli import main  # noqa: E402
 from fedtheory.sim import Exact, RunConfig, fedinit, simulate  # noqa: E402
-from fedtheory.worst import (PEPSetting, QuadraticClass, build_pep, isotypic_bases, make_spec, pep_worst_case,  # noqa: E402
-                             solve_pep, worst_case)
+from fedtheory.worst import PEPSetting, QuadraticClass, build_pep, make_spec, pep_worst_case, solve_pep, worst_case
+from fedtheory.worst.pep.reduction import isotypic_bases
 from fedtheory.papers.fedinit.worst import fedinit_pep  # noqa: E402
 from fedtheory.testing import scaled_bound
 
@@ -313,7 +313,8 @@ def test_cli_pep_server_rule_and_class(capsys):
 def test_run_pep_takes_the_checks_constants_and_zeroes_the_noise():
     """With a reference: the check's constants (sigma_l set to 0, lambda recomputed when K, C change), the sizes
     from --set; the record says so."""
-    from fedtheory.worst import entry, register_worst_case, run_pep
+    from fedtheory.worst import register_worst_case, run_pep
+    from fedtheory.worst.spec import entry
 
     ref = {"params": dict(SMALL, sigma_l=0.2236, K=5, T=300, C=10, N=10, lam=0.5, record_id="fedinit.thm2"),
            "random_ratio": 6.24, "label": "fedtheory check --only fedinit.thm2 --seed 0"}
@@ -330,7 +331,8 @@ def test_run_pep_takes_the_checks_constants_and_zeroes_the_noise():
 
 
 def test_run_pep_at_the_checks_sizes_names_the_size_limit():
-    from fedtheory.worst import entry, register_worst_case, run_pep
+    from fedtheory.worst import register_worst_case, run_pep
+    from fedtheory.worst.spec import entry
 
     ref = {"params": dict(SMALL, K=5, T=300, C=10, N=10, record_id="fedinit.thm2"), "random_ratio": 6.24, "label": "x"}
     old = entry("fedinit.thm2")

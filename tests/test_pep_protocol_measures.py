@@ -295,7 +295,8 @@ def test_fedprox_expected_change_over_devices_drawn_with_replacement():
 def test_a_decrease_statement_reads_its_slack_in_magnitudes():
     """A bound below 0 (FedProx's -rho at gap_t = 0): the PEP's value -rho* holds it when -rho* <= -rho, and the slack
     is rho*/rho (>= 1 where it holds), not the ratio of two negative numbers the other way round."""
-    from fedtheory.worst.pep import pep_spec, pep_worst_case
+    from fedtheory.worst.pep import pep_worst_case
+    from fedtheory.worst.pep.record import pep_spec
 
     spec, _, _ = pep_spec("fedprox.thm4", sets={"L": 1.0, "mu": 50.0, "K": 5, "B": 1.1, "N": 2}, use_reference=False)
     out = pep_worst_case(spec)

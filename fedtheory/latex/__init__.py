@@ -43,6 +43,8 @@ _MOVED = {  # not part of the API since 0.2: name -> the module of fedtheory.lat
 __getattr__ = face_aliases(__name__, {
     name: ((lambda n=name, m=module: getattr(sys.modules[f"{__name__}.{m}"], n)),
            f"not part of the API: import it from {__name__}.{module}") for name, module in _MOVED.items()})
+for _name in _MOVED:  # imported above for the aliases and the face's own use: without the global, the alias warns
+    globals().pop(_name, None)
 
 _CHECKS = '''"""{name}: checks that measure the left sides of the records in ``records.py``.
 

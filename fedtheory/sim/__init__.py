@@ -83,3 +83,5 @@ __getattr__ = face_aliases(__name__, {
     **{name: (_moved(name, module), f"not part of the plug-in API: import it from {__name__}.{module}")
        for name, module in _MOVED.items()},
 })
+for _name in _MOVED:  # imported above for the aliases and the face's own use: without the global, the alias warns
+    globals().pop(_name, None)

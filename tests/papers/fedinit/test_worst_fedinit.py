@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from fedtheory.cli import main
 from fedtheory.sim import AdditiveNoise, LeastSquaresProblem, Minibatch, RunConfig, fedinit, simulate
 from fedtheory.theory.core import get
-from fedtheory.worst import evaluate, make_spec, replay, worst_case, worst_case_entries
+from fedtheory.worst import evaluate, make_spec, replay, worst_case
+from fedtheory.worst.spec import worst_case_entries
 from fedtheory.worst.coupled import CoupledInstances, NeighbourClass
 from fedtheory.testing import scaled_bound
 
