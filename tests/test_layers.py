@@ -180,8 +180,12 @@ def _offending(source_layers: tuple[str, ...], allowed) -> list[str]:
 
 
 def test_theory_imports_nothing_of_the_package_but_the_ground():
-    """What papers state is pure sympy: no plug-in discovery, no simulator, no verdicts."""
-    assert _offending(("theory",), lambda t: t in ("theory", "fedtheory", "_validation", "_jsonutil")) == []
+    """What papers state is pure sympy: no plug-in discovery, no simulator, no verdicts. Besides validation it may
+    import _deprecation (the aliases of the names cut from its face in 0.2), which itself imports only
+    _validation."""
+    assert _offending(("theory",), lambda t: t in ("theory", "fedtheory", "_validation", "_jsonutil",
+                                                   "_deprecation")) == []
+    assert _offending(("_deprecation",), lambda t: t in ("fedtheory", "_validation")) == []
 
 
 def test_sim_never_imports_theory_or_checks():
@@ -328,6 +332,51 @@ def test_import_linter_contracts():
         ini.unlink()
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "3 kept, 0 broken" in out.stdout, out.stdout[-2000:]
+
+
+def private_names_imported(root: Path) -> list[str]:
+    """Every name starting with '_' that a module of the package imports from another of its modules (a private
+    module such as ``_validation`` is the ground's: its public names are for every layer)."""
+    bad = []
+    for name, (path, _) in read_modules(root).items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(root.name)):
+                names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                if names:
+                    bad.append(f"{name}:{node.lineno} imports {', '.join(names)}")
+    return sorted(bad)
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A module split along its seams (checks/, cli/, sim/engine.py, empirical/trainer.py) gives its parts public
+    names for what they use of each other; nothing reaches into another module's private names."""
+    assert private_names_imported(PACKAGE) == []
+
+
+def test_the_command_line_is_one_module_per_command_under_its_dispatch():
+    """fedtheory/cli/: the face exports ``main`` (the console script ``fedtheory.cli:main``); ``process`` dispatches
+    to the command modules, which import the shared parts (outputs, execution, tables) and never the dispatch, the
+    parser or each other."""
+    import fedtheory.cli as cli
+
+    assert cli.__all__ == ["main"] and cli.main.__module__ == "fedtheory.cli.process"
+    commands = {"fedtheory.cli." + m for m in ("list_explain", "check", "report", "train", "worst", "new_paper")}
+    shared = {"fedtheory.cli." + m for m in ("outputs", "execution", "tables")}
+    inside = [i for i in IMPORTS if i.source.startswith("fedtheory.cli.") and i.target.startswith("fedtheory.cli.")]
+    assert {i.target for i in inside if i.source == "fedtheory.cli.process"} >= commands
+    assert sorted(str(i) for i in inside if i.source in commands and i.target not in shared) == []
+    assert sorted(str(i) for i in inside if i.target in commands and i.source != "fedtheory.cli.process") == []
+
+
+def test_the_private_name_contract_fails_on_a_violation(tmp_path):
+    pkg = tmp_path / "fedtheory"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_validation.py").write_text("X = 1\n")
+    (pkg / "cli" / "__init__.py").write_text("from .process import main\n")
+    (pkg / "cli" / "process.py").write_text("from .._validation import X\n\ndef main():\n    from .check import _run\n")
+    (pkg / "cli" / "check.py").write_text("def _run():\n    pass\n")
+    assert private_names_imported(pkg) == ["fedtheory.cli.process:4 imports _run"]
 
 
 def test_imports_by_computed_name_are_declared():

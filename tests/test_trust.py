@@ -150,9 +150,9 @@ def test_summary_and_payload_group_findings_by_class():
 
 def test_an_internal_error_of_the_tool_exits_3():
     """A bug of the tool (not a check's) is exit 3 with one line, not a traceback counted as exit 1."""
-    code = subprocess.run([sys.executable, "-c", "import sys\nfrom fedtheory import cli\n"
+    code = subprocess.run([sys.executable, "-c", "import sys\nfrom fedtheory import cli\nfrom fedtheory.cli import list_explain\n"
                            "def boom(args): raise RuntimeError('injected')\n"
-                           "cli._cmd_list = boom\nsys.exit(cli.main(['list']))"], capture_output=True, text=True)
+                           "list_explain.cmd_list = boom\nsys.exit(cli.main(['list']))"], capture_output=True, text=True)
     assert code.returncode == EXIT_ERROR and "internal error: RuntimeError: injected" in code.stderr
     assert "Traceback" not in code.stderr
 
