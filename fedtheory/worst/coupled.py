@@ -38,7 +38,29 @@ from .quadratic import MARGIN, Instances, check_theta, uniform_in_box
 @dataclass
 class CoupledInstances(Instances):
     """P pairs of neighbouring data sets: the original (X, y) and the neighbour (X2, y2), which differ in one sample
-    (``replaced[p]`` = (client, index)); w0 is shared by both runs of a pair."""
+    (``replaced[p]`` = (client, index)); w0 is shared by both runs of a pair. ``problem()`` holds both as 2P data
+    variants (2p the original, 2p + 1 the neighbour); the constants (:class:`Instances`) are the original's, with
+    the neighbour's client Hessians ``H2`` (P, C, d, d) built at construction.
+
+    Parameters
+    ----------
+    X : ndarray
+        (P, C, S, d): the original data set's samples.
+    y : ndarray
+        (P, C, S): their labels.
+    w0 : ndarray
+        (P, d): the starts.
+    theta : ndarray
+        (P, n): the parameter vectors the pairs were decoded from ((1, 0) for a pair read from a file).
+    ridge : float, default 0.0
+        As :class:`Instances`'s; the pairs are plain least squares (``problem()`` passes no ridge): keep 0.
+    X2 : ndarray
+        (P, C, S, d): the neighbour's samples.
+    y2 : ndarray
+        (P, C, S): the neighbour's labels.
+    replaced : array_like
+        (P, 2) int: the replaced sample's client and index per pair.
+    """
 
     X2: np.ndarray = None  # (P, C, S, d)
     y2: np.ndarray = None  # (P, C, S)
@@ -105,13 +127,37 @@ class CoupledInstances(Instances):
 
 @dataclass(frozen=True)
 class NeighbourClass:
-    """Pairs of least-squares data sets differing in one sample (see the module docstring).
+    """Pairs of least-squares data sets differing in one sample, for uniform stability: ``decode(theta)`` returns
+    :class:`CoupledInstances` inside the class (the module ``fedtheory.worst.coupled``; docs/worst-case.md,
+    "FedInit Thm 3: coupled runs on neighbouring data sets").
 
-    n_clients, dim, samples: C, d, S (equal client sizes). L: every client Hessian of both data sets <= L I.
-    client_mu (> 0): every original client Hessian >= client_mu I (both data sets then have a positive definite
-    mean Hessian: f is PL). dist2_max: ||w^0 - w*||^2 in [0, dist2_max]. offset_scale, label_noise: the boxes of
-    the client targets w_i and of the label noise (both sides of Thm 3 are homogeneous of degree 2 in a common
-    scale of targets, noise and start, so only their relative sizes matter for the re-derived bound).
+    Both sides of Thm 3 are homogeneous of degree 2 in a common scale of targets, noise and start, so only the
+    relative sizes of ``offset_scale``, ``label_noise`` and ``dist2_max`` matter for the re-derived bound.
+
+    Parameters
+    ----------
+    n_clients : int
+        C, the clients (>= 2).
+    dim : int
+        d, the dimension (>= 1).
+    samples : int
+        S, the samples of every client (>= max(2, d): client_mu > 0 needs full-rank client data).
+    L : float
+        Every client Hessian of both data sets <= L I.
+    client_mu : float
+        Every original client Hessian >= client_mu I, 0 < client_mu < L (both data sets then have a positive
+        definite mean Hessian: f is PL).
+    dist2_max : float, default 1.0
+        ||w^0 - w*||^2 in [0, dist2_max].
+    offset_scale : float, default 1.0
+        The box [-offset_scale, offset_scale]^d of the client targets w_i.
+    label_noise : float, default 1.0
+        The scale of the label noise (labels y_i = X_i w_i + label_noise e_i, e_i in [-1, 1]^S).
+
+    Raises
+    ------
+    ParameterError
+        A size or constant outside its range.
     """
 
     instance_type = CoupledInstances  # what decode returns (replay reads instance files with it)
@@ -224,8 +270,24 @@ class NeighbourClass:
 
 
 def coupled_runner(spec, inst: CoupledInstances, seeds: tuple[int, ...]):
-    """ONE simulate call for every pair and seed: logical run r = (pair p, seed s), instance-major, is the two runs
-    2r (original data) and 2r + 1 (neighbour) with the same seed, hence every random stream shared."""
+    """A :class:`WorstCaseSpec`'s ``runner`` for coupled runs: ONE simulate call for every pair and seed. Logical
+    run r = (pair p, seed s), instance-major, is the two runs 2r (original data) and 2r + 1 (neighbour) with the
+    same seed, hence every random stream shared.
+
+    Parameters
+    ----------
+    spec : WorstCaseSpec
+        Its ``algorithm``, ``config`` and ``measures`` run.
+    inst : CoupledInstances
+        P pairs.
+    seeds : tuple of int
+        The seeds every pair runs on.
+
+    Returns
+    -------
+    Trace
+        2 P len(seeds) runs, both runs of a logical run from the pair's shared ``w0``.
+    """
     P, S = len(inst), len(seeds)
     which = np.repeat(np.arange(P), S)
     run_seeds = np.repeat(np.tile(np.asarray(seeds), P), 2)
@@ -235,8 +297,24 @@ def coupled_runner(spec, inst: CoupledInstances, seeds: tuple[int, ...]):
 
 
 def pooled_loss_gaps(tr, inst: CoupledInstances, which: np.ndarray) -> np.ndarray:
-    """|f(w^T; z) - f(w~^T; z)| for every pooled sample z (both data sets' samples, each once) and logical run:
-    (C S + 1, R), R = len(which); a diverged run gives NaN."""
+    """``|f(w^T; z) - f(w~^T; z)|`` for every pooled sample z (both data sets' samples, each once) and logical run:
+    the loss gaps uniform stability bounds.
+
+    Parameters
+    ----------
+    tr : Trace
+        The trace of :func:`coupled_runner` (runs 2r and 2r + 1: logical run r's pair).
+    inst : CoupledInstances
+        The pairs.
+    which : ndarray
+        (R,): logical run r's pair.
+
+    Returns
+    -------
+    ndarray
+        (C S + 1, R): the gap of the per-sample loss (x'w - y)^2 / 2 at the two final models; a diverged run gives
+        NaN.
+    """
     wA, wB = tr.final_w[0::2], tr.final_w[1::2]
     x, y = inst.pooled_samples()
     x, y = x[which], y[which]

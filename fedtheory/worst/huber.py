@@ -45,7 +45,24 @@ def _huber(r: np.ndarray, delta: np.ndarray) -> np.ndarray:
 
 @dataclass
 class HuberInstances:
-    """P federated Huber regressions (the data the engine sees) and their exact constants."""
+    """P federated Huber regressions (the data the engine sees) and their exact constants.
+
+    Client i of instance p has f_i(w) = (1/S) sum_j huber_delta(x_ij . (w - w*)): the labels ``y`` = X w* (every
+    residual 0 at w*, so f* = 0, set as ``f_star``) are built at construction.
+
+    Parameters
+    ----------
+    X : ndarray
+        (P, C, S, d): every client's samples.
+    w_star : ndarray
+        (P, d): the shared minimiser.
+    delta : ndarray
+        (P,): the Huber kink of each instance (> 0).
+    w0 : ndarray
+        (P, d): the starts.
+    theta : ndarray
+        (P, n): the parameter vectors the instances were decoded from ((1, 0) for an instance read from a file).
+    """
 
     X: np.ndarray  # (P, C, S, d)
     w_star: np.ndarray  # (P, d)
@@ -115,11 +132,31 @@ class HuberInstances:
 
 @dataclass(frozen=True)
 class HuberClass:
-    """Federated Huber regressions with one shared minimiser (see the module docstring): convex, L-smooth, mu = 0.
+    """Federated Huber regressions with one shared minimiser: convex, L-smooth, mu = 0; ``decode(theta)`` returns
+    :class:`HuberInstances` with exact constants (the module ``fedtheory.worst.huber``; docs/worst-case.md, "The
+    classes searched for Drori & Teboulle Thm 3.1").
 
-    n_clients, dim, samples: C, d and S (samples per client; C S >= d, so that the data span every direction and w*
-    is the only minimiser). L: every f_i L-smooth. dist2: ||w^0 - w*||^2 exactly.
-    s_min: the smallest curvature scale (the instance's L is s L, s in [s_min, 1]). offset_scale: the range of w*.
+    Parameters
+    ----------
+    n_clients : int
+        C, the clients (>= 1).
+    dim : int
+        d, the dimension (>= 1).
+    samples : int
+        S, the samples per client; C S >= d, so that the data span every direction and w* is the only minimiser.
+    L : float
+        Every f_i L-smooth (> 0).
+    dist2 : float
+        ||w^0 - w*||^2 exactly (> 0).
+    s_min : float, default 0.01
+        The smallest curvature scale, in (0, 1]: an instance's L is s L, s in [s_min, 1].
+    offset_scale : float, default 1.0
+        The range of w*, [-offset_scale, offset_scale]^d (>= 0).
+
+    Raises
+    ------
+    ParameterError
+        A constant outside its range.
     """
 
     instance_type = HuberInstances  # what decode returns (replay reads instance files with it)

@@ -40,7 +40,23 @@ MARGIN = 1e-9
 
 @dataclass
 class PLInstances:
-    """P instances of the separable PL family: c, a (P, d), h (P, C, d), w0 (P, d)."""
+    """P instances of the separable PL family: client i's f_i(w) = g(w) + h_i . w with
+    g(w) = sum_j c_j (w_j^2 + a_j sin^2 w_j); ``SeparablePLClass.decode`` centres the h_i, so f = g, w* = 0
+    and f* = 0 (``f_star``).
+
+    Parameters
+    ----------
+    c : ndarray
+        (P, d): the curvature coefficients (> 0).
+    a : ndarray
+        (P, d): the sine amplitudes, in [0, 3] (a_j > 1: non-convex clients).
+    h : ndarray
+        (P, C, d): the clients' linear terms.
+    w0 : ndarray
+        (P, d): the starts.
+    theta : ndarray
+        (P, n): the parameter vectors the instances were decoded from ((1, 0) for an instance read from a file).
+    """
 
     c: np.ndarray
     a: np.ndarray
@@ -105,12 +121,38 @@ class PLInstances:
 
 @dataclass(frozen=True)
 class SeparablePLClass:
-    """The separable PL family inside an assumption class (see the module docstring).
+    """The separable PL family inside an assumption class: ``decode(theta)`` returns :class:`PLInstances` with
+    non-convex clients, a PL mean and the heterogeneity bound met (the module ``fedtheory.worst.nonconvex``;
+    docs/worst-case.md, "The class searched for FedMRUR eq. (7) and MoFedSAM Thm D.7").
 
-    n_clients, dim: C and d. L: every f_i L-smooth. sigma_g2: the heterogeneity bound, read per ``reading``:
-    "mean" ((1/C) sum_i ||grad f_i - grad f||^2 <= sigma_g2 for every w) or "max" (every client's). D: f(w^0) - f*
-    exactly. s_min: the smallest curvature scale (c_j = s_j L / (2 + 2 a_j), s_j in [s_min, 1]); a_min, a_max: the
-    sine amplitudes' range within [0, 3] (a > 1: non-convex clients). offset_scale: the parameter range of h.
+    Parameters
+    ----------
+    n_clients : int
+        C, the clients.
+    dim : int
+        d, the dimension.
+    L : float
+        Every f_i L-smooth (> 0).
+    sigma_g2 : float
+        The heterogeneity bound (>= 0), read per ``reading``.
+    D : float
+        f(w^0) - f* exactly (> 0).
+    reading : {"mean", "max"}, default "mean"
+        "mean": (1/C) sum_i ||grad f_i - grad f||^2 <= sigma_g2 for every w; "max": every client's
+        ||grad f_i - grad f||^2 <= sigma_g2.
+    s_min : float, default 0.01
+        The smallest curvature scale, in (0, 1]: c_j = s_j L / (2 + 2 a_j), s_j in [s_min, 1].
+    a_min : float, default 0.0
+        The smallest sine amplitude.
+    a_max : float, default 3.0
+        The largest sine amplitude (0 <= a_min <= a_max <= 3; a > 1: non-convex clients).
+    offset_scale : float, default 2.0
+        The parameter range of the linear terms h_i.
+
+    Raises
+    ------
+    ParameterError
+        A constant outside its range.
     """
 
     instance_type = PLInstances  # what decode returns (replay reads instance files with it)

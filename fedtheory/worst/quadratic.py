@@ -53,14 +53,47 @@ MARGIN = 1e-9  # relative margin inside every constraint
 
 
 def uniform_in_box(bounds, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n parameter vectors drawn uniformly from ``bounds`` (a list of (low, high) per parameter): the random
-    instances of a class, and the search's first population."""
+    """n parameter vectors drawn uniformly from ``bounds``: the random instances of a class, and the search's first
+    population.
+
+    Parameters
+    ----------
+    bounds : sequence of (float, float)
+        (low, high) per parameter (a class's ``bounds``).
+    n : int
+        How many vectors.
+    rng : numpy.random.Generator
+        The random stream.
+
+    Returns
+    -------
+    ndarray
+        (n, len(bounds)): row r uniform in the box.
+    """
     lo, hi = np.array(bounds, float).T
     return lo + (hi - lo) * rng.random((n, len(lo)))
 
 
 def check_theta(theta: Any, n_params: int) -> np.ndarray:
-    """``theta`` as a (P, n_params) float array (one row per instance); a ParameterError naming it otherwise."""
+    """``theta`` as a (P, n_params) float array, one row per instance (a single vector becomes one row).
+
+    Parameters
+    ----------
+    theta : array_like
+        Parameter vectors of a class.
+    n_params : int
+        The class's number of parameters.
+
+    Returns
+    -------
+    ndarray
+        (P, n_params) float array.
+
+    Raises
+    ------
+    ParameterError
+        ``theta`` is not of that shape (named ``theta``).
+    """
     theta = np.atleast_2d(np.asarray(theta, float))
     if theta.ndim != 2 or theta.shape[1] != n_params:
         raise ParameterError("theta", theta.shape, f"(P, {n_params}) parameter vectors")
@@ -72,8 +105,50 @@ def check_theta(theta: Any, n_params: int) -> np.ndarray:
 
 # The exact constants of a population of quadratics, batched over instances: the problem layer's formulas (one
 # implementation, shared with LeastSquaresProblem), under the names this module has always exported.
-B_min = quadratic_B_min
-heterogeneity_G2 = quadratic_G2
+def B_min(H: np.ndarray) -> np.ndarray:
+    """The smallest B for which some finite G satisfies (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2
+    for all w, per instance, of quadratic clients with Hessians H.
+
+    B_min^2 = lambda_max(Hbar^+ M Hbar^+) = 1 + lambda_max(Hbar^+ D Hbar^+) on the range of Hbar, with
+    M = (1/C) sum_i H_i^2 and D = (1/C) sum_i (H_i - Hbar)^2 the Hessians' dispersion; within 1e-12 of 1 it is 1
+    (identical clients). The problem layer's formula (``fedtheory.sim.problems.quadratic_B_min``).
+
+    Parameters
+    ----------
+    H : ndarray
+        (P, C, d, d): the client Hessians of P instances.
+
+    Returns
+    -------
+    ndarray
+        (P,) B_min per instance.
+    """
+    return quadratic_B_min(H)
+
+
+def heterogeneity_G2(H: np.ndarray, h: np.ndarray, B: float) -> np.ndarray:
+    """The exact smallest G^2 with (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 for all w, per
+    instance, of quadratic clients f_i(w) = w'H_i w / 2 - h_i'w + c_i.
+
+    G^2(B) = sup_w (1/C) sum_i ||H_i w - h_i||^2 - B^2 ||Hbar w - hbar||^2, in closed form; inf where the supremum
+    is infinite (e.g. B below the instance's :func:`B_min`). The problem layer's formula
+    (``fedtheory.sim.problems.quadratic_G2``).
+
+    Parameters
+    ----------
+    H : ndarray
+        (P, C, d, d): the client Hessians.
+    h : ndarray
+        (P, C, d): the client linear terms.
+    B : float
+        The heterogeneity assumption's B.
+
+    Returns
+    -------
+    ndarray
+        (P,) G^2(B) per instance (>= 0, or inf).
+    """
+    return quadratic_G2(H, h, B)
 
 
 # ------------------------------------------------------------------------------------ instances
@@ -81,7 +156,26 @@ heterogeneity_G2 = quadratic_G2
 
 @dataclass
 class Instances:
-    """P federated quadratics (the data the engine sees) and their exact constants."""
+    """P federated quadratics (the data the engine sees) and their exact constants.
+
+    Client i of instance p has f_i(w) = (1/S) sum_j (x_ij . w - y_ij)^2 / 2 + ridge ||w||^2 / 2, i.e. Hessian
+    H_i = X_i'X_i/S + ridge I and linear term h_i = X_i'y_i/S; built at construction: ``H`` (P, C, d, d), ``h``
+    (P, C, d), ``c`` (P, C), the minimiser ``w_star`` (P, d) of f = mean_i f_i (the min-norm one where the mean
+    Hessian is singular) and ``f_star`` (P,).
+
+    Parameters
+    ----------
+    X : ndarray
+        (P, C, S, d): every client's samples.
+    y : ndarray
+        (P, C, S): their labels.
+    w0 : ndarray
+        (P, d): the starts.
+    theta : ndarray
+        (P, n): the parameter vectors the instances were decoded from ((1, 0) for an instance read from a file).
+    ridge : float, default 0.0
+        The problem's ridge r (r < 0: non-convex clients, the class's ``client_mu``).
+    """
 
     X: np.ndarray  # (P, C, S, d)
     y: np.ndarray  # (P, C, S)
@@ -177,19 +271,48 @@ class Instances:
 
 @dataclass(frozen=True)
 class QuadraticClass:
-    """Federated quadratics inside an assumption class (see the module docstring).
+    """Federated quadratics inside an assumption class: ``decode(theta)`` maps any point of ``bounds`` to P
+    instances (:class:`Instances`) that meet every constraint by construction, with a relative margin of 1e-9
+    (the projection steps: the module ``fedtheory.worst.quadratic``; docs/worst-case.md, "The class searched").
 
-    n_clients, dim: C and d. L: every H_i <= L I. mu: lambda_min(mean H_i) >= mu, in [0, L) (mu = 0: the plain
-    convex quadratics, f not strongly convex; the minimiser is then the min-norm one where the mean Hessian is
-    singular). client_mu: every H_i >= client_mu I, in [-L, mu] (0: clients may be flat in some direction; < 0:
-    non-convex clients, built with the ridge client_mu, while the mean f stays mu-strongly convex, or convex at
-    mu = 0). B, G2: the heterogeneity assumption at
-    (G, B) (None: not imposed; then the optima range over [-offset_scale, offset_scale]^d). D: f(w^0) - f* = D,
-    or dist2: ||w^0 - w*||^2 = dist2 (exactly one), or dist2_max: ||w^0 - w*||^2 in [0, dist2_max] (a parameter).
-    aligned_fraction: the share of :meth:`random`'s draws made *aligned*: every client of the instance shares one
-    Householder reflection (one eigenbasis) and has curvature in [client_mu, mu] along one shared eigenvector, the
-    start direction (a uniform draw rarely makes the mean Hessian's smallest eigenvalue approach mu, so a rate
-    exp(-mu eta K T) is never exercised). It shapes only where a search starts; decode and the class are unchanged.
+    Parameters
+    ----------
+    n_clients : int
+        C, the clients.
+    dim : int
+        d, the dimension (also the samples per client).
+    L : float
+        Every client Hessian H_i <= L I.
+    mu : float
+        lambda_min(mean_i H_i) >= mu, in [0, L) (0: the plain convex quadratics, f not strongly convex; the
+        minimiser is then the min-norm one where the mean Hessian is singular).
+    client_mu : float, default 0.0
+        Every H_i >= client_mu I, in [-L, mu] (0: clients may be flat in some direction; < 0: non-convex clients,
+        built with the ridge client_mu, while the mean f stays mu-strongly convex, or convex at mu = 0).
+    B : float, optional
+        The heterogeneity assumption's B (>= 1), with ``G2``; None: not imposed (then the client optima range over
+        [-offset_scale, offset_scale]^d). Needs mu > 0.
+    G2 : float, optional
+        Its G^2 (>= 0): every instance has G^2(B) <= G2 exactly. Given with ``B``.
+    D : float, optional
+        f(w^0) - f* = D exactly.
+    dist2 : float, optional
+        ||w^0 - w*||^2 = dist2 exactly.
+    dist2_max : float, optional
+        ||w^0 - w*||^2 in [0, dist2_max] (one more parameter). Exactly one of ``D``, ``dist2``, ``dist2_max``.
+    offset_scale : float, default 1.0
+        The range of the client optima's parameters.
+    aligned_fraction : float, default 0.0
+        The share, in [0, 1], of :meth:`random`'s draws made *aligned*: every client of the instance shares one
+        Householder reflection (one eigenbasis) and has curvature in [client_mu, mu] along one shared eigenvector,
+        the start direction (a uniform draw rarely makes the mean Hessian's smallest eigenvalue approach mu, so a
+        rate exp(-mu eta K T) is never exercised). It shapes only where a search starts; ``decode`` and the class
+        are unchanged. 0 when mu = 0.
+
+    Raises
+    ------
+    ParameterError
+        The constants break one of the ranges above.
     """
 
     instance_type = Instances  # what decode returns (replay reads instance files with it)

@@ -38,11 +38,34 @@ FINALISTS = 4  # stochastic specs: instances re-evaluated on the final seeds (th
 
 @dataclass
 class Evaluation:
-    """lhs (P, seeds, m) and bound (P, m): m statements per instance (m = 1, or one per round for a bound stated at
-    every T); an instance's value is its worst statement (largest mean left side / mean bound). Where the bound is
-    evaluated per run (a statement about each run's own measured constants, e.g. FedMRUR's sum_t d_t or the
-    recursion of FedInit's Lemma 4), ``bound_seeds`` (P, seeds, m) holds each run's bound and ``bound_all`` their
-    mean over seeds."""
+    """The measured left side and the bound of P instances, each run on the same seeds (what :func:`evaluate`
+    returns).
+
+    m statements per instance (m = 1, or one per round for a bound stated at every T); an instance's value is its
+    worst statement (the largest mean left side / bound). Where the bound is evaluated per run (a statement about
+    each run's own measured constants, e.g. FedMRUR's sum_t d_t or the recursion of FedInit's Lemma 4),
+    ``bound_seeds`` holds each run's bound and ``bound_all`` their mean over seeds. The properties ``ratio``,
+    ``mean``, ``bound``, ``gap`` and ``se`` read each instance at its worst statement (``statement``).
+
+    Parameters
+    ----------
+    lhs_all : ndarray
+        (P, seeds, m): the left side per instance, seed and statement (a non-finite value, a divergence, is inf).
+    bound_all : ndarray
+        (P, m): the bound per instance and statement (the mean over seeds where it is per run).
+    values : mapping of str to object
+        The values the bound was evaluated at: scalars, or per instance (per-run values averaged over each
+        instance's runs).
+    diverged : ndarray
+        (P,) bool: whether any run of the instance diverged.
+    bound_seeds : ndarray, optional
+        (P, seeds, m): each run's bound, where the spec's bound is per run (``bound_per_run``).
+    raw_values : mapping of str to object, optional
+        The values as the spec's ``constants_from_instance`` returned them (per run where the bound is per run).
+    scale : ndarray, optional
+        (P,): the magnitude of what each instance's runs compute (:func:`instance_scales`), set where a verdict is
+        taken; a deterministic gap within the rounding tolerance of it is equality.
+    """
 
     lhs_all: np.ndarray
     bound_all: np.ndarray
@@ -109,10 +132,32 @@ class Evaluation:
 
 
 def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None = None) -> Evaluation:
-    """Run every instance once per seed in ONE simulate call; the left side and the bound per instance.
+    """Run every instance once per seed in ONE simulate call (or the spec's ``runner``); the left side and the bound
+    per instance.
 
-    spec.measure returns (R,) or (m, R) (m statements per run, e.g. one per round); constants_from_instance
-    returns scalars, arrays (P,), or arrays broadcasting to (P, m) (e.g. T per round as (1, m))."""
+    ``spec.measure`` returns (R,) or (m, R) (m statements per run, e.g. one per round); ``constants_from_instance``
+    returns scalars, arrays (P,), or arrays broadcasting to (P, m) (e.g. T per round as (1, m)).
+
+    Parameters
+    ----------
+    spec : WorstCaseSpec
+        What runs and what is measured.
+    inst : Instances
+        P instances of ``spec.space``'s class (what its ``decode`` returns).
+    seeds : tuple of int, optional
+        The seeds every instance runs on; None: ``spec.seeds``.
+
+    Returns
+    -------
+    Evaluation
+        The left side (P, seeds, m) and the bound of every instance, evaluated by ``spec.record``.
+
+    Raises
+    ------
+    ParameterError
+        The spec's ``runner`` returns something other than a ``fedtheory.sim.Trace`` of P x seeds runs (or a
+        multiple).
+    """
     seeds = tuple(spec.seeds if seeds is None else seeds)
     P, S = len(inst), len(seeds)
     R = P * S
@@ -136,9 +181,22 @@ def evaluate(spec: WorstCaseSpec, inst: Instances, seeds: tuple[int, ...] | None
 
 
 def instance_scales(record: Any, inst: Any) -> np.ndarray | None:
-    """Per instance, the magnitude of what its runs compute (``fedtheory.checks.rounding_scale_of`` by the record's
-    ``lhs_kind``, from the instance's exact L, f*, ||w*|| and start distance ||w^0 - w*||^2); None where the instances
-    state no constants."""
+    """Per instance, the magnitude of what its runs compute: ``fedtheory.checks.rounding_scale_of`` by the record's
+    ``lhs_kind``, from the instance's exact L, f*, ||w*|| and start distance ||w^0 - w*||^2.
+
+    Parameters
+    ----------
+    record : Bound
+        The bound record (its ``lhs_kind`` picks the scale).
+    inst : Instances
+        P instances; their ``constants()`` give L, f* and the start distance, their ``w_star`` (where they have one)
+        ||w*||.
+
+    Returns
+    -------
+    ndarray or None
+        (P,) scales; None where the instances state no constants (their ``constants()`` fails).
+    """
     from ..checks.rounding import rounding_scale_of
 
     try:
@@ -198,7 +256,22 @@ def z_threshold(statements: int, runs: int | None = None, z: float = 3.0) -> flo
     ``statements`` statements: the level of z standard errors of a normal mean for one statement (Phi(-z) =
     1.35e-3 at z = 3), divided by the number of statements (Bonferroni: the instance's value is its worst statement,
     chosen after the fact), as a quantile of Student's t with runs - 1 degrees of freedom (normal when runs is
-    None)."""
+    None).
+
+    Parameters
+    ----------
+    statements : int
+        The statements the worst is taken over (at least 1 is used).
+    runs : int, optional
+        The seeds the mean gap is over (runs - 1 degrees of freedom, at least 1); None: the normal quantile.
+    z : float, default 3.0
+        The level for one statement, in standard errors of a normal mean.
+
+    Returns
+    -------
+    float
+        A stochastic instance is ``violated`` where its mean gap exceeds this many standard errors.
+    """
     from scipy.stats import norm, t
 
     level = norm.sf(z) / max(int(statements), 1)
@@ -357,17 +430,68 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
                finalists: int | None = None, keep: list | None = None) -> dict[str, Any]:
     """Search ``spec``'s class for the instance that maximises left side / bound; return the JSON record.
 
-    budget: instance evaluations (population x generations, the initial population included); seconds: also stop
-    after this long (checked once per generation). final_seeds: re-evaluate the worst instance on this many seeds
-    (stochastic specs; the search seeds come first) for the verdict's mean and standard error.
-    executor, chunk: evaluate each generation as units of ``chunk`` instances (``evaluate_chunk``) on a
-    ``fedtheory.parallel`` executor (default chunk with an executor: DEFAULT_CHUNK). Without both, a generation is one
-    batch. The same chunk gives the same bits serially and on any number of workers; a chunk that fails every
-    attempt leaves its instances unevaluated (``failed_tasks`` in the record).
-    finalists: how many of the best instances of the search are re-evaluated at the end (default FINALISTS for a
-    stochastic spec, 1 for a deterministic one); keep: a list to which (instance, its Evaluation on the final seeds)
-    of every finalist is appended, best first by the search's ratio (the best random start last where it is added):
-    e.g. for deciding mutants of the statement at the same runs (``fedtheory.worst.mutants``).
+    Differential evolution (scipy, vectorized: one generation is one batch of runs) from a random population (the
+    spec's ``starts`` among it); the best instances are re-evaluated at the end and the worst of them is reported
+    (deterministic runs: never below any instance evaluated). The verdict: deterministic runs, a gap beyond the
+    rounding tolerance is ``violated``; stochastic runs, the paired gap against :func:`z_threshold` standard errors.
+    See docs/worst-case.md.
+
+    Parameters
+    ----------
+    spec : WorstCaseSpec
+        The class, the runs and the bound.
+    budget : int, default 2000
+        Instance evaluations (population x generations, the initial population included); at least ``popsize``.
+    seconds : float, optional
+        Also stop after this long (checked once per generation).
+    popsize : int, default 32
+        The population size (>= 5).
+    seed : int, default 0
+        Seeds the random population and the search.
+    final_seeds : int, optional
+        Stochastic specs: re-evaluate the finalists on this many seeds (the spec's seeds first) for the verdict's
+        mean and standard error.
+    progress : bool, default False
+        Show a progress bar.
+    instance_path : str, optional
+        Write the worst instance there (a JSON file :func:`replay` re-runs; its path is the record's ``instance``).
+    random_ratio : float, optional
+        The ratio of today's check (``fedtheory check``), copied into the record.
+    reference : str, optional
+        The label of that check, copied into the record.
+    executor : object, optional
+        A ``fedtheory.parallel`` executor: each generation runs as units of ``chunk`` instances on it. The same
+        chunk gives the same bits serially and on any number of workers; a chunk that fails every attempt leaves
+        its instances unevaluated (``failed_tasks`` in the record).
+    chunk : int, optional
+        Instances per unit of work (>= 1; default ``DEFAULT_CHUNK`` = 16 with an executor). Without both, a
+        generation is one batch.
+    finalists : int, optional
+        How many of the search's best instances are re-evaluated at the end (default ``FINALISTS`` = 4 for a
+        stochastic spec, 1 for a deterministic one).
+    keep : list, optional
+        A list to which (instance, its Evaluation on the final seeds) of every finalist is appended, best first by
+        the search's ratio (the best random start last where it is added): e.g. for deciding mutants of the
+        statement at the same runs (``fedtheory.worst.mutants``).
+
+    Returns
+    -------
+    dict
+        The JSON record: ``id``, ``method`` ("search"), ``worst_measured`` (the worst instance's mean left side) and
+        its ``worst_measured_se``, ``bound``, ``slack`` (bound / measured), ``verdict`` (holds, violated,
+        inconclusive or not_applicable) and ``conditions_failed``, the ``gap`` and ``gap_se``, ``values`` and
+        ``instance_constants``, ``params``, ``instance`` (the file written, or None), and the search's account
+        (``random_start``, ``declared_starts``, ``finalists``, ``budget``, ``evaluations``, ``generations``,
+        ``per_instance``, ``elapsed_s``, ...).
+
+    Raises
+    ------
+    ParameterError
+        A bad ``budget``, ``popsize``, ``seconds``, ``chunk``, ``finalists`` or ``starts``, runs beyond the stated
+        size limits, or run settings the spec's instances refuse (each named by its spec parameter).
+    WorstCaseError
+        No instance could be evaluated, or the search's invariants fail (the best instance gives another ratio
+        alone than in its batch; the reported worst is below an instance evaluated).
     """
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1):
         raise ParameterError("chunk", chunk, "an integer >= 1 (instances per unit of work)")
@@ -625,9 +749,31 @@ def write_instance(path: str, spec: WorstCaseSpec, inst: Instances, seeds, recor
 
 
 def load_worst(path: str) -> tuple[WorstCaseSpec, Instances, tuple[int, ...], dict[str, Any]]:
-    """A stored worst instance as objects: (spec rebuilt from its params, the instance (its data exactly as
-    stored), its seeds, the file's payload). ``simulate(inst.problem(), spec.algorithm, spec.config, seeds,
-    w0=inst.w0[0])`` re-runs it (a coupled pair: ``spec.runner(spec, inst, seeds)``)."""
+    """A stored worst instance as objects. ``simulate(inst.problem(), spec.algorithm, spec.config, seeds,
+    w0=inst.w0[0])`` re-runs it (a coupled pair: ``spec.runner(spec, inst, seeds)``).
+
+    Parameters
+    ----------
+    path : str
+        An instance file written by ``fedtheory worst`` (:func:`worst_case`'s ``instance_path``).
+
+    Returns
+    -------
+    spec : WorstCaseSpec
+        The spec rebuilt from the file's record id and params (:func:`make_spec`).
+    inst : Instances
+        The instance, its data exactly as stored (read by the class's ``instance_type``).
+    seeds : tuple of int
+        The seeds it ran on.
+    payload : dict
+        The file's content.
+
+    Raises
+    ------
+    ParameterError
+        The file is unreadable, too large, of another format or malformed, or its runs exceed the stated size
+        limits.
+    """
     try:
         payload = read_json(path, MAX_INSTANCE_BYTES, "instance file")
     except FileRefused as exc:
@@ -665,7 +811,27 @@ def load_worst(path: str) -> tuple[WorstCaseSpec, Instances, tuple[int, ...], di
 
 
 def replay(path: str) -> dict[str, Any]:
-    """Re-run a stored worst instance (its data X, y, w0 as stored; the spec rebuilt from its params)."""
+    """Re-run a stored worst instance (its data as stored; the spec rebuilt from its params): ``fedtheory worst
+    --replay FILE``.
+
+    Parameters
+    ----------
+    path : str
+        An instance file written by ``fedtheory worst`` (read by :func:`load_worst`).
+
+    Returns
+    -------
+    dict
+        The record :func:`worst_case` writes for the instance on its stored seeds, with ``replay``:
+        ``stored_measured``, ``relative_difference`` to today's measure, ``reproduced`` (within 1e-9 relative; a
+        divergence reproduces as a divergence) and ``constraints_broken`` (the class's ``violations``, empty inside
+        the class).
+
+    Raises
+    ------
+    ParameterError
+        As :func:`load_worst`.
+    """
     spec, inst, seeds, payload = load_worst(path)
     t0 = time.perf_counter()
     ev = evaluate(spec, inst, seeds)
@@ -688,7 +854,33 @@ def replay(path: str) -> dict[str, Any]:
 def run_worst(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int = 0, use_reference: bool = True,
               reference_kw: Mapping[str, Any] | None = None, **kw) -> dict[str, Any]:
     """Build the spec of ``record_id`` (constants from today's check where declared, overridden by ``sets``) and
-    search it."""
+    search it: ``fedtheory worst ID``.
+
+    Parameters
+    ----------
+    record_id : str
+        A record with a worst-case declaration (:func:`register_worst_case`).
+    sets : mapping of str to object, optional
+        Factory parameters set here (``--set NAME=VALUE``); they override the reference's.
+    seed : int, default 0
+        The seed of the reference's check and of the search.
+    use_reference : bool, default True
+        Take the constants from the declaration's ``reference`` (today's check), where it has one.
+    reference_kw : mapping of str to object, optional
+        The selection passed to the reference (e.g. problem, setting); a name it does not take is refused.
+    **kw
+        Passed to :func:`worst_case` (``budget``, ``seconds``, ``popsize``, ``instance_path``, ...).
+
+    Returns
+    -------
+    dict
+        :func:`worst_case`'s record, with the check's ``random_ratio`` and the reference's label.
+
+    Raises
+    ------
+    ParameterError
+        An unknown ``record_id``, a selection the reference does not take, or a parameter the factory refuses.
+    """
     spec, random_ratio, ref_label = worst_spec(record_id, sets=sets, seed=seed, use_reference=use_reference,
                                                reference_kw=reference_kw)
     return worst_case(spec, seed=seed, random_ratio=random_ratio, reference=ref_label, **kw)

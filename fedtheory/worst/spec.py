@@ -47,6 +47,58 @@ from .._validation import FedTheoryError, ParameterError
 
 @dataclass(frozen=True)
 class WorstCaseSpec:
+    """What the worst-case search of one bound record needs: the class searched, what runs on each instance, the
+    measured left side and the values the bound is evaluated at (the module docstring and docs/worst-case.md,
+    "A plug-in's bound").
+
+    Built by a factory ``make(record_id, **params)`` registered with :func:`register_worst_case`; searched by
+    :func:`worst_case`.
+
+    Parameters
+    ----------
+    record_id : str
+        The bound record searched (its registered id).
+    space : object
+        The problem class: ``decode(theta)`` returns instances that satisfy the record's assumptions by
+        construction; it also has ``bounds``, ``n_params`` and ``random(n, rng)``, and may have ``violations(inst)``
+        and ``instance_type`` (e.g. :class:`QuadraticClass`).
+    algorithm : Algorithm
+        The ``fedtheory.sim`` algorithm run on every instance.
+    config : RunConfig
+        The run settings (``simulate``'s ``config``).
+    measure : callable
+        ``measure(trace, instances, which)``: the measured left side per logical run, (R,) or (m, R) for m
+        statements per run (``which[r]``: run r's instance).
+    constants_from_instance : callable
+        ``constants_from_instance(instances, trace, which)``: the values the record's bound is evaluated at, by
+        symbol: scalars (shared), arrays (P,) (per instance) or arrays broadcasting to (P, m); per run (leading
+        axis R = P x seeds) where ``bound_per_run``.
+    measures : tuple of str, default ()
+        The engine's measures the runs record (``simulate``'s ``measures``).
+    seeds : tuple of int, default (0,)
+        One seed per run of an instance; more than one makes the spec stochastic (``stochastic``).
+    settings : mapping of str to object, default {}
+        The run's structural settings, checked against the record's ``requires``.
+    params : mapping of str to object, default {}
+        The keyword arguments the factory was called with (stored in the instance file for replay).
+    note : str, default ""
+        A note carried into the record.
+    runner : callable, optional
+        ``runner(spec, instances, seeds) -> fedtheory.sim.Trace``, instance-major runs (run r = instance
+        r // len(seeds), seed r % len(seeds)), len(instances) x len(seeds) of them or a multiple (e.g.
+        :func:`coupled_runner`). None: one ``simulate`` call with instance p as data variant p.
+    bound_per_run : bool, default False
+        Whether ``constants_from_instance`` returns per-run values (one bound per run; an instance's ratio uses the
+        mean bound over its seeds).
+    conditions : tuple, default ()
+        Conditions (theory ``Condition`` records) added to the record's own; a failed one gives ``not_applicable``.
+    starts : array_like, optional
+        Parameter vectors (rows inside ``space.bounds``) that replace the last rows of the search's first
+        population (at most popsize - 1 of them), e.g. the instance of today's check.
+    record_override : Bound, optional
+        A bound used in place of the registered record (e.g. ``fedtheory.testing.scaled_bound``'s).
+    """
+
     record_id: str
     space: Any
     algorithm: Any
@@ -104,8 +156,22 @@ _REGISTRY: dict[str, WorstCaseEntry] = {}
 
 def register_worst_case(record_id: str, make: Callable[..., WorstCaseSpec], *,
                         reference: Callable[..., Mapping[str, Any]] | None = None, description: str = "") -> None:
-    """Declare that ``record_id`` can be searched: ``make(record_id, **params)`` builds its spec; ``reference(seed, **sel)``
-    (optional) returns {"params": ..., "random_ratio": ..., "label": ...} from today's check."""
+    """Declare that ``record_id`` can be searched (``fedtheory worst ID``); a later call for the same id replaces the
+    earlier declaration.
+
+    Parameters
+    ----------
+    record_id : str
+        The bound record.
+    make : callable
+        ``make(record_id, **params) -> WorstCaseSpec``; its ``int`` and ``float`` annotations are checked before it
+        is called (:func:`make_spec`).
+    reference : callable, optional
+        ``reference(seed, **selection) -> {"params": ..., "random_ratio": ..., "label": ...}``: the constants of
+        today's check (``fedtheory check``), which :func:`run_worst` starts from.
+    description : str, default ""
+        One line ``fedtheory worst --list`` prints beside the id.
+    """
     _REGISTRY[record_id] = WorstCaseEntry(record_id, make, reference, description)
 
 
@@ -183,7 +249,28 @@ def check_params(make: Callable[..., Any], params: Mapping[str, Any]) -> dict[st
 
 
 def make_spec(record_id: str, params: Mapping[str, Any]) -> WorstCaseSpec:
-    """The spec of ``record_id`` built by its registered factory from ``params`` (checked first: ``check_params``)."""
+    """The spec of ``record_id`` built by its registered factory from ``params``.
+
+    Parameters
+    ----------
+    record_id : str
+        A record with a worst-case declaration (:func:`register_worst_case`).
+    params : mapping of str to object
+        The factory's keyword arguments (a ``record_id`` key is ignored). Checked against the factory's annotations
+        first: an ``int`` parameter must be an integer (an integral float becomes one) of magnitude at most
+        ``MAX_INT_PARAM`` (10^6; a name ending in "seed" is exempt), a ``float`` one a finite real number, None
+        only where the annotation allows it.
+
+    Returns
+    -------
+    WorstCaseSpec
+        What the factory returns.
+
+    Raises
+    ------
+    ParameterError
+        ``record_id`` has no declaration, a parameter fails its check, or the factory does not accept the names.
+    """
     e = entry(record_id)
     params = check_params(e.make, {k: v for k, v in params.items() if k != "record_id"})
     try:

@@ -13,6 +13,7 @@ w_{i,k+1} = w_{i,k} - eta grad f_i(w_{i,k}), and the server forms w^{t+1} = mean
 w^{t+1} = w^t - eta_g mean_i (w_{i,0} - w_{i,K}) (``code``, the authors' simulator). beta = 0 is FedAvg.
 
 The class (``PEPSetting``; ``PEPSetting.describe()`` says it in words):
+
 * ``convex``: every f_i L-smooth and client_mu-strongly convex (PEPit's ``SmoothStronglyConvexFunction``: its
   interpolation conditions are exact); when mu > client_mu, f = mean_i f_i also satisfies the mu-strongly convex
   interpolation inequalities between every two queried points (necessary for "f mu-strongly convex", not
@@ -24,6 +25,7 @@ The class (``PEPSetting``; ``PEPSetting.describe()`` says it in words):
   every point where the PEP evaluates the clients (every local iterate of every client, the server points it
   measures, and w*): every client's gradient is evaluated at every such point. The assumption holds for all w;
   imposing it at these points only is a relaxation.
+
 So the SDP's value is the exact worst case over the *relaxed* class, and an upper bound on the worst case over
 the class with the assumptions as stated (any dimension). Every instance of the search's class
 (``QuadraticClass``: quadratics, spectra in [client_mu, L], lambda_min(mean) >= mu, exact G^2(B) <= G^2,

@@ -42,7 +42,58 @@ class FederatedPEP:
     over (G, F), the measure, the iterates as coefficient vectors over the leaves, and the leaves' client labels.
 
     Rows: ``rows[r] = (gi, gj, gv, fi, fv, const, kind, group)`` with value sum gv * G[gi, gj] (both triangles:
-    PEPit's symmetric convention, see ``row_value``) + sum fv * F[fi] + const, kind 'ineq' (<= 0) or 'eq'."""
+    PEPit's symmetric convention, see ``row_value``) + sum fv * F[fi] + const, kind 'ineq' (<= 0) or 'eq'.
+
+    What :func:`build_pep` and :func:`protocol_pep` return and :func:`solve_pep` solves. ``max_constraint(G, F)``
+    is the largest constraint value at a solution; ``evaluate_instance`` replays the algorithm on concrete client
+    functions.
+
+    Parameters
+    ----------
+    setting : PEPSetting or ProtocolSetting
+        The class and the run settings it was built from.
+    n : int
+        The Gram matrix's dimension: its leaves (w^0, w*, the clients' gradients, ...).
+    m : int
+        The function-value leaves.
+    rows : list of tuple
+        The constraints, as above.
+    objective : tuple
+        The measure, a row of the same form (kind and group 'objective').
+    queries : list of Query
+        The points where clients' functions are evaluated: key, owner (None: shared), coefficients over the leaves
+        and the leaves of each client's gradient and value there (-1: not evaluated).
+    server : list of ndarray
+        The coefficient vectors of the server's models w^0 .. w^T.
+    point_labels : list of tuple
+        Per Gram leaf, what it is (e.g. ``("w0",)``, or (point key, owner, client)).
+    value_labels : list of tuple
+        Per function-value leaf, likewise.
+    w0_leaf : int
+        The leaf of w^0.
+    star_leaf : int or None
+        The leaf of w* (None: the class has no stationary point, 'smooth').
+    star_grads : list of int
+        The leaves of the clients' gradients at w* (symmetric form), else empty.
+    full_constraints : int
+        The constraints of the unreduced PEP (every client function's interpolation at every pair of points, ...).
+    build_s : float
+        Seconds the build took.
+    pair_rows : list of PairRows, default []
+        The interpolation inequalities on pairs of points, vectorized (one ``PairRows`` per group).
+    symmetric : bool, default True
+        Whether the PEP is invariant under relabelling the clients (then solved reduced).
+    zero_sums : list, default []
+        (leaf ids, weights, key): sum_l weight_l leaf_l = 0 as vectors.
+    lmis : list, default []
+        (size, rows): the size x size matrix of the rows' values is PSD (a class of mixing matrices).
+    to_built : ndarray, optional
+        After a change of leaves (``rebased``, ``eliminated``): G_built = to_built G to_built'. None: unchanged.
+    values_to_built : ndarray, optional
+        Likewise F_built = values_to_built F.
+    iterates : list, default []
+        Every point the algorithm computed, in order (coefficient vectors; the round protocol's PEP records them).
+    """
 
     setting: PEPSetting
     n: int
@@ -121,7 +172,7 @@ class FederatedPEP:
                 "gram": Gm, "F": F, "max_constraint": self.max_constraint(Gm, F)}
 
     def max_constraint(self, G: np.ndarray, F: np.ndarray) -> float:
-        """The largest constraint value at (G, F): inequalities' values (<= 0 when met), equalities' |values|."""
+        """The largest constraint value at (G, F): inequalities' values (<= 0 when met), equalities' ``|value|``."""
         vals = [self.row_value(r, G, F) if r[6] == "ineq" else abs(self.row_value(r, G, F)) for r in self.rows]
         vals += [float(pr.values(G, F).max()) for pr in self.pair_rows if len(pr.U)]
         for size, entries in self.lmis:  # a PSD matrix: its most negative eigenvalue is the violation
@@ -453,12 +504,30 @@ class PEPBuilder:
 
 
 def build_pep(setting: PEPSetting, *, pair_rows: str = "vectorized") -> FederatedPEP:
-    """Write ``setting``'s algorithm and class with PEPit and return it as numbers (symmetric form: one
-    representative constraint per client orbit; see the module docstring).
+    """Write ``setting``'s algorithm (FedAvg / FedInit) and class with PEPit and return it as numbers, in symmetric
+    form: one representative constraint per client orbit (the module ``fedtheory.worst.pep``).
 
-    pair_rows: 'vectorized' (default) evaluates PEPit's interpolation inequalities on every pair of points at once
-    (the inequality is read from PEPit once, on six symbols, then applied to the points' coefficient vectors);
-    'pepit' lets PEPit write each one as an expression (the same rows, ~1 ms each)."""
+    Parameters
+    ----------
+    setting : PEPSetting
+        The algorithm, the class and the measure.
+    pair_rows : {"vectorized", "pepit"}, default "vectorized"
+        'vectorized' evaluates PEPit's interpolation inequalities on every pair of points at once (the inequality
+        is read from PEPit once, on six symbols, then applied to the points' coefficient vectors); 'pepit' lets
+        PEPit write each one as an expression (the same rows, ~1 ms each).
+
+    Returns
+    -------
+    FederatedPEP
+        The PEP as numbers (:func:`solve_pep` solves it).
+
+    Raises
+    ------
+    MissingExtraError
+        The extra ``fedtheory[pep]`` is not installed.
+    ParameterError
+        An unknown ``pair_rows``.
+    """
     require_pep()
     check_choice("pair_rows", pair_rows, ("vectorized", "pepit"))
     t0 = time.perf_counter()

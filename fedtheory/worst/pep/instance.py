@@ -37,7 +37,41 @@ CONFIRM_RTOL = 1e-6  # the re-run must exceed the bound by this much (relative) 
 @dataclass
 class Counterexample:
     """A reconstructed worst case: the problem, the start, what the simulator measured on it, the bound at its own
-    constants, and whether that confirms the violation (``confirmed``; ``reason`` otherwise)."""
+    constants, and whether that confirms the violation (``confirmed``; ``reason`` otherwise).
+
+    What :func:`counterexample` returns; ``summary()`` is the part a PEP record carries. See docs/worst-case.md,
+    "Every PEP worst case a runnable counterexample".
+
+    Parameters
+    ----------
+    record_id : str
+        The bound record.
+    problem : InterpolatedProblem
+        The clients, functions of the PEP's class interpolated through the solution's points, gradients and values.
+    w0 : ndarray
+        (d,): the start.
+    measured : float
+        The record's left side on the simulator's re-run (after the square root where the spec's ``lhs_root``).
+    bound : float
+        The record's bound at the instance's own constants.
+    values : dict
+        The values the bound was evaluated at (the spec's, with the instance's own where it gives them).
+    confirmed : bool
+        Whether the re-run exceeds the bound (relative 1e-6) with every assumption of the record certified on the
+        instance and its conditions met.
+    reason : str
+        Why it confirms the violation, or every reason it does not.
+    dimension : int
+        d, the dimension of the reconstruction (the solution's Gram matrix's numerical rank).
+    pep_value : float
+        The PEP's value (NaN where it has none).
+    data : dict, default {}
+        What the self-contained script embeds (``counterexample_script``).
+    path : str, optional
+        Where the script was written.
+    in_class : bool, default True
+        Whether the instance certifies every assumption of the record (any bound of them can be tested on it).
+    """
 
     record_id: str
     problem: Any
@@ -168,7 +202,33 @@ def _measure(problem, s, tr) -> float:
 
 def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample:
     """Reconstruct the worst case of ``result`` (a solved ``pep`` of ``spec``), re-run ``algorithm`` on it with the
-    simulator, certify the record's assumptions there and evaluate the bound at the instance's own constants."""
+    simulator, certify the record's assumptions there and evaluate the bound at the instance's own constants.
+
+    A PEP violation counts only where this re-run exceeds that bound (the module
+    ``fedtheory.worst.pep.instance``).
+
+    Parameters
+    ----------
+    spec : PEPSpec
+        The PEP's declaration (its record, values, ``initial_symbol``, ``instance_symbols``, ``instance_measure``).
+    pep : FederatedPEP
+        The PEP that was solved.
+    result : PEPResult
+        Its solution (``gram`` and ``F`` set).
+    algorithm : Algorithm
+        The ``fedtheory.sim`` algorithm the simulator re-runs (e.g. ``spec.simulated_algorithm()``).
+
+    Returns
+    -------
+    Counterexample
+        The instance, its measure, the bound at its constants and whether it confirms the violation.
+
+    Raises
+    ------
+    ParameterError
+        The PEP cannot be written out as an instance (exact proximal steps, a class of mixing matrices), or its
+        measure is not one the re-run reads.
+    """
     from ...checks import certify
     from ...sim import ClientSampling, Exact, RunConfig, simulate
 

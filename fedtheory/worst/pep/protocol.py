@@ -62,7 +62,18 @@ _TOL = 1e-12  # coefficients this small (relative) are rounding: two points that
 
 
 class PEPRefusal(FedTheoryError, ValueError):
-    """An operation a PEP cannot express, named with the plug-in that asked for it."""
+    """An operation a PEP cannot express, named with the plug-in that asked for it (raised by
+    :func:`protocol_pep`). A :class:`~fedtheory.validation.FedTheoryError` and a :class:`ValueError`.
+
+    Parameters
+    ----------
+    operation : str
+        What the rule asked for (e.g. "a norm", "a random draw").
+    plugin : str, default ""
+        The algorithm plug-in whose rule asked for it ("" where not known).
+    algorithm : str, default ""
+        The algorithm's name.
+    """
 
     def __init__(self, operation: str, plugin: str = "", algorithm: str = ""):
         self.operation, self.plugin, self.algorithm = operation, plugin, algorithm
@@ -344,7 +355,17 @@ class _NoStreams:
 @dataclass(frozen=True)
 class SpectralMixing:
     """The class of symmetric doubly stochastic mixing matrices W whose eigenvalues other than the one at 1 lie in
-    [lam_minus, lam_plus] (the spectral gap 1 - max(|lam_minus|, |lam_plus|)): the same W in every round."""
+    [lam_minus, lam_plus] (the spectral gap 1 - max(``|lam_minus|``, ``|lam_plus|``)): the same W in every round.
+    A :class:`ProtocolSetting`'s ``mixing``; the PEP imposes Colla & Hendrickx's necessary conditions
+    (arXiv:2203.05963), so its value is an upper bound over the class.
+
+    Parameters
+    ----------
+    lam_minus : float
+        The smallest eigenvalue other than 1, in [-1, 1].
+    lam_plus : float
+        The largest eigenvalue other than 1, in [lam_minus, 1].
+    """
 
     lam_minus: float
     lam_plus: float
@@ -356,39 +377,91 @@ class SpectralMixing:
 
 @dataclass(frozen=True)
 class ProtocolSetting:
-    """The class and the run settings of a PEP of any algorithm the round protocol runs.
+    """The class and the run settings of a PEP of any algorithm the round protocol runs (:func:`protocol_pep`).
 
-    C clients (full participation), K local steps, T rounds, step size eta (constant); every f_i L-smooth and
-    client_mu-strongly convex (``function_class`` 'convex') or L-smooth ('smooth'); f = sum_i p_i f_i (``weights``
-    p, default 1/C), in the 'convex' class mu-strongly convex between the queried points when mu > client_mu (a
-    relaxation: the mean's interpolation inequalities at the points only). ``heterogeneity``: None, 'optimum'
-    (sum_i p_i ||grad f_i(x*)||^2 <= zeta^2), 'GB' (sum_i p_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 at every
-    queried point) or 'bounded_gradient' (||grad f_i(w)||^2 <= G^2 for every i at every point where f_i is queried: a
-    relaxation of 'for all w') or 'local_dissimilarity' (FedProx's Definition 3 at the server's model w^t starting
-    every round: sum_i p_i ||grad f_i(w^t)||^2 <= B^2 ||grad f(w^t)||^2, exactly where it is assumed).
-    ``initial``: 'distance' (||w^0 - x*||^2 <= D), 'function' (f(w^0) - f* <= D; in the
-    'smooth' class f(w^0) - f(z) <= D at every queried point z), 'agents_gap' (sum_i (f_i(w^0) - f_i^o) <= D, f_i^o
-    the minimum of f_i at a minimizer x_i^o of its own: Yuan et al.'s gap) or 'none' (no initial condition: for
-    measures of gradients and differences only, which the class's translations leave unchanged; w^0 is then held in a
-    ball, which changes nothing), 'gradient' (||grad f(w^0)||^2 = D: the scale of a statement homogeneous in f).
-    ``agents_gap``: that gap bounded as well, beside another initial condition.
-    ``stacked_grad_bound``: sum_i ||grad f_i(x_i^t)||^2 <= stacked_grad_bound^2 at the agents' models x_i^t starting
-    every round t = 0..T (Yuan et al.'s (10), imposed up to the horizon only: a relaxation of 'for every k').
+    C clients (full participation), K local steps, T rounds, a constant step size eta; every f_i L-smooth and
+    client_mu-strongly convex ('convex') or L-smooth ('smooth'); f = sum_i p_i f_i. ``exact`` says whether the
+    SDP's value is the worst case of the class as stated (no relaxed constraint); ``describe()`` says the class in
+    words. See docs/worst-case.md, "The PEP of any algorithm: the round protocol's third backend".
 
-    ``metric``: 'opt_error' f(w^T) - f*, 'dist2' ||w^T - x*||^2, 'grad_norm2' ||grad f(w^T)||^2, 'avg_grad_norm2'
-    (1/T) sum_{t<T} ||grad f(w^t)||^2, 'weighted_opt_error' sum_{t<T} a_t (f(w^t) - f*) / sum_t a_t
-    (``metric_weights`` a) (w^t: the server model, or the agents' mean under gossip); at xbar_s, the clients' mean
-    before local step s = t K + k (the engine's step measures; s < K T): 'step_avg_grad_norm2' (1/(K T)) sum_s
-    ||grad f(xbar_s)||^2, 'step_avg_opt_error' f(xhat) - f* with xhat = (1/(K T)) sum_s xbar_s; at the agents' own
-    models after T rounds (a gossip algorithm): 'consensus2' ||x_0^T - xbar^T||^2 (agent 0; every agent alike on a
-    vertex-transitive topology), 'stacked_grad2' sum_i ||grad f_i(x_i^T)||^2; the engine's Delta^t = (1/C) sum_i
-    ||w_i^last - w^t||^2: 'divergence' Delta^T, 'avg_divergence' (1/T) sum_{t<T} Delta^t; FedProx's Theorem 4:
-    'expected_sampled_change' E_S f(w_S) - f(w^{T-1}), w_S the mean of the last local models of ``draws`` clients
-    drawn uniformly with replacement, the expectation exact (a sum over the multisets of draws with their multinomial
-    probabilities, each mean a point of the PEP). ``mixing``: a Gossip
-    algorithm's topology matrix ('matrix', exact) or a :class:`SpectralMixing` class. ``evaluate``: 'own' (each
-    client's function at its own points and the shared ones) or 'all' (every function at every point; forced by
-    'GB', by mu > client_mu and by the 'smooth' class)."""
+    Parameters
+    ----------
+    C : int
+        Clients (>= 1), all participating in every round.
+    K : int
+        Local steps per round (>= 1).
+    T : int
+        Rounds (>= 1).
+    eta : float
+        The local step size (> 0), constant.
+    L : float
+        Every f_i L-smooth (> 0).
+    mu : float, default 0.0
+        In the 'convex' class, f mu-strongly convex between the queried points when mu > client_mu (a relaxation:
+        the mean's interpolation inequalities at the points only); in [client_mu, L).
+    client_mu : float, default 0.0
+        Every f_i client_mu-strongly convex, in [0, mu].
+    function_class : {"convex", "smooth"}, default "convex"
+        'convex': PEPit's ``SmoothStronglyConvexFunction`` (exact interpolation); 'smooth': L-smooth, possibly
+        non-convex (``SmoothFunction``; no x*: mu = client_mu = 0, a measure without f* or x*, initial 'function'
+        or 'none').
+    heterogeneity : {None, "optimum", "GB", "bounded_gradient", "local_dissimilarity"}, default None
+        None: no constraint; 'optimum': sum_i p_i ||grad f_i(x*)||^2 <= zeta^2; 'GB': sum_i p_i ||grad f_i(w)||^2
+        <= G^2 + B^2 ||grad f(w)||^2 at every queried point; 'bounded_gradient': ||grad f_i(w)||^2 <= G^2 for every
+        i at every point where f_i is queried (both relaxations of 'for all w'); 'local_dissimilarity': FedProx's
+        Definition 3 at the server's model w^t starting every round, sum_i p_i ||grad f_i(w^t)||^2 <= B^2
+        ||grad f(w^t)||^2, exactly where it is assumed.
+    zeta : float, default 0.0
+        The bound of 'optimum' (>= 0).
+    G : float, default 0.0
+        The G of 'GB' and 'bounded_gradient' (>= 0).
+    B : float, default 1.0
+        The B of 'GB' and 'local_dissimilarity' (>= 1).
+    initial : {"distance", "function", "agents_gap", "none", "gradient"}, default "distance"
+        The initial condition: 'distance' ||w^0 - x*||^2 <= D; 'function' f(w^0) - f* <= D (in the 'smooth' class
+        f(w^0) - f(z) <= D at every queried point z); 'agents_gap' sum_i (f_i(w^0) - f_i^o) <= D, f_i^o the minimum
+        of f_i at a minimizer x_i^o of its own (Yuan et al.'s gap); 'none' no initial condition (for measures of
+        gradients and differences only, which the class's translations leave unchanged; w^0 is then held in a
+        ball, which changes nothing); 'gradient' ||grad f(w^0)||^2 = D (the scale of a statement homogeneous in f).
+    D : float, default 1.0
+        The initial condition's bound (> 0).
+    metric : str, default "opt_error"
+        The measure maximised. At the server's model w^T (the agents' mean under gossip) and over its rounds:
+        'opt_error' f(w^T) - f*, 'dist2' ||w^T - x*||^2, 'grad_norm2' ||grad f(w^T)||^2, 'avg_grad_norm2'
+        (1/T) sum_{t<T} ||grad f(w^t)||^2, 'weighted_opt_error' sum_{t<T} a_t (f(w^t) - f*) / sum_t a_t
+        (``metric_weights`` a). At xbar_s, the clients' mean before local step s = t K + k (the engine's step
+        measures; s < K T): 'step_avg_grad_norm2' (1/(K T)) sum_s ||grad f(xbar_s)||^2, 'step_avg_opt_error'
+        f(xhat) - f* with xhat = (1/(K T)) sum_s xbar_s. At the agents' own models after T rounds (a gossip
+        algorithm): 'consensus2' ||x_0^T - xbar^T||^2 (agent 0; every agent alike on a vertex-transitive topology),
+        'stacked_grad2' sum_i ||grad f_i(x_i^T)||^2. The engine's Delta^t = (1/C) sum_i ||w_i^last - w^t||^2:
+        'divergence' Delta^T, 'avg_divergence' (1/T) sum_{t<T} Delta^t. FedProx's Theorem 4:
+        'expected_sampled_change' E_S f(w_S) - f(w^{T-1}), w_S the mean of the last local models of ``draws``
+        clients drawn uniformly with replacement, the expectation exact (a sum over the multisets of draws with
+        their multinomial probabilities, each mean a point of the PEP).
+    weights : tuple of float, optional
+        The client weights p (C positive numbers, normalised to sum 1); None: 1/C each.
+    mixing : "matrix" or SpectralMixing, default "matrix"
+        A Gossip algorithm's mixing: its topology's own matrix ('matrix', exact) or any matrix of a
+        :class:`SpectralMixing` class (an upper bound).
+    evaluate : {"own", "all"}, default "own"
+        'own': each client's function at its own points and the shared ones; 'all': every function at every point
+        (forced by 'GB', 'local_dissimilarity', mu > client_mu and the 'smooth' class).
+    metric_weights : tuple of float, optional
+        'weighted_opt_error': a_t for t < T (T non-negative numbers, not all 0).
+    agents_gap : float, optional
+        sum_i (f_i(w^0) - f_i^o) <= agents_gap as well, beside another initial condition ('convex' class).
+    draws : int, default 0
+        'expected_sampled_change': the clients drawn with replacement (>= 1; at most ``MAX_DRAW_POINTS`` = 400
+        multisets of draws).
+    stacked_grad_bound : float, optional
+        sum_i ||grad f_i(x_i^t)||^2 <= stacked_grad_bound^2 at the agents' models x_i^t starting every round
+        t = 0..T (Yuan et al.'s (10), imposed up to the horizon only: a relaxation of 'for every k').
+
+    Raises
+    ------
+    ParameterError
+        A value outside its range, or a combination the class refuses (named).
+    """
 
     C: int
     K: int
@@ -780,12 +853,36 @@ def _run(algorithm, s: ProtocolSetting, b: _Builder):
 
 
 def protocol_pep(algorithm, setting: ProtocolSetting, *, symmetric: str = "auto") -> FederatedPEP:
-    """The PEP of ``algorithm`` (a ``fedtheory.sim.Algorithm``: its plug-ins run unchanged through the round
-    protocol on PEPit points) over the class of ``setting``, as numbers (``solve_pep`` solves it).
+    """The PEP of ``algorithm`` (its plug-ins run unchanged through the round protocol on PEPit points) over the
+    class of ``setting``, as numbers (:func:`solve_pep` solves it). What a rule may do: the module
+    ``fedtheory.worst.pep.protocol``; docs/worst-case.md, "The PEP of any algorithm: the round protocol's third
+    backend".
 
-    symmetric: 'auto' (reduced where the built PEP is invariant under relabelling the clients), 'off' (every
-    constraint, the full Gram matrix). A rule the PEP cannot express raises :class:`PEPRefusal` naming the operation
-    and the plug-in."""
+    Parameters
+    ----------
+    algorithm : Algorithm
+        A ``fedtheory.sim`` algorithm.
+    setting : ProtocolSetting
+        The class, the run settings and the measure.
+    symmetric : {"auto", "off"}, default "auto"
+        'auto': reduced where the built PEP is invariant under relabelling the clients (checked on the built
+        points); 'off': every constraint, the full Gram matrix.
+
+    Returns
+    -------
+    FederatedPEP
+        The PEP as numbers.
+
+    Raises
+    ------
+    PEPRefusal
+        A rule the PEP cannot express (a norm, a product of two points, a comparison, a random draw, a stochastic
+        oracle, ...), naming the operation and the plug-in.
+    MissingExtraError
+        The extra ``fedtheory[pep]`` is not installed.
+    ParameterError
+        ``setting`` is not a :class:`ProtocolSetting`, or an unknown ``symmetric``.
+    """
     require_pep()
     check_choice("symmetric", symmetric, ("auto", "off"))
     if not isinstance(setting, ProtocolSetting):

@@ -22,7 +22,53 @@ __all__ = ["PEPSpec", "PEP_PROFILES", "RTOL", "check_reference", "pep_entries", 
 class PEPSpec:
     """What the PEP of one bound record needs: the setting (algorithm, class, measure), the values the record's
     bound is evaluated at, the run's structural settings (checked against ``record.requires``), the parameters
-    the factory was called with, and a note."""
+    the factory was called with, and a note.
+
+    Built by a factory ``make(record_id, **params)`` registered with :func:`register_pep`; solved and compared with
+    the bound by :func:`pep_worst_case`. ``relation`` says whether the PEP's value is the class's worst case
+    ('exact'), an upper bound on it (a relaxed class) or a lower bound (``subclass``). See docs/worst-case.md,
+    "The PEP of any algorithm: the round protocol's third backend".
+
+    Parameters
+    ----------
+    record_id : str
+        The bound record.
+    setting : PEPSetting or ProtocolSetting
+        The class, the run settings and the measure: the hand-written FedAvg / FedInit PEP (:class:`PEPSetting`) or
+        the round protocol's PEP of ``algorithm`` (:class:`ProtocolSetting`).
+    values : mapping of str to object
+        The values the record's bound is evaluated at, by symbol.
+    settings : mapping of str to object, default {}
+        The run's structural settings, checked against the record's ``requires``.
+    params : mapping of str to object, default {}
+        The keyword arguments the factory was called with.
+    note : str, default ""
+        A note carried into the record.
+    record_override : Bound, optional
+        A bound used in place of the registered record (``fedtheory.testing.scaled_bound``).
+    algorithm : Algorithm, optional
+        The ``fedtheory.sim`` algorithm of a :class:`ProtocolSetting` (required there); a :class:`PEPSetting` names
+        its own (the simulator re-runs FedInit with its beta).
+    initial_symbol : str, optional
+        The record's symbol for the setting's D: a reconstructed instance's own initial quantity replaces it.
+    instance_symbols : mapping of str to str, default {}
+        Other record symbols an instance's own quantity replaces: symbol -> 'start' (the initial quantity),
+        'start_root' (its square root), 'zeta2' (sum_i p_i ||grad f_i(w*)||^2), 'zeta' (its square root) or
+        'agents_gap'.
+    lhs_root : bool, default False
+        The record's left side is the square root of the PEP's measure (a norm; a PEP's measures are quadratic):
+        the value, the upper value and the rebuilt instance's measure are compared with the bound after a square
+        root.
+    instance_measure : callable, optional
+        ``instance_measure(problem, w0, setting, algorithm) -> (measure, symbols)``: the simulator's re-run of a
+        rebuilt worst case where the setting's measure is not one the core reads from a trace; ``measure`` before
+        any square root, ``symbols`` the record symbols the instance's own run gives (``'_not_in_class'``: why the
+        instance cannot decide the record, where it cannot).
+    subclass : str, default ""
+        Non-empty: the PEP's class is a subclass of the record's, named (e.g. the exact oracle, one member of a
+        class of stochastic oracles); its value is a lower bound on the worst case, never a certificate that the
+        bound holds.
+    """
 
     record_id: str
     setting: PEPSetting
@@ -105,13 +151,28 @@ PEP_PROFILES = {"quick": {"C": 3, "K": 3, "T": 4}, "full": {"C": 4, "K": 4, "T":
 def register_pep(record_id: str, make: Callable[..., PEPSpec], *,
                  reference: Callable[..., Mapping[str, Any]] | None = None,
                  sizes: Mapping[str, Mapping[str, int]] | None = None) -> None:
-    """Declare that ``record_id`` has a PEP: ``make(record_id, **params) -> PEPSpec`` (params as for the record's
-    worst-case search, plus ``server_rule`` and ``function_class``).
+    """Declare that ``record_id`` has a PEP (``fedtheory worst ID --method pep``); a later call for the same id
+    replaces the factory.
 
-    reference: ``reference(seed) -> {"params", "random_ratio", "label"}``, the constants of today's check (used in
-    place of the worst-case declaration's; ``check_reference`` writes one); sizes: per profile ('quick', 'full') the
-    largest sizes of the factory's size parameters that solve within the profile's budget (measured; default
-    ``PEP_PROFILES``)."""
+    Parameters
+    ----------
+    record_id : str
+        The bound record.
+    make : callable
+        ``make(record_id, **params) -> PEPSpec`` (params as for the record's worst-case search, plus
+        ``server_rule`` and ``function_class``).
+    reference : callable, optional
+        ``reference(seed) -> {"params", "random_ratio", "label"}``: the constants of today's check, used in place of
+        the worst-case declaration's (:func:`check_reference` writes one).
+    sizes : mapping of str to mapping of str to int, optional
+        Per profile ('quick', 'full'), the largest sizes of the factory's size parameters (e.g. {"C": 3, "K": 3,
+        "T": 4}) that solve within the profile's budget (measured); default ``PEP_PROFILES``.
+
+    Raises
+    ------
+    ParameterError
+        ``sizes`` names a profile other than 'quick' and 'full'.
+    """
     _PEP_REGISTRY[record_id] = make
     if reference is not None:
         _PEP_REFERENCES[record_id] = reference
@@ -134,10 +195,32 @@ def pep_sizes(record_id: str, profile: str) -> dict[str, int]:
 def check_reference(record_id: str, check_id: str, names: tuple[str, ...], *, problem: str | None = None,
                     setting: str | None = None, fixed: Mapping[str, Any] | None = None,
                     convert: Mapping[str, Callable[[Any], Any]] | None = None) -> Callable[..., dict[str, Any]]:
-    """A ``reference(seed)`` for ``register_pep``: today's check (``fedtheory check --only CHECK_ID``), its first row
-    of ``record_id`` that compares a bound (``problem``, ``setting``: substrings the row's must contain), and the
-    PEP factory's parameters ``names`` read from that row's params (``convert[name]`` applied, e.g. int); ``fixed``:
-    parameters set whatever the row says (named in the label)."""
+    """A ``reference(seed)`` for :func:`register_pep`: the constants of today's check, read from its first row of
+    ``record_id`` that compares a bound inside the record's conditions.
+
+    Parameters
+    ----------
+    record_id : str
+        The record whose row is read.
+    check_id : str
+        The check that writes the row (``fedtheory check --only CHECK_ID``).
+    names : tuple of str
+        The PEP factory's parameters read from the row's params (those the row has).
+    problem : str, optional
+        A substring the row's problem must contain.
+    setting : str, optional
+        A substring the row's ``setting`` param must contain.
+    fixed : mapping of str to object, optional
+        Parameters set whatever the row says (named in the label).
+    convert : mapping of str to callable, optional
+        ``convert[name]`` applied to the row's value of ``name`` (e.g. int).
+
+    Returns
+    -------
+    callable
+        ``reference(seed=0) -> {"params", "random_ratio", "label"}``: it runs the check (a ParameterError where no
+        row matches); ``random_ratio`` is the row's bound / measured ratio.
+    """
 
     def reference(seed: int = 0) -> dict[str, Any]:
         from ...checks import run_checks
@@ -170,15 +253,46 @@ def pep_entries() -> dict[str, Callable[..., PEPSpec]]:
 def pep_worst_case(spec: PEPSpec, *, solver: str = "CLARABEL", method: str = "symmetric",
                    random_ratio: float | None = None, reference: str | None = None,
                    counterexample_dir: str | None = None) -> dict[str, Any]:
-    """Solve ``spec``'s PEP and compare it with the record's bound; return the JSON record (see docs/worst-case.md).
+    """Solve ``spec``'s PEP and compare it with the record's bound; return the JSON record (see docs/worst-case.md,
+    "PEP: exact worst cases").
 
     verdict: ``holds`` (the SDP's value, an upper bound over the PEP's class, is <= the bound: the bound holds on
-    the whole class, up to the relative tolerance RTOL), ``violated`` (the PEP's value exceeds the bound and its
-    worst case, reconstructed as concrete functions and re-run by the simulator, exceeds the bound at the instance's
-    own constants with every assumption of the record certified there: ``counterexample``), ``inconclusive`` (the
-    value exceeds the bound but the re-run does not confirm it, the reason named; or the solver did not return
-    'optimal': the status is named, no number is used), ``not_applicable`` (a condition of the record fails: named).
-    counterexample_dir: where a confirmed counterexample's script is written (RECORD.counterexample.py)."""
+    the whole class, up to the relative tolerance ``RTOL`` = 1e-4; on a ``subclass`` this is ``inconclusive``),
+    ``violated`` (the PEP's value exceeds the bound and its worst case, reconstructed as concrete functions and
+    re-run by the simulator, exceeds the bound at the instance's own constants with every assumption of the record
+    certified there: :func:`counterexample`), ``inconclusive`` (the value exceeds the bound but the re-run does not
+    confirm it, the reason named; or the solver returned no accepted value: the status is named, no number is used),
+    ``not_applicable`` (a condition of the record fails: named).
+
+    Parameters
+    ----------
+    spec : PEPSpec
+        The PEP and the bound.
+    solver : {"CLARABEL", "SCS"}, default "CLARABEL"
+        The SDP solver (cvxpy).
+    method : {"symmetric", "pepit"}, default "symmetric"
+        As :func:`solve_pep`'s; 'pepit' builds no reconstructable worst case (no ``violated`` verdict).
+    random_ratio : float, optional
+        The ratio of today's check, copied into the record.
+    reference : str, optional
+        The label of that check, copied into the record.
+    counterexample_dir : str, optional
+        Where a confirmed counterexample's script is written (RECORD.counterexample.py); None: not written.
+
+    Returns
+    -------
+    dict
+        The JSON record: ``id``, ``method`` ("pep"), ``worst_measured`` (the PEP's value as the record's left side;
+        None without an accepted solution), ``bound``, ``slack``, ``verdict``, ``detail``, ``conditions_failed``,
+        ``exact`` and ``class_relation`` (exact, upper bound or lower bound), ``class``, ``algorithm``,
+        ``measure``, ``solver`` and ``sdp`` (the solution's account), ``values``, ``params``, and
+        ``counterexample`` (its summary) where one was reconstructed.
+
+    Raises
+    ------
+    MissingExtraError
+        The extra ``fedtheory[pep]`` is not installed.
+    """
     t0 = time.perf_counter()
     s = spec.setting
     pep = spec.build() if method == "symmetric" else None
@@ -336,8 +450,52 @@ def run_pep(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: int 
             reference_kw: Mapping[str, Any] | None = None, server_rule: str | None = None,
             function_class: str | None = None, solver: str = "CLARABEL", method: str = "symmetric",
             counterexample_dir: str | None = None, budget: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """The PEP of ``record_id`` at the constants of today's check (``pep_spec``), solved and compared with the bound
-    (``pep_worst_case``)."""
+    """The PEP of ``record_id`` at the constants of today's check, solved and compared with the bound
+    (:func:`pep_worst_case`): ``fedtheory worst ID --method pep``.
+
+    The PEP is of exact gradients: a reference's sigma_l is set to 0 (and said so in the label); the check's lambda
+    is recomputed when a constant it depends on changes; C set in ``sets`` also sets the parameters' N to it (full
+    participation).
+
+    Parameters
+    ----------
+    record_id : str
+        A record with a PEP declaration (:func:`register_pep`).
+    sets : mapping of str to object, optional
+        Factory parameters set here (``--set NAME=VALUE``); they override the reference's.
+    seed : int, default 0
+        The seed of the reference's check.
+    use_reference : bool, default True
+        Take the constants from the PEP declaration's reference, else the worst-case declaration's, where there
+        is one.
+    reference_kw : mapping of str to object, optional
+        The selection passed to the reference.
+    server_rule : str, optional
+        Passed to the factory (e.g. "algorithm1", "code").
+    function_class : str, optional
+        Passed to the factory (e.g. "convex", "smooth").
+    solver : {"CLARABEL", "SCS"}, default "CLARABEL"
+        The SDP solver.
+    method : {"symmetric", "pepit"}, default "symmetric"
+        As :func:`solve_pep`'s.
+    counterexample_dir : str, optional
+        Where a confirmed counterexample's script is written.
+    budget : mapping of str to int, optional
+        The largest sizes (e.g. {"C": 3, "K": 3, "T": 4}) for the factory's parameters of those names, applied
+        where the check's are larger and ``sets`` does not name them (said in the label).
+
+    Returns
+    -------
+    dict
+        :func:`pep_worst_case`'s record.
+
+    Raises
+    ------
+    MissingExtraError
+        The extra ``fedtheory[pep]`` is not installed.
+    ParameterError
+        ``record_id`` has no PEP declaration, or the factory does not accept the parameters.
+    """
     spec, random_ratio, label = pep_spec(record_id, sets=sets, seed=seed, use_reference=use_reference,
                                          reference_kw=reference_kw, server_rule=server_rule,
                                          function_class=function_class, budget=budget)

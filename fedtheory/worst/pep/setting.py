@@ -19,11 +19,27 @@ MAX_STEPS = 64  # C K T: the reduced SDP grows like (K T)^2 orbit variables (doc
 
 
 class MissingExtraError(FedTheoryError):
-    """The optional extra ``fedtheory[pep]`` (PEPit + cvxpy) is not installed."""
+    """The optional extra ``fedtheory[pep]`` (PEPit + cvxpy) is not installed: raised by what builds or solves a
+    PEP. A :class:`~fedtheory.validation.FedTheoryError`.
+
+    Parameters
+    ----------
+    *args : object
+        The exception's arguments, as for :class:`Exception`; the first is the message.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
 
 
 def pep_available() -> bool:
-    """Whether PEPit and cvxpy can be imported (the extra ``fedtheory[pep]``)."""
+    """Whether PEPit and cvxpy can be imported (the extra ``fedtheory[pep]``).
+
+    Returns
+    -------
+    bool
+        True where both import.
+    """
     try:
         import cvxpy  # noqa: F401
         import PEPit  # noqa: F401
@@ -40,10 +56,56 @@ def require_pep() -> None:
 
 @dataclass(frozen=True)
 class PEPSetting:
-    """One PEP: the algorithm (C clients, K local steps, T rounds, eta, beta, server rule), the function class and
-    the measure. ``metric``: ``opt_error`` f(w^T) - f(w*), ``avg_grad_norm2`` (1/T) sum_{t<T} ||grad f(w^t)||^2,
-    ``dist2`` ||w^T - w*||^2. ``initial``: ``function`` f(w^0) - f* <= D (``smooth``: f(w^0) - f(z) <= D at every
-    queried z) or ``distance`` ||w^0 - w*||^2 <= D. ``B=None``: no heterogeneity constraint."""
+    """One hand-written PEP: FedAvg / FedInit (C clients, full participation, exact gradients), the function class
+    and the measure; built by :func:`build_pep`, solved by :func:`solve_pep`. The class in words:
+    ``describe()``; the algorithm: ``algorithm()``; whether the SDP's value is the worst case of the class as
+    stated (no relaxation): ``exact``. The algorithm and the class: the module ``fedtheory.worst.pep`` and
+    docs/worst-case.md, "PEP: exact worst cases".
+
+    Parameters
+    ----------
+    C : int
+        Clients (>= 1); C K T <= ``MAX_STEPS`` (64).
+    K : int
+        Local steps per round (>= 1).
+    T : int
+        Rounds (>= 1).
+    L : float
+        Every f_i L-smooth (> 0).
+    eta : float
+        The local step size (> 0).
+    mu : float, default 0.0
+        The mean f's strong convexity, in [0, L) (imposed between the queried points where mu > client_mu: a
+        relaxation).
+    client_mu : float, default 0.0
+        Every f_i client_mu-strongly convex, in [0, mu].
+    function_class : {"convex", "smooth"}, default "convex"
+        "convex": PEPit's ``SmoothStronglyConvexFunction``; "smooth": L-smooth, possibly non-convex (then mu =
+        client_mu = 0, metric "avg_grad_norm2", initial "function").
+    beta : float, default 0.0
+        FedInit's relaxation (>= 0): client i starts from w^t + beta (w^t - w_i^last); 0 is FedAvg.
+    server_rule : {"algorithm1", "code"}, default "algorithm1"
+        "algorithm1": w^{t+1} = mean_i w_{i,K}; "code": w^{t+1} = w^t - server_lr mean_i (w_{i,0} - w_{i,K}).
+    server_lr : float, default 1.0
+        The server step of the "code" rule (> 0).
+    B : float or None, default 1.0
+        The heterogeneity constraint (1/C) sum_i ||grad f_i(w)||^2 <= G^2 + B^2 ||grad f(w)||^2 at every queried
+        point (B >= 1); None: no heterogeneity constraint.
+    G : float, default 0.0
+        Its G (>= 0).
+    D : float, default 1.0
+        The initial condition's bound (> 0).
+    initial : {"function", "distance"}, default "function"
+        "function": f(w^0) - f* <= D ("smooth": f(w^0) - f(z) <= D at every queried z); "distance":
+        ||w^0 - w*||^2 <= D.
+    metric : {"opt_error", "avg_grad_norm2", "dist2"}, default "opt_error"
+        The measure maximised: f(w^T) - f(w*), (1/T) sum_{t<T} ||grad f(w^t)||^2, or ||w^T - w*||^2.
+
+    Raises
+    ------
+    ParameterError
+        A value outside its range, or a combination the class refuses.
+    """
 
     C: int
     K: int

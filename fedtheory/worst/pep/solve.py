@@ -24,9 +24,48 @@ METHODS = ("symmetric", "pepit")
 
 @dataclass
 class PEPResult:
-    """The solved PEP. ``value``: the worst case (the solver's optimal objective), None unless status is
-    'optimal'; ``status``: cvxpy's status ('optimal', 'optimal_inaccurate', 'infeasible', 'unbounded',
-    'solver_error', ...)."""
+    """The solved PEP (what :func:`solve_pep` returns); ``as_dict()`` is its JSON form.
+
+    Parameters
+    ----------
+    value : float or None
+        The worst case (the solver's optimal objective); None unless status is 'optimal' or an
+        'optimal_inaccurate' solution passed the acceptance checks (``ACCEPT_GAP``, ``ACCEPT_VIOLATION``,
+        ``ACCEPT_MIN_EIG``).
+    status : str
+        cvxpy's status ('optimal', 'optimal_inaccurate', 'infeasible', 'unbounded', 'solver_error', ...).
+    solver : str
+        The solver that gave it ('CLARABEL', 'SCS').
+    method : str
+        'symmetric' or 'pepit'.
+    setting : PEPSetting or ProtocolSetting
+        The PEP's class and run settings.
+    primal : float, optional
+        The solver's objective.
+    dual : float, optional
+        The dual objective from the solver's multipliers (an upper bound on the maximum where they are dual
+        feasible).
+    gram_dim : int, default 0
+        The Gram matrix's dimension.
+    points : int, default 0
+        The queried points.
+    constraints_full : int, default 0
+        The constraints of the unreduced PEP.
+    reduced : dict, default {}
+        The reduced SDP solved: basis, variables, inequalities, equalities and the PSD blocks' sizes.
+    gram_min_eig : float, optional
+        The rebuilt Gram matrix's smallest eigenvalue relative to its largest.
+    max_violation : float, optional
+        The largest violation of the generated constraints at the rebuilt (G, F) (>= 0).
+    times : dict of str to float, default {}
+        Seconds per stage (``build_s``, ``reduce_s``, ``solve_s``, ...).
+    detail : str, default ""
+        What the solve said: an error, an accepted or rejected inaccurate solution, a second solve.
+    gram : ndarray, optional
+        The solution's Gram matrix over the built PEP's leaves (for the worst-case instance).
+    F : ndarray, optional
+        Its function values.
+    """
 
     value: float | None
     status: str
@@ -67,19 +106,51 @@ ITERATES_ABOVE_LEAVES = 60
 
 def solve_pep(setting: PEPSetting | FederatedPEP, *, solver: str = "CLARABEL", method: str = "symmetric",
               basis: str = "auto", verbose: bool = False, **solver_options) -> PEPResult:
-    """Solve the PEP of ``setting`` (or of an already built ``FederatedPEP``). method 'symmetric' (default: the
-    symmetry-reduced SDP, cvxpy + ``solver``) or 'pepit' (PEPit's own ``PEP.solve`` through its cvxpy wrapper:
-    the reference, slow beyond a few dozen points). A status other than 'optimal' leaves ``value`` None, except an
-    'optimal_inaccurate' solution that passes the checks of ``_accept``.
+    """Solve the PEP of ``setting`` (or of an already built :class:`FederatedPEP`).
 
-    basis (method 'symmetric'): the leaves the Gram matrix is written over, an exact change of variables chosen for
-    accuracy: 'gradients' (as built), 'differences' (``rebased``: each client's gradient and value minus its value
-    at w^0; 100x more accurate when the points are close), 'iterates' (the differences, then ``sparsified``: the
-    algorithm's local iterates replace the gradients that made them, so the constraints' rows are short; 2-5x faster
-    on the round protocol's PEPs, and ill-conditioned when eta L is small: a gradient is a difference of two close
-    points over eta), 'auto' = 'differences' when eta L <= 0.25, else 'gradients'; and 'iterates' first when eta L >= 0.2, the
-    PEP recorded its iterates (the round protocol's), has at least 60 leaves and evaluates each client's function
-    only at its own points and the shared ones, the others if it gives no accepted value (measured: tests/test_pep.py, tests/test_pep_protocol.py, docs/worst-case.md)."""
+    A status other than 'optimal' leaves ``value`` None, except an 'optimal_inaccurate' solution whose rebuilt
+    Gram matrix is PSD to ``ACCEPT_MIN_EIG``, meets every generated constraint to ``ACCEPT_VIOLATION`` and has a
+    duality gap below ``ACCEPT_GAP``. Where Clarabel gives no usable value, the PEP is solved again with its
+    objective capped (a cap the optimum reaches names it unbounded), then diagnosed with SCS.
+
+    Parameters
+    ----------
+    setting : PEPSetting or FederatedPEP
+        The PEP: a setting (built by :func:`build_pep`) or an already built PEP (e.g. :func:`protocol_pep`'s).
+    solver : {"CLARABEL", "SCS"}, default "CLARABEL"
+        The cvxpy solver.
+    method : {"symmetric", "pepit"}, default "symmetric"
+        'symmetric': the symmetry-reduced SDP, cvxpy + ``solver``; 'pepit': PEPit's own ``PEP.solve`` through its
+        cvxpy wrapper (the reference for a :class:`PEPSetting`, slow beyond a few dozen points).
+    basis : {"auto", "differences", "gradients", "iterates"}, default "auto"
+        Method 'symmetric': the leaves the Gram matrix is written over, an exact change of variables chosen for
+        accuracy: 'gradients' (as built), 'differences' (``rebased``: each client's gradient and value minus its
+        value at w^0; 100x more accurate when the points are close), 'iterates' (the differences, then
+        ``sparsified``: the algorithm's local iterates replace the gradients that made them, so the constraints'
+        rows are short; 2-5x faster on the round protocol's PEPs, and ill-conditioned when eta L is small: a
+        gradient is a difference of two close points over eta). 'auto': 'differences' when eta L <= 0.25 (the
+        gradients if it gives no accepted value), else 'gradients'; and 'iterates' first when eta L >= 0.2, the PEP
+        recorded its iterates (the round protocol's), has at least 60 leaves and evaluates each client's function
+        only at its own points and the shared ones, the other basis if it gives no accepted value (measured:
+        tests/test_pep.py, tests/test_pep_protocol.py, docs/worst-case.md).
+    verbose : bool, default False
+        The solver's own output.
+    **solver_options
+        Passed to the solver through cvxpy's ``solve`` (SCS defaults here: eps_abs = eps_rel = 1e-9,
+        max_iters = 200000).
+
+    Returns
+    -------
+    PEPResult
+        The value (None without an accepted solution), the solver's status and the solution's account.
+
+    Raises
+    ------
+    MissingExtraError
+        The extra ``fedtheory[pep]`` is not installed.
+    ParameterError
+        An unknown ``solver``, ``method`` or ``basis``.
+    """
     require_pep()
     check_choice("solver", solver, SOLVERS)
     check_choice("method", method, METHODS)
