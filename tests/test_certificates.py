@@ -331,15 +331,15 @@ def test_every_built_in_bound_row_carries_its_certificates():
 
 
 def test_the_assumptions_page_is_current():
-    """docs/assumptions.md is what docs/refresh_assumptions.py writes from today's certifiers."""
+    """docs/assumptions.md is what scripts/refresh_assumptions.py writes from today's certifiers."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "docs" / "refresh_assumptions.py"
+    path = Path(__file__).resolve().parents[1] / "scripts" / "refresh_assumptions.py"
     spec = importlib.util.spec_from_file_location("refresh_assumptions", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert mod.PAGE.read_text() == mod.render(), "run: python docs/refresh_assumptions.py"
+    assert mod.PAGE.read_text() == mod.render(), "run: python scripts/refresh_assumptions.py"
 
 
 # ------------------------------------------------------------------------------------ the trial's other gaps

@@ -1,5 +1,5 @@
 """The assumption catalogue against what the shipped certifiers answer, written once for ``fedtheory list
---assumptions`` and for docs/assumptions.md (``docs/refresh_assumptions.py``).
+--assumptions`` and for docs/assumptions.md (``scripts/refresh_assumptions.py``).
 
 Every entry of ``fedtheory.theory.CATALOGUE`` (the built-in ones and those the loaded plug-ins register) is asked of a
 small representative of each shipped thing of its subject: the problem families, the oracles (on least squares and

@@ -9,7 +9,7 @@ minibatch SGD on f and the heterogeneity has no effect on quadratics at all. Eac
 of the search's own class (QuadraticClass), so it is projected onto the assumptions exactly as the search's
 instances are (mu shift, B blend, G scaling) and evaluated by the same code.
 
-    python docs/two_curvature_instances.py [--budget 1024] [--seed 0] [--out results/two_curvature.json]
+    python scripts/two_curvature_instances.py [--budget 1024] [--seed 0] [--out results/two_curvature.json]
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Write docs/assumptions.md: the assumption catalogue against what every shipped problem family, oracle, topology,
-client sampling and algorithm certifies (``python docs/refresh_assumptions.py``; tests/test_certificates.py fails
+client sampling and algorithm certifies (``python scripts/refresh_assumptions.py``; tests/test_certificates.py fails
 when the page is stale). Every cell is computed by ``fedtheory.checks.catalogue`` (what ``fedtheory list
 --assumptions`` prints), from the certifiers, on small instances of each family."""
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 from fedtheory.checks.catalogue import subject_table
 from fedtheory.theory import CATALOGUE
 
-PAGE = Path(__file__).with_name("assumptions.md")
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "assumptions.md"
 
 
 def render() -> str:
     out = ["# Assumptions: what each problem, oracle, topology, sampling and algorithm certifies", "",
-           "Written by `python docs/refresh_assumptions.py` from the certifiers themselves (`fedtheory.sim.certificates`);",
+           "Written by `python scripts/refresh_assumptions.py` from the certifiers themselves (`fedtheory.sim.certificates`);",
            "tests/test_certificates.py fails when this page is stale. A cell is `certified` with the constants (on small",
            "instances of each family: the numbers are the instances', the kinds and regions are the family's), `refused`",
            "or `unknown`; below each table, the reason of every cell that is not certified. `visited`: certified only on the",

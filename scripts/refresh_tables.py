@@ -1,6 +1,6 @@
 """Rewrite the verdict table in docs/<paper>.md from a fresh `fedtheory check --paper <paper>` run.
 
-    python docs/refresh_tables.py [paper ...]
+    python scripts/refresh_tables.py [paper ...]
 
 Each doc holds exactly one ```text block: the table, as the CLI prints it (quick profile, seed 0).
 """
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "docs"
 PAPERS = ("fedinit", "fedshift", "fedmrur", "oledfl")
 
 

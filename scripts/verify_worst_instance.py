@@ -7,7 +7,7 @@ horizons, on 32 seeds; then the paired gap at the worst horizon and how many hor
 threshold. d_t comes from the engine (the reference returns no client updates); the engine's iterates are
 compared with the reference's.
 
-    python docs/verify_worst_instance.py docs/worst-instances/fedmrur.thm1.B.json
+    python scripts/verify_worst_instance.py docs/worst-instances/fedmrur.thm1.B.json
 """
 from __future__ import annotations
 
