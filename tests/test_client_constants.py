@@ -127,7 +127,19 @@ FAMILIES = {
                                                      np.array([[1.0, -4.0, 0.3], [-1.0, 4.0, -0.3]])),
     "LogisticProblem": lambda: synthetic_logistic(3, 2, 3, 10, random_state=1),
     "HuberProblem": lambda: huber_regression(4, 3, 10, random_state=1),
+    "InterpolatedProblem": lambda: _interpolated(),
 }
+
+
+def _interpolated():
+    """Two clients rebuilt from points, gradients and values (a PEP worst case's instance)."""
+    from fedtheory.sim.problems import InterpolatedProblem
+    from fedtheory.sim.problems.interpolant import interpolant_data
+
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    parts = [interpolant_data(X, X * a + 0.1, 0.5 * a * np.sum(X * X, axis=1) + 0.1 * X.sum(axis=1), 2.0, 0.5)
+             for a in (1.0, 1.5)]
+    return InterpolatedProblem(parts, 2.0, 0.5)
 
 
 def _problem_classes():
@@ -285,3 +297,23 @@ def test_track_gradients_is_public_and_records():
     tr = simulate(p, alg, RunConfig(rounds=3, local_steps=2, lr=0.1), [0], w0=w0, measures=("visited_client_grad2",))
     g0 = np.max(np.sum(p.client_grads(w0[None], np.zeros(1, dtype=np.int64)) ** 2, axis=-1))
     assert tr["visited_client_grad2"].shape == (3, 1) and tr["visited_client_grad2"][0, 0] >= g0 - 1e-12
+
+
+def test_interpolated_client_minima_closed_form_agrees_with_descent():
+    """At mu = 0 a PEP instance's client minima are a closed form (min h_j = -max c_j); gradient descent on each
+    client from the closed form's point and from 0 reaches the same value."""
+    from fedtheory.sim.problems import InterpolatedProblem
+    from fedtheory.sim.problems.interpolant import interpolant_data, minimize_sum
+
+    X = np.random.default_rng(3).standard_normal((5, 3))
+    parts = [interpolant_data(X, X * a + b, 0.5 * a * np.sum(X * X, axis=1) + b * X.sum(axis=1), 2.0, 0.0)
+             for a, b in ((1.0, 0.1), (1.7, -0.3))]  # f_j = (a/2)||x||^2 + b 1'x at the points X
+    p = InterpolatedProblem(parts, 2.0, 0.0)
+    c = p.constants
+    assert c["f_star_clients"].kind == "exact"
+    for j, part in enumerate(p.parts):
+        _, f, gn = minimize_sum([part], np.ones(1), 2.0, 0.0, np.zeros(3))
+        assert f == pytest.approx(c["f_star_clients"].value[j], abs=1e-8)
+        zero = np.zeros(1, dtype=np.int64)
+        at = p.client_losses(np.asarray(c["w_star_clients"].value[j])[None], zero)[0, j]
+        assert at == pytest.approx(c["f_star_clients"].value[j], abs=1e-12)

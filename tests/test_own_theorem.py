@@ -423,21 +423,19 @@ def test_check_worst_case_writes_where_it_is_told(tmp_path):
 
 
 def test_the_guides_worst_case_declaration_runs(tmp_path):
-    """Item 10: the declaration the guide's worst-case section shows, run as written (under its own record id):
-    the search finds an instance inside the class and writes it for --replay."""
+    """Item 10: the declaration the guide's worst-case section shows is an excerpt of the example plug-in's worst.py
+    (tests/test_docs_run.py holds it line by line); that declaration, loaded as a plug-in, runs: the search finds an
+    instance inside the class and writes it for --replay."""
     guide = (ROOT / "docs" / "extending.md").read_text()
     section = guide[guide.index("## 7. Worst case"):guide.index("## 8. ")]
-    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    quoted = re.findall(r'```python title="excerpt: ([^"]*)"\n', section)
+    assert "examples/li2020_fedavg/src/li2020_fedavg/worst.py" in quoted
     script = textwrap.dedent(f"""
-        import dataclasses, json
+        import json
         from fedtheory.plugins import load_plugin
         load_plugin({str(ROOT / "examples" / "li2020_fedavg" / "src" / "li2020_fedavg")!r})
-        from fedtheory.theory import register
-        from li2020_fedavg.records import THM1
-        register(dataclasses.replace(THM1, id="guide.thm1"))
-    """) + code.replace('"li2020.thm1"', '"guide.thm1"') + textwrap.dedent(f"""
         from fedtheory.worst import run_worst
-        rec = run_worst("guide.thm1", sets={{"L": 1.0, "mu": 0.25, "rounds": 10, "runs": 2}}, use_reference=False,
+        rec = run_worst("li2020.thm1", sets={{"L": 1.0, "mu": 0.25, "rounds": 10, "runs": 2}}, use_reference=False,
                         budget=32, final_seeds=4, instance_path={str(tmp_path / "g.json")!r})
         print(json.dumps({{"verdict": rec["verdict"], "slack": rec["slack"], "evaluations": rec["evaluations"]}}))
     """)

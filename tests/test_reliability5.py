@@ -124,7 +124,7 @@ def test_3_mutants_out_unwritable_is_refused_before_the_run(tmp_path, capsys, no
 
 
 def test_3_mutants_out_that_fails_after_the_run_keeps_the_scores(tmp_path, capsys, monkeypatch):
-    import fedtheory.checks as C
+    import fedtheory.checks.output as C
     from fedtheory._validation import ParameterError
     from fedtheory.cli import main
 

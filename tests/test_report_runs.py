@@ -74,7 +74,7 @@ def test_report_draws_training_runs_from_run_directories(runs, tmp_path, capsys)
 def test_report_draws_the_same_pictures_from_check_results(runs, tmp_path, capsys):
     """`check --runs DIR --out R.json` keeps the curves; `report R.json` draws them as `report --runs DIR` does."""
     res = tmp_path / "r.json"
-    assert main(["check", "--runs", str(runs), "--only", "empirical", "fedinit.empirical", "--out", str(res),
+    assert main(["check", "--runs", str(runs), "--only", "empirical", "fedinit.exp", "--out", str(res),
                  "--no-progress"]) in (0, 1)
     capsys.readouterr()
     payload = json.loads(res.read_text())

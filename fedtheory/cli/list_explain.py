@@ -160,7 +160,7 @@ def cmd_explain(args) -> int:
 
 def _explain_units(rec) -> None:
     """The record's units verdict (fedtheory.checks.dimensions) and its symbols' dimensions."""
-    from ..checks.units_check import units_result, units_symbols
+    from ..checks.dimensions import units_result, units_symbols
 
     u = units_result(rec)
     mark = f" [{u.scope}]" if u.scope != "inside" else ""
