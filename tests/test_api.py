@@ -107,3 +107,16 @@ def test_a_name_dropped_from_a_face_still_imports_with_a_deprecation_warning(mod
         with pytest.warns(FedTheoryDeprecationWarning, match=rf"{module}\.{name} is deprecated.*{where}"):
             obj = getattr(mod, name)
         assert obj is getattr(importlib.import_module(f"{module}.{where}"), name), name
+
+
+def test_architecture_states_the_current_count_of_public_names():
+    """docs/architecture.md's table of the faces: each face's count after the arrow is len(__all__) today."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("<!-- public-names -->"):text.index("<!-- /public-names -->")]
+    rows = dict(re.findall(r"^\| `([\w.]+)` \| \d+ -> (\d+) \|", table, flags=re.M))
+    assert set(rows) == set(FACES)
+    stale = {f: (int(n), len(importlib.import_module(f).__all__)) for f, n in rows.items()
+             if int(n) != len(importlib.import_module(f).__all__)}
+    assert not stale, f"docs/architecture.md states (printed, actual) public names: {stale}"
