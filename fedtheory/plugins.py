@@ -5,8 +5,8 @@ A *paper plug-in* is an importable module (or package) that, when imported, regi
 found in three places, in this order:
 
 1. the entry-point group ``fedtheory.papers`` of every installed distribution (``pip install
-   my-paper-checks`` is enough); the four built-in papers register here too, through fedtheory's own
-   ``pyproject.toml``;
+   my-paper-checks`` is enough); the built-in papers (the four seeds and the zoo) register here too,
+   through fedtheory's own ``pyproject.toml``;
 2. ``$FEDTHEORY_PLUGINS``: entries separated by ``os.pathsep`` (``:`` on Linux), each a ``.py`` file, a
    package directory, or a dotted module name (blank entries are skipped);
 3. ``--plugin PATH_OR_MODULE`` on the command line (repeatable), or ``load_plugin`` in Python.
