@@ -1,4 +1,6 @@
-"""Reliability round 5 (issue 37's last item): a hostile pass over the assumption certificates, the zoo, `check
+"""Bad input to assumption certificates, the zoo, `check --mutants` and `new-paper --from-latex`.
+
+Reliability round 5 (issue 37's last item): a hostile pass over the assumption certificates, the zoo, `check
 --mutants` and `new-paper --from-latex`. Each test names its case and fails on the code before it (5a041ba)."""
 from __future__ import annotations
 

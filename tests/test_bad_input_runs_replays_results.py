@@ -1,4 +1,6 @@
-"""Reliability round 3 (issue 24), item by item: nothing lost on resume, no input that hangs or eats memory, no
+"""Bad input to training-run directories, checkpoints, worst-case instance files, results files and manifests.
+
+Reliability round 3 (issue 24), item by item: nothing lost on resume, no input that hangs or eats memory, no
 traceback, no impossible metric accepted. Each test names its item; the issue's items 4 and 11 are covered by
 tests/test_trust.py (a check returning 42, a NaN measurement)."""
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Reliability round 4 (issue 37), case by case: each test names its case and fails on the code before it (5a4609d).
+"""Bad input on the command line, in plug-ins and in files; the results schema; a signal that ends a worker.
+
+Reliability round 4 (issue 37), case by case: each test names its case and fails on the code before it (5a4609d).
 Bad input is exit 2 naming the parameter or the file, never a traceback, a hang or unbounded memory; the results
 file the checks write is the one the report reads; a signal that ends fedtheory ends its workers."""
 from __future__ import annotations
