@@ -13,6 +13,7 @@ with 128 + the signal's number whatever the exception became.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -23,6 +24,7 @@ __all__ = ["Terminated", "ending_signals", "exit_status", "note_signal", "raise_
 _received: list[int] = []  # the signals received while ending_signals() is active, in order
 _active = [False]
 _redeliver = [False]  # the exception was dropped where it landed: raise it again at the next signal
+_owner = [0]  # the process that installed the handlers: a forked child inherits them, and must not raise
 
 
 class Terminated(BaseException):
@@ -39,6 +41,10 @@ def _exception(signum: int) -> BaseException:
 
 
 def _handler(signum, frame):
+    if os.getpid() != _owner[0]:
+        # A forked child (the check runner's worker lane, before its initializer resets the handlers): its parent
+        # ends it and reports the run's status; ending here at once leaves no traceback from the child's start-up.
+        os._exit(exit_status(signum))
     first = not _received
     _received.append(signum)
     if first or _redeliver[0]:
@@ -50,7 +56,6 @@ def _unraisable(hook):
     """A ``sys.unraisablehook`` that drops the exception of a signal that landed where Python cannot raise (a weakref
     callback, a finalizer: Python would print 'Exception ignored' with a traceback) and delivers the signal again, so
     that it is raised at the next line the main thread runs. Anything else goes to ``hook``."""
-    import os
 
     def unraisable(u):
         if isinstance(u.exc_value, (KeyboardInterrupt, Terminated)) and _received:
@@ -102,6 +107,7 @@ def ending_signals() -> Iterator[None]:
             old[sig] = signal.signal(sig, _handler)
     _received.clear()
     _active[0] = True
+    _owner[0] = os.getpid()
     hook = sys.unraisablehook
     sys.unraisablehook = _unraisable(hook)
     try:
