@@ -25,6 +25,7 @@ _received: list[int] = []  # the signals received while ending_signals() is acti
 _active = [False]
 _redeliver = [False]  # the exception was dropped where it landed: raise it again at the next signal
 _owner = [0]  # the process that installed the handlers: a forked child inherits them, and must not raise
+_in_hook = [False]  # the unraisable hook is running (a signal delivered there is delivered again after it)
 
 
 class Terminated(BaseException):
@@ -45,6 +46,10 @@ def _handler(signum, frame):
         # A forked child (the check runner's worker lane, before its initializer resets the handlers): its parent
         # ends it and reports the run's status; ending here at once leaves no traceback from the child's start-up.
         os._exit(exit_status(signum))
+    if _in_hook[0]:  # the redelivery below, landing inside the hook itself: raise it once the hook has returned
+        _redeliver[0] = True
+        _deliver_later(signum)
+        return
     first = not _received
     _received.append(signum)
     if first or _redeliver[0]:
@@ -59,12 +64,25 @@ def _unraisable(hook):
 
     def unraisable(u):
         if isinstance(u.exc_value, (KeyboardInterrupt, Terminated)) and _received:
-            _redeliver[0] = True
-            os.kill(os.getpid(), _received[0])
+            _in_hook[0] = True
+            try:
+                _redeliver[0] = True
+                _deliver_later(_received[0])
+            finally:
+                _in_hook[0] = False
         else:
             hook(u)
 
     return unraisable
+
+
+def _deliver_later(signum: int) -> None:
+    """Send ``signum`` to this process from another thread a moment from now: the handler then runs in the main
+    thread at its next line, outside the hook (a signal sent from inside the hook ran the handler inside it, and
+    Python printed 'Exception ignored in sys.unraisablehook' with a traceback: 1 SIGINT in 30)."""
+    timer = threading.Timer(0.005, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
 
 
 def note_signal(signum: int) -> None:
