@@ -134,6 +134,9 @@ def test_premises_in_the_theorems_words_become_assumptions_and_no_rule_is_droppe
     assert "assumptions=('strongly_convex_clients(m)', 'L_smooth',)," in src and "F('Eq(eta, 1/L)')" in src
     checks = checks_source(draft, "gd")  # the skeleton's worked check, commented out, pointed at the drafted bound
     assert "# @check('gd.thm1', R.PAPER, \"bound\"" in checks and "# def check_1(session: Session):" in checks
+    # it measures the record's own left side: before, the skeleton's opt_error, which a distance bound "held" silently
+    assert 'tr[R.THM1.lhs][-1]' in checks and 'measures=(R.THM1.lhs, "opt_error", "visited_max_dist2")' in checks
+    assert 'tr["opt_error"][-1]' not in checks and 'measures=("opt_error",)' not in checks
     compile(checks, "checks.py", "exec")
 
 
