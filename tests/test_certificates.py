@@ -503,3 +503,31 @@ def test_a_checks_certificate_may_add_but_never_contradict_an_exact_one():
     ok = certify_assumptions("x", ("bounded_grad_norm(G)",), ("G",), problem=p,
                              extra=(certified("bounded_grad_norm", "on the visited points", G=2.0, region="visited"),))
     assert ok.applicable
+
+
+def test_a_claims_assumptions_are_certified_when_the_check_passes_a_certification():
+    """A trial user's finding: a Claim's assumptions were never certified (claim_result had no certification=).
+    Now a run that refuses one gives not_applicable naming it; one that certifies them decides the claim and the
+    row carries the certificates; without a certification the row says which assumptions went uncertified."""
+    import sympy as sp
+
+    from fedtheory.checks import certify, claim_result
+    from fedtheory.sim import ClientSampling, Exact, pl_nonconvex
+    from fedtheory.theory import Claim, ClaimOutcome, SymbolSet
+
+    S = SymbolSet("certclaim", strict=True)
+    S.add("mu", "strong convexity", sp.Interval.open(0, sp.oo), dim="f/w^2")
+    claim = Claim(id="certclaim.c", paper="certclaim", title="t", source="s", symbols=S,
+                  assumptions=("strongly_convex(mu)",), predicate=lambda m: ClaimOutcome(True, "ok", None),
+                  measurements=("x",))
+    convex = heterogeneous_least_squares(3, 4, 20, random_state=0)
+    nonconvex = pl_nonconvex(3, 4, 10, random_state=0)
+    ok = certify(claim, problem=convex, oracle=Exact(), sampling=ClientSampling(3))
+    refused = certify(claim, problem=nonconvex, oracle=Exact(), sampling=ClientSampling(3))
+    assert ok.applicable and not refused.applicable
+    row = claim_result(claim, {"x": [1.0]}, certification=refused)
+    assert row.verdict == "not_applicable" and "strongly_convex(mu)" in row.detail
+    row = claim_result(claim, {"x": [1.0]}, certification=ok)
+    assert row.verdict == "claim_supported" and row.extra["certificates"][0]["assumption"] == "strongly_convex(mu)"
+    row = claim_result(claim, {"x": [1.0]})
+    assert row.verdict == "claim_supported" and row.extra["assumptions_not_certified"] == ["strongly_convex(mu)"]

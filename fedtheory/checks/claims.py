@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..theory.core import Claim
+from .certification import Certification
 from .results import CheckResult
 from .series import compact_measurements
 
@@ -209,7 +210,8 @@ def _takes_stats(fn) -> bool:
 
 def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str | None = None, problem: Any = None,
                  params: Mapping[str, Any] | None = None, detail: str = "", settings: int = 1,
-                 seeds: int | None = None, policy: StatsPolicy | None = None) -> CheckResult:
+                 seeds: int | None = None, policy: StatsPolicy | None = None,
+                 certification: Certification | None = None) -> CheckResult:
     """Evaluate a Claim's predicate on ``measurements``: supported / refuted / inconclusive (None).
 
     A predicate that takes ``stats`` gets the statistics policy (:class:`StatsPolicy`: Student-t, Bonferroni over
@@ -238,12 +240,32 @@ def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str
         The seeds the measurements rest on.
     policy : StatsPolicy, optional
         The statistics policy (default ``StatsPolicy()``; its ``settings`` and ``min_effect`` are set here).
+    certification : Certification, optional
+        The run's certification of the claim's assumptions (:func:`certify`, as for a bound): a run that does not
+        certify every one gives ``not_applicable`` naming each, and the row carries the certificates. Without it,
+        a claim that states assumptions is decided with them uncertified, and the row lists them under
+        ``extra["assumptions_not_certified"]``.
 
     Returns
     -------
     CheckResult
-        A claim row: ``claim_supported``, ``claim_refuted`` or ``inconclusive``.
+        A claim row: ``claim_supported``, ``claim_refuted``, ``inconclusive`` or ``not_applicable``.
     """
+    if certification is not None and not certification.applicable:
+        failures = certification.failures
+        return CheckResult(check_id or claim.id, claim.paper, "claim", "not_applicable", problem=problem,
+                           params=dict(params or {}), source=claim.source, conditions_failed=failures,
+                           detail="assumption not certified on this run: " + "; ".join(failures)
+                           + (f". {detail}" if detail else ""),
+                           extra={"statement": claim.statement, "certificates": certification.summary()},
+                           quote=claim.quote, seeds=seeds)
+    if certification is not None:
+        cert_extra = {"certificates": certification.summary()}
+        visited = certification.note()
+        if visited:
+            detail = f"{detail}. {visited}" if detail else visited
+    else:
+        cert_extra = {"assumptions_not_certified": list(claim.assumptions)} if claim.assumptions else {}
     base = policy or StatsPolicy()
     pol = StatsPolicy(base.alpha, base.min_seeds, settings, getattr(claim, "min_effect", None))
     kw = {"stats": pol} if claim.predicate is not None and _takes_stats(claim.predicate) else {}
@@ -260,7 +282,7 @@ def claim_result(claim: Claim, measurements: Mapping[str, Any], *, check_id: str
                        extra={"decision_rule": claim.parameters, "statement": claim.statement,
                               "measurements": _with_units(compact_measurements(measurements),
                                                           getattr(claim, "measurement_units", None)),
-                              **({"stats_policy": pol.describe()} if kw else {})},
+                              **({"stats_policy": pol.describe()} if kw else {}), **cert_extra},
                        quote=claim.quote, seeds=seeds, family_size=settings if kw else None)
 
 

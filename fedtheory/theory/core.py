@@ -613,7 +613,8 @@ _RECORD_FIELDS = """    id : str
         The paper's symbols the formulas use.
     assumptions : tuple of str, default ()
         Entries of the assumption catalogue, by name, each optionally binding its constants to the record's symbols
-        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified.
+        (``"strongly_convex_clients(mu)"``); a run counts only where every one is certified (a bound's by
+        ``assess_bound(certification=...)``, required; a claim's by ``claim_result(certification=...)``).
     note : str, default ""
         What could not be read, or had to be re-derived.
     readings : mapping of str to str, optional
