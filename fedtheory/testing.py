@@ -1,5 +1,5 @@
 """Property-based testing of your own theorems: hypothesis strategies that draw problems whose constants are
-exact and lie in stated ranges, and :func:`assert_bound_holds` to check a :class:`fedtheory.theory.Bound`.
+exact and lie in stated ranges, and :func:`assert_bound_holds` to check a :class:`fedtheory.theory.Bound`::
 
     from hypothesis import given
     from fedtheory.testing import least_squares_problems, assert_bound_holds
@@ -66,6 +66,21 @@ def least_squares_problems(*, L: Any = (0.5, 10.0), mu: Any = (0.01, 1.0), n_cli
     The factory's draw (built ill-conditioned) is rescaled, X -> s X, y -> s y, and given a ridge r >= 0:
     L = s^2 L0 + r and mu = s^2 mu0 + r hit the drawn targets exactly. Draws whose base condition number
     L0/mu0 is below the target L/mu are rejected (rare: the base is built with condition 10 L_hi/mu_lo).
+
+    Parameters
+    ----------
+    L, mu : float or (float, float), default (0.5, 10.0) and (0.01, 1.0)
+        The smoothness and strong-convexity constants: a value, or a range (lo, hi) to draw from; mu < L.
+    n_clients, dim, samples_per_client : int or (int, int), default (2, 6), (1, 6), (8, 20)
+        The factory's sizes, drawn in their ranges.
+    heterogeneity, noise_std : float or (float, float), default (0.0, 2.0) and (0.0, 1.0)
+        The factory's spread of the clients' data and label noise, drawn in their ranges.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing ``LeastSquaresProblem`` instances whose ``constants["L"]`` and ``constants["mu"]`` are
+        the drawn values.
     """
     st, assume = _hypothesis()
     Lr, mur = _range("L", L, 0.0, low_inclusive=False), _range("mu", mu, 0.0, low_inclusive=False)
@@ -104,7 +119,22 @@ def pl_problems(*, n_clients: Any = (2, 6), dim: Any = (1, 6), samples_per_clien
     """The PL non-convex problem (``pl_nonconvex``; L = 8, mu and f* = 0 exact) with the heterogeneity
     G2 = (1/C) sum_i ||h_i||^2 (Assumption 3 with B = 1, exact) and the one-sample gradient variance
     ``minibatch_variance_1`` = max_i (1/S) sum_j ||z_ij - h_i||^2 drawn in the ranges (client means and
-    sample noise are rescaled to hit them exactly)."""
+    sample noise are rescaled to hit them exactly).
+
+    Parameters
+    ----------
+    n_clients, dim, samples_per_client : int or (int, int), default (2, 6), (1, 6), (4, 20)
+        The sizes, drawn in their ranges.
+    G2 : float or (float, float), default (0.0, 4.0)
+        The heterogeneity (1/C) sum_i ||h_i||^2, exact.
+    sample_variance : float or (float, float), default (0.0, 2.0)
+        The one-sample gradient variance ``minibatch_variance_1``, exact.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing ``PLNonconvexProblem`` instances.
+    """
     st, assume = _hypothesis()
     Cr, dr = _range("n_clients", n_clients, 2, integer=True), _range("dim", dim, 1, integer=True)
     Sr = _range("samples_per_client", samples_per_client, 2, integer=True)
@@ -130,7 +160,24 @@ def logistic_problems(*, L: Any = (0.1, 5.0), reg: Any = (1e-3, 0.1), n_clients:
                       shift: Any = (0.0, 2.0), alpha: Any = (0.1, 10.0)):
     """Multinomial logistic regression (``synthetic_logistic``) with mu = reg (exact) and the smoothness
     bound L = max_i lambda_max(X_i'X_i/S_i)/2 + reg drawn in the ranges: features (train and held-out pool)
-    are scaled by s so that s^2 L0 + reg = L. Draws with L <= reg are rejected."""
+    are scaled by s so that s^2 L0 + reg = L. Draws with L <= reg are rejected.
+
+    Parameters
+    ----------
+    L : float or (float, float), default (0.1, 5.0)
+        The smoothness bound.
+    reg : float or (float, float), default (1e-3, 0.1)
+        The ridge, which is mu (exact).
+    n_clients, n_features, n_classes, samples_per_client : int or (int, int)
+        The factory's sizes, drawn in their ranges (defaults (2, 5), (1, 4), (2, 3), (5, 20)).
+    shift, alpha : float or (float, float), default (0.0, 2.0) and (0.1, 10.0)
+        The factory's per-client feature shift and Dirichlet concentration of the labels.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing ``LogisticProblem`` instances.
+    """
     st, assume = _hypothesis()
     Lr, rr = _range("L", L, 0.0, low_inclusive=False), _range("reg", reg, 0.0, low_inclusive=False)
     if Lr[1] <= rr[0]:
@@ -193,7 +240,34 @@ def assert_bound_holds(bound, measured: Any, values: Mapping[str, Any], *, insta
     the instance's certificates of the bound's assumptions; an assumption not certified, or a value the certificates
     do not admit, is a premise that fails like a condition, and the certified constants fill the values not given.
     Non-finite measured values or bound values fail. The message names the bound, the instance, the values, the
-    measured and bound numbers (worst entry) and failing conditions. Returns the bound's values.
+    measured and bound numbers (worst entry) and failing conditions.
+
+    Parameters
+    ----------
+    bound : fedtheory.theory.Bound
+        The record.
+    measured : array_like
+        The measured left side (broadcast against the bound's values).
+    values : mapping of str to float or array_like
+        The numbers the bound's parameters take.
+    instance : object, optional
+        The problem (named in the message).
+    rtol, atol : float, default 0.0
+        The relative and absolute slack, both >= 0.
+    require_conditions : bool, default True
+        A failing condition (or an uncertified premise) is an AssertionError; False: nothing is checked then.
+    certification : fedtheory.checks.Certification, optional
+        The instance's certificates of the bound's assumptions.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound's values.
+
+    Raises
+    ------
+    AssertionError
+        Where the bound does not hold (or a premise fails and ``require_conditions``).
     """
     rtol = check_float("rtol", rtol, 0.0)
     atol = check_float("atol", atol, 0.0)
@@ -228,6 +302,7 @@ def assert_bound_holds(bound, measured: Any, values: Mapping[str, Any], *, insta
 
 # ------------------------------------------------------------------------------------ the algorithm contract
 
+#: The clauses of the contract every algorithm meets, in the order :func:`check_algorithm` runs them.
 CONTRACT = ("determinism", "batch_independence", "reference", "measures", "torch_backend")
 
 
@@ -313,6 +388,35 @@ def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: in
     every measure a plug-in declares is recorded, (T, R), finite. torch_backend: the shared round protocol on
     torch float64 tensors gives the numpy engine's models (plug-ins written once for both backends); not
     applicable to local objective terms, whose network form lives in ``empirical.objectives``.
+
+    Parameters
+    ----------
+    algorithm : fedtheory.sim.Algorithm
+        The algorithm under test.
+    problem : Problem, optional
+        The problem (default: a small heterogeneous least-squares problem).
+    rounds, local_steps : int, default 4 and 3
+        The run's length.
+    lr : float, default 0.05
+        The local step size.
+    clients_per_round : int, optional
+        Partial participation (default: every client).
+    oracle : optional
+        The stochastic oracle (default: additive noise).
+    checks : sequence of str, default CONTRACT
+        The clauses to run.
+    rtol : float, default 1e-10
+        The relative tolerance of the comparisons.
+
+    Returns
+    -------
+    dict
+        {clause: 'ok' | 'not applicable: why'}.
+
+    Raises
+    ------
+    AssertionError
+        Naming the first broken clause.
     """
     from .sim.engine import RunConfig, simulate
     from .sim.rules import AdditiveNoise
@@ -390,7 +494,20 @@ def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: in
 def scaled_bound(spec: Any, factor: float) -> Any:
     """The same worst-case spec (``fedtheory.worst.WorstCaseSpec`` or ``PEPSpec``) with its record's right side
     multiplied by ``factor``; the record's id gets ``.x<factor>``. Checks the checker: a search or a PEP must find a
-    bound weakened below the worst case (factor < its slack) violated, and a loosened one holding."""
+    bound weakened below the worst case (factor < its slack) violated, and a loosened one holding.
+
+    Parameters
+    ----------
+    spec : WorstCaseSpec or PEPSpec
+        The declaration.
+    factor : float
+        The factor, > 0.
+
+    Returns
+    -------
+    WorstCaseSpec or PEPSpec
+        The spec with ``record_override`` the scaled record.
+    """
     import dataclasses
 
     factor = check_float("factor", factor, 0.0, low_inclusive=False)

@@ -55,7 +55,7 @@ def test_every_exported_name_exists(module):
 
 
 FACES = ["fedtheory.theory", "fedtheory.sim", "fedtheory.checks", "fedtheory.worst", "fedtheory.worst.pep",
-         "fedtheory.latex", "fedtheory.plugins", "fedtheory.validation"]
+         "fedtheory.latex", "fedtheory.plugins", "fedtheory.validation", "fedtheory.testing"]
 #: numpydoc's checks the API reference needs (issue 47): a docstring (GL08), every parameter documented (PR01) and
 #: none that does not exist (PR02), what it returns (RT01) or yields (YD01)
 REQUIRED = {"GL08", "PR01", "PR02", "RT01", "YD01"}

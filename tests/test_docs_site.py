@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FACES = ["fedtheory.theory", "fedtheory.sim", "fedtheory.checks", "fedtheory.worst", "fedtheory.worst.pep",
-         "fedtheory.latex", "fedtheory.plugins", "fedtheory.validation"]
+         "fedtheory.latex", "fedtheory.plugins", "fedtheory.validation", "fedtheory.testing"]
 
 
 @pytest.fixture(scope="module")
