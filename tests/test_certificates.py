@@ -531,3 +531,16 @@ def test_a_claims_assumptions_are_certified_when_the_check_passes_a_certificatio
     assert row.verdict == "claim_supported" and row.extra["certificates"][0]["assumption"] == "strongly_convex(mu)"
     row = claim_result(claim, {"x": [1.0]})
     assert row.verdict == "claim_supported" and row.extra["assumptions_not_certified"] == ["strongly_convex(mu)"]
+
+
+def test_run_settings_say_the_schedules_origin_and_whether_the_clients_are_identical():
+    """A trial user's SGD rows were not_applicable with 'requires step_origin=0 (run has None)' although the run
+    set step_origin=0: run_settings did not say it (the Stich example added it by hand)."""
+    from fedtheory.checks import run_settings
+
+    p = identical_least_squares(3, 4, 10, random_state=0)
+    cfg = RunConfig(rounds=2, local_steps=2, lr=4.0, lr_schedule="inverse_step", lr_offset=3.0, step_origin=0)
+    s = run_settings(p, fedavg(), cfg)
+    assert s["step_origin"] == 0 and s["identical_clients"] is True and s["lr_schedule"] == "inverse_step"
+    assert run_settings(heterogeneous_least_squares(3, 4, 10, random_state=0), fedavg(),
+                        RunConfig(rounds=2, local_steps=1, lr=0.1))["identical_clients"] is False

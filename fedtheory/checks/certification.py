@@ -314,8 +314,8 @@ def certificate_text(entry: Mapping[str, Any]) -> str:
 
 def run_settings(problem, algorithm, config) -> dict[str, Any]:
     """The structural settings of a simulated run that records' ``requires`` name (``assess_bound(settings=...)``):
-    local steps, oracle, step-size schedule, full participation, and the aggregation ('mean of the models' for
-    FedAvg's :class:`~fedtheory.sim.MeanModels`, else 'other').
+    local steps, oracle, step-size schedule and its origin, full participation, identical clients, and the
+    aggregation ('mean of the models' for FedAvg's :class:`~fedtheory.sim.MeanModels`, else 'other').
 
     Parameters
     ----------
@@ -329,9 +329,14 @@ def run_settings(problem, algorithm, config) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``local_steps``, ``oracle`` (its name), ``lr_schedule``, ``full_participation`` and ``aggregation``.
+        ``local_steps``, ``oracle`` (its name), ``lr_schedule``, ``step_origin``, ``full_participation``,
+        ``identical_clients`` (where the problem says) and ``aggregation``.
     """
-    return {"local_steps": config.local_steps, "oracle": config.oracle.name, "lr_schedule": config.lr_schedule,
-            "full_participation": config.clients_per_round in (None, problem.n_clients),
-            "aggregation": "mean of the models" if isinstance(algorithm.aggregate, MeanModels) else "other"}
+    out = {"local_steps": config.local_steps, "oracle": config.oracle.name, "lr_schedule": config.lr_schedule,
+           "step_origin": config.step_origin, "full_participation": config.clients_per_round in (None, problem.n_clients),
+           "aggregation": "mean of the models" if isinstance(algorithm.aggregate, MeanModels) else "other"}
+    identical = getattr(problem, "identical_clients", None)
+    if identical is not None:
+        out["identical_clients"] = bool(identical)
+    return out
 
