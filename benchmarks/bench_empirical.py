@@ -41,7 +41,8 @@ import torch
 
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import synthetic_images
-from fedtheory.empirical.trainer import Trainer, resolve_device
+from fedtheory.empirical.device import resolve_device
+from fedtheory.empirical.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = "710c84076c40645af029d09288250976112e6319"  # main before issue 14 item 10's CPU work

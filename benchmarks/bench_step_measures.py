@@ -27,7 +27,7 @@ import numpy as np
 
 from _timing import best_of_interleaved
 from fedtheory.sim import AdditiveNoise, RunConfig, StepWeights, fedavg, heterogeneous_least_squares, simulate
-from fedtheory.sim.engine import STEP_MEASURES
+from fedtheory.sim.measure_tables import STEP_MEASURES
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "d3eb005"  # main before issue 23's step measures

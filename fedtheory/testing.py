@@ -335,7 +335,7 @@ def _torch_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
     gradients: the plug-ins' torch path, without a network."""
     import torch
 
-    from .sim.engine import ProblemOracle
+    from .sim.problem_oracle import ProblemOracle
     from .sim.rules import State
     from .sim.rng import RunStreams
     from .sim.rounds import commit_round, run_round
@@ -418,7 +418,8 @@ def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: in
     AssertionError
         Naming the first broken clause.
     """
-    from .sim.engine import RunConfig, simulate
+    from .sim.config import RunConfig
+    from .sim.engine import simulate
     from .sim.rules import AdditiveNoise
     from .sim.problems import heterogeneous_least_squares
 

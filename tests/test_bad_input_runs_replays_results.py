@@ -25,7 +25,8 @@ from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
 from fedtheory.empirical.runs import (LOCK, MANIFEST, MEASURE_RANGES, METRICS, RunDirError, RunDirLock, load_run,
                                       out_of_range, scan_metrics)
-from fedtheory.empirical.trainer import FAULT_ENV, ImpossibleMeasure, train
+from fedtheory.empirical.run_directory import FAULT_ENV
+from fedtheory.empirical.trainer import ImpossibleMeasure, train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -165,11 +166,11 @@ def test_2_a_truncated_last_line_at_every_byte_offset_resumes_to_the_uninterrupt
 
     Kept fast (over 300 resumes): a tiny synthetic data set, no fsync and no git call (neither is what is tested),
     and one Trainer that runs every resume (``run`` starts from the files each time, as a new process does)."""
-    import fedtheory.empirical.trainer as trainer_module
+    import fedtheory.empirical.device as device_module
     from fedtheory.empirical.data import load_dataset
     from fedtheory.empirical.trainer import Trainer
 
-    monkeypatch.setattr(trainer_module, "_git_commit", lambda: None)
+    monkeypatch.setattr(device_module, "_git_commit", lambda: None)
     monkeypatch.setattr(os, "fsync", lambda fd: None)
     opts = {"n_train": 48, "n_test": 16, "shape": (1, 4, 4), "n_classes": 3}
     cfg = _cfg(dataset="synthetic", dataset_options=opts, n_clients=3, batch_size=4)

@@ -296,7 +296,7 @@ def test_a_constant_below_its_certificate_is_not_admitted():
 def test_assess_bound_refuses_a_record_with_assumptions_and_no_certification():
     """A check that passes no certification and simulated nothing is refused. It runs as a check does, inside
     ``record_simulations`` (outside one, the last simulation is this process's: an earlier test's run)."""
-    from fedtheory.sim.engine import record_simulations
+    from fedtheory.sim.simulation_log import record_simulations
 
     rec = _dgd_record("dgd_none")
     with record_simulations(), pytest.raises(Exception, match="certification"):

@@ -8,7 +8,7 @@ import scipy.optimize
 from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, TrackGradients, fedavg, heterogeneous_least_squares, huber_regression, opposed_huber, pl_nonconvex, simulate, synthetic_logistic
 from fedtheory.sim.measures import measure_catalogue
 from fedtheory.sim.problems import Constant, SeparablePLProblem
-from fedtheory.sim import engine
+from fedtheory.sim import measure_tables
 from fedtheory.sim.rules import Plugin
 
 
@@ -272,7 +272,7 @@ def test_noise_variance_of_the_oracles():
 
 def test_measure_catalogue_lists_every_engine_and_plugin_measure():
     cat = measure_catalogue()
-    for table in (engine.STATE_MEASURES, engine.ROUND_MEASURES, engine.VISITED_MEASURES):
+    for table in (measure_tables.STATE_MEASURES, measure_tables.ROUND_MEASURES, measure_tables.VISITED_MEASURES):
         for name, text in table.items():
             assert cat[name]["definition"] == text and text
     assert cat["loss"]["indexing"].startswith("(T+1, R)") and cat["drift"]["indexing"].startswith("(T, R)")
@@ -288,9 +288,9 @@ def test_measure_catalogue_lists_every_engine_and_plugin_measure():
 
 
 def test_track_gradients_is_public_and_records():
-    from fedtheory.sim import engine, measures
+    from fedtheory.sim import measures, recorders
 
-    assert measures.TrackGradients is engine.TrackGradients is TrackGradients
+    assert measures.TrackGradients is recorders.TrackGradients is TrackGradients
     p = heterogeneous_least_squares(4, 3, 8)
     alg = dataclasses.replace(fedavg(), local=(TrackGradients(),))
     w0 = p.initial_point(0)

@@ -16,7 +16,8 @@ from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
 from fedtheory.empirical.runs import (CHECKPOINT, CORE_COLUMNS, MANIFEST, METRICS, SCHEMA, find_runs, load_run,
                                       runs_table, write_manifest)
-from fedtheory.empirical.trainer import FAULT_ENV, TrainingInterrupted, train
+from fedtheory.empirical.run_directory import FAULT_ENV, TrainingInterrupted
+from fedtheory.empirical.trainer import train
 from fedtheory.papers.fedinit import experiments as X
 from fedtheory.papers.fedmrur import experiments as XM
 
@@ -223,7 +224,7 @@ def test_path_auto_is_a_rule_recorded_in_the_manifest(tmp_path, digits):
     records the choice and why; the run equals the same run with that path asked for, bit for bit."""
     import torch
 
-    from fedtheory.empirical.trainer import choose_path
+    from fedtheory.empirical.device import choose_path
 
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
     small, cifar = (1, 8, 8), (3, 32, 32)

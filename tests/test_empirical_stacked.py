@@ -12,14 +12,15 @@ from torch import nn
 from torch.nn import functional as F
 
 from fedtheory.empirical import models as M
-from fedtheory.empirical import trainer as T
+from fedtheory.empirical import device as device_module
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import synthetic_images
 from fedtheory.empirical.functional import FlatModel, GradFn, Workers, make_loss
 from fedtheory.empirical.objectives import adapter_for
 from fedtheory.empirical.runs import MANIFEST
 from fedtheory.empirical.stacked import NotStackable, StackedModel
-from fedtheory.empirical.trainer import choose_engine, train
+from fedtheory.empirical.device import choose_engine
+from fedtheory.empirical.trainer import train
 from fedtheory.sim.backend import ops
 from fedtheory.sim.hyperbolic import HyperbolicRegularizer
 
@@ -148,7 +149,7 @@ def test_trainer_records_the_engine_and_falls_back(tmp_path, monkeypatch):
     ex = json.loads((tmp_path / "c" / MANIFEST).read_text())["execution"]
     assert ex["path"] == "sequential" and "client by client measured faster" in ex["path_reason"]
     # a model batched on 32x32 images with the stacked engine only (as ResNet-18-GN): refused, it trains sequentially
-    monkeypatch.setattr(T, "CPU_STACKED_MODELS", ("concat",))
+    monkeypatch.setattr(device_module, "CPU_STACKED_MODELS", ("concat",))
     train(TrainConfig(**dict(cfg, local_steps=1)), tmp_path / "d", dataset=big)
     ex = json.loads((tmp_path / "d" / MANIFEST).read_text())["execution"]
     assert ex["engine"] == "per-row" and ex["path"] == "sequential" and "cannot take the model" in ex["path_reason"]

@@ -22,7 +22,7 @@ from fedtheory.checks.registry import id_matches
 from fedtheory.checks.execution import summarize_simulations
 from fedtheory.sim import AdditiveNoise, Exact, LeastSquaresProblem, LocalTransform, Minibatch, RunConfig, StepWeights, TrackGradients, fedavg, fedinit, heterogeneous_least_squares, identical_least_squares, simulate
 from fedtheory.sim.measures import measure_catalogue
-from fedtheory.sim.engine import record_simulations
+from fedtheory.sim.simulation_log import record_simulations
 from fedtheory.sim.reference import reference_simulate
 from fedtheory.theory import Bound, SymbolSet
 from fedtheory.worst import QuadraticClass

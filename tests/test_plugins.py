@@ -273,7 +273,7 @@ def test_per_iteration_example_own_tests(installed_stich):
 def test_results_record_the_simulations_behind_them_even_from_a_shared_run():
     from fedtheory.checks import Session, run_checks
     from fedtheory.sim import RunConfig, fedavg, heterogeneous_least_squares, simulate
-    from fedtheory.sim.engine import record_simulations
+    from fedtheory.sim.simulation_log import record_simulations
 
     p = heterogeneous_least_squares(3, 2, 5)
     s = Session()

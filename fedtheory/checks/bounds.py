@@ -420,7 +420,7 @@ def _certified_from_last_simulation(bound, measure: Callable | None, candidates)
     import warnings
 
     from .._validation import FedTheoryDeprecationWarning
-    from ..sim.engine import last_simulation
+    from ..sim.simulation_log import last_simulation
     from .certification import certify
 
     run = last_simulation()

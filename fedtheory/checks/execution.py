@@ -189,7 +189,8 @@ def run_spec(spec: CheckSpec, session: Session) -> list[CheckResult]:
     that fails gives one 'error' row (never a finding), a ParameterError raised inside it too (a value the check
     computed, e.g. ``D=nan`` passed to ``assess_bound``: the check's error, not the user's input); the rest of the run
     is kept."""
-    from ..sim.engine import record_simulations, versions
+    from ..sim.engine import versions
+    from ..sim.simulation_log import record_simulations
 
     t0, c0 = time.perf_counter(), time.process_time()
     try:

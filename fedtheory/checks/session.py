@@ -85,7 +85,7 @@ class Session:
     def memo(self, key, fn: Callable[[], Any]):
         """``fn()`` computed once per session under ``key``; a reuse reports the simulations it ran again, so
         every check that uses a shared run lists it (``CheckResult.extra['simulations']``)."""
-        from ..sim.engine import last_simulation, record_simulations, replay_simulations
+        from ..sim.simulation_log import last_simulation, record_simulations, replay_simulations
 
         t0 = time.perf_counter()
         computed = key not in self._memo

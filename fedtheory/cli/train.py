@@ -28,7 +28,8 @@ def cmd_train(args) -> int:
     from ..empirical.config import TrainConfig, parse_hyperparameters
     from ..empirical.runs import MANIFEST, read_manifest
     from ..empirical.sweep import SWEEP, is_sweep, train_sweep
-    from ..empirical.trainer import TrainingInterrupted, train
+    from ..empirical.run_directory import TrainingInterrupted
+    from ..empirical.trainer import train
 
     if args.list_algorithms:
         rows = []

@@ -64,7 +64,7 @@ class TrainConfig:
     crop_padding: int = 4
     eval_every: int = 1
     checkpoint_every: int = 5
-    path: str = "auto"  # auto: the faster of batched/sequential for the device and model (trainer.choose_path)
+    path: str = "auto"  # auto: the faster of batched/sequential for the device and model (device.choose_path)
     client_chunk: int | None = None
     device: str = "auto"
     threads: int | None = None  # CPU intra-op threads while training (None: torch's default)

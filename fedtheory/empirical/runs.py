@@ -6,7 +6,7 @@ Layout of a run directory (one training batch of R runs)::
                     versions, measure descriptions, the columns of metrics.csv, status, resume history (written
                     atomically)
     metrics.csv     one row per (round, run); round 0 is the initial model; see MEASURES and MEASURE_RANGES
-    checkpoint.pt   the latest checkpoint (written atomically; see trainer.py)
+    checkpoint.pt   the latest checkpoint (written atomically; see run_directory.py)
     checkpoint.prev.pt  the one before it (a resume falls back to it when checkpoint.pt cannot be read, or when
                     metrics.csv lacks rows from before checkpoint.pt's round)
     .writer.lock    held (flock) by the one process that writes the directory (a second writer is refused)

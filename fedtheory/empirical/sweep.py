@@ -207,7 +207,7 @@ def train_sweep(config: TrainConfig, out_dir: str | os.PathLike, executor: Any, 
     manifest = {"schema": SWEEP_SCHEMA, "status": "running", "config": config.to_dict(), "cells": runs,
                 "executor": executor.to_json(), "started_at": started}
     write_atomic(spath, json.dumps(jsonable(manifest, nonfinite="null"), indent=1))
-    from .trainer import TrainingInterrupted
+    from .run_directory import TrainingInterrupted
 
     try:
         outcome = executor.run(tasks, retries=retries, progress=progress, desc=f"train {len(tasks)} cells",

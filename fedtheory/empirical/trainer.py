@@ -14,25 +14,16 @@ torch's clip_grad_norm_ followed by SGD(weight_decay) does). Per-(run, client) g
 from ``functional.GradFn`` (batched: the stacked engine on a CPU, checked against vmap on a probe, vmap
 elsewhere; sequential: the per-client reference).
 
-Checkpoints every ``checkpoint_every`` rounds (atomic; the one before is kept as checkpoint.prev.pt);
-``resume`` continues from the last one (from the one before when the last cannot be read, or when metrics.csv
-lacks rows from before its round: a torn or lost last line; from round 0 when neither checkpoint is early enough;
-saying so), recomputing the rounds after it, and records how far the recomputed rows differ from the ones
-the killed process had written (0 on a deterministic device). One process writes a run directory at a time (an
-flock, runs.RunDirLock): a second ``train --out D`` is refused while the first runs. Every row is checked against
-the columns' declared ranges (runs.MEASURE_RANGES) before it is written. A resume may raise ``rounds`` (and lower
-it down to the checkpoint's round): the rows logged so far are those of a run trained to the new T.
+Every row is checked against the columns' declared ranges (runs.MEASURE_RANGES) before it is written. The run
+directory's lifecycle (its manifest, checkpoints, resume, an interrupted run's status) is ``run_directory.py``'s,
+which ``runs.py`` reads back; where the run executes (device, gradient path, engine, versions) ``device.py``'s.
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import pickle
-import platform
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,40 +32,39 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
-from .._signals import note_signal, raise_if_received
-from .._validation import FedTheoryError, ParameterError
+from .._deprecation import moved_name
+from .._validation import ParameterError
 from ..sim.rules import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
-from ..sim.rounds import versions as _base_versions
 from . import algorithms as A
+from . import device as _device
+from . import run_directory as _run_directory
 from .augment import crop_flip
-from .config import EXTENSIBLE_FIELDS, TrainConfig
+from .config import TrainConfig
 from .data import ImageDataset, load_dataset
 from .functional import FlatModel, GradFn, Workers, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
-from .runs import (CHECKPOINT, MANIFEST, MAX_CHECKPOINT_BYTES, MEASURES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, ROUND_COLUMNS, SCHEMA,
-                   STATE_COLUMNS, MetricsWriter, RunDirError, RunDirLock, out_of_range, read_manifest, scan_metrics,
-                   truncate_metrics, write_manifest)
+from .runs import MEASURES, METRICS, ROUND_COLUMNS, SCHEMA, STATE_COLUMNS, MetricsWriter, RunDirLock, out_of_range
 from .sampling import TrainStreams, draw_augmentation, draw_minibatches, local_steps_for
+# what the trainer uses of the modules split from this one, under private names: the public names resolve through
+# __getattr__ below, with a warning naming the module that has them now
+from .device import (CPU_WORKERS as _CPU_WORKERS, choose_engine as _choose_engine, choose_path as _choose_path,
+                     resolve_device as _resolve_device, versions as _versions)
+from .run_directory import (Consistency as _Consistency, RunDirectory as _RunDirectory,
+                            TrainingInterrupted as _TrainingInterrupted, fault as _fault, finish as _finish,
+                            install_stop_handlers as _install_stop_handlers, now as _now)
 
-FAULT_ENV = "FEDTHEORY_FAULT"  # crash-test hook: 'kill_after_round:R', 'kill_in_checkpoint:R', 'sigterm_after_round:R'
-FAULT_ONCE_ENV = "FEDTHEORY_FAULT_ONCE"  # a file path: the fault fires only in the process that creates it
+__all__ = ["GRAM_CHUNK_ELEMENTS", "ImpossibleMeasure", "NetworkOracle", "TrainResult", "Trainer", "pairwise_cosines",
+           "train"]
+
+#: where the rest of this module went: a name imported from here resolves, with a warning naming its module
+_MODULES = (_device, _run_directory)
 
 
-class TrainingInterrupted(FedTheoryError):
-    """A signal stopped the training after a round (its checkpoint written, the manifest saying 'interrupted'):
-    ``signum`` is the signal, ``round`` the last round completed."""
-
-    def __init__(self, message: str, signum: int = signal.SIGINT, round: int | None = None):
-        super().__init__(message)
-        self.signum, self.round = signum, round
-
-    def __reduce__(self):  # crosses process boundaries (a sweep's workers) intact
-        return (type(self), (str(self), self.signum, self.round))
-
+def __getattr__(name: str):
+    return moved_name(__name__, name, _MODULES, sys.modules[__package__])
 
 class ImpossibleMeasure(RuntimeError):
     """The trainer computed a value outside its column's declared range (runs.MEASURE_RANGES): a bug of the tool,
@@ -89,98 +79,6 @@ class TrainResult:
     final_w: torch.Tensor  # (R, dim)
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(name)
-    except RuntimeError:
-        raise ParameterError("device", name, "'auto', 'cpu', 'cuda' or 'cuda:N'") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ParameterError("device", name, "'cpu' or 'auto' (no CUDA device is available)")
-    return dev
-
-
-def versions(device: torch.device) -> dict[str, str]:
-    """The sim layer's versions plus torch, pandas, the platform and the device."""
-    import pandas
-
-    v = {**_base_versions(), "torch": torch.__version__, "pandas": pandas.__version__, "platform": platform.platform(),
-         "device": str(device)}
-    commit = _git_commit()
-    if commit:
-        v["fedtheory_git"] = commit
-    if device.type == "cuda":
-        v["cuda"] = str(torch.version.cuda)
-        v["gpu"] = torch.cuda.get_device_name(device)
-    else:
-        v["cpu_threads"] = str(torch.get_num_threads())
-        v["thp_mem_alloc"] = os.environ.get("THP_MEM_ALLOC_ENABLE", "")  # read by torch at its first allocation
-    return v
-
-
-def _git_commit() -> str | None:
-    """The commit (and '+dirty') of the fedtheory checkout, when it is one."""
-    import subprocess
-
-    here = Path(__file__).resolve().parent
-    try:
-        rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        if rev.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5)
-        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-# --path auto is a rule, not a timed probe: the two paths agree only to float rounding, so a choice that followed
-# a timing could differ between two launches of the same settings (same seed, same bits needs a deterministic
-# choice). The rule follows benchmarks/bench_empirical.py (results/empirical.json): on a GPU the batched path (vmap)
-# wins. On a CPU, one round of 10 clients: ResNet-18-GN (width 32, 32x32) batched with the stacked engine beat
-# client-by-client calls (x1.23, x1.33 in two runs) and vmap lost (x0.49, x0.40); CNN2 on 32x32 images lost with
-# both engines (stacked x0.81, x0.85; vmap x0.76, x0.86); on 8x8 digits and for the linear model batching wins (per-
-# call overhead dominates; README's digits sweep end to end, 20 rounds: stacked 28.6-29.5 s, vmap 32.6-33.4 s).
-# So on a CPU: batched for small images, the linear model and ResNet-18-GN; sequential for the other convnets on
-# larger images (CNN2 measured, VGG-11 not); vmap where the stacked engine refuses the model, on small images only.
-CPU_BATCHED_MAX_PIXELS = 16 * 16
-CPU_STACKED_MODELS = ("resnet18gn",)  # batched on larger images too, with the stacked engine only
-# On a CPU the stacked engine trains the rows in two blocks and evaluates the runs on two worker threads (one per
-# core of the 2-core development machine), whatever --threads is (so the numbers do not depend on it); with
-# --threads >= 2 the blocks run in parallel, each worker with --threads // 2 torch threads.
-CPU_WORKERS = 2
-
-
-def choose_engine(device: torch.device) -> tuple[str, str]:
-    """(engine of the batched path, why): 'stacked' (rows folded into the channels, channels-last) on a CPU, where
-    it measured faster than vmap (benchmarks/bench_empirical.py), 'vmap' elsewhere (not measured against it)."""
-    if device.type == "cpu":
-        return "stacked", "stacked on a CPU (faster than vmap there: benchmarks/results/empirical.json)"
-    return "vmap", f"vmap on {device.type}"
-
-
-def choose_path(requested: str, device: torch.device, model: str, image_shape, stacked: bool = True) -> tuple[str, str]:
-    """(path, why): ``requested`` itself unless it is 'auto'. ``stacked``: whether the batched path would use the
-    stacked engine (False once it has refused the model)."""
-    if requested != "auto":
-        return requested, "asked for"
-    if device.type != "cpu":
-        return "batched", f"auto: batched on {device.type} (vmap over the clients; benchmarks/bench_empirical.py)"
-    h, w = image_shape[-2:]
-    small = model == "linear" or h * w <= CPU_BATCHED_MAX_PIXELS
-    if stacked and (small or model in CPU_STACKED_MODELS):
-        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU with the stacked engine (faster "
-                           f"than client-by-client calls there: benchmarks/results/empirical.json)")
-    if small:
-        return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU with vmap (per-call overhead "
-                           f"dominates; vmap over the clients is faster there: benchmarks/results/empirical.json)")
-    why = ("the stacked engine cannot take the model, and vmap lost to client-by-client calls on 32x32 images"
-           if model in CPU_STACKED_MODELS else "client by client measured faster than either batched engine for CNN2 on "
-           f"32x32 images; the stacked engine is used for {', '.join(CPU_STACKED_MODELS)} only")
-    return "sequential", f"auto: sequential for {model} on {h}x{w} images on a CPU ({why}: benchmarks/results/empirical.json)"
-
-
 class Trainer:
     """One training batch. ``Trainer(config, out_dir).run()``; see ``train`` for the one-call API."""
 
@@ -191,7 +89,7 @@ class Trainer:
         self.resume = resume
         self.progress = progress
         cfg = self.config
-        self.device = resolve_device(cfg.device)
+        self.device = _resolve_device(cfg.device)
         self.dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
         if cfg.deterministic and self.device.type == "cuda":
             torch.backends.cudnn.deterministic = True
@@ -221,15 +119,15 @@ class Trainer:
         self.context = {"n_clients": self.C, "layer_sizes": list(self.flat.numels), "client_groups": self.client_groups}
         self.alg = A.build_algorithm(cfg.algorithm, cfg.algorithm_arguments(), self.context)
         self._objective_terms()
-        self.path, self.path_reason = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
-        engine, self.engine_rule = choose_engine(self.device)
+        self.path, self.path_reason = _choose_path(cfg.path, self.device, cfg.model, self.data.image_shape)
+        engine, self.engine_rule = _choose_engine(self.device)
         cpu = self.device.type == "cpu"
         n_threads = cfg.threads if cfg.threads is not None else torch.get_num_threads()
-        self.workers = Workers(self.flat, CPU_WORKERS, max(1, n_threads // CPU_WORKERS)) \
-            if cpu and n_threads >= CPU_WORKERS else None
+        self.workers = Workers(self.flat, _CPU_WORKERS, max(1, n_threads // _CPU_WORKERS)) \
+            if cpu and n_threads >= _CPU_WORKERS else None
         self.grad_fn = GradFn(self.flat, self.path, cfg.client_chunk, [a.term for _, a in self.objectives],
                               [len(a.names) for _, a in self.objectives], engine=engine, channels_last=cpu,
-                              parts=CPU_WORKERS if cpu else 1, workers=self.workers,
+                              parts=_CPU_WORKERS if cpu else 1, workers=self.workers,
                               weight_decay=cfg.weight_decay if cfg.max_grad_norm is None else 0.0)
         self._engine_checked = False
         self.alg.comm.participants(TrainStreams([0]), 1, self.C, self.N)  # validated now (throw-away streams)
@@ -278,7 +176,7 @@ class Trainer:
     def _path_without_stacked(self):
         """--path auto's choice once the stacked engine has refused the model (batched with vmap, or sequential)."""
         cfg = self.config
-        path, why = choose_path(cfg.path, self.device, cfg.model, self.data.image_shape, stacked=False)
+        path, why = _choose_path(cfg.path, self.device, cfg.model, self.data.image_shape, stacked=False)
         if path != self.path:
             self.path, self.path_reason = path, why
             self.grad_fn = GradFn(self.flat, path, cfg.client_chunk, [a.term for _, a in self.objectives],
@@ -474,7 +372,8 @@ class Trainer:
         rows_mem: list[dict] = []
         dropped: list[dict] = []
         if self.out_dir is not None:
-            start_round, manifest, dropped = self._open_dir(manifest, state, streams, alive, diverged_at)
+            run_dir = _RunDirectory(self.out_dir, cfg, R, self.device, self.dtype, resume=self.resume)
+            start_round, manifest, dropped = run_dir.open(manifest, state, streams, alive, diverged_at)
             writer = MetricsWriter(self.out_dir / METRICS, self.columns)
         threshold = cfg.divergence_threshold * max(1.0, float(w0.abs().max()))
         stop = {"flag": False}
@@ -516,16 +415,15 @@ class Trainer:
                 last = t + 1 == cfg.rounds
                 if writer is not None and ((t + 1) % cfg.checkpoint_every == 0 or last or stop["flag"]):
                     writer.sync()
-                    self._checkpoint(t + 1, state, streams, alive, diverged_at)
+                    run_dir.checkpoint(t + 1, state, streams, alive, diverged_at)
                 if stop["flag"] and not last:
                     name = signal.Signals(stop["signum"]).name
                     if self.out_dir is not None:
-                        manifest = dict(manifest, status="interrupted", interrupted={
-                            "after_round": t + 1, "signal": name, "at": _now()})
-                        write_manifest(self.out_dir, manifest)
-                    raise TrainingInterrupted(f"{name}: stopped after round {t + 1} (checkpoint written; continue with "
-                                              "--resume)", stop["signum"], t + 1)
-            manifest = self._finish(manifest, consistency, time.perf_counter() - t_start, start_round)
+                        manifest = run_dir.interrupted(manifest, t + 1, name)
+                    raise _TrainingInterrupted(f"{name}: stopped after round {t + 1} (checkpoint written; continue "
+                                               "with --resume)", stop["signum"], t + 1)
+            manifest = _finish(manifest, consistency, time.perf_counter() - t_start, start_round, cfg.rounds,
+                               self.out_dir)
         finally:
             restore()
             if bar is not None:
@@ -568,7 +466,7 @@ class Trainer:
             return pd.read_csv(self.out_dir / METRICS)
         return pd.DataFrame(rows_mem, columns=self.columns)
 
-    # ------------------------------------------------------------------ run directory
+    # ------------------------------------------------------------------ the manifest: what the run is
     def _manifest(self) -> dict[str, Any]:
         cfg = self.config
         labels = self.data.y_train
@@ -586,188 +484,12 @@ class Trainer:
             "local_steps": self.K, "clients_per_round": self.N, "augment": cfg.augment_on,
             "measures": {**MEASURES, **{k: v[1] for k, v in self.plugin_measures.items()}},
             "objective_terms": [{"plugin": p.name, "parameters": list(a.names)} for p, a in self.objectives],
-            "columns": self.columns, "versions": versions(self.device),
+            "columns": self.columns, "versions": _versions(self.device),
             "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason,
                           "engine": self.grad_fn.engine, "engine_reason": f"{self.engine_rule}; {self.grad_fn.engine_reason}"
                           if self.path == "batched" else self.grad_fn.engine_reason},
             "started_at": _now(), "resumes": [],
         }
-
-    def _open_dir(self, manifest, state, streams, alive, diverged_at):
-        d = self.out_dir
-        mpath, cpath, ppath, xpath = d / MANIFEST, d / CHECKPOINT, d / PREV_CHECKPOINT, d / METRICS
-        if not self.resume:
-            if mpath.exists() or cpath.exists() or ppath.exists() or xpath.exists():
-                raise ParameterError("out", str(d), "a new or empty directory (it holds a run; pass --resume to continue "
-                                     "it, or choose another directory)")
-            d.mkdir(parents=True, exist_ok=True)
-            write_manifest(d, manifest)
-            return 0, manifest, []
-        if not mpath.exists():
-            raise ParameterError("out", str(d), "a run directory with manifest.json to resume (none found)")
-        old = read_manifest(d)
-        there = _normalized(TrainConfig.from_dict(old["config"]).identity())
-        here = _normalized(self.config.identity())
-        diff = sorted(k for k in set(there) | set(here) if there.get(k) != here.get(k) and k not in EXTENSIBLE_FIELDS)
-        if diff:
-            raise ParameterError("resume", str(d), "the same settings as the run it continues; differing: " +
-                                 ", ".join(f"{k} ({there.get(k)!r} there, {here.get(k)!r} here)" for k in diff))
-        # the rows on disk decide how far back to go: a checkpoint past the last complete round of metrics.csv (a
-        # torn or lost last line) cannot restore the rows it lacks
-        scan = scan_metrics(xpath, self.R) if xpath.exists() else None
-        complete = scan.complete_through if scan is not None else -1
-        ck, used, fallback, unreadable = self._read_checkpoint(cpath, ppath, complete, scan)
-        start = int(ck["round"]) if ck is not None else 0
-        old_rounds = int(old["config"]["rounds"])
-        if self.config.rounds < start:
-            raise ParameterError("--rounds", self.config.rounds,
-                                 f"an integer >= {start} to resume {d} (its checkpoint is at round {start}; rounds up "
-                                 f"to {start} are logged and stay; fewer rounds need a new run directory)")
-        manifest = dict(old, config=self.config.to_dict())
-        if ck is not None:
-            self._restore(ck, used, state, streams, alive, diverged_at)
-        if start == self.config.rounds and old.get("status") == "completed" and old_rounds == self.config.rounds:
-            return start, manifest, []  # nothing left to do
-        resume_note: dict[str, Any] = {}
-        if fallback is not None:
-            # the unreadable file must not become checkpoint.prev.pt at the next checkpoint
-            if unreadable and cpath.exists():
-                os.replace(cpath, d / (CHECKPOINT + ".unreadable"))
-            resume_note["checkpoint_fallback"] = fallback
-            print(f"fedtheory: warning: {fallback}", file=sys.stderr)
-        if old_rounds != self.config.rounds:
-            change = {"at": _now(), "from_rounds": old_rounds, "to_rounds": self.config.rounds, "from_round": start}
-            if (start == old_rounds and old.get("status") == "completed" and start % self.config.eval_every != 0
-                    and start < self.config.rounds):
-                change["note"] = (f"round {start} was evaluated as the last round of the run before (eval_every "
-                                  f"{self.config.eval_every}); a run trained to {self.config.rounds} from the start "
-                                  f"leaves its train/test measures NaN")
-            manifest["rounds_changes"] = list(manifest.get("rounds_changes", [])) + [change]
-            resume_note["rounds"] = [old_rounds, self.config.rounds]
-        dropped = truncate_metrics(xpath, start if start > 0 else -1) if xpath.exists() else []
-        if start == 0 and xpath.exists():
-            xpath.unlink()
-        manifest["resumes"] = list(manifest.get("resumes", [])) + [
-            {"at": _now(), "from_round": start, "rows_to_recompute": len(dropped), **resume_note,
-             "versions": versions(self.device)}]
-        manifest["status"] = "running"
-        write_manifest(d, manifest)
-        return start, manifest, dropped
-
-    def _checkpoint(self, t, state, streams, alive, diverged_at):
-        """Write checkpoint.pt atomically; the one it replaces becomes checkpoint.prev.pt (a crash between the
-        two renames leaves only checkpoint.prev.pt, the newest complete one, which a resume then reads)."""
-        payload = {"schema": SCHEMA, "round": t, "w": state.w, "server": dict(state.server),
-                   "clients": dict(state.clients), "streams": streams.state_json(), "alive": torch.as_tensor(alive),
-                   "diverged_at": torch.as_tensor(diverged_at), "identity": json.dumps(self._checkpoint_identity(),
-                                                                                        sort_keys=True)}
-        path = self.out_dir / CHECKPOINT
-        fd, tmp = tempfile.mkstemp(dir=self.out_dir, prefix=f".{CHECKPOINT}.", suffix=".tmp")
-        sink = _WriteErrors(os.fdopen(fd, "wb"))
-        try:
-            with sink.file:
-                torch.save(payload, sink)  # torch reports a failed write as a RuntimeError without its cause
-                sink.file.flush()
-                os.fsync(sink.file.fileno())
-        except (OSError, RuntimeError) as exc:
-            _unlink(tmp)
-            cause = sink.error if sink.error is not None else exc if isinstance(exc, OSError) else None
-            if cause is None:
-                raise
-            raise RunDirError(f"{path}: the checkpoint of round {t} could not be written ("
-                              f"{write_error_text(cause, self.out_dir)}); its temporary file was removed, any earlier "
-                              "checkpoint and the logged rounds are kept: make room and continue with --resume") \
-                from None
-        except BaseException:
-            _unlink(tmp)
-            raise
-        _fault("kill_in_checkpoint", t)
-        if path.exists():
-            os.replace(path, self.out_dir / PREV_CHECKPOINT)
-        _fault("kill_in_checkpoint_rotation", t)
-        os.replace(tmp, path)
-        fsync_dir(self.out_dir)
-
-    def _checkpoint_identity(self) -> dict[str, Any]:
-        return {k: v for k, v in self.config.identity().items() if k not in EXTENSIBLE_FIELDS}
-
-    def _read_checkpoint(self, cpath: Path, ppath: Path, complete: int | None = None, scan=None):
-        """(checkpoint, its path, note or None, whether checkpoint.pt was unreadable): the newest readable checkpoint
-        (checkpoint.pt, else checkpoint.prev.pt) whose round is at most ``complete``, the last round metrics.csv
-        holds complete (None: any); (None, None, note, ...) when there is no checkpoint, or only ones past
-        ``complete`` (the run then restarts at round 0, deterministic from its seeds); a RunDirError when no
-        checkpoint can be read at all."""
-        if not cpath.exists() and not ppath.exists():
-            return None, None, None, False
-        errors, too_new = [], []
-        for path in (cpath, ppath):
-            if not path.exists():
-                errors.append(f"{path.name}: missing")
-                continue
-            try:
-                with open_regular(path, MAX_CHECKPOINT_BYTES, "checkpoint") as fh:  # never a FIFO or a device
-                    ck = torch.load(fh, map_location=self.device, weights_only=True)
-                if not isinstance(ck, dict) or "round" not in ck:
-                    raise ValueError("not a fedtheory checkpoint")
-            except FileRefused as exc:
-                errors.append(f"{path.name}: cannot be read ({exc.why})")
-                continue
-            except pickle.UnpicklingError:  # torch's own message advises weights_only=False: never for a file of others
-                errors.append(f"{path.name}: cannot be read (not a checkpoint fedtheory wrote: its contents are not "
-                              "the tensors and plain values of one, so it is not unpickled)")
-                continue
-            except Exception as exc:  # noqa: BLE001
-                errors.append(f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
-                continue
-            r = int(ck["round"])
-            if complete is not None and r > complete:
-                too_new.append(f"{path.name} is at round {r}, past metrics.csv's last complete round ({complete}: "
-                               f"{scan.describe() if scan is not None else 'no metrics.csv'})")
-                continue
-            note = None
-            if errors or too_new:
-                note = "; ".join(errors + too_new) + f"; falling back to {path.name} (round {r}): the rounds after it " \
-                                                      "are recomputed"
-            return ck, path, note, bool(errors) and path == ppath
-        if too_new:
-            return None, None, "; ".join(errors + too_new) + "; no checkpoint at or before it: recomputing from " \
-                                                             "round 0", False
-        raise RunDirError(f"{cpath.parent}: no readable checkpoint ({'; '.join(errors)}); start a new run directory")
-
-    def _restore(self, ck, path, state, streams, alive, diverged_at) -> int:
-        try:  # a checkpoint may be someone else's: its JSON parts are read like any JSON file
-            ident = parse_json(ck["identity"], path, "checkpoint") if isinstance(ck.get("identity"), str) else None
-        except FileRefused as exc:
-            raise RunDirError(f"{path}: its settings cannot be read ({exc.why})") from None
-        mine = json.loads(json.dumps(self._checkpoint_identity(), sort_keys=True))
-        if ident is not None:  # checkpoints written before rounds could change carry it; it may differ
-            ident = {k: v for k, v in ident.items() if k not in EXTENSIBLE_FIELDS}
-        if ck.get("schema") != SCHEMA or ident != mine:
-            raise RunDirError(f"{path}: the checkpoint belongs to different settings")
-        state.w = ck["w"].to(self.dtype)
-        if set(ck["server"]) != set(state.server) or set(ck["clients"]) != set(state.clients):
-            raise RunDirError(f"{path}: the checkpoint's algorithm state ({sorted(ck['server'])}, {sorted(ck['clients'])}) "
-                              f"does not match this algorithm's ({sorted(state.server)}, {sorted(state.clients)})")
-        state.server.update(ck["server"])
-        state.clients.update(ck["clients"])
-        try:
-            streams.load_state_json(ck["streams"])
-        except (ValueError, TypeError, KeyError) as exc:
-            raise RunDirError(f"{path}: its random streams cannot be restored ({exc})") from None
-        alive[:] = ck["alive"].numpy()
-        diverged_at[:] = ck["diverged_at"].numpy()
-        return int(ck["round"])
-
-    def _finish(self, manifest, consistency, elapsed, start_round):
-        if start_round == self.config.rounds and manifest.get("status") == "completed":
-            return manifest  # nothing was left to do
-        manifest = dict(manifest, status="completed", finished_at=_now())
-        manifest["elapsed_s"] = round(float(manifest.get("elapsed_s", 0.0)) + elapsed, 3)
-        if manifest.get("resumes"):
-            manifest["resumes"][-1].update(consistency.report())
-        if self.out_dir is not None:
-            write_manifest(self.out_dir, manifest)
-        return manifest
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -807,10 +529,6 @@ def _plugin_info(alg) -> dict[str, Any]:
         if mask is not None:
             out.setdefault(p.name, {})["inferior"] = np.asarray(mask, bool).astype(int).tolist()
     return out
-
-
-def _normalized(d: dict) -> dict:
-    return json.loads(json.dumps(d, sort_keys=True))
 
 
 def _np(v) -> np.ndarray:
@@ -866,115 +584,6 @@ class NetworkOracle:
         return lambda z: self.tr._oracle(z, x, y, self.anchor, self.weight)[0]
 
 
-class _Consistency:
-    """Compares recomputed rows with the rows a killed process had written after the checkpoint."""
-
-    def __init__(self, dropped: list[dict[str, str]]):
-        self.old = {(int(r["round"]), int(r["run"])): r for r in dropped}
-        self.max_abs = 0.0
-        self.compared = 0
-        self.mismatched: list[str] = []
-
-    def compare(self, rows: list[dict]) -> None:
-        for row in rows:
-            old = self.old.get((row["round"], row["run"]))
-            if old is None:
-                continue
-            self.compared += 1
-            for k, v in row.items():
-                if k in NON_REPRODUCIBLE or not isinstance(v, (int, float)):
-                    continue
-                try:
-                    o = float(old[k])
-                except (KeyError, ValueError):
-                    continue
-                v = float(v)
-                if np.isnan(o) and np.isnan(v):
-                    continue
-                diff = abs(o - v) if np.isfinite(o) and np.isfinite(v) else float("inf")
-                if diff > self.max_abs:
-                    self.max_abs = diff
-                if diff > 0 and len(self.mismatched) < 20:
-                    self.mismatched.append(f"round {row['round']} run {row['run']} {k}: {o!r} -> {v!r}")
-
-    def report(self) -> dict[str, Any]:
-        return {"rows_compared": self.compared, "max_abs_difference": self.max_abs,
-                "bit_identical": self.max_abs == 0.0, "mismatches": self.mismatched}
-
-
-def _fault(point: str, t: int) -> None:
-    """Crash-test hook (FEDTHEORY_FAULT='POINT:ROUND'): SIGKILL this process at a named point, or send it
-    SIGTERM ('sigterm_after_round'), so tests can interrupt a run exactly where they mean to; with
-    FEDTHEORY_FAULT_ONCE=PATH only the first process to get there (it creates PATH) is hit."""
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
-        return
-    fires = spec == f"{point}:{t}" or (point == "kill_after_round" and spec == f"sigterm_after_round:{t}")
-    if not fires:
-        return
-    once = os.environ.get(FAULT_ONCE_ENV)
-    if once:  # one crash among many processes (a retried task must get through)
-        try:
-            os.close(os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            return
-    os.kill(os.getpid(), signal.SIGKILL if spec.startswith("kill") else signal.SIGTERM)
-
-
-class _WriteErrors:
-    """A binary file for torch.save that remembers the OSError of a failed write (a full disk), which torch turns
-    into a RuntimeError that does not say why."""
-
-    def __init__(self, file):
-        self.file, self.error = file, None
-
-    def write(self, data):
-        try:
-            return self.file.write(data)
-        except OSError as exc:
-            self.error = exc
-            raise
-
-    def flush(self):
-        try:
-            self.file.flush()
-        except OSError as exc:
-            self.error = exc
-            raise
-
-
-def _unlink(path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _install_stop_handlers(stop: dict):
-    """SIGINT/SIGTERM: finish the current round, checkpoint, then stop (a second signal stops at once)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    old = {}
-
-    def handler(signum, frame):
-        note_signal(signum)  # the command line's exit status says which signal stopped the run
-        if stop["flag"]:
-            raise_if_received()  # the second: at once (KeyboardInterrupt, or Terminated for SIGTERM)
-            raise KeyboardInterrupt
-        stop["flag"], stop["signum"] = True, signum
-
-    for s in (signal.SIGINT, signal.SIGTERM):
-        old[s] = signal.getsignal(s)
-        signal.signal(s, handler)
-
-    def restore():
-        for s, h in old.items():
-            signal.signal(s, h)
-    return restore
-
-
 def _postfix(rows) -> str:
     acc = [r["test_acc"] for r in rows if np.isfinite(r["test_acc"])]
     loss = [r["local_loss"] for r in rows if np.isfinite(r["local_loss"])]
@@ -987,10 +596,6 @@ def _postfix(rows) -> str:
     if dead:
         parts.append(f"{dead} diverged")
     return ", ".join(parts)
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
 def train(config: TrainConfig, out_dir: str | os.PathLike | None = None, *, resume: bool = False,

@@ -7,8 +7,11 @@ from .._deprecation import face_aliases
 from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fednova, fedprox,
                          fedsam, register_algorithm, resolve, scaffold, unregister_algorithm)
 from . import gossip  # noqa: F401 - registers the gossip algorithms
-from .engine import (DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, ProblemOracle,
-                     RunConfig, StepWeights, Trace, simulate)
+from .config import RunConfig, StepWeights
+from .engine import simulate
+from .measure_tables import DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
+from .problem_oracle import ProblemOracle
+from .trace import Trace
 from .rounds import LocalOracle, StepSchedule, commit_round, run_round
 from .rules import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientSteps, Communication, Compressor,
                       ControlVariates, Exact, LocalTransform, MeanModels, MeanUpdates, Minibatch, NormalizedAveraging,
@@ -54,8 +57,9 @@ __all__ = [
 _MOVED = {  # not part of the plug-in API since 0.2: name -> the module that has it
     **dict.fromkeys(("AlgorithmSpec", "unregister_algorithm"), "algorithms"),
     **dict.fromkeys(("LocalOracle", "StepSchedule", "commit_round", "run_round"), "rounds"),
-    **dict.fromkeys(("ProblemOracle", "DEFAULT_MEASURES", "ROUND_MEASURES", "STATE_MEASURES", "STEP_MEASURES",
-                     "VISITED_MEASURES"), "engine"),
+    "ProblemOracle": "problem_oracle",
+    **dict.fromkeys(("DEFAULT_MEASURES", "ROUND_MEASURES", "STATE_MEASURES", "STEP_MEASURES", "VISITED_MEASURES"),
+                    "measure_tables"),
     **dict.fromkeys(("Compressor", "Server"), "rules"),
     **dict.fromkeys(("Constants", "InterpolatedProblem", "pl_ratio_infimum", "quadratic_B_min", "quadratic_G2"),
                     "problems"),

@@ -31,7 +31,7 @@ import numpy as np
 from .._validation import ParameterError, check_choice, check_float, per_run
 from .backend import ops
 from .algorithms import Algorithm, register_algorithm
-from .engine import RunConfig
+from .config import RunConfig
 from .rules import (SAM, Communication, LocalTransform, MeanModels,
                       RelaxedInit, RoundState, every_client)
 from .reference import NaiveClients, naive_grad, naive_start

@@ -1,6 +1,6 @@
 """The catalogue of every measure ``simulate`` can record: the engine's, and those of the shipped plug-ins (the
 rule modules' ones too, so this module stands above them). :class:`TrackGradients`, the plug-in that adds a
-measure to any algorithm, is the engine's (re-exported here).
+measure to any algorithm, is ``sim/recorders.py``'s (re-exported here).
 
 Indexing of a recorded measure ``trace[name]`` (one column per run):
   state    (T+1, R):   t = 0..T, at the global model w^t
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 
-from .engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES, StepWeights, TrackGradients
+from .config import StepWeights
+from .measure_tables import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
+from .recorders import TrackGradients
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
 from .mixed_precision import WeightShift
 from .gossip import Gossip

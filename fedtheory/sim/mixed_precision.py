@@ -25,7 +25,7 @@ import numpy as np
 from .._validation import ParameterError, per_run
 from .backend import ops
 from .algorithms import Algorithm
-from .engine import RunConfig
+from .config import RunConfig
 from .rules import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
 from .reference import NaiveClients, naive_grad
 from .problems import Problem

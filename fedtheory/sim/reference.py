@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .algorithms import Algorithm
-from .engine import RunConfig, TrackGradients
+from .config import RunConfig
+from .recorders import TrackGradients
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
 from .rules import (AdditiveNoise, ClientMomentum, ClientSteps, ControlVariates, Exact, MeanModels, MeanUpdates,
                       Minibatch, NormalizedAveraging, PlainInit, Prox, ProximalSolve, RelaxedInit, SAM)

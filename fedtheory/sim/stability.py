@@ -13,7 +13,9 @@ import numpy as np
 
 from .._validation import check_float, check_int
 from .algorithms import Algorithm
-from .engine import RunConfig, Trace, simulate
+from .config import RunConfig
+from .engine import simulate
+from .trace import Trace
 from .problems import Constant, Problem
 
 
