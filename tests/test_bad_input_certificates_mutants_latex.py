@@ -110,7 +110,7 @@ def test_3_a_paper_of_stated_orders_only_among_others_is_said_not_refused(capsys
 
 
 def test_3_mutants_with_controls_is_refused_not_the_controls_run(capsys, no_mutation_run, monkeypatch):
-    import fedtheory.checks as C
+    import fedtheory.checks.controls as C
     from fedtheory.cli import main
 
     monkeypatch.setattr(C, "run_controls", lambda *a, **k: (_ for _ in ()).throw(AssertionError("controls ran")))
