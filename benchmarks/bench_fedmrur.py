@@ -9,12 +9,11 @@
 """
 from __future__ import annotations
 
-
 import numpy as np
 from _timing import best_of
 
-from fedtheory.sim import AdditiveNoise, RunConfig, simulate, synthetic_logistic
 from fedtheory.papers.fedmrur.algorithms import fedmrur, fedmrur_n, mofedsam
+from fedtheory.sim import AdditiveNoise, RunConfig, simulate, synthetic_logistic
 from fedtheory.sim.reference import reference_simulate
 
 

@@ -13,8 +13,8 @@ import timeit
 import numpy as np
 
 from fedtheory.sim.gossip import Gossip
-from fedtheory.sim.rules import State
 from fedtheory.sim.rng import RunStreams
+from fedtheory.sim.rules import State
 from fedtheory.sim.topology import Exponential, Grid2D, RandomKNeighbour, Ring
 
 

@@ -10,7 +10,6 @@ repeats), iterations, and the quantization error sum (w - DeQ(Q(w)))^2 (k-means'
 """
 from __future__ import annotations
 
-
 import numpy as np
 from _timing import best_of
 

@@ -15,8 +15,8 @@ import json
 import time
 
 import numpy as np
-
 from _timing import best_wall_and_cpu
+
 from fedtheory.worst import evaluate, make_spec, worst_case
 
 SETTING = dict(L=2.0, mu=0.6, B=1.3, G=0.3, D=2.0, eta=0.001, K=5, T=100, beta=0.1, sigma_l=0.0, C=10, d=10)

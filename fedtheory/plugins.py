@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ._validation import FedTheoryError
-from .sim.algorithms import AlgorithmSpec
-from .sim.algorithms import algorithms as algorithm_table
+from .sim.algorithms import AlgorithmSpec, algorithms as algorithm_table
 from .theory.core import Definition, Record, get, registered_ids, registering_for, registry
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "PluginError", "PluginInfo", "PluginWarning", "algorithms", "load_plugin",

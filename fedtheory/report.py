@@ -943,8 +943,8 @@ def check_payload(data: Any) -> None:
 def _load(payload_or_path: Any) -> dict[str, Any]:
     if isinstance(payload_or_path, Mapping):
         return dict(payload_or_path)
-    from .files import FileRefused, read_json
     from ._validation import ParameterError
+    from .files import FileRefused, read_json
 
     path = Path(payload_or_path)
     what = "a results file from `fedtheory check --out`"
@@ -1009,9 +1009,9 @@ def _load_mutation(payload_or_path: Any, flag: str = "--mutants") -> dict[str, A
     """A mutation payload, or the path of a mutation file read through the safe reader (a regular file of at most
     MAX_RESULTS_BYTES) and held to ``fedtheory.checks.schema.check_mutation_payload``; a ParameterError naming
     ``flag``, the file and what is wrong otherwise."""
+    from ._validation import ParameterError
     from .checks.schema import check_mutation_payload
     from .files import FileRefused, read_json
-    from ._validation import ParameterError
 
     what = "a mutation file from `fedtheory check --mutants --out`"
     if isinstance(payload_or_path, Mapping):
@@ -1049,12 +1049,12 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
     a section of the same page; ``runs``: training run directories' curves over the rounds
     (``fedtheory.empirical.runs.round_curves``; default: the payload's own ``runs``, which ``fedtheory check --runs
     DIR`` writes), drawn as the section 'Training runs'."""
-    import jinja2
-
     from dataclasses import MISSING, fields
 
-    from .checks.results import CheckResult
+    import jinja2
+
     from .checks.certification import certificate_text
+    from .checks.results import CheckResult
 
     F = _Figures()
     defaults = {f.name: (f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
@@ -1208,8 +1208,8 @@ def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out"
     gap and the test accuracy over the rounds); without it, the results file's own (``fedtheory check --runs DIR``
     writes them).
     """
-    from .checks.output import check_writable, write_atomic
     from ._validation import ParameterError
+    from .checks.output import check_writable, write_atomic
 
     check_writable(str(out_path), flag, force=True)  # before drawing (minutes): a folder, a read-only place, a FIFO
     if payload_or_path is None and runs is None:

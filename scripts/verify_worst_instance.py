@@ -16,10 +16,10 @@ import sys
 
 import numpy as np
 
+from fedtheory.papers.fedmrur import records as TM
 from fedtheory.papers.fedmrur.checks import c_max
 from fedtheory.sim import simulate
 from fedtheory.sim.reference import reference_simulate
-from fedtheory.papers.fedmrur import records as TM
 from fedtheory.worst import PLInstances, make_spec, z_threshold
 
 

@@ -4,8 +4,6 @@ with naive computations; a run outside a record's assumptions is never a finding
 records name catalogued assumptions and their bound rows carry the certificates they used."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import sympy as sp
@@ -14,13 +12,37 @@ from hypothesis import given, settings, strategies as st
 from fedtheory.checks import Session, assess_bound, certify
 from fedtheory.checks.certification import certify_assumptions
 from fedtheory.plugins import records
-from fedtheory.sim import (AdditiveNoise, Algorithm, ClientSampling, Exact, Minibatch, RunConfig, certified, d_psgd,
-                           fedavg, from_visited, heterogeneous_least_squares, huber_regression, identical_least_squares,
-                           least_squares_noise_at_optimum, opposed_huber, pl_nonconvex, simulate, synthetic_logistic)
+from fedtheory.sim import (
+    AdditiveNoise,
+    Algorithm,
+    ClientSampling,
+    Exact,
+    Minibatch,
+    RunConfig,
+    certified,
+    d_psgd,
+    fedavg,
+    from_visited,
+    heterogeneous_least_squares,
+    huber_regression,
+    identical_least_squares,
+    least_squares_noise_at_optimum,
+    opposed_huber,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.hyperbolic import HyperbolicRegularizer
-from fedtheory.sim.problems import LeastSquaresProblem, SeparablePLProblem
-from fedtheory.sim.topology import (RandomKNeighbour, exponential, fully_connected, grid, mixing_lambda,
-                                    paper_topologies, ring)
+from fedtheory.sim.problems import SeparablePLProblem
+from fedtheory.sim.topology import (
+    RandomKNeighbour,
+    exponential,
+    fully_connected,
+    grid,
+    mixing_lambda,
+    paper_topologies,
+    ring,
+)
 from fedtheory.theory import CATALOGUE, Bound, Condition, SymbolSet
 from fedtheory.theory.assumptions import parse_reference
 
@@ -404,9 +426,9 @@ def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     """A zoo record written from memory (Record.transcription 'unverified: ...') is decided and shown, but its finding
     is not counted until checked against a text; the summary says so per collection."""
     from fedtheory.checks import CheckResult
-    from fedtheory.checks.results import exit_code
     from fedtheory.checks.execution import unverified_rule
     from fedtheory.checks.output import collection_lines
+    from fedtheory.checks.results import exit_code
     from fedtheory.theory import register, register_paper
 
     S = SymbolSet("zoo_unverified_test", strict=True)

@@ -5,10 +5,23 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, TrackGradients, fedavg, heterogeneous_least_squares, huber_regression, opposed_huber, pl_nonconvex, simulate, synthetic_logistic
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    Minibatch,
+    RunConfig,
+    TrackGradients,
+    engine,
+    fedavg,
+    heterogeneous_least_squares,
+    huber_regression,
+    opposed_huber,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.measures import measure_catalogue
 from fedtheory.sim.problems import Constant, SeparablePLProblem
-from fedtheory.sim import engine
 from fedtheory.sim.rules import Plugin
 
 

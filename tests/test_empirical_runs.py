@@ -14,8 +14,17 @@ from fedtheory._validation import ParameterError
 from fedtheory.checks import run_checks
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
-from fedtheory.empirical.runs import (CHECKPOINT, CORE_COLUMNS, MANIFEST, METRICS, SCHEMA, find_runs, load_run,
-                                      runs_table, write_manifest)
+from fedtheory.empirical.runs import (
+    CHECKPOINT,
+    CORE_COLUMNS,
+    MANIFEST,
+    METRICS,
+    SCHEMA,
+    find_runs,
+    load_run,
+    runs_table,
+    write_manifest,
+)
 from fedtheory.empirical.trainer import FAULT_ENV, TrainingInterrupted, train
 from fedtheory.papers.fedinit import experiments as X
 from fedtheory.papers.fedmrur import experiments as XM

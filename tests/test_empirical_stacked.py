@@ -6,13 +6,11 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from torch import nn
 from torch.nn import functional as F
 
-from fedtheory.empirical import models as M
-from fedtheory.empirical import trainer as T
+from fedtheory.empirical import models as M, trainer as T
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import synthetic_images
 from fedtheory.empirical.functional import FlatModel, GradFn, Workers, make_loss

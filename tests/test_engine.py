@@ -4,14 +4,27 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, fedcm, fedinit, fedprox, fedsam,
-                           heterogeneous_least_squares, pl_nonconvex, scaffold, simulate, synthetic_logistic)
-from fedtheory.sim.rules import LocalTransform
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    Minibatch,
+    RunConfig,
+    fedavg,
+    fedcm,
+    fedinit,
+    fedprox,
+    fedsam,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    scaffold,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.reference import reference_simulate
+from fedtheory.sim.rules import LocalTransform
 
 ALGORITHMS = {
     "fedavg": lambda: fedavg(),

@@ -18,8 +18,15 @@ import sympy as sp
 
 pytest.importorskip("antlr4", reason="the extra fedtheory[latex] is not installed")
 
-from fedtheory.latex import (LatexRefused, Unparseable, checks_source, parse_math, read_document,  # noqa: E402
-                             read_latex, records_source)
+from fedtheory.latex import (  # noqa: E402
+    LatexRefused,
+    Unparseable,
+    checks_source,
+    parse_math,
+    read_document,
+    read_latex,
+    records_source,
+)
 from fedtheory.latex.expression import Relation, Unparsed, parse_item  # noqa: E402
 from fedtheory.plugins import load_plugins, record  # noqa: E402
 

@@ -13,16 +13,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory._validation import FedTheoryError, ParameterError
 from fedtheory.checks import assess_bound, format_table
-from fedtheory.checks.registry import id_matches
 from fedtheory.checks.execution import summarize_simulations
-from fedtheory.sim import AdditiveNoise, Exact, LeastSquaresProblem, LocalTransform, Minibatch, RunConfig, StepWeights, TrackGradients, fedavg, fedinit, heterogeneous_least_squares, identical_least_squares, simulate
-from fedtheory.sim.measures import measure_catalogue
+from fedtheory.checks.registry import id_matches
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    LeastSquaresProblem,
+    LocalTransform,
+    Minibatch,
+    RunConfig,
+    StepWeights,
+    TrackGradients,
+    fedavg,
+    fedinit,
+    heterogeneous_least_squares,
+    identical_least_squares,
+    simulate,
+)
 from fedtheory.sim.engine import record_simulations
+from fedtheory.sim.measures import measure_catalogue
 from fedtheory.sim.reference import reference_simulate
 from fedtheory.theory import Bound, SymbolSet
 from fedtheory.worst import QuadraticClass

@@ -15,11 +15,11 @@ pytest.importorskip("cvxpy")
 
 from fedtheory._validation import ParameterError  # noqa: E402
 from fedtheory.cli import main  # noqa: E402
+from fedtheory.papers.fedinit.worst import fedinit_pep  # noqa: E402
 from fedtheory.sim import Exact, RunConfig, fedinit, simulate  # noqa: E402
+from fedtheory.testing import scaled_bound
 from fedtheory.worst import PEPSetting, QuadraticClass, build_pep, make_spec, pep_worst_case, solve_pep, worst_case
 from fedtheory.worst.pep.reduction import isotypic_bases
-from fedtheory.papers.fedinit.worst import fedinit_pep  # noqa: E402
-from fedtheory.testing import scaled_bound
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # cvxpy: "Solution may be inaccurate" (status kept)
 

@@ -13,12 +13,24 @@ from PEPit import PEP  # noqa: E402
 from PEPit.functions import SmoothStronglyConvexFunction  # noqa: E402
 from PEPit.primitive_steps import proximal_step  # noqa: E402
 
-from fedtheory.sim import (Aggregator, Algorithm, d_psgd, fedavg, fedinit, fednova, fedprox, fedsam,  # noqa: E402
-                           fully_connected, oledfl_sgd, ring, scaffold)
+from fedtheory.sim import (  # noqa: E402
+    Aggregator,
+    Algorithm,
+    d_psgd,
+    fedavg,
+    fedinit,
+    fednova,
+    fedprox,
+    fedsam,
+    fully_connected,
+    oledfl_sgd,
+    ring,
+    scaffold,
+)
 from fedtheory.sim.topology import metropolis_matrix  # noqa: E402
 from fedtheory.worst.pep import PEPSetting, build_pep, solve_pep  # noqa: E402
-from fedtheory.worst.pep.reduction import reduce_pep  # noqa: E402
 from fedtheory.worst.pep.protocol import PEPRefusal, ProtocolSetting, SpectralMixing, protocol_pep  # noqa: E402
+from fedtheory.worst.pep.reduction import reduce_pep  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -13,12 +13,24 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.optimize
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from fedtheory.sim import (AdditiveNoise, Exact, HuberProblem, LeastSquaresProblem, RunConfig, StepWeights,
-                           TrackGradients, fedavg, fedinit, heterogeneous_least_squares, huber_regression, pl_nonconvex,
-                           simulate, synthetic_logistic)
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    HuberProblem,
+    LeastSquaresProblem,
+    RunConfig,
+    StepWeights,
+    TrackGradients,
+    fedavg,
+    fedinit,
+    heterogeneous_least_squares,
+    huber_regression,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.engine import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
 from fedtheory.theory import Bound, SymbolSet
 from fedtheory.worst import QuadraticClass, SeparablePLClass, WorstCaseSpec, worst_case

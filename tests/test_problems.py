@@ -1,12 +1,10 @@
 """Each problem's constants against brute-force estimates, and its oracles against finite differences."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, digits_logistic, heterogeneous_least_squares,
-                           pl_nonconvex, synthetic_logistic)
+from fedtheory.sim import AdditiveNoise, digits_logistic, heterogeneous_least_squares, pl_nonconvex, synthetic_logistic
 from fedtheory.sim.problems import pl_ratio
 
 

@@ -17,13 +17,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedtheory.files import FileRefused, read_regular
 from fedtheory.cli import main
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
-from fedtheory.empirical.runs import (LOCK, MANIFEST, MEASURE_RANGES, METRICS, RunDirError, RunDirLock, load_run,
-                                      out_of_range, scan_metrics)
+from fedtheory.empirical.runs import (
+    LOCK,
+    MANIFEST,
+    MEASURE_RANGES,
+    METRICS,
+    RunDirError,
+    RunDirLock,
+    load_run,
+    out_of_range,
+    scan_metrics,
+)
 from fedtheory.empirical.trainer import FAULT_ENV, ImpossibleMeasure, train
+from fedtheory.files import FileRefused, read_regular
 
 ROOT = Path(__file__).resolve().parents[1]
 

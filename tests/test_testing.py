@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 
-from fedtheory.sim import RunConfig, fedavg, simulate
 from fedtheory._validation import ParameterError
+from fedtheory.sim import RunConfig, fedavg, simulate
 from fedtheory.testing import assert_bound_holds, least_squares_problems, logistic_problems, pl_problems
 from fedtheory.theory import Bound, Condition, SymbolSet
 

@@ -4,14 +4,13 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.plugins import records
-from fedtheory.theory import Bound, OrderStatement, Order, SymbolSet
-from fedtheory.theory.core import get
 from fedtheory.papers.fedinit import records as F
+from fedtheory.plugins import records
+from fedtheory.theory import Bound, Order, OrderStatement, SymbolSet
+from fedtheory.theory.core import get
 from fedtheory.theory.rates import check_order
 
 

@@ -2,16 +2,26 @@
 import numpy as np
 import pytest
 import scipy.sparse as sps
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
+from fedtheory.papers.oledfl import records as T
 from fedtheory.sim.gossip import Gossip
 from fedtheory.sim.rng import RunStreams
-from fedtheory.sim.topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, canonical_edges,
-                                    metropolis_matrix, mixing_lambda, mixing_lambda_norm, mixing_matrix_properties,
-                                    paper_topologies, spectrum)
-from fedtheory.papers.oledfl import records as T
+from fedtheory.sim.topology import (
+    Exponential,
+    FullyConnected,
+    Grid2D,
+    RandomKNeighbour,
+    Ring,
+    canonical_edges,
+    metropolis_matrix,
+    mixing_lambda,
+    mixing_lambda_norm,
+    mixing_matrix_properties,
+    paper_topologies,
+    spectrum,
+)
 
 # ------------------------------------------------------------------------------------ closed-form spectra
 

@@ -11,10 +11,10 @@ import textwrap
 import pytest
 
 from fedtheory.checks import CheckResult
-from fedtheory.checks.results import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, exit_code, group_findings
-from fedtheory.checks.registry import CheckSpec
 from fedtheory.checks.execution import checked_rows
 from fedtheory.checks.output import results_payload, summarize_findings
+from fedtheory.checks.registry import CheckSpec
+from fedtheory.checks.results import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, exit_code, group_findings
 
 
 def _cli(*args, cwd=None):
@@ -163,10 +163,20 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from fedtheory.checks import (TRIVIAL_BOUNDS, Control, StatsPolicy, assess_bound, combine_readings,  # noqa: E402
-                              compare_mean, faster_order, rate_check, run_control, trivial_bound_of)
-from fedtheory.sim import AdditiveNoise, Exact, RunConfig, fedavg, heterogeneous_least_squares, pl_nonconvex, simulate  # noqa: E402
-from fedtheory.theory import Bound, SymbolSet, Order  # noqa: E402
+from fedtheory.checks import (  # noqa: E402
+    TRIVIAL_BOUNDS,
+    Control,
+    StatsPolicy,
+    assess_bound,
+    combine_readings,
+    compare_mean,
+    faster_order,
+    rate_check,
+    run_control,
+    trivial_bound_of,
+)
+from fedtheory.sim import Exact, RunConfig, fedavg, heterogeneous_least_squares, pl_nonconvex, simulate  # noqa: E402
+from fedtheory.theory import Bound, Order, SymbolSet  # noqa: E402
 
 
 @settings(max_examples=30)

@@ -10,18 +10,24 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import FedTheoryError, ParameterError
 from fedtheory.checks import all_checks
-from fedtheory.checks.results import group_findings
 from fedtheory.checks.dimensions import units_analysis, units_result, units_rows, units_table
+from fedtheory.checks.results import group_findings
 from fedtheory.sim.measures import measure_catalogue
 from fedtheory.theory import Bound, Condition, SymbolSet, dimension_of
 from fedtheory.theory.core import get, registry
-from fedtheory.theory.dimensions import (DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units,
-                                         parse_dimension)
+from fedtheory.theory.dimensions import (
+    DIMENSION_SYSTEM,
+    LOSS,
+    PARAMETER,
+    DimensionError,
+    Units,
+    UnknownDimension,
+    parse_dimension,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "li2020_fedavg" / "src" / "li2020_fedavg"

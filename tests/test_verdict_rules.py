@@ -6,13 +6,12 @@ import io
 
 import numpy as np
 import pytest
-import sympy as sp
 
+from fedtheory._validation import FedTheoryDeprecationWarning
 from fedtheory.checks import CheckResult, assess_bound, compare_rounds
-from fedtheory.checks.results import exit_code, group_findings
 from fedtheory.checks.comparisons import holm_reject
 from fedtheory.checks.output import print_results, results_payload, summarize_findings
-from fedtheory._validation import FedTheoryDeprecationWarning
+from fedtheory.checks.results import exit_code, group_findings
 from fedtheory.theory.core import Bound, SymbolSet
 
 

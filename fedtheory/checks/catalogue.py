@@ -28,9 +28,19 @@ def certifiers() -> dict[str, dict[str, Callable[[str], Certificate]]]:
     """subject -> {label: ask}, ``ask(name)`` the representative's certificate for the catalogue entry ``name``
     (built once per process; the algorithms after loading the plug-ins, which register FedMRUR)."""
     from ..plugins import algorithms
-    from ..sim import (AdditiveNoise, ClientSampling, Exact, Minibatch, build_algorithm, heterogeneous_least_squares,
-                       huber_regression, identical_least_squares, least_squares_noise_at_optimum, pl_nonconvex,
-                       synthetic_logistic)
+    from ..sim import (
+        AdditiveNoise,
+        ClientSampling,
+        Exact,
+        Minibatch,
+        build_algorithm,
+        heterogeneous_least_squares,
+        huber_regression,
+        identical_least_squares,
+        least_squares_noise_at_optimum,
+        pl_nonconvex,
+        synthetic_logistic,
+    )
     from ..sim.problems import SeparablePLProblem
     from ..sim.topology import RandomKNeighbour, exponential, fully_connected, grid, ring
 

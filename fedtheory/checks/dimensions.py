@@ -38,11 +38,21 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
+from ..plugins import on_records_registered
 from ..sim.measures import measure_catalogue, registered_measures
 from ..theory.core import paper_symbols, registered, standing_in, symbol_sets
-from ..theory.dimensions import (Dim, FormulaResult, symbol_dims, check_formula, format_dimension, free_names,
-                                 implied_normal, iter_readings, parse_dimension, record_formulas)
-from ..plugins import on_records_registered
+from ..theory.dimensions import (
+    Dim,
+    FormulaResult,
+    check_formula,
+    format_dimension,
+    free_names,
+    implied_normal,
+    iter_readings,
+    parse_dimension,
+    record_formulas,
+    symbol_dims,
+)
 from .registry import CheckSpec, Control, check_spec, register_spec
 from .results import CheckResult
 

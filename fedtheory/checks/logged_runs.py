@@ -14,10 +14,9 @@ statistics policy (``claim_result(..., settings=, seeds=)``: the runs of a direc
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import dataclasses
 import math
+from typing import Callable
 
 import numpy as np
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
@@ -42,14 +41,14 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, OrderStatement, Record, Order, record_evaluations, stand_ins
+from ..theory.core import Bound, Order, OrderStatement, Record, record_evaluations, stand_ins
 from ..theory.dimensions import parse_dimension
+from .dimensions import units_result
 from .execution import run_spec
 from .rates import rate_check
 from .registry import CheckSpec, select
 from .results import FINDINGS, CheckResult
 from .session import Session
-from .dimensions import units_result
 
 __all__ = ["KILLING", "TRUTHS", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
            "mutation_payload", "format_mutation_table", "run_mutants", "score_record"]

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, OrderStatement, Order, standing_in
+from ..theory.core import Bound, Order, OrderStatement, standing_in
 from ..theory.rates import check_order
 from .registry import Control, check
 from .results import CheckResult

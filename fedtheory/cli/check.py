@@ -84,9 +84,8 @@ def _mutable_only(paper: str | None, only, profile: str) -> None:
     """Before `check --mutants` runs: each --only pattern selects at least one record it can mutate (a bound, or a
     stated order with its explicit form) of the selected papers; else a ParameterError naming the pattern."""
     from ..checks.mutants import mutable_records
-    from ..checks.run import select
-
     from ..checks.registry import id_matches
+    from ..checks.run import select
     from ..plugins import records
 
     select(paper, None, profile)  # loads the plug-ins; an unknown --paper is named first

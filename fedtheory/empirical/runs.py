@@ -35,9 +35,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_json, read_regular, write_atomic, write_error_text
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError
+from ..files import FileRefused, read_json, read_regular, write_atomic, write_error_text
 
 SCHEMA = "fedtheory.empirical.run/1"
 MANIFEST, METRICS, CHECKPOINT = "manifest.json", "metrics.csv", "checkpoint.pt"

@@ -14,8 +14,19 @@ from sympy.printing.str import StrPrinter
 
 from .._validation import printable
 from ..theory.dimensions import DimensionError, UnknownDimension, dimension_of, format_dimension, parse_dimension
-from .expression import (GREEK, MAX_READ_SECONDS, Relation, Skipped, SymbolUse, Unparseable, Unparsed, parse_item,
-                         parse_math, reading_budget, undefined_macros)
+from .expression import (
+    GREEK,
+    MAX_READ_SECONDS,
+    Relation,
+    Skipped,
+    SymbolUse,
+    Unparseable,
+    Unparsed,
+    parse_item,
+    parse_math,
+    reading_budget,
+    undefined_macros,
+)
 from .notation import NOTATION, LeftSide, dimension_of_use, lookup, match_left_side
 from .source import Document, read_document, read_latex_file
 
@@ -922,7 +933,7 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
             continue
         if b.assumptions:
             refs = ", ".join(_q(a.reference) for a in b.assumptions)
-            premises = (f"    # drafted from the theorem's words (confirm each; docs/assumptions.md): "
+            premises = ("    # drafted from the theorem's words (confirm each; docs/assumptions.md): "
                         + "; ".join(f"{_comment(a.reference)}: '{_comment(a.words)[:60]}'" for a in b.assumptions) + "\n"
                         f"    assumptions=({refs},),\n")
         else:

@@ -23,18 +23,34 @@ layers; ``client_groups``, the partition's inferior-client mask when it has one,
 """
 from __future__ import annotations
 
-import inspect
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float
-from .rules import (Aggregator, ClientMomentum, ClientSteps, Communication, Compressor, ControlVariates,
-                      LocalTransform, MeanModels, MeanUpdates, NormalizedAveraging, PlainInit, Plugin, Prox,
-                      ProximalSolve, RelaxedInit, SAM, Server)
 from .certificates import Certificate, certified, undeclared
+from .rules import (
+    SAM,
+    Aggregator,
+    ClientMomentum,
+    ClientSteps,
+    Communication,
+    Compressor,
+    ControlVariates,
+    LocalTransform,
+    MeanModels,
+    MeanUpdates,
+    NormalizedAveraging,
+    PlainInit,
+    Plugin,
+    Prox,
+    ProximalSolve,
+    RelaxedInit,
+    Server,
+)
 from .topology import TOPOLOGIES, topology_by_name  # noqa: F401 - re-exported (they lived here)
 
 CONTEXT = ("n_clients", "layer_sizes", "client_groups")

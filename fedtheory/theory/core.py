@@ -11,9 +11,9 @@ import builtins
 import functools
 import keyword
 import re
+import warnings
 from contextlib import contextmanager
 from contextvars import ContextVar
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 

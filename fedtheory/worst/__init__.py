@@ -12,9 +12,24 @@ from .._deprecation import face_aliases
 from .coupled import CoupledInstances, NeighbourClass, coupled_runner, pooled_loss_gaps
 from .huber import HuberClass, HuberInstances
 from .nonconvex import PLInstances, SeparablePLClass
-from .pep import (FederatedPEP, MissingExtraError, PEPRefusal, PEPResult, PEPSetting, PEPSpec, ProtocolSetting,
-                  SpectralMixing, build_pep, check_reference, pep_available, pep_worst_case, protocol_pep, register_pep,
-                  run_pep, solve_pep)
+from .pep import (
+                  FederatedPEP,
+                  MissingExtraError,
+                  PEPRefusal,
+                  PEPResult,
+                  PEPSetting,
+                  PEPSpec,
+                  ProtocolSetting,
+                  SpectralMixing,
+                  build_pep,
+                  check_reference,
+                  pep_available,
+                  pep_worst_case,
+                  protocol_pep,
+                  register_pep,
+                  run_pep,
+                  solve_pep,
+)
 from .quadratic import B_min, Instances, QuadraticClass, check_theta, heterogeneity_G2, uniform_in_box
 from .search import Evaluation, evaluate, instance_scales, load_worst, replay, run_worst, worst_case, z_threshold
 from .spec import WorstCaseSpec, make_spec, register_worst_case

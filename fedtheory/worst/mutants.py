@@ -265,8 +265,8 @@ class PEPLayer:
         if not isinstance(record, Bound) or not pep_available():
             return None
         from .pep import solve_pep
-        from .pep.record import pep_entries, pep_sizes, pep_spec
         from .pep.instance import counterexample
+        from .pep.record import pep_entries, pep_sizes, pep_spec
 
         if record.id not in pep_entries():
             return None

@@ -31,8 +31,7 @@ import numpy as np
 
 from .._validation import ParameterError
 from ..sim import SeparablePLProblem
-from ..sim.problems import pl_ratio_infimum
-from ..sim.problems import AMPLITUDE_MAX
+from ..sim.problems import AMPLITUDE_MAX, pl_ratio_infimum
 from .quadratic import check_theta, uniform_in_box
 
 MARGIN = 1e-9

@@ -25,9 +25,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
+from ..files import FileRefused, read_json, write_atomic
 from ..sim import Trace, simulate
 from .quadratic import Instances
 from .spec import WorstCaseSpec, entry, make_spec

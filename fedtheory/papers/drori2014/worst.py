@@ -23,8 +23,16 @@ import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedavg
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (HuberClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, check_reference,
-                             register_pep, register_worst_case)
+from fedtheory.worst import (
+    HuberClass,
+    PEPSetting,
+    PEPSpec,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from .checks import step_for
 

@@ -33,8 +33,19 @@ from dataclasses import replace
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Order, SymbolSet,
-                              Units, register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Identity,
+    Order,
+    OrderStatement,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "fedinit"
 SEED = "000_278c463b157eab5b.txt"

@@ -23,8 +23,17 @@ import numpy as np
 from fedtheory.checks import run_checks
 from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, fedinit
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (NeighbourClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, coupled_runner,
-                             pooled_loss_gaps, register_pep, register_worst_case)
+from fedtheory.worst import (
+    NeighbourClass,
+    PEPSetting,
+    PEPSpec,
+    QuadraticClass,
+    WorstCaseSpec,
+    coupled_runner,
+    pooled_loss_gaps,
+    register_pep,
+    register_worst_case,
+)
 
 from . import records as TF
 from .checks.stability import stability_problem, stability_settings

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.checks import (CheckResult, Control, claim_result, in_training_regime, logged_runs_check, run_label,
-                              training_regime)
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    claim_result,
+    in_training_regime,
+    logged_runs_check,
+    run_label,
+    training_regime,
+)
 from fedtheory.theory import Claim, ClaimOutcome, Identity, SymbolSet, register
 
 FEDMRUR = "fedmrur"

@@ -50,9 +50,19 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Order,
-                              SymbolSet, Units,
-                              register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Identity,
+    Order,
+    OrderStatement,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "fedmrur"
 SEED = "003_7cb41999359df859.txt"

@@ -31,7 +31,6 @@ from fedtheory.validation import ParameterError
 from fedtheory.worst import SeparablePLClass, WorstCaseSpec, register_worst_case
 
 from . import checks as CF
-from . import records as TF
 from .algorithms import fedmrur, settings_of
 
 RECORDS = ("fedmrur.thm1", "fedmrur.mofedsam_thmD7")

@@ -56,8 +56,20 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, OrderStatement,
-                              Order, SymbolSet, Units, register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Evaluator,
+    Identity,
+    Order,
+    OrderStatement,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "fedshift"
 SEED = "004_319ac838b1cb3f8f.txt"

@@ -11,8 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, ControlVariates, MeanUpdates, RunConfig,
-                           heterogeneous_least_squares, scaffold, simulate)
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    ControlVariates,
+    MeanUpdates,
+    RunConfig,
+    heterogeneous_least_squares,
+    scaffold,
+    simulate,
+)
 
 from . import records as R
 

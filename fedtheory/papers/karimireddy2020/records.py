@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, Definition, OrderStatement, SymbolSet, Units, register
-from fedtheory.theory import register_paper
+from fedtheory.theory import Bound, Condition, Definition, OrderStatement, SymbolSet, Units, register, register_paper
 
 PAPER = "karimireddy2020"
 ARXIV = "arXiv:1910.06378v4"

@@ -10,8 +10,15 @@ import numpy as np
 
 from fedtheory.sim import AdditiveNoise, RunConfig, scaffold
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSpec,
+    ProtocolSetting,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from . import records as R
 

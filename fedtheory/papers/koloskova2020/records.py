@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import OrderStatement, Order, SymbolSet, register, register_paper
+from fedtheory.theory import Order, OrderStatement, SymbolSet, register, register_paper
 
 PAPER = "koloskova2020"
 ARXIV = "arXiv:2003.10422"

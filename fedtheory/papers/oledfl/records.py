@@ -39,8 +39,20 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, OrderStatement,
-                              Record, SymbolSet, Units, register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Evaluator,
+    Identity,
+    OrderStatement,
+    Record,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "oledfl"
 SEED = "002_750e045df608fece.txt"

@@ -11,8 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedavg
-from fedtheory.worst import (PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSetting,
+    PEPSpec,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 RID = "taylor2018.thm3_1"
 SETTINGS = {"local_steps": 1, "oracle": "exact", "full_participation": True, "aggregation": "mean of the models",

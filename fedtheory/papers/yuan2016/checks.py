@@ -18,8 +18,20 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import (Exact, LeastSquaresProblem, RunConfig, d_psgd, exponential, fully_connected, grid,
-                           heterogeneous_least_squares, huber_regression, opposed_huber, ring, simulate)
+from fedtheory.sim import (
+    Exact,
+    LeastSquaresProblem,
+    RunConfig,
+    d_psgd,
+    exponential,
+    fully_connected,
+    grid,
+    heterogeneous_least_squares,
+    huber_regression,
+    opposed_huber,
+    ring,
+    simulate,
+)
 
 from . import records as R
 from .measures import StackedGradient

@@ -19,8 +19,15 @@ import dataclasses
 import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, d_psgd
-from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSpec,
+    ProtocolSetting,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from . import checks, records as R
 from .measures import StackedGradient

@@ -363,7 +363,6 @@ class LeastSquaresProblem(Problem):
     @cached_property
     def _constants(self) -> dict[str, Constant]:
         Hbar = self.H[0].mean(axis=0)
-        hbar = self.h[0].mean(axis=0)
         eig = np.linalg.eigvalsh(Hbar)
         L = float(np.max(np.linalg.eigvalsh(self.H)))  # over all variants: both coupled runs are L-smooth
         tol = 1e-10 * max(eig.max(), 1e-300)

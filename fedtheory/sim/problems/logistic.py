@@ -7,8 +7,8 @@ from functools import cached_property
 import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
+from ..certificates import Certificate, certified
 from ..partition import dirichlet_label_skew
-from ..certificates import Certificate, certified, refused
 from .base import ClientView, Constant, Problem, gather, shared_index
 
 __all__ = ["LogisticProblem", "digits_logistic", "digits_split", "synthetic_logistic"]

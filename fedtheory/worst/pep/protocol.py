@@ -817,8 +817,8 @@ def _plugin_of(tb) -> str:
 
 def _run(algorithm, s: ProtocolSetting, b: _Builder):
     """T rounds of ``algorithm`` through ``sim.rounds.run_round`` on points: the server iterates w^0..w^T."""
-    from ...sim.rules import State
     from ...sim.rounds import commit_round, run_round
+    from ...sim.rules import State
 
     C = s.C
     w0 = b.point_leaf(("w0",))
@@ -1202,7 +1202,6 @@ def _snapshot(b: _Builder, server, metric, constraints, lmis, star, star_grads, 
                for q in qs]
     X = np.array([q.coef for q in queries])
     pair_rows = []
-    npts = len(qs)
     full = 0
     for j in range(C):  # client functions' interpolation (symmetric: function 0's, one pair per orbit)
         have = [a for a, q in enumerate(qs) if j in q.grads]

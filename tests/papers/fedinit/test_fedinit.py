@@ -3,14 +3,21 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory.checks import run_checks
-from fedtheory.papers.fedinit.checks import admissible_eta
-from fedtheory.sim import (AdditiveNoise, Minibatch, RunConfig, fedinit, heterogeneous_least_squares, pl_nonconvex,
-                           scaffold, simulate)
 from fedtheory.papers.fedinit import records as F
+from fedtheory.papers.fedinit.checks import admissible_eta
+from fedtheory.sim import (
+    AdditiveNoise,
+    Minibatch,
+    RunConfig,
+    fedinit,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    scaffold,
+    simulate,
+)
 
 
 @given(seed=st.integers(0, 10_000), beta=st.floats(0.0, 1.5), N=st.sampled_from([None, 2, 4]),

@@ -9,16 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory.cli import main
 from fedtheory.sim import AdditiveNoise, LeastSquaresProblem, Minibatch, RunConfig, fedinit, simulate
+from fedtheory.testing import scaled_bound
 from fedtheory.theory.core import get
 from fedtheory.worst import evaluate, make_spec, replay, worst_case
-from fedtheory.worst.spec import worst_case_entries
 from fedtheory.worst.coupled import CoupledInstances, NeighbourClass
-from fedtheory.testing import scaled_bound
+from fedtheory.worst.spec import worst_case_entries
 
 # small and fast: every condition of Thms 4, 5 and Lemma 4 holds (checked below through the records)
 SMALL = dict(L=2.0, mu=0.5, B=1.2, G=0.4, D=1.5, eta=0.005, K=2, T=20, beta=0.05, sigma_l=0.0, C=3, d=3)

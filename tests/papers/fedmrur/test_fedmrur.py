@@ -4,18 +4,31 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedcm, pl_nonconvex, simulate,
-                           synthetic_logistic)
+from fedtheory.papers.fedmrur.algorithms import (
+    fedmrur,
+    fedmrur_h,
+    fedmrur_n,
+    mofedsam,
+    settings_of,
+    weighted_grad_norm2,
+)
+from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, fedcm, pl_nonconvex, simulate, synthetic_logistic
 from fedtheory.sim.engine import Algorithm
-from fedtheory.papers.fedmrur.algorithms import fedmrur, fedmrur_h, fedmrur_n, mofedsam, settings_of, weighted_grad_norm2
-from fedtheory.sim.hyperbolic import (HyperbolicRegularizer, NormalizedAggregation, lifted_sqdist, lorentz_inner,
-                                      lorentz_lift, lorentz_sqdist, r_bound, regularizer_hessian)
-from fedtheory.sim.rules import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
+from fedtheory.sim.hyperbolic import (
+    HyperbolicRegularizer,
+    NormalizedAggregation,
+    lifted_sqdist,
+    lorentz_inner,
+    lorentz_lift,
+    lorentz_sqdist,
+    r_bound,
+    regularizer_hessian,
+)
 from fedtheory.sim.reference import reference_simulate
+from fedtheory.sim.rules import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
 
 ALGS = {
     "fedmrur": lambda: fedmrur(rho=0.1, gamma=0.5, sigma=2.0, server_lr=0.8),

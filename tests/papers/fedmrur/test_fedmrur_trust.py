@@ -4,11 +4,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.checks import Session, all_checks, combine_readings, faster_order, run_checks
+from fedtheory.checks import CheckResult, Session, all_checks, combine_readings, faster_order, run_checks
 from fedtheory.checks.registry import CONTROLLED_KINDS
-from fedtheory.papers.fedmrur.checks import bounds as CB, common as CF, statement as CS, symbolic as CY
-from fedtheory.checks import CheckResult
 from fedtheory.papers.fedmrur import records as T
+from fedtheory.papers.fedmrur.checks import bounds as CB, common as CF, statement as CS, symbolic as CY
 
 
 @pytest.fixture(scope="module")
@@ -192,8 +191,8 @@ def test_theorem_1s_unit_slips_are_one_counted_finding_false_as_measured(results
     readings of eta_g: one counted finding. Issue 45, item 1: it escalates to false as stated only where a run as
     measured, or a rescaled run inside rule 8's regime, fails; eq. (7) on the PL problem fails on the run as measured
     under every reading of A and three of B (the fourth at loss x 0.355, parameters x 0.5)."""
-    from fedtheory.checks.results import group_findings
     from fedtheory.checks.output import summarize_findings
+    from fedtheory.checks.results import group_findings
 
     units = [r for r in results if r.id.endswith(".units") and r.finding == T.UNITS_FINDING]
     assert {r.id for r in units} == {"fedmrur.C_max.units", "fedmrur.Phi.units", "fedmrur.thm1.units",

@@ -6,21 +6,31 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.checks import StatsPolicy, run_checks
-from fedtheory.papers.fedshift.checks import counterexample_text
-from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, fedprox, heterogeneous_least_squares,
-                           pl_nonconvex, scaffold, simulate, synthetic_logistic)
+from fedtheory.papers.fedshift import records as F
 from fedtheory.papers.fedshift.algorithms import digits_parity_logistic, fedshift
+from fedtheory.papers.fedshift.checks import counterexample_text
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    Minibatch,
+    RunConfig,
+    fedavg,
+    fedprox,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    scaffold,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.mixed_precision import WeightShift, mixed_precision, reference_mixed_precision
 from fedtheory.sim.partition import label_parity_shards
-from fedtheory.sim.rules import Prox
 from fedtheory.sim.quantize import Blocks, ErrorFeedback, Quantize
 from fedtheory.sim.reference import reference_simulate
-from fedtheory.papers.fedshift import records as F
+from fedtheory.sim.rules import Prox
 
 BASES = {"fedavg": lambda: fedavg(), "fedavg_code": lambda: fedavg("code", server_lr=0.7),
          "fedprox": lambda: fedprox(0.3), "scaffold": lambda: scaffold()}

@@ -10,10 +10,10 @@ import inspect
 import numpy as np
 import pytest
 
-from fedtheory.checks import Session, StatsPolicy, all_checks, claim_result, run_checks, run_control
+from fedtheory.checks import Session, StatsPolicy, all_checks, claim_result, run_control
 from fedtheory.checks.registry import CONTROLLED_KINDS
-from fedtheory.papers.fedshift.checks import algebra as CA, theorem1 as C1, theorem1_symbolic as CS, theorem2 as C2
 from fedtheory.papers.fedshift import records as F
+from fedtheory.papers.fedshift.checks import algebra as CA, theorem1 as C1, theorem1_symbolic as CS, theorem2 as C2
 
 CLAIMS = (F.CLAIM_DIVERGENCE, F.CLAIM_DRIFT, F.CLAIM_MEAN, F.CLAIM_ACCURACY)
 

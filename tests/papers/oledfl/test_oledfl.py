@@ -4,16 +4,32 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import AdditiveNoise, Exact, LocalMomentum, LocalTransform, MeanUpdates, Minibatch, RunConfig, d_psgd, dfedavg, dfedavgm, dfedsam, heterogeneous_least_squares, oledfl_sam, oledfl_sgd, pl_nonconvex, simulate
+from fedtheory.checks import StatsPolicy, claim_result
+from fedtheory.papers.oledfl import records as T
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    LocalMomentum,
+    LocalTransform,
+    MeanUpdates,
+    Minibatch,
+    RunConfig,
+    d_psgd,
+    dfedavg,
+    dfedavgm,
+    dfedsam,
+    heterogeneous_least_squares,
+    oledfl_sam,
+    oledfl_sgd,
+    pl_nonconvex,
+    simulate,
+)
 from fedtheory.sim.gossip import Gossip, reference_gossip, with_ole
 from fedtheory.sim.problems import LeastSquaresProblem
 from fedtheory.sim.topology import Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring
-from fedtheory.checks import StatsPolicy, claim_result
-from fedtheory.papers.oledfl import records as T
 
 M = 6
 
@@ -247,8 +263,8 @@ def test_gossip_parameter_errors(ls):
 def test_gossip_mix_torch_matches_numpy(ls):
     torch = pytest.importorskip("torch")
     g = Gossip([Ring(M), Exponential(M), RandomKNeighbour(M, 2)])
-    from fedtheory.sim.rules import State
     from fedtheory.sim.rng import RunStreams
+    from fedtheory.sim.rules import State
 
     g.setup(State(w=np.zeros((3, 4))), 3, M, 4)
     B = g.round_matrix(RunStreams([0, 1, 2]))
@@ -516,8 +532,8 @@ def test_paired_seeds_draw_a_time_varying_graph_once_and_get_each_runs_own_matri
 
     import scipy.sparse as sps
 
-    from fedtheory.sim.rng import RunStreams
     from fedtheory.sim.gossip import Gossip
+    from fedtheory.sim.rng import RunStreams
     from fedtheory.sim.topology import canonical_edges, metropolis_matrix
 
     m = 7

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from fedtheory.checks import Session
-from fedtheory.papers.yuan2016 import checks as C
-from fedtheory.papers.yuan2016 import records as R
+from fedtheory.papers.yuan2016 import checks as C, records as R
 from fedtheory.papers.yuan2016.measures import StackedGradient
-from fedtheory.sim import Exact, RunConfig, d_psgd, fully_connected, heterogeneous_least_squares, ring, simulate
+from fedtheory.sim import Exact, RunConfig, d_psgd, heterogeneous_least_squares, ring, simulate
 
 
 def test_lemma1_at_a_point_worked_by_hand():
@@ -105,10 +104,9 @@ def test_records_say_how_they_were_transcribed():
 
 
 def test_worst_case_searches_hold_and_a_scaled_bound_is_broken():
+    from fedtheory.papers.yuan2016 import worst as W
     from fedtheory.testing import scaled_bound
     from fedtheory.worst import worst_case
-
-    from fedtheory.papers.yuan2016 import worst as W
 
     for make in (W.make_lemma1, W.make_thm1):
         spec = make(rounds=10)

@@ -6,8 +6,15 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, register_rate_check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg,
-                           simulate)
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    LeastSquaresProblem,
+    RunConfig,
+    TrackGradients,
+    fedavg,
+    simulate,
+)
 
 from . import records as R
 

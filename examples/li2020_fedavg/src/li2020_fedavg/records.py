@@ -18,9 +18,9 @@ Transcription: no public copy of arXiv:1907.02189's text was found (the stored p
 introduction only); the statements are written as known, and one third-party summary seen agrees on B, gamma,
 kappa and C = (4/K) E^2 G^2. Every record says so (``transcription``): a finding on them is listed apart, not counted.
 """
-import sympy as sp
-
 import dataclasses
+
+import sympy as sp
 
 from fedtheory.theory import Bound, Condition, Definition, Order, SymbolSet, register, register_paper
 

@@ -5,14 +5,21 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import CheckResult, Control, check, combine_readings, faster_order, fit_rate, rate_check, \
-    rate_verdict
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    check,
+    combine_readings,
+    faster_order,
+    fit_rate,
+    rate_check,
+    rate_verdict,
+)
 from fedtheory.sim import AdditiveNoise, RunConfig, fedinit, heterogeneous_least_squares, simulate
 
 from .. import records as fedinit_records
 from ..records import under_reading
 from .common import K_LOCAL, PAPER, SIGMA2, SIZES, B_ref, admissible_eta
-
 
 RATE_RECORDS = (fedinit_records.THM1, fedinit_records.THM2, fedinit_records.THM4, fedinit_records.THM5,
                 fedinit_records.THM6, fedinit_records.POSTER_GEN)

@@ -11,7 +11,6 @@ from .. import records as fedmrur_records
 from ..algorithms import fedmrur
 from .common import ALPHA, K_LOCAL, N_CLIENTS, PAPER, RHO, S_PART, admissible_steps, bound_problems
 
-
 ALG1_FINDING = "fedmrur.alg1_sign"  # Algorithm 1's printed server step moves against the clients' progress
 
 

@@ -10,8 +10,21 @@ from fedtheory.sim.hyperbolic import r_bound, regularizer_hessian
 
 from .. import records as fedmrur_records
 from ..algorithms import settings_of, weighted_grad_norm2
-from .common import (ALPHA, HYP, K_LOCAL, LABEL, PAPER, SIZES, STEP_READINGS, bound_problems, c_max, certification,
-                     setting_runs, setting_slice, thm1_values)
+from .common import (
+    ALPHA,
+    HYP,
+    K_LOCAL,
+    LABEL,
+    PAPER,
+    SIZES,
+    STEP_READINGS,
+    bound_problems,
+    c_max,
+    certification,
+    setting_runs,
+    setting_slice,
+    thm1_values,
+)
 
 
 def _lhs(tr, sl, weighted: bool):

@@ -11,9 +11,20 @@ from fedtheory.sim.hyperbolic import reference_regularizer_grad
 from .. import records as fedmrur_records
 from ..algorithms import fedmrur, mofedsam
 from ..experiments import PAPER_ROUNDS, PAPER_ROUNDS_SOURCE
-from .common import (ALPHA, HYP, K_LOCAL, LABEL, N_CLIENTS, PAPER, PRACTICE, S_PART, SIGMA2, bound_problems,
-                     setting_runs, setting_slice)
-
+from .common import (
+    ALPHA,
+    HYP,
+    K_LOCAL,
+    LABEL,
+    N_CLIENTS,
+    PAPER,
+    PRACTICE,
+    S_PART,
+    SIGMA2,
+    bound_problems,
+    setting_runs,
+    setting_slice,
+)
 
 # Each claim check is a function of its mutation (None: the check itself); its negative control runs the same
 # function under a mutation a reader agrees breaks the claim, and must report claim_refuted.

@@ -11,7 +11,6 @@ from fedtheory.sim.hyperbolic import lifted_sqdist, lorentz_inner, lorentz_lift,
 from .. import records as fedmrur_records
 from .common import HYP, PAPER, bound_problems, setting_runs
 
-
 D_T_ROUNDING = 1e-12  # d_t >= 1 up to rounding (its defining ratio is computed in floating point)
 SHELL_ROUNDING = 1e-12  # |<L, L>_L + beta| / (1 + ||z||^2) of a lifted point: on the hyperboloid up to rounding
 

@@ -8,7 +8,6 @@ from fedtheory.checks import CheckResult, Control, check
 from .. import records as fedmrur_records
 from .common import PAPER
 
-
 STATEMENT_FINDING = "fedmrur.thm1.statement"  # Theorem 1's hypotheses as printed do not make a statement (003:134)
 _RELATIONS = (r"\leq", r"\geq", r"\le ", r"\ge ", r"\lt", r"\gt", "<", ">", "=", r"\ne")
 

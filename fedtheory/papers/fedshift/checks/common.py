@@ -7,12 +7,19 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import Session
-from fedtheory.sim import AdditiveNoise, LeastSquaresProblem, RunConfig, fedavg, heterogeneous_least_squares, \
-    mixed_precision, pl_nonconvex, simulate
+from fedtheory.sim import (
+    AdditiveNoise,
+    LeastSquaresProblem,
+    RunConfig,
+    fedavg,
+    heterogeneous_least_squares,
+    mixed_precision,
+    pl_nonconvex,
+    simulate,
+)
 from fedtheory.sim.mixed_precision import WeightShift
 
 from ..algorithms import DIGITS_LAYERS, digits_parity_logistic
-
 
 PAPER = "fedshift"
 K_LOCAL = 5

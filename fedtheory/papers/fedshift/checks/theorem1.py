@@ -8,8 +8,17 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, fit_rate, rate_verdict
-from fedtheory.sim import AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg, \
-    heterogeneous_least_squares, mixed_precision, simulate
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    LeastSquaresProblem,
+    RunConfig,
+    TrackGradients,
+    fedavg,
+    heterogeneous_least_squares,
+    mixed_precision,
+    simulate,
+)
 
 from .. import records as fedshift_records
 from .common import K_LOCAL, PAPER, SIGMA2, SIZES, odd_clients

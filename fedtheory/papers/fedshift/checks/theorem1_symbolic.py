@@ -12,7 +12,6 @@ from fedtheory.theory import growth
 from .. import records as fedshift_records
 from .common import PAPER, exact_robustness
 
-
 THM1_DEN_FINDING = "fedshift.thm1.denominator"  # 'eps > 0' does not keep the proof's denominator positive
 THM1_DEN_CLASS = "false_as_stated"  # inside Thm 1's stated choice (eps > 0) the printed bound is negative
 

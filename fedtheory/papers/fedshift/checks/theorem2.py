@@ -2,9 +2,8 @@
 exact rational instances that decide eq. (12) against its derivation."""
 from __future__ import annotations
 
-from fractions import Fraction
-
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 import sympy as sp

@@ -11,7 +11,6 @@ from fedtheory.sim.topology import mixing_lambda, mixing_matrix_properties, pape
 from .. import records as oledfl_records
 from .common import PAPER, PAPER_M, SIZES, shared_problem
 
-
 # Definition 1 cannot fail against the paper, by rule (docs/verdict-rules.md, rule 2): it keeps its control, which
 # shows that the check's logic catches a matrix that breaks it.
 DEF1_BY_CONSTRUCTION = ("Definition 1 states what a mixing matrix is, not a property that can be false; the check tests "

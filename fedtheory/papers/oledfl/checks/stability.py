@@ -11,8 +11,19 @@ from fedtheory.sim import Minibatch, oledfl_sgd, simulate
 from fedtheory.sim.topology import paper_topologies
 
 from .. import records as oledfl_records
-from .common import (LR, PAPER, SIZES, STAB_BETAS, WEIGHTS, beta_grid_rows, join_w, problem_label, run_config,
-                     shared_problem, topology_info)
+from .common import (
+    LR,
+    PAPER,
+    SIZES,
+    STAB_BETAS,
+    WEIGHTS,
+    beta_grid_rows,
+    join_w,
+    problem_label,
+    run_config,
+    shared_problem,
+    topology_info,
+)
 from .mutations import DECOUPLED_FOR_OLE, DECOUPLED_WELL_CONNECTED, SimMutation
 
 

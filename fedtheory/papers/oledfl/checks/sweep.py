@@ -12,9 +12,27 @@ from fedtheory.sim import oledfl_sgd, simulate
 from fedtheory.sim.topology import paper_topologies
 
 from .. import records as oledfl_records
-from .common import (BETAS, EPS_FRACTION, K_LOCAL, LAZY, LR, LR_DECAY, METROPOLIS, PAPER, SIGMA2, SIZES, WEIGHTS,
-                     beta_grid_rows, derived_text, finite_mean_along, join_w, problem_label, run_config, shared_problem,
-                     topology_info)
+from .common import (
+    BETAS,
+    EPS_FRACTION,
+    K_LOCAL,
+    LAZY,
+    LR,
+    LR_DECAY,
+    METROPOLIS,
+    PAPER,
+    SIGMA2,
+    SIZES,
+    WEIGHTS,
+    beta_grid_rows,
+    derived_text,
+    finite_mean_along,
+    join_w,
+    problem_label,
+    run_config,
+    shared_problem,
+    topology_info,
+)
 from .mutations import CAPPED_OLE, FOLDED_OLE, REVERSED_OLE, SimMutation
 
 
@@ -179,7 +197,6 @@ def claim_connectivity(session, reverse_lambda=False):
     """Remark 1 (002:76): better connectivity (smaller lambda) converges faster. Over the four static Table V topologies,
     (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) must not decrease as lambda grows, for DFedAvg (beta = 0)
     and for OledFL at each topology's best beta < 1, on both readings of W."""
-    out = []
     p, _ = shared_problem(session)
     rows = []
     for laziness, weights in WEIGHTS:
