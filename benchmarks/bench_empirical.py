@@ -248,10 +248,11 @@ def run(quick: bool = False) -> dict:
     if sweep:
         before, now, seq, one = sweep
         summary += (f". README's digits sweep (12 runs, CNN2, K = 10), per round (median; load average "
-                    f"{now['load_avg_1min'][0]}-{now['load_avg_1min'][1]}): before (vmap engine) {before['round_s']:.2f} s "
-                    f"(CPU {before['train_cpu_s_per_round'] + before['eval_cpu_s_per_round']:.2f} s), now (stacked "
-                    f"engine) {now['round_s']:.2f} s (CPU {now['train_cpu_s_per_round'] + now['eval_cpu_s_per_round']:.2f}"
-                    f" s; training {now['train_s_per_round']:.2f} s, evaluation {now['eval_s_per_round']:.2f} s), "
+                    f"{now['load_avg_1min'][0]}-{now['load_avg_1min'][1]}): before (vmap engine) "
+                    f"{before['round_s']:.2f} s (CPU "
+                    f"{before['train_cpu_s_per_round'] + before['eval_cpu_s_per_round']:.2f} s), now (stacked engine) "
+                    f"{now['round_s']:.2f} s (CPU {now['train_cpu_s_per_round'] + now['eval_cpu_s_per_round']:.2f} s; "
+                    f"training {now['train_s_per_round']:.2f} s, evaluation {now['eval_s_per_round']:.2f} s), "
                     f"sequential {seq['round_s']:.2f} s, stacked with --threads 1 {one['round_s']:.2f} s")
     if e2e:
         summary += (f". End to end, README's command with --rounds {e2e['rounds']} (best of "

@@ -196,9 +196,10 @@ def bench_check(ex, quick: bool) -> dict:
 def _train_config(rounds: int, threads=None):
     from fedtheory.empirical.config import TrainConfig
 
-    return TrainConfig(dataset="digits", model="cnn2", algorithm="FedInit", hyperparameters={"beta": [0.0, 0.05, 0.1, 0.15]},
-                       seeds=(0, 1), n_clients=20, clients_per_round=4, partition="dirichlet-replace", alpha=0.1,
-                       rounds=rounds, local_steps=10, checkpoint_every=5, threads=threads)
+    return TrainConfig(dataset="digits", model="cnn2", algorithm="FedInit",
+                       hyperparameters={"beta": [0.0, 0.05, 0.1, 0.15]}, seeds=(0, 1), n_clients=20,
+                       clients_per_round=4, partition="dirichlet-replace", alpha=0.1, rounds=rounds, local_steps=10,
+                       checkpoint_every=5, threads=threads)
 
 
 def bench_train(ex, quick: bool) -> dict:
@@ -330,13 +331,13 @@ def finish(out: dict) -> dict:
     rows = []
     if "check" in out:
         c = out["check"]
-        rows.append({"case": f"check --profile {c['profile']}", "serial_s": c["serial_s"], "workers_2_s": c["workers_2_s"],
-                     "speedup": c["speedup"], "same_results": c["identical"]})
+        rows.append({"case": f"check --profile {c['profile']}", "serial_s": c["serial_s"],
+                     "workers_2_s": c["workers_2_s"], "speedup": c["speedup"], "same_results": c["identical"]})
     if "train" in out:
         c = out["train"]
-        rows.append({"case": f"train 8 digits runs x {c['rounds']} rounds (vs one batch)", "serial_s": c["batch_serial_s"],
-                     "workers_2_s": c["cells_workers_2_s"], "speedup": c["speedup_vs_batch"],
-                     "same_results": c["cells_vs_batch_bit_identical"]})
+        rows.append({"case": f"train 8 digits runs x {c['rounds']} rounds (vs one batch)",
+                     "serial_s": c["batch_serial_s"], "workers_2_s": c["cells_workers_2_s"],
+                     "speedup": c["speedup_vs_batch"], "same_results": c["cells_vs_batch_bit_identical"]})
         rows.append({"case": "train, same 8 cells serially (1 thread)", "serial_s": c["cells_serial_s"],
                      "workers_2_s": c["cells_workers_2_s"], "speedup": c["speedup_vs_serial_cells"],
                      "same_results": c["workers_vs_serial_cells_bit_identical"]})
@@ -360,8 +361,9 @@ def finish(out: dict) -> dict:
             f"{e['t1_s'] / e['longest_unit_s']:.1f} whatever P; at P = 64, T_64 = {e['check'][64]['makespan_s']} s "
             f"(list schedule, + {o * 1e3:.1f} ms per task), E = T1 / (64 T_64) = {e['check'][64]['efficiency']}. "
             f"CIFAR grid: {e['cifar_cells']} cells of ~{e['cifar_cell_s']:.0f} s; at P = 64 only {e['cifar_cells']} "
-            f"workers have a cell: E = {e['cifar_cells']} x {e['cifar_cell_s']:.0f} / (64 x {e['cifar'][64]['makespan_s']})"
-            f" = {e['cifar'][64]['efficiency']}; the per-task overhead is {o / e['cifar_cell_s']:.1e} of a cell.")
+            f"workers have a cell: E = {e['cifar_cells']} x {e['cifar_cell_s']:.0f} / (64 x "
+            f"{e['cifar'][64]['makespan_s']}) = {e['cifar'][64]['efficiency']}; the per-task overhead is "
+            f"{o / e['cifar_cell_s']:.1e} of a cell.")
         out["estimate_64"] = e
     s = []
     for r in rows:
@@ -380,8 +382,9 @@ def finish(out: dict) -> dict:
                  f"{c['projected_idle_speedup_vs_serial_cells']:.2f}x vs serial cells on an idle 2-core machine")
     if "overhead" in out:
         o = out["overhead"]
-        s.append(f"cluster start {o['cluster_start_s']:.1f} s; one task's round trip {o['one_task_round_trip_s'] * 1e3:.1f} "
-                 f"ms, {o['per_task_in_a_batch_of_200_s'] * 1e3:.1f} ms per task in a batch of 200")
+        s.append(f"cluster start {o['cluster_start_s']:.1f} s; one task's round trip "
+                 f"{o['one_task_round_trip_s'] * 1e3:.1f} ms, {o['per_task_in_a_batch_of_200_s'] * 1e3:.1f} ms per "
+                 "task in a batch of 200")
     if "estimate_64" in out:
         s.append(out["estimate_64"]["arithmetic"])
     loads = {k: out[k]["loadavg_1min"] for k in ("overhead", "check", "train", "worst") if k in out}

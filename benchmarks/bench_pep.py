@@ -60,7 +60,8 @@ def run(quick: bool = False, headline_only: bool = False) -> dict:
     from fedtheory.worst.pep import PEPSetting
 
     if not pep_available():
-        return {"name": "pep", "rows": [], "summary": "skipped: the extra is not installed (pip install 'fedtheory[pep]')"}
+        return {"name": "pep", "rows": [],
+                "summary": "skipped: the extra is not installed (pip install 'fedtheory[pep]')"}
 
     warnings.simplefilter("ignore")  # cvxpy's "Solution may be inaccurate": the status is in the record
     for rid, _ in VARIANTS:  # warm-up: the records' sympy compilation, cvxpy's imports

@@ -77,7 +77,8 @@ def against(rev: str, quick: bool = False, repeats: int = 2) -> dict:
         trees = {"before": export(rev, Path(tmp)), "now": None}
         for _ in range(repeats):
             for side, tree in trees.items():
-                out = python_in(tree, [str(here), "--json"] + (["--quick"] if quick else []), cwd=here.parent, check=True)
+                out = python_in(tree, [str(here), "--json"] + (["--quick"] if quick else []),
+                                cwd=here.parent, check=True)
                 sides[side].append(json.loads(out.stdout))
                 loads.append(os.getloadavg()[0])
     best = {side: {**{f"batched_{key}": {r["population"]: max(x["rows"][i][f"batched_{key}"] for x in runs)

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 IGNORED = {"elapsed_s", "command", "timings", "load_s"}
-VERDICT_FIELDS = ("verdict", "scope", "finding", "finding_class", "self_check", "vacuous", "conditions_failed", "status",
-                  "verdicts", "exit_code", "summary")
+VERDICT_FIELDS = ("verdict", "scope", "finding", "finding_class", "self_check", "vacuous", "conditions_failed",
+                  "status", "verdicts", "exit_code", "summary")
 
 
 def _walk(a, b, path: str, rtol: float, out: list, worst: list) -> None:

@@ -53,7 +53,8 @@ def _worktree(rev: str, where: Path) -> Path:
 
 def _run(tree: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True, env=env, cwd=tree, check=True)
+    out = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True, env=env,
+                         cwd=tree, check=True)
     return json.loads(out.stdout)
 
 

@@ -241,7 +241,8 @@ def main(argv=None) -> int:
               f"{'yes' if r['parsed'] else 'no'} | {'yes' if r['equal'] else 'no'} | "
               f"{r['reason'][:150].replace('|', '/')} |")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows, "seeds": seeds.name if seeds else None, "backend": args.backend},
+    Path(args.out).write_text(json.dumps({"rows": rows, "seeds": seeds.name if seeds else None,
+                                          "backend": args.backend},
                                          indent=1) + "\n")
     return 0
 

@@ -181,7 +181,8 @@ def _import_target(target: str) -> tuple[str, str]:
     if path.is_dir():
         init = path / "__init__.py"
         if not init.is_file():
-            raise FileNotFoundError(f"{path} is a directory without __init__.py (give a .py file, a package or a module)")
+            raise FileNotFoundError(f"{path} is a directory without __init__.py "
+                                    "(give a .py file, a package or a module)")
         modname = path.name
         there = sys.modules.get(modname)
         if there is not None and Path(getattr(there, "__file__", "") or "").resolve() != init.resolve():

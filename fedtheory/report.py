@@ -449,7 +449,8 @@ def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
     for y, c in zip(ys, conds):
         a, q = c["actual"], c["required"]
         ax.plot([q, a], [y, y], "-", color="#bbb", lw=3, solid_capstyle="butt", zorder=1)
-        ax.plot([q], [y], "|", color="#2e7d32", ms=14, mew=2.2, zorder=2, label="required (limit)" if y == ys[0] else None)
+        ax.plot([q], [y], "|", color="#2e7d32", ms=14, mew=2.2, zorder=2,
+                label="required (limit)" if y == ys[0] else None)
         ax.plot([a], [y], "o", color="#c62828", ms=6, zorder=3, label="actual (this run)" if y == ys[0] else None)
         ax.annotate(f"{_fmt(a)} vs {_fmt(q)}", (a, y), xytext=(0, 7), textcoords="offset points", fontsize=7,
                     ha="center", color="#c62828")
@@ -561,7 +562,8 @@ def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
         ax.loglog(grid, [v0 * (g / g0) ** slope for g in grid], "-", color="#1565c0", alpha=0.45, lw=3,
                   label=f"fit T^{slope:.3g}")
         if stated is not None:
-            ax.loglog(grid, [v0 * (g / g0) ** stated for g in grid], "--", color="#e65100", label=f"stated T^{stated:.3g}")
+            ax.loglog(grid, [v0 * (g / g0) ** stated for g in grid], "--", color="#e65100",
+                      label=f"stated T^{stated:.3g}")
         ax.set_xlabel("horizon T (rounds, log)")
         lhs = ex.get("lhs")
         ax.set_ylabel((_axis_label([lhs], width=34) if lhs else "the rate's measured quantity") + ", log scale")
@@ -683,7 +685,8 @@ def _fig_tightness(F: _Figures, rows: Sequence[tuple[int, Mapping[str, Any]]], p
     ax.set_xscale("log")
     ax.set_xlim(lo / 1.5, hi)
     ax.set_ylim(-0.8, len(pts) + 0.6)
-    labels = [_short(f"{r['id'].split('.', 1)[-1]} \u00b7 {r.get('problem') or '-'} \u00b7 {_setting(r)}", 62) for _, r, _ in pts[::-1]]
+    labels = [_short(f"{r['id'].split('.', 1)[-1]} \u00b7 {r.get('problem') or '-'} \u00b7 "
+                     f"{_setting(r)}", 62) for _, r, _ in pts[::-1]]
     ax.set_yticks(range(len(pts)), labels, fontsize=6.5)
     ax.set_xlabel("bound / measured (log; > 1: the bound holds with that much room; x: diverged or violated at 0;"
                   " open: vacuous)", fontsize=7)
@@ -859,7 +862,8 @@ def term_tightness_markdown(payload: Mapping[str, Any], collection: str | None =
     from .checks import CheckResult, term_tightness
 
     colls = payload.get("collections") or {}
-    papers = {str(p) for name, c in colls.items() if isinstance(c, Mapping) and (collection is None or name == collection)
+    papers = {str(p) for name, c in colls.items() if isinstance(c, Mapping)
+                                                     and (collection is None or name == collection)
               for p in c.get("papers") or []}
     fields = set(CheckResult.__dataclass_fields__)
     rows = [CheckResult(**{k: v for k, v in r.items() if k in fields}) for r in payload.get("results") or []
@@ -1057,7 +1061,8 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
     from .checks.results import CheckResult
 
     F = _Figures()
-    defaults = {f.name: (f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
+    defaults = {f.name: (f.default
+                         if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
                          else None) for f in fields(CheckResult)}
     results = [{**defaults, **r, "params": r.get("params") or {}, "extra": r.get("extra") or {}}
                for r in payload.get("results") or []]
@@ -1068,9 +1073,11 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
     # scalar bounds swept over a parameter: one figure per (id, problem, setting), shown at its first row
     groups: "OrderedDict[tuple, list[tuple[int, dict]]]" = OrderedDict()
     for i, r in enumerate(results):
-        if r.get("kind") == "bound" and not (r.get("extra") or {}).get("series") and r.get("verdict") != "not_applicable" \
+        if r.get("kind") == "bound" and not (r.get("extra")
+                                             or {}).get("series") and r.get("verdict") != "not_applicable" \
                 and _num(r.get("measured")) is not None and _num(r.get("bound")) is not None:
-            groups.setdefault((r["id"], str(r.get("problem")), str((r.get("params") or {}).get("setting"))), []).append((i, r))
+            groups.setdefault((r["id"], str(r.get("problem")), str((r.get("params") or {}).get("setting"))),
+                              []).append((i, r))
     sweep_of: dict[int, dict] = {}
     for key, rows in groups.items():
         k = _sweep_key([r for _, r in rows]) if len(rows) > 1 else None
@@ -1185,8 +1192,8 @@ def load_run_curves(runs_dir: str | Path, flag: str = "--runs") -> list[dict[str
         raise ParameterError(flag, str(runs_dir), f"a folder whose run directories can all be read; {errors[0]}"
                              + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     if not logs:
-        raise ParameterError(flag, str(runs_dir), "a folder holding run directories of `fedtheory train` (manifest.json "
-                             "+ metrics.csv); none found at or below it")
+        raise ParameterError(flag, str(runs_dir), "a folder holding run directories of `fedtheory train` "
+                             "(manifest.json + metrics.csv); none found at or below it")
     return round_curves(logs)
 
 

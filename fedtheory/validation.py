@@ -17,5 +17,5 @@ from ._validation import (
                           printable,
 )
 
-__all__ = ["FedTheoryDeprecationWarning", "FedTheoryError", "ParameterError", "check_choice", "check_finite", "check_float", "check_int",
-           "check_random_state", "one_line", "per_run", "printable"]
+__all__ = ["FedTheoryDeprecationWarning", "FedTheoryError", "ParameterError", "check_choice", "check_finite",
+           "check_float", "check_int", "check_random_state", "one_line", "per_run", "printable"]

@@ -172,7 +172,8 @@ def test_huber_gradient_bounds_hold_everywhere_and_lipschitz_is_attained():
         g = p.client_grads(w, np.zeros(8, dtype=np.int64))
         assert np.linalg.norm(g, axis=-1).max() <= G * (1 + 1e-12)
         assert p.sample_grad_stats(w)[0].max() <= L_G * (1 + 1e-12)
-    # far along any direction every residual is beyond the kink: each per-sample gradient is delta ||x||, the largest L_G
+    # far along any direction every residual is beyond the kink:
+    # each per-sample gradient is delta ||x||, the largest L_G
     far = 1e6 * rng.standard_normal((1, p.dim))
     assert p.sample_grad_stats(far)[0][0] == pytest.approx(L_G, rel=1e-9)
     for name in ("strongly_convex", "PL"):

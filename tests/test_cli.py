@@ -168,7 +168,8 @@ def test_check_timings_table_and_json(tmp_path, capsys):
 
 
 def test_console_script_runs():
-    r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "explain", "fedinit.eq15"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "explain", "fedinit.eq15"],
+                       capture_output=True, text=True)
     assert r.returncode == 0 and "eq. (15)" in r.stdout
 
 

@@ -235,7 +235,8 @@ def test_separable_pl_client_minima_brute_force():
 def test_constants_mapping_is_read_only_and_ordered():
     p = heterogeneous_least_squares(3, 2, 5)
     keys = list(p.constants)
-    assert keys[:2] == ["L", "mu"] and keys[-5:] == ["L_clients", "mu_clients", "w_star_clients", "f_star_clients", "Gamma"]
+    assert keys[:2] == ["L", "mu"] and keys[-5:] == ["L_clients", "mu_clients", "w_star_clients",
+                                                     "f_star_clients", "Gamma"]
     with pytest.raises(TypeError):
         p.constants["L"] = 1.0
     with pytest.raises(KeyError):

@@ -91,8 +91,9 @@ def test_ci_training_killed_and_resumed_end_to_end(tmp_path, capsys):
     # the two directories hold the same sweep: counted once, 3 beta x 2 seeds
     g = by["fedinit.exp.gen_tracks_divergence"]
     assert len(g) == 2 and all(x["params"]["runs"] == 6 and "duplicate" in x["detail"] for x in g)
-    assert {x["id"] for x in payload["results"]} >= {"fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold",
-                                                      "fedmrur.exp.near_orthogonality"}
+    assert {x["id"] for x in payload["results"]} >= {"fedinit.exp.table3_accuracy",
+                                                     "fedinit.claim.divergence_threshold",
+                                                     "fedmrur.exp.near_orthogonality"}
 
 
 @pytest.fixture(scope="module")
@@ -315,7 +316,8 @@ def test_gen_tracks_divergence_rule():
     st = _policy(X.GEN_TRACKS_DIVERGENCE)
     up = X._gen_tracks_divergence({"gen_gap": 0.2 + x, "divergence_term": x, "beta": beta}, stats=st)
     down = X._gen_tracks_divergence({"gen_gap": 0.2 - x, "divergence_term": x, "beta": beta}, stats=st)
-    flat = X._gen_tracks_divergence({"gen_gap": np.tile([0.1, 0.3, 0.2], 4), "divergence_term": x, "beta": beta}, stats=st)
+    flat = X._gen_tracks_divergence({"gen_gap": np.tile([0.1, 0.3, 0.2], 4), "divergence_term": x,
+                                     "beta": beta}, stats=st)
     few = X._gen_tracks_divergence({"gen_gap": x[:6], "divergence_term": x[:6], "beta": beta[:6]}, stats=st)
     assert up.supported is True and up.measured > 0.9
     assert down.supported is False

@@ -104,7 +104,8 @@ def test_coupled_runs_share_streams():
     same = simulate(pn, fedavg(), cfg, [4, 4], variants=[0, 0])
     assert np.array_equal(same.final_w[0], same.final_w[1])
     # identical until the replaced sample is used: full gradients use it at once
-    diff = simulate(pn, fedavg(), dataclasses.replace(cfg, oracle=Exact(), clients_per_round=None), [4, 4], variants=[0, 1])
+    diff = simulate(pn, fedavg(), dataclasses.replace(cfg, oracle=Exact(), clients_per_round=None), [4, 4],
+                    variants=[0, 1])
     assert not np.array_equal(diff.final_w[0], diff.final_w[1])
 
 

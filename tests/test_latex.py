@@ -92,7 +92,8 @@ def test_what_does_not_parse_is_listed_with_the_reason(latex, reason):
 
 
 def test_unknown_macro_is_named_with_its_position():
-    tex = "\\newtheorem{theorem}{Theorem}\n\\begin{theorem}\nThen\n\\[\n  f(x_T) - f^* \\le \\frac{L}{2}\\myterm{T}\n\\]\n\\end{theorem}\n"
+    tex = ("\\newtheorem{theorem}{Theorem}\n\\begin{theorem}\nThen\n\\[\n  f(x_T) - f^* \\le "
+           "\\frac{L}{2}\\myterm{T}\n\\]\n\\end{theorem}\n")
     draft = read_latex("thm.tex", "demo", text=tex)
     (u,) = draft.unparsed
     assert (u.line, u.col) == (5, 31) and "unknown macro \\myterm at line 5, column 31" in u.reason

@@ -66,8 +66,8 @@ def toy(tmp_path_factory):
     from fedtheory.plugins import record
 
     specs = all_checks()
-    return {"loose": (record("mutoy.loose"), [specs["mutoy.loose"]]), "tight": (record("mutoy.tight"), [specs["mutoy.tight"]]),
-            "path": path}
+    return {"loose": (record("mutoy.loose"), [specs["mutoy.loose"]]),
+            "tight": (record("mutoy.tight"), [specs["mutoy.tight"]]), "path": path}
 
 
 WORST_PLUGIN = textwrap.dedent('''

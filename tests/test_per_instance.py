@@ -107,7 +107,8 @@ def test_divergence_threshold_is_each_runs_own():
     cfg = RunConfig(rounds=60, local_steps=2, lr=np.array([3.0 / L, 0.01 / L]))
     w0 = np.stack([w_star + 1.0, w_star + 1e4])
     batch = simulate(p, fedavg(), cfg, [0, 1], w0=w0, measures=("opt_error",))
-    alone = simulate(p, fedavg(), RunConfig(rounds=60, local_steps=2, lr=3.0 / L), [0], w0=w0[0], measures=("opt_error",))
+    alone = simulate(p, fedavg(), RunConfig(rounds=60, local_steps=2, lr=3.0 / L), [0], w0=w0[0],
+                     measures=("opt_error",))
     assert alone.diverged_at[0] >= 0 and batch.diverged_at[0] == alone.diverged_at[0]
     assert batch.diverged_quantity[0] == alone.diverged_quantity[0] and batch.diverged_at[1] == -1
 

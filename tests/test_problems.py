@@ -74,7 +74,8 @@ def test_pl_nonconvex_constants():
     # L = 8 exactly: |g''| <= 8 and equals 8 at 0
     rng = np.random.default_rng(0)
     U, V = rng.standard_normal((2, 500, 4)) * 3
-    r = np.linalg.norm(_all_client_grads(p, U) - _all_client_grads(p, V), axis=2) / np.linalg.norm(U - V, axis=1)[:, None]
+    r = np.linalg.norm(_all_client_grads(p, U)
+                       - _all_client_grads(p, V), axis=2) / np.linalg.norm(U - V, axis=1)[:, None]
     assert r.max() <= 8.0
     # Assumption 3 with B = 1 is an equality
     W = rng.standard_normal((50, 4))

@@ -110,7 +110,8 @@ __all__ = ["check", "Session", "CheckResult", "Control", "FINDINGS", "logged_run
 
 _MOVED = {  # not part of the plug-in API since 0.2: name -> the module that has it
     **dict.fromkeys(("EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "KINDS", "SCOPES",
-                     "VERDICTS", "errors", "exit_code", "finding_class_of", "group_findings", "scalar_params"), "results"),
+                     "VERDICTS", "errors", "exit_code", "finding_class_of", "group_findings",
+                     "scalar_params"), "results"),
     "PROFILES": "session",
     **dict.fromkeys(("CONTROLLED_KINDS", "CheckSpec", "check_spec", "checks_of", "id_matches", "record_row_filter",
                      "register_spec", "registered_check_ids", "select"), "registry"),

@@ -105,7 +105,8 @@ def _reading_text(reading: Mapping[str, str], info: Mapping[str, Any]) -> str:
 
 def _normal_text(d: Dim, dims: Mapping[str, Dim], used: set[str]) -> str:
     """'L = 1' for the symbols of dimension d (or d^-1) the record uses; else '[f]/[w]^2 = 1'."""
-    like = [n for n in dims if not dims[n].dimensionless and ((dims[n] / d).dimensionless or (dims[n] * d).dimensionless)]
+    like = [n for n in dims if not dims[n].dimensionless
+                               and ((dims[n] / d).dimensionless or (dims[n] * d).dimensionless)]
     names = sorted(n for n in like if n in used) or sorted(like)
     dt = format_dimension(d)
     return (" or ".join(f"{n} = 1" for n in names[:3]) + f" ({dt} = 1)") if names else f"{dt} = 1"
@@ -324,8 +325,8 @@ def _analyse(record) -> dict[str, Any]:
         out["detail"] = f"units: {detail}; its consistent form is {units.alternative} (erratum)"
     elif getattr(record, "kind", "") == "order":
         out["scope"] = "units_artifact"
-        out["detail"] = ("units artifact, not counted (a stated order: its O(.) may drop constants that carry units, so "
-                         "a consistent reading exists, the hidden constant's; the rule for statements inconsistent "
+        out["detail"] = ("units artifact, not counted (a stated order: its O(.) may drop constants that carry units, "
+                         "so a consistent reading exists, the hidden constant's; the rule for statements inconsistent "
                          "under every reading does not apply): " + "; ".join(label(r) + text(r) for r in readings))
     else:
         # inconsistent under every reading, no consistent alternative, no normalisation that fixes it: wrong as printed
@@ -341,10 +342,9 @@ def _analyse(record) -> dict[str, Any]:
                          + ". Inconsistent under every reading, with no stated normalisation that makes it "
                          "consistent and no consistent form encoded: wrong as printed whatever the reading (counted, "
                          "rule 8 of docs/verdict-rules.md; an erratum unless a measured check finds the bound false on "
-                         "the run as measured, or on the run rescaled so that the inconsistent terms shrink inside rule "
-                         f"8's regime: every value of the statement within a factor {RESCALE_REGIME:g} of the run's). "
-                         "Rescaling that "
-                         "shrinks the statement's inconsistent terms: "
+                         "the run as measured, or on the run rescaled so that the inconsistent terms shrink inside "
+                         f"rule 8's regime: every value of the statement within a factor {RESCALE_REGIME:g} of the "
+                         "run's). Rescaling that shrinks the statement's inconsistent terms: "
                          + "; ".join((f"{k}: " if multi else "") + v for k, v in shrink.items()))
     return out
 
@@ -462,9 +462,9 @@ def units_result(record) -> CheckResult:
     extra = {"units": {"readings": a["readings"], "first": a["first"]}}
     if a["finding_class"] and a["scope"] == "inside":
         extra["robustness"] = robustness(margin_text="exact (a unit mismatch)", exact=UNITS_EXACT)
-    return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
-                       detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],
-                       params={"record": record.id}, extra=extra)
+    return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"],
+                       source=getattr(record, "source", ""), detail=a["detail"], finding=a["finding"], scope=a["scope"],
+                       finding_class=a["finding_class"], params={"record": record.id}, extra=extra)
 
 
 def units_symbols(record) -> dict[str, str]:

@@ -71,7 +71,8 @@ def run_check(id: str, paper: str, kind: str, records=(), *, control=None, self_
     """Deprecated since 0.2 (removed in 0.3): :func:`logged_runs_check`."""
     from .._deprecation import warn_deprecated
 
-    warn_deprecated("fedtheory.checks.run_check", "renamed logged_runs_check (and its control= is a Control, like check's)")
+    warn_deprecated("fedtheory.checks.run_check", "renamed logged_runs_check (and its "
+                                                  "control= is a Control, like check's)")
     return logged_runs_check(id, paper, kind, records, control=control, self_check=self_check)
 
 
@@ -167,9 +168,9 @@ def training_regime(rounds: int, paper_rounds: int, *, loss=None, accuracy=None,
     elif rounds >= needed:
         how, text = "length", f"{rounds} rounds, at least {fraction:g} of the paper's {paper_rounds}{src}"
     elif drop is not None and drop <= flat:
-        how, text = "converged", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's {paper_rounds}{src}), "
-                                  f"but the loss fell by only {100 * drop:.2g}% over the last quarter of them "
-                                  f"(converged: under {100 * flat:g}%)")
+        how, text = "converged", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's "
+                                  f"{paper_rounds}{src}), but the loss fell by only {100 * drop:.2g}% over the last "
+                                  f"quarter of them (converged: under {100 * flat:g}%)")
     else:
         how, text = "", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's {paper_rounds}{src}), and "
                          + (f"the loss still fell by {100 * drop:.2g}% over the last quarter of them (not converged: "

@@ -140,8 +140,9 @@ def simulation_text(sim: Mapping[str, Any], names: Mapping[str, str] | None = No
         for k, v in sched.items()) + ")" if sched else "")
     plugins = [p for p in sim.get("plugins") or [] if not p.endswith("()")]
     return (f"{sim.get('algorithm', '?')} on {sim.get('problem', '?')}: {sim.get('runs', '?')} runs x "
-            f"{named('rounds', sim.get('rounds', '?'), 'rounds')}, {named('local_steps', sim.get('local_steps', '?'), 'local steps per round')}, "
-            f"{clients}, {oracle}, {step}" + (f"; plug-ins {', '.join(plugins)}" if plugins else "")
+            f"{named('rounds', sim.get('rounds', '?'), 'rounds')}, "
+            f"{named('local_steps', sim.get('local_steps', '?'), 'local steps per round')}, {clients}, {oracle}, {step}"
+            + (f"; plug-ins {', '.join(plugins)}" if plugins else "")
             + f"; measures {', '.join(sim.get('measures') or [])}")
 
 
@@ -270,7 +271,8 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
             frag = " [fragile]" if k in s["fragile"] else ""
             lines.append(f"  * {k}{frag}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
             lines.append(f"      {s['robustness'][k]['text']}")
-            lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
+            lines += ["      - "
+                      f"{x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
     if s["shared_lines"]:
         lines.append(f"{len(s['shared_lines'])} pair(s) of counted findings cite the same printed line (one cause is "
                      "one finding; each pair says why it is two):")
@@ -278,8 +280,9 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
                   + (" ..." if len(x["lines"]) > 4 else "") + "): "
                   + (x["independent"] or "NOT DECLARED: possibly one cause counted twice") for x in s["shared_lines"]]
     if s["ambiguous"]:
-        lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's verdict "
-                     "is in the row's note): " + "; ".join(s["ambiguous"][:6]) + (" ..." if len(s["ambiguous"]) > 6 else ""))
+        lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's "
+                     "verdict is in the row's note): " + "; ".join(s["ambiguous"][:6])
+                     + (" ..." if len(s["ambiguous"]) > 6 else ""))
     if s["proof_step_loose"]:
         lines.append(f"{len(s['proof_step_loose'])} proof-step-loose row(s) (the stated rate follows from the exact "
                      "form, not from the loosened step; not counted): " + "; ".join(s["proof_step_loose"]))

@@ -145,7 +145,8 @@ def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quic
         for c in u.check_ids:
             s = by_spec[c]
             rows[c] = [CheckResult(s.id, s.paper, s.kind, "error", seed=seed, versions=versions(),
-                                   detail=f"unit of work {u.name} failed on every attempt ({fail.attempts}): {fail.error}",
+                                   detail=f"unit of work {u.name} failed on every "
+                                          f"attempt ({fail.attempts}): {fail.error}",
                                    extra={"task": u.name, "traceback": fail.traceback})]
     if raise_later is not None:
         raise raise_later

@@ -167,8 +167,8 @@ def train_sweep(config: TrainConfig, out_dir: str | os.PathLike, executor: Any, 
     d = Path(out_dir)
     spath = d / SWEEP
     if (d / MANIFEST).is_file():
-        raise ParameterError("--out", str(d), "a sweep directory (cells, sweep.json) or a new one: it holds a one-batch "
-                             "run (continue it without --workers/--scheduler)")
+        raise ParameterError("--out", str(d), "a sweep directory (cells, sweep.json) or a new one: it holds a "
+                             "one-batch run (continue it without --workers/--scheduler)")
     if resume:
         if not spath.is_file():
             raise ParameterError("--out", str(d), f"a sweep directory with {SWEEP} to resume (none found)")

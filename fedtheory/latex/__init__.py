@@ -243,7 +243,8 @@ def import_text(result: LatexImport) -> str:
         if b.lhs.measure:
             out.append(f"      left side: {b.lhs.description[:200]}")
         if not b.lhs.measure and b.lhs_dimension:
-            out.append(f"      left side's dimension from its symbols: {b.lhs_dimension} (units=Units(lhs=...): confirm)")
+            out.append("      left side's dimension from its symbols: "
+                       f"{b.lhs_dimension} (units=Units(lhs=...): confirm)")
         if b.order is not None and b.expr is not None:
             out.append(f"      stated order: O({b.order}) as {b.order_variable} -> oo")
         for c in b.conditions:

@@ -119,7 +119,8 @@ class Algorithm:
             return bad[0].with_by(self.name)
         r = sum(np.asarray(c.constants["r"], dtype=float) for c in certs)
         region = "visited" if any(c.region == "visited" for c in certs) else "global"
-        return certified(name, "; ".join(c.how for c in certs), region=region, kind=certs[0].kind, r=r).with_by(self.name)
+        return certified(name, "; ".join(c.how for c in certs), region=region, kind=certs[0].kind,
+                         r=r).with_by(self.name)
 
 
 def fedavg(server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:

@@ -93,7 +93,8 @@ class RunStreams:
     def __init__(self, seeds: Sequence[int], rounds_ahead: int = 0):
         seeds = np.asarray(seeds)
         if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer) or np.any(seeds < 0):
-            raise ParameterError("seeds", seeds.tolist() if seeds.ndim else seeds, "a non-empty list of non-negative integers")
+            raise ParameterError("seeds", seeds.tolist() if seeds.ndim else seeds,
+                                 "a non-empty list of non-negative integers")
         self.seeds = seeds.astype(np.int64)
         self._gens: dict[str, list[np.random.Generator]] = _Generators(self.seeds, CONCERNS)
         self._ahead = check_int("rounds_ahead", rounds_ahead, 0)

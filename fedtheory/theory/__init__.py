@@ -48,7 +48,8 @@ def _registry_lookup(name):
     return lambda: getattr(_core, name)
 
 
-_PLUGINS = "use fedtheory.plugins.{} (it loads the plug-ins first; the theory layer's table holds only what was imported)"
+_PLUGINS = ("use fedtheory.plugins.{} (it loads the plug-ins first; "
+            "the theory layer's table holds only what was imported)")
 __getattr__ = face_aliases(__name__, {
     "StatedOrder": (lambda: Order, "renamed Order (the order a record states; an OrderStatement is a record)"),
     "papers": (lambda: _papers, _PLUGINS.format("papers()")),

@@ -161,7 +161,8 @@ class SymbolSet:
         counted from 1, and its text).
         """
         if not isinstance(text, str):
-            raise ParameterError("text", text, f"a str, one symbol a line: NAME  DIM  DOMAIN  description ({self.paper})")
+            raise ParameterError("text", text, "a str, one symbol a line: NAME  DIM  "
+                                               f"DOMAIN  description ({self.paper})")
         symbols = []
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
@@ -693,7 +694,8 @@ class Record:
     def __post_init__(self):
         if not isinstance(self.transcription, str):  # .unverified would raise, read by getattr(..., False) as checked
             raise FedTheoryError(f"record {self.id}: transcription must be a string ('', 'checked against ...' or "
-                                 f"'unverified: ...'), not {type(self.transcription).__name__} {self.transcription!r:.40}")
+                                 f"'unverified: ...'), not {type(self.transcription).__name__} "
+                                 f"{self.transcription!r:.40}")
         if not isinstance(self.todo, (tuple, list)) or not all(isinstance(t, str) and t.strip() for t in self.todo):
             raise FedTheoryError(f"record {self.id}: todo must be a tuple of non-empty strings (one TODO each), not "
                                  f"{type(self.todo).__name__} {self.todo!r:.40}")
@@ -714,7 +716,8 @@ class Record:
         lines = ["the paper's symbols in fedtheory's terms:"]
         for sym, val in self.quantities.items():
             key, _, note = str(val).partition(":")
-            lines.append(f"  {sym} -> {key.strip()}: {TOOL_QUANTITIES[key.strip()]}" + (f" ({note.strip()})" if note.strip() else ""))
+            lines.append(f"  {sym} -> {key.strip()}: {TOOL_QUANTITIES[key.strip()]}"
+                         + (f" ({note.strip()})" if note.strip() else ""))
         return lines
 
 
@@ -722,7 +725,8 @@ def check_quantities(record: Any) -> None:
     """A FedTheoryError unless ``record.quantities`` maps names to TOOL_QUANTITIES keys, each key at most once."""
     q = getattr(record, "quantities", None) or {}
     if not isinstance(q, Mapping):
-        raise FedTheoryError(f"{record.id}: quantities must be a mapping paper symbol -> tool quantity, not {type(q).__name__}")
+        raise FedTheoryError(f"{record.id}: quantities must be a mapping paper "
+                             f"symbol -> tool quantity, not {type(q).__name__}")
     seen: dict[str, str] = {}
     for sym, val in q.items():
         key = quantity_key(val)
@@ -915,12 +919,14 @@ class Bound(Record):
             lines.append(f"  {d.symbol} = {rhs}   [{d.id}; {d.source}]")
         if self.conditions:
             lines.append("conditions:")
-            lines += [f"  {c.name}: {formula_text(c.relation)}" + (f"   [{c.source}]" if c.source else "") for c in self.conditions]
+            lines += [f"  {c.name}: {formula_text(c.relation)}"
+                      + (f"   [{c.source}]" if c.source else "") for c in self.conditions]
         if self.requires:
             lines.append("requires: " + ", ".join(f"{k}={v}" for k, v in self.requires.items()))
         if self.order is not None:
             lines.append(f"stated order: O({formula_text(self.order.expr)}) as {self.order.variable} -> oo"
-                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else "")
+                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}"
+                            if self.order.choice else "")
                          + (" (log factors omitted)" if self.order.up_to_log else ""))
         lines.append("symbols:")
         names = sorted(set(self.parameters()) | {s.name for s in self.expr.free_symbols})
@@ -929,7 +935,8 @@ class Bound(Record):
                 i = self.symbols.info[n]
                 lines.append(f"  {n} in {i.domain}: {i.description}")
         if self.exact is not None:
-            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {formula_text(self.exact)}")
+            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= "
+                         f"{formula_text(self.exact)}")
         lines += _readings_lines(self.readings) + _todo_lines(self.todo)
         if self.note:
             lines.append("transcription note: " + self.note)
@@ -1000,7 +1007,8 @@ class OrderStatement(Record):
         lines = [f"{self.id}  [order]  {self.title}", f"source: {self.source}", f"statement: {self.statement}"]
         if self.order is not None:
             lines.append(f"stated order: O({formula_text(self.order.expr)}) as {self.order.variable} -> oo"
-                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else ""))
+                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}"
+                            if self.order.choice else ""))
         if self.explicit is not None:
             lines.append(f"checked against the explicit bound {self.explicit.id}")
         lines += _todo_lines(self.todo)
@@ -1100,7 +1108,8 @@ class Claim(Record):
                  f"measured: {', '.join(self.measurements)}"]
         if self.parameters:
             lines.append("decision rule parameters: " + ", ".join(f"{k}={v}" for k, v in self.parameters.items()))
-        lines.append("minimum effect a refutation needs: " + (f"{self.min_effect:g} (relative)" if self.min_effect is not None
+        lines.append("minimum effect a refutation "
+                     "needs: " + (f"{self.min_effect:g} (relative)" if self.min_effect is not None
                                                               else "none declared (no refutation from seeds)"))
         lines += _readings_lines(self.readings)
         if self.predicate is not None and self.predicate.__doc__:
@@ -1381,7 +1390,8 @@ def register(*records):
     """
     for r in records:
         if not isinstance(r, (Record, Definition)):
-            raise FedTheoryError(f"register() takes records (Bound, Identity, Claim, ...) or definitions, not {type(r).__name__}")
+            raise FedTheoryError("register() takes records (Bound, Identity, Claim, ...) or definitions, not "
+                                 f"{type(r).__name__}")
         check_id(r.id, f"{type(r).__name__} id")
         check_id(r.paper, f"paper of {r.id}", paper=True)
         if r.id not in _REGISTRY:

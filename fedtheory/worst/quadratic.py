@@ -260,7 +260,8 @@ class Instances:
             w0 = np.asarray(d["w0"], float)[None]
             ridge = float(d.get("ridge", 0.0))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ParameterError("instance", str(exc)[:80], "an object with arrays X (C,S,d), y (C,S), w0 (d,)") from None
+            raise ParameterError("instance", str(exc)[:80],
+                                 "an object with arrays X (C,S,d), y (C,S), w0 (d,)") from None
         if X.ndim != 4 or y.shape != X.shape[:3] or w0.shape != (1, X.shape[3]):
             raise ParameterError("instance", (X.shape[1:], y.shape[1:], w0.shape[1:]), "X (C,S,d), y (C,S), w0 (d,)")
         return cls(X, y, w0, np.zeros((1, 0)), ridge)

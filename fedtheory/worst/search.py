@@ -639,7 +639,8 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         search_ratios.append(float(np.max(rr)))
     evs, insts = [], []
     for cand in finalists:
-        inst = _load_instance(space, cand.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
+        # the data exactly as the instance file stores it: replay is bit-exact
+        inst = _load_instance(space, cand.to_json())
         inst.theta = cand.theta
         insts.append(inst)
         evs.append(evaluate(spec, inst, seeds))
@@ -704,8 +705,8 @@ def _per_instance_invariant(spec: WorstCaseSpec, insts: list, evs: list, search_
                              f"or constant of the batch is not the instance's own (docs/worst-case.md)")
     reported = max(final_ratios)
     if not spec.stochastic and np.isfinite(best) and reported < best - INVARIANT_RTOL * abs(best):
-        raise WorstCaseError(f"worst-case search of {spec.record_id}: the reported worst ratio {reported:.10g} is below "
-                             f"the ratio {best:.10g} of an instance the search evaluated (docs/worst-case.md)")
+        raise WorstCaseError(f"worst-case search of {spec.record_id}: the reported worst ratio {reported:.10g} is "
+                             f"below the ratio {best:.10g} of an instance the search evaluated (docs/worst-case.md)")
     rel = (abs(a - search_ratios[0]) / max(abs(a), abs(search_ratios[0]), 1e-300)
            if np.isfinite(a) and np.isfinite(search_ratios[0]) else 0.0)
     return {"best_in_batch": search_ratios[0], "best_alone": a, "relative_difference": rel,
@@ -910,5 +911,6 @@ def worst_spec(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: i
         changed = [k for k in sets if params.get(k) != sets[k]]
         params.update(sets)
         if changed and random_ratio is not None:
-            ref_label = f"{ref_label}; constants changed here ({', '.join(changed)}): random_ratio is the check's, at its own"
+            ref_label = (f"{ref_label}; constants changed here ({', '.join(changed)}): "
+                         "random_ratio is the check's, at its own")
     return make_spec(record_id, params), random_ratio, ref_label

@@ -134,8 +134,9 @@ def fedshift_reference(record_id: str):
         r = rows[0]
         p = r.params
         params = {"record_id": record_id, "L": float(p["L"]), "mu": float(p["mu"]), "Delta1_max": float(p["Delta1"]),
-                  "E": int(p["E"]), "T": int(p["rounds"]), "sigma2": float(p["sum_p_sigma2"]), "alpha": float(p["alpha"]),
-                  "C": int(round(float(p["sum_p_sigma2"]) / float(p["sum_p2_sigma2"]))), "d": int(p["P"])}
+                  "E": int(p["E"]), "T": int(p["rounds"]), "sigma2": float(p["sum_p_sigma2"]),
+                  "alpha": float(p["alpha"]), "C": int(round(float(p["sum_p_sigma2"]) / float(p["sum_p2_sigma2"]))),
+                  "d": int(p["P"])}
         ratio, label = r.ratio, f"fedtheory check --only {record_id} --seed {seed}: {r.problem}, admissible"
         if record_id == "fedshift.thm1":
             vals = {k: float(p[k]) for k in ("L", "mu", "E", "tau", "beta", "gamma", "Gamma", "G", "sum_p_sigma2",

@@ -48,11 +48,13 @@ def make(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float = 1.0, m
               "sigma2": sigma2, "d": d, "dist2_max": dist2_max, "runs": runs}
     return WorstCaseSpec(record_id, space, scaffold(server_lr=eta_g), cfg, measure, constants, measures=("loss",),
                          seeds=tuple(range(int(runs))), settings=dict(R.SCAFFOLD_SC.requires), params=params,
-                         note="client spectra in [mu, beta], any client optima, ||x^0 - x*||^2 <= dist2_max; h = 1/(81 beta)")
+                         note="client spectra in [mu, beta], any client optima, "
+                              "||x^0 - x*||^2 <= dist2_max; h = 1/(81 beta)")
 
 
 register_worst_case("karimireddy2020.scaffold_sc", make,
-                    description="SCAFFOLD (Karimireddy et al. 2020, Lemma 15 summed) on strongly convex quadratic clients")
+                    description="SCAFFOLD (Karimireddy et al. 2020, Lemma 15 "
+                                "summed) on strongly convex quadratic clients")
 
 
 def scaffold_pep(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float = 1.0, mu: float = 0.1, N: int = 3,

@@ -60,7 +60,8 @@ STRONGLY_CONVEX = OrderStatement(
     note="Not checked on runs: an O~ complexity hides the constants and logarithms a row would compare with.",
 )
 NON_CONVEX = OrderStatement(
-    id=f"{PAPER}.thm2_nc", paper=PAPER, title="Decentralized SGD, non-convex: iterations to an eps-stationary average (O)",
+    id=f"{PAPER}.thm2_nc", paper=PAPER, title="Decentralized SGD, non-convex: iterations "
+                                              "to an eps-stationary average (O)",
     source=SOURCE, symbols=S,
     statement="T = O( sigma_hat^2/(n eps^2) + (zeta_hat tau + sigma_hat sqrt(p tau))/(p eps^(3/2)) + tau/(p eps) ) "
               "L (f(x^(0)) - f*), eps the target average of E||grad f||^2, up to the factors of the growth constants "

@@ -51,8 +51,8 @@ THM1 = Bound(
                 "T": "steps: T iterations, the average over xbar^0..xbar^{T-1} (row T - 1 of step measures)"},
     transcription="unverified: written as known; no public copy of the statement was found (the stored pages of "
                   f"{ARXIV} hold its introduction only)",
-    note="Assumption 1's bounds are over every x; the check uses Huber regression (global gradient bound) with additive "
-         "noise, so G^2 = G_grad^2 + sigma^2 is certified globally.",
+    note="Assumption 1's bounds are over every x; the check uses Huber regression (global gradient bound) with "
+         "additive noise, so G^2 = G_grad^2 + sigma^2 is certified globally.",
 )
 
 register(THM1)

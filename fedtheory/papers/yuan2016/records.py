@@ -95,14 +95,15 @@ LEMMA1 = Bound(
     expr=alpha * D / (1 - beta),
     requires=REQUIRES, quantities=QUANTITIES,
     transcription=f"checked against {TEXT}: Lemma 1 (p. 8) and (10), Theorem 1 (p. 7)",
-    note="D is the text's stacked bound ((10): ||h(k)|| <= D, the norm of R^{np}); the check applies the lemma with the "
-         "smallest D for which its hypothesis holds on the run, D = max_k ||h(k)|| (measure dgd_stacked_grad). The "
+    note="D is the text's stacked bound ((10): ||h(k)|| <= D, the norm of R^{np}); the check applies the lemma with "
+         "the smallest D for which its hypothesis holds on the run, D = max_k ||h(k)|| (measure dgd_stacked_grad). The "
          "per-agent reading (D = max_i ||grad f_i||) is refuted by the text and is the check's negative control. "
          "Assumption 1's 'each f_i bounded below' has no catalogue entry (the lemma does not use it).",
 )
 
 THM1 = Bound(
-    id=f"{PAPER}.thm1", paper=PAPER, title="DGD: the stacked gradient stays below D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))",
+    id=f"{PAPER}.thm1", paper=PAPER, title="DGD: the stacked gradient stays below "
+                                           "D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))",
     source=f"{SOURCE}, Theorem 1, (9)-(10) (p. 7)", symbols=S,
     assumptions=("L_smooth(L_h)", "convex", "mixing_matrix(beta)"),
     lhs="dgd_stacked_grad", lhs_kind="stacked_grad_norm",

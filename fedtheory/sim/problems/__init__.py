@@ -48,9 +48,9 @@ from .pl import (
                             pl_ratio_infimum,
 )
 
-__all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "GaussianClientModel",
-           "HuberProblem", "InterpolatedProblem", "huber_regression", "least_squares_noise_at_optimum", "opposed_huber",
-           "LeastSquaresProblem", "LogisticProblem", "PLNonconvexProblem", "Problem", "SeparablePLProblem",
-           "digits_logistic", "digits_split", "heterogeneous_least_squares", "identical_least_squares",
-           "linear_shift_G2", "pl_nonconvex", "quadratic_B_min", "quadratic_G2",
-           "pl_ratio", "pl_ratio_infimum", "synthetic_logistic"]
+__all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants",
+           "GaussianClientModel", "HuberProblem", "InterpolatedProblem", "huber_regression",
+           "least_squares_noise_at_optimum", "opposed_huber", "LeastSquaresProblem", "LogisticProblem",
+           "PLNonconvexProblem", "Problem", "SeparablePLProblem", "digits_logistic", "digits_split",
+           "heterogeneous_least_squares", "identical_least_squares", "linear_shift_G2", "pl_nonconvex",
+           "quadratic_B_min", "quadratic_G2", "pl_ratio", "pl_ratio_infimum", "synthetic_logistic"]

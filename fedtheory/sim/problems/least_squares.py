@@ -244,7 +244,8 @@ class LeastSquaresProblem(Problem):
 
     @classmethod
     def identical(cls, X: np.ndarray, y: np.ndarray, n_clients: int, *, ridge: float = 0.0,
-                  model: GaussianClientModel | None = None, name: str = "identical_least_squares") -> "LeastSquaresProblem":
+                  model: GaussianClientModel | None = None,
+                  name: str = "identical_least_squares") -> "LeastSquaresProblem":
         """Every one of ``n_clients`` clients holds the same data: X (S, d), y (S,), so every f_i = f (the
         identical-data setting of local SGD analyses, e.g. Stich 2019: the workers differ only in their stochastic
         gradients, which the oracle draws independently per client). Gamma = 0, B_min = 1, G^2(1) = 0.
@@ -371,11 +372,13 @@ class LeastSquaresProblem(Problem):
             strongly_convex = True
         else:
             pos = eig[eig > tol]
-            mu = Constant(float(pos.min()), "exact", "PL constant of f (not strongly convex): smallest non-zero eigenvalue")
+            mu = Constant(float(pos.min()), "exact",
+                          "PL constant of f (not strongly convex): smallest non-zero eigenvalue")
             strongly_convex = False
         w_star, f_star = self._variant_optimum(0)
         return {
-            "L": Constant(L, "exact", "max over clients of the largest Hessian eigenvalue (Assumption 1: each f_i L-smooth)"),
+            "L": Constant(L, "exact", "max over clients of the largest Hessian "
+                                      "eigenvalue (Assumption 1: each f_i L-smooth)"),
             "mu": mu,
             "strongly_convex": Constant(strongly_convex, "exact"),
             "w_star": Constant(w_star, "exact", "normal equations (min-norm solution when f is only PL)"),
@@ -417,8 +420,8 @@ class LeastSquaresProblem(Problem):
         X = self.X[0]
         D = np.einsum("csd,cse->csde", X, X) - (self.H[0] - self.ridge * np.eye(self.dim))[:, None]
         if np.max(np.abs(D)) > 1e-12 * max(float(np.max(np.abs(self.H[0]))), 1e-300):
-            return Constant(np.inf, "exact", "unbounded over w: the deviation (x x' - H_i) w is linear in w; along a run "
-                                             "measure 'visited_max_grad_var'")
+            return Constant(np.inf, "exact", "unbounded over w: the deviation (x x' - H_i) w is linear in w; along a "
+                                             "run measure 'visited_max_grad_var'")
         r = X * self.y[0][..., None] - self.h[0][:, None, :]  # every x_j x_j' equal: the variance does not depend on w
         return Constant(float(np.max(np.mean(np.sum(r**2, axis=-1), axis=1))), "exact", "independent of w")
 
@@ -462,12 +465,15 @@ class LeastSquaresProblem(Problem):
             i = int(np.argmin(lo))
             if name == "convex":
                 return (certified(name, "every client Hessian H_i is positive semidefinite") if lo[i] >= 0 else
-                        refused(name, f"client {i}'s Hessian has the eigenvalue {lo[i]:.4g} < 0 (ridge {self.ridge:g})"))
+                        refused(name, f"client {i}'s Hessian has the eigenvalue "
+                                      f"{lo[i]:.4g} < 0 (ridge {self.ridge:g})"))
             return (certified(name, "smallest eigenvalue over the client Hessians H_i (min over variants)",
                               mu=float(lo[i])) if lo[i] > 0 else
-                    refused(name, f"client {i} is not strongly convex: its Hessian's smallest eigenvalue is {lo[i]:.4g}"))
+                    refused(name, f"client {i} is not strongly convex: its "
+                                  f"Hessian's smallest eigenvalue is {lo[i]:.4g}"))
         if name == "convex_global":
-            return (certified(name, "the mean Hessian is positive semidefinite") if bounded_below else refused(name, unbounded))
+            return (certified(name, "the mean Hessian is positive semidefinite")
+                    if bounded_below else refused(name, unbounded))
         if name == "strongly_convex":
             if c["strongly_convex"].value:
                 return certified(name, c["mu"].note, mu=c["mu"].value)
@@ -509,7 +515,8 @@ class LeastSquaresProblem(Problem):
 
     def neighbours(self, replacements, random_state=0) -> "LeastSquaresProblem":
         if self.model is None:
-            raise ParameterError("problem", self.name, "a problem with a known data distribution to draw the replacement from")
+            raise ParameterError("problem", self.name,
+                                 "a problem with a known data distribution to draw the replacement from")
         def draw(rng, client):
             x, y = self.model.draw(rng, client, 1)
             return x[0], y[0]

@@ -14,8 +14,8 @@ import numpy as np
 from ..._validation import FedTheoryError, ParameterError, check_choice
 from .setting import PEPSetting, require_pep
 
-__all__ = ["FederatedPEP", "PEPBuilder", "PairRows", "Query", "build_pep", "expr_coef", "interpolation_template", "leaf_coef",
-           "sparse_row"]
+__all__ = ["FederatedPEP", "PEPBuilder", "PairRows", "Query", "build_pep", "expr_coef", "interpolation_template",
+           "leaf_coef", "sparse_row"]
 
 
 @dataclass

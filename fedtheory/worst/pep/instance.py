@@ -412,7 +412,8 @@ def counterexample_script(cx: Counterexample) -> str:
     from ...sim.problems import interpolant as module
 
     if cx.data.get("metric") not in SCRIPT_METRICS or cx.data.get("initial") not in ("distance", "function"):
-        raise ParameterError("metric", cx.data.get("metric"), "a measure the script replays: " + ", ".join(SCRIPT_METRICS)
+        raise ParameterError("metric", cx.data.get("metric"),
+                             "a measure the script replays: " + ", ".join(SCRIPT_METRICS)
                              + " (with initial 'distance' or 'function')")
 
     source = inspect.getsource(module)

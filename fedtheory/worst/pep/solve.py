@@ -292,7 +292,8 @@ CAP = 1e3
 ACCEPT_GAP = 1e-4  # relative primal-dual gap an 'optimal_inaccurate' solution must meet to be used
 ACCEPT_VIOLATION = 1e-6  # largest constraint violation of the rebuilt Gram matrix, relative to max(1, D, value)
 # smallest eigenvalue of the rebuilt Gram matrix, relative to its largest: at the solvers' stalling level (~1e-7), not
-# below it (Clarabel 0.11 ends (3, 2, 3) at beta = 0.3 at -1.1e-8, its value 3.5e-8 from the closed form (1 - eta mu)^(2KT) D)
+# below it (Clarabel 0.11 ends (3, 2, 3) at beta = 0.3 at -1.1e-8,
+# its value 3.5e-8 from the closed form (1 - eta mu)^(2KT) D)
 ACCEPT_MIN_EIG = -1e-7
 
 

@@ -252,7 +252,8 @@ def test_start_probe_measures_without_changing_the_algorithm():
     assert np.nanmax(probed["selection_gap"][1:]) > 1e-3  # partial participation: the expected mean start is off
     full = dataclasses.replace(cfg, clients_per_round=None)
     assert np.nanmax(simulate(p, _probe(0.2), full, [0], measures=("selection_gap",))["selection_gap"]) < 1e-13
-    shifted = simulate(p, _probe(0.2, shift=np.full((1, 4), 0.5)), full, [0], measures=("selection_gap", "unbiased_gap"))
+    shifted = simulate(p, _probe(0.2, shift=np.full((1, 4), 0.5)), full, [0],
+                       measures=("selection_gap", "unbiased_gap"))
     assert np.allclose(shifted["selection_gap"], 1.0) and np.allclose(shifted["unbiased_gap"], 1.0)
 
 
@@ -330,7 +331,8 @@ def test_divergence_term_order_from_the_records():
     assert set(sym["order_vs"].values()) == {"higher"}
     lead = sym["leading"]
     assert lead["optimization_term (S fixed)"]["T_power"] == "-1"
-    assert lead["divergence_term (S fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
+    assert lead["divergence_term (S "
+                "fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
     final = _order_vs("final")
     assert final["order_vs"]["stability_term (S fixed)"] == "lower"
     assert final["leading"]["divergence_term (S fixed)"]["T_power"] == "-1/(L*c + 1)"
@@ -376,7 +378,8 @@ def test_threshold_rule_uses_the_statistics_policy():
     assert F.CLAIM_THRESHOLD.evaluate(up, stats=pol).supported is False
     assert F.CLAIM_THRESHOLD.evaluate({**up, "delta_runs": rising[:, :6]}, stats=pol).supported is None  # 6 seeds
     tiny = np.vstack([1.0 + noise, 1.01 + noise, 1.02 + noise, 1.03 + noise])  # significant, below the 5% effect
-    assert F.CLAIM_THRESHOLD.evaluate({**up, "delta": tiny.mean(axis=1), "delta_runs": tiny}, stats=pol).supported is None
+    assert F.CLAIM_THRESHOLD.evaluate({**up, "delta": tiny.mean(axis=1), "delta_runs": tiny},
+                                      stats=pol).supported is None
 
 
 def test_interior_K_rule_never_takes_the_grid_edge_as_evidence():

@@ -203,8 +203,10 @@ def test_replay_of_a_per_round_stochastic_instance(tmp_path):
 
 
 @pytest.mark.parametrize("argv,name", [
-    (["worst", "fedinit.thm4", "--no-reference", "--set", "N=7", *sum((["--set", f"{k}={v}"] for k, v in SMALL.items()), [])], "N"),
-    (["worst", "fedinit.thm3", "--no-reference", "--set", "L=1", "--set", "c=0.1", "--set", "client_mu=2"], "client_mu"),
+    (["worst", "fedinit.thm4", "--no-reference", "--set", "N=7",
+      *sum((["--set", f"{k}={v}"] for k, v in SMALL.items()), [])], "N"),
+    (["worst", "fedinit.thm3", "--no-reference", "--set", "L=1", "--set", "c=0.1", "--set", "client_mu=2"],
+     "client_mu"),
     (["worst", "li2020.thm1", "--plugin", str(EXAMPLE), "--setting", "x"], "--setting"),
 ])
 def test_cli_bad_input_names_the_parameter(argv, name, capsys):
@@ -248,7 +250,8 @@ def test_stability_sides_scale_as_the_docs_say():
     specs = {rid: make_spec(rid, STAB) for rid in ("fedinit.thm3", "fedinit.thm3.rederived")}
     inst = specs["fedinit.thm3"].space.decode(specs["fedinit.thm3"].space.random(2, np.random.default_rng(7)))
     a = 10.0
-    big = CoupledInstances(inst.X, a * inst.y, a * inst.w0, inst.theta, X2=inst.X2, y2=a * inst.y2, replaced=inst.replaced)
+    big = CoupledInstances(inst.X, a * inst.y, a * inst.w0, inst.theta, X2=inst.X2, y2=a * inst.y2,
+                           replaced=inst.replaced)
     ev = {rid: (evaluate(s, inst), evaluate(s, big)) for rid, s in specs.items()}
     e0, e1 = ev["fedinit.thm3.rederived"]
     np.testing.assert_allclose(e1.lhs_all, a**2 * e0.lhs_all, rtol=1e-8, atol=1e-12)

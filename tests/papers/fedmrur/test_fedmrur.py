@@ -95,7 +95,8 @@ def test_plain_normalized_aggregation_is_mean_updates_and_momentum_modes_agree()
 def test_fedcm_is_unchanged_by_the_new_momentum_options():
     p = synthetic_logistic(6, 3, 3, 12, random_state=2)
     cfg = RunConfig(rounds=4, local_steps=3, lr=0.05, clients_per_round=3, oracle=Minibatch(2))
-    explicit = Algorithm("FedCM", local=(ClientMomentum(0.4, delta="mean", units="gradient"),), aggregate=MeanUpdates(1.0))
+    explicit = Algorithm("FedCM", local=(ClientMomentum(0.4, delta="mean", units="gradient"),),
+                         aggregate=MeanUpdates(1.0))
     assert np.array_equal(simulate(p, fedcm(0.4), cfg, [5], measures=()).final_w,
                           simulate(p, explicit, cfg, [5], measures=()).final_w)
     assert ClientMomentum(0.4).params() == {"alpha": 0.4}
@@ -346,7 +347,8 @@ def test_bad_input_names_the_parameter():
             return rs.sent.mean(axis=1)
 
     with pytest.raises(ParameterError, match="delta"):
-        simulate(logi, Algorithm("x", local=(ClientMomentum(0.1, delta="global_update"),), aggregate=Silent()), cfg, [0])
+        simulate(logi, Algorithm("x", local=(ClientMomentum(0.1, delta="global_update"),),
+                                 aggregate=Silent()), cfg, [0])
 
 
 def test_settings_and_names():

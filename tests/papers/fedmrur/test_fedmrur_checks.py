@@ -16,7 +16,8 @@ def _by(results, rid):
 
 
 def _one(results, rid, problem, setting_prefix):
-    out = [r for r in _by(results, rid) if r.problem == problem and r.params.get("setting", "").startswith(setting_prefix)]
+    out = [r for r in _by(results, rid) if r.problem == problem
+                                           and r.params.get("setting", "").startswith(setting_prefix)]
     assert len(out) == 1, (rid, problem, setting_prefix)
     return out[0]
 
@@ -50,7 +51,8 @@ def test_theorem_1_and_mofedsam_bounds(results):
     assert fb.verdict == "violated" and fb.is_finding and fb.scope == "inside" and fb.finding == T.UNITS_FINDING
     assert rd["client-mean, t=1..T"]["verdict"] == rd["client-mean, t=0..T-1"]["verdict"] == "violated"
     assert rd["client-max, t=0..T-1"]["verdict"] == "violated"
-    assert rd["client-max, t=1..T"]["verdict"] == "violated" and "rescaled instance" in rd["client-max, t=1..T"]["detail"]
+    assert rd["client-max, "
+              "t=1..T"]["verdict"] == "violated" and "rescaled instance" in rd["client-max, t=1..T"]["detail"]
     assert "inside the regime" in rd["client-max, t=1..T"]["detail"]
     assert "rescaled instance" not in rd["client-mean, t=1..T"]["detail"]
     assert rd["client-mean, t=1..T"]["ratio"] < 0.8

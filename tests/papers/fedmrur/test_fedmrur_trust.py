@@ -256,7 +256,8 @@ def test_the_sum_erratum_and_the_rate_finding_are_two_causes(results):
     missed = [t for t in eq8[0].extra["terms"] if t["covered_by"] is None]
     assert missed and all("sqrt(K)" not in t["term"] or "sqrt(T)" in t["term"] for t in missed)
     assert eq8[0].extra["as_printed_missed"] > len(missed)
-    pair = [x for x in shared_lines(results) if set(x["findings"]) == {"fedmrur.eq8.sum_left_side", "fedmrur.thm1.rate"}]
+    pair = [x for x in shared_lines(results) if set(x["findings"]) == {"fedmrur.eq8.sum_left_side",
+                                                                       "fedmrur.thm1.rate"}]
     assert pair and "003:144" in pair[0]["lines"] and pair[0]["independent"]
     assert all(x["independent"] for x in shared_lines(results)), shared_lines(results)
 

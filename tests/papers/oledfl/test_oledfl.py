@@ -284,7 +284,8 @@ def test_rho_beta_is_the_consensus_contraction(m, seed, beta):
     ring = np.arange(m)
     from fedtheory.sim.topology import canonical_edges, metropolis_matrix
 
-    W = metropolis_matrix(m, *canonical_edges(m, np.concatenate([i, ring]), np.concatenate([j, (ring + 1) % m]))).toarray()
+    W = metropolis_matrix(m, *canonical_edges(m, np.concatenate([i, ring]),
+                                              np.concatenate([j, (ring + 1) % m]))).toarray()
     e = np.linalg.eigvalsh(W)[::-1]
     Wb = (1 + beta) * W - beta * np.eye(m)
     direct = np.linalg.norm(Wb - np.full((m, m), 1.0 / m), 2)
@@ -357,7 +358,8 @@ def test_divergence_rule():
     assert out.supported is None and "not reproduced (150 rounds, 10 runs" in out.detail
     # every covered beta converged: refuted (the check adds the seeds rule and the scope)
     assert ev(np.zeros(7), conv=np.ones(7)).supported is False
-    assert ev([0, 0, 1, 1, 1, 1, 1]).supported is True  # diverging below 1 too is not against the sentence (no converse)
+    # diverging below 1 too is not against the sentence (no converse)
+    assert ev([0, 0, 1, 1, 1, 1, 1]).supported is True
     # a majority of the runs decides a beta; the counts are reported
     k = {"beta": b, "runs_diverged": np.array([0, 0, 0, 0, 1, 2, 3]), "runs": 3, "diverged": np.zeros(7, bool)}
     out = T.CLAIM_DIVERGE.evaluate(k)

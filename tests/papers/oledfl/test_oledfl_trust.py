@@ -99,7 +99,8 @@ def test_an_optimum_at_a_divergence_boundary_or_a_grid_edge_is_never_evidence():
     assert claim_result(T.CLAIM_OPT_BETA, mm, seeds=10).verdict == "claim_refuted"
     out = T.CLAIM_OPT_BETA.evaluate(mm, stats=StatsPolicy(min_effect=T.MIN_EFFECT))
     assert "divergence boundary" in out.detail and "grid edge" in out.detail
-    assert "never evidence of an interior optimum" in out.detail and "inverted, exp (lambda 0.39) above grid" in out.detail
+    assert ("never evidence of an interior "
+            "optimum" in out.detail and "inverted, exp (lambda 0.39) above grid" in out.detail)
     # the lazy W: larger beta better up to 0.99 everywhere: every optimum at the edge of the paper's range
     assert claim_result(T.CLAIM_OPT_BETA, _opt([4, 4, 4, 4], [None] * 4), seeds=10).verdict == "inconclusive"
     # beta >= 1 is outside the paper's range: an optimum there is not judged either
@@ -173,7 +174,8 @@ def test_table_findings_are_errata_and_the_only_counted_findings(quick):
         (row,) = by[cid]
         assert row.verdict == "claim_refuted" and row.finding_class == "erratum" and row.is_finding
     assert sorted(group_findings(res)) == sorted(["oledfl.table.margin_vs_dfedsam|the paper's Tables II-IV|as printed",
-                                                  "oledfl.table.speedup_arithmetic|the paper's Tables II-IV|as printed"])
+                                                  "oledfl.table.speedup_arithmetic|the "
+                                                  "paper's Tables II-IV|as printed"])
 
 
 def test_corrected_tables_pass():

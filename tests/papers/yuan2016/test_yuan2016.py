@@ -74,7 +74,8 @@ def test_checks_hold_on_the_quick_profile():
     assert lemma1[0].ratio == pytest.approx(4.0 / 1.875, rel=1e-6)  # complete graph: 0.4 vs 0.1875 (alpha = 0.1)
     thm1 = C.thm1(s)
     assert [r.verdict for r in thm1] == ["holds", "holds"]
-    assert thm1[1].ratio == pytest.approx(1 / 0.99, rel=1e-6)  # the equal-curvature quadratics: ||h(1)|| = (1 - alpha) D
+    # the equal-curvature quadratics: ||h(1)|| = (1 - alpha) D
+    assert thm1[1].ratio == pytest.approx(1 / 0.99, rel=1e-6)
     thm3 = C.thm3(s)
     assert [r.verdict for r in thm3] == ["holds", "not_applicable", "holds"]  # issue 45: c3^k e0 dominates the last
     assert "step_9" in thm3[1].conditions_failed[0]

@@ -112,7 +112,8 @@ def _order_vs(reading: str = "sum", div_factor: sp.Expr = sp.S.One):
                 lead_out[f"{k} ({rname})"] = d
         return {"order_vs": out, "leading": lead_out}
 
-    return cached_symbolic(["fedinit.claim.divergence_dominates", "v2"] + [sp.srepr(e) for e in exprs.values()], compute)
+    return cached_symbolic(["fedinit.claim.divergence_dominates", "v2"]
+                           + [sp.srepr(e) for e in exprs.values()], compute)
 
 
 def _dominates_grid(session):

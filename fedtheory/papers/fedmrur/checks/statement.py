@@ -60,8 +60,8 @@ def _statement_control(session):
     T = fedmrur_records
     stripped = sp.latex(T.ETA_L.relation.rhs)  # Theorem 1's first hypothesis with its comparison deleted
     return _statement_rows(clause=f"\\eta_l {stripped}", k_min=0, var=T.S, expr=T.PHI_BRACKET,
-                           what="control: the hypothesis eta_l <= 1/sqrt(30 alpha K L) with its comparison deleted, and "
-                                "the range S >= 0")
+                           what="control: the hypothesis eta_l <= 1/sqrt(30 alpha K L) with its comparison deleted, "
+                                "and the range S >= 0")
 
 
 @check("fedmrur.thm1.statement", PAPER, "symbolic", records=("fedmrur.thm1", "fedmrur.C_max", "fedmrur.Phi"),

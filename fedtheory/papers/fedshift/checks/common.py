@@ -50,8 +50,9 @@ PROBLEMS = {  # key -> description shown in the table
     "digits": "digits parity (2 layers)",
 }
 # The claims' negative control: ls(d=32) with its optimum translated by OFFSET_RMS RMS(w*) along 1_P
-# (|mean(w*)|/RMS(w*) from 0.345 to 0.93 at seed 0). Every round the shift moves all P weights by (I/K) m^{t+1} toward 0, away
-# from the optimum, and local training must undo it: FedShift must lose on divergence, drift, weight mean and error.
+# (|mean(w*)|/RMS(w*) from 0.345 to 0.93 at seed 0). Every round the shift moves all P weights by (I/K) m^{t+1} toward
+# 0, away from the optimum, and local training must undo it:
+# FedShift must lose on divergence, drift, weight mean and error.
 OFFSET_RMS = 2.0
 CONTROL_PROBLEMS = {"ls_offset": f"ls(d=32), optimum + {OFFSET_RMS:g} RMS(w*) 1_P"}
 LABELS = {**PROBLEMS, **CONTROL_PROBLEMS}

@@ -156,17 +156,18 @@ def _induction_row(numerator=None, denominator=None):
               f"(tau+gamma)/eps - 1 its first entry's denominator); d/dtau of the first entry has the sign of "
               f"{sp.sstr(num_d)}" + (" (D = D(tau))" if is_den else "") + ": ")
     if sign == "increasing":
-        detail += ("non-negative wherever D(tau) > 0 (positive unless B_1 = B_2 M = 0), so upsilon grows with the induction variable. The induction (004:469-480: "
-                   "'assuming Delta_tau <= upsilon/(tau+gamma) ... <= upsilon/(tau+gamma+1) ... holds for all tau = 1, 2, "
-                   "...') treats upsilon as a constant. It proves Delta_tau <= upsilon(tau)/(tau+gamma) only because "
-                   "upsilon(tau) <= upsilon(tau+1), a step the proof does not state; and through B_2 M (tau+gamma)^2 the "
-                   "bound it proves does not fall like 1/tau when M > 0. A loose step of the proof, not a false theorem "
-                   "(rule 4; fedshift.thm1.rederived reads upsilon at the horizon, the largest it takes; the condition "
-                   "D > 0 the step needs is fedshift.thm1.denominator's finding): not counted")
+        detail += ("non-negative wherever D(tau) > 0 (positive unless B_1 = B_2 M = 0), so upsilon grows with the "
+                   "induction variable. The induction (004:469-480: 'assuming Delta_tau <= upsilon/(tau+gamma) ... <= "
+                   "upsilon/(tau+gamma+1) ... holds for all tau = 1, 2, ...') treats upsilon as a constant. It proves "
+                   "Delta_tau <= upsilon(tau)/(tau+gamma) only because upsilon(tau) <= upsilon(tau+1), a step the "
+                   "proof does not state; and through B_2 M (tau+gamma)^2 the bound it proves does not fall like 1/tau "
+                   "when M > 0. A loose step of the proof, not a false theorem (rule 4; fedshift.thm1.rederived reads "
+                   "upsilon at the horizon, the largest it takes; the condition D > 0 the step needs is "
+                   "fedshift.thm1.denominator's finding): not counted")
     elif sign == "decreasing":
         detail += ("non-positive: upsilon shrinks as tau grows, so the step from tau to tau + 1 needs a "
-                   "hypothesis the previous step did not give (upsilon(tau+1) < upsilon(tau)): the induction does not go "
-                   "through as written")
+                   "hypothesis the previous step did not give (upsilon(tau+1) < upsilon(tau)): the induction does not "
+                   "go through as written")
     elif sign == "constant":
         detail += "upsilon does not depend on tau: the induction is valid as written"
     else:
@@ -176,7 +177,8 @@ def _induction_row(numerator=None, denominator=None):
                        finding="fedshift.thm1.induction" if verdict == "violated" else "",
                        finding_class="erratum" if verdict == "violated" else "",
                        extra={"upsilon_in_tau": sign, **({"robustness": exact_robustness(
-                           "exact (a sign)", "the sign of d upsilon/d tau for every value of the constants where D > 0")}
+                           "exact (a sign)", "the sign of d upsilon/d tau for every "
+                                             "value of the constants where D > 0")}
                            if verdict == "violated" else {})})
 
 
@@ -233,9 +235,9 @@ def _proof_control(session):
 
 @check("fedshift.thm1.proof", PAPER, "symbolic", records=("fedshift.upsilon", "fedshift.lemma1", "fedshift.lemma3"),
        cost="symbolic",
-       control=Control("upsilon's first entry replaced by (B_1 beta^2 + B_2 M)/(tau + gamma), which falls with tau (the "
-                       "induction must then be reported not to go through), and Lemma 1's term and Lemma 3's swapped "
-                       "(they must still be found to differ)", _proof_control))
+       control=Control("upsilon's first entry replaced by (B_1 beta^2 + B_2 M)/(tau + gamma), which falls with tau "
+                       "(the induction must then be reported not to go through), and Lemma 1's term and Lemma 3's "
+                       "swapped (they must still be found to differ)", _proof_control))
 def thm1_proof(session):
     """Theorem 1's proof against itself: the induction's constant upsilon against the induction variable (004:467-480),
     and Lemma 1's printed term against the one Lemma 3 bounds where the proof combines them (004:399, 413, 438)."""
@@ -283,8 +285,8 @@ def _printing_control(session):
 
 
 @check("fedshift.thm1.printings", PAPER, "symbolic", records=("fedshift.thm1", "fedshift.thm1.eq20"), cost="symbolic",
-       control=Control("the M-term with the last 1/(tau + gamma) of its denominator dropped, as eq. (20)'s row: it must "
-                       "differ from line (4)", _printing_control))
+       control=Control("the M-term with the last 1/(tau + gamma) of its denominator dropped, as eq. (20)'s row: it "
+                       "must differ from line (4)", _printing_control))
 def thm1_printings(session):
     """Theorem 1's M-term as printed in the main text and in eq. (20), each against the proof's line (4)."""
     return _printing_rows()

@@ -113,7 +113,8 @@ def claim_stability_topology(session, mutation=None):
         st = _stability(session, laziness, mutation)
         mm = {"x": [i["lam"] for i in st["info"]], "samples": st["gap"][:, 0],
               "names": [i["name"] for i in st["info"]], "paired": True}
-        by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=problem_label(p), settings=len(weights),
+        by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=problem_label(p),
+                                                       settings=len(weights),
                                 seeds=st["P"],
                                 params={"setting": f"DFedAvg (beta=0), {label}", "eta": LR, "rounds": st["T"],
                                         "pairs": st["P"], "oracle": "minibatch(1)"},

@@ -106,7 +106,8 @@ def claim_speed(session, mutation=None):
     on both readings of W; one row per topology."""
     return _per_topology_claim(session, oledfl_records.CLAIM_SPEED, "reach",
                                lambda sw, j: f"measured: rounds until f(x_bar^t) - f* <= {sw['eps']:.3g} "
-                                             f"({EPS_FRACTION:g} of the initial error; {sw['T'] + 1} = never)", mutation)
+                                             f"({EPS_FRACTION:g} of the initial error; {sw['T'] + 1} = "
+                                             "never)", mutation)
 
 
 @check("oledfl.claim.ole_improves_consistency", PAPER, "claim",
@@ -126,8 +127,9 @@ def claim_consistency(session, mutation=None):
 
 @check("oledfl.claim.diverges_at_beta_ge_1", PAPER, "claim",
        control=Control(CAPPED_OLE.label, lambda s: claim_diverge(s, mutation=CAPPED_OLE),
-                       uncounted="every row is an extrapolation: the sentence reports the paper's CIFAR-10 experiment on "
-                                 "the random topology (002, line 177), which a least-squares run does not reproduce"))
+                       uncounted="every row is an extrapolation: the sentence reports the paper's CIFAR-10 experiment "
+                                 "on the random topology (002, line 177), which a least-squares run does not "
+                                 "reproduce"))
 def claim_diverge(session, mutation=None):
     """The stripped threshold's two readings ('beta >= 1', 'beta > 1') are decided apart and joined
     (combine_readings). Every row is scope 'extrapolation': the sentence reports the paper's CIFAR-10 experiment."""
@@ -142,13 +144,13 @@ def claim_diverge(session, mutation=None):
                   "runs": sw["R"], "rounds": sw["T"], "diverged": k > sw["R"] / 2}
             detail = (("NEGATIVE CONTROL: " + mutation.label + ". ") if mutation else "") + derived_text(info) + (
                 f". Diverged = flagged by the engine or f(x_bar^T) > f(x^0), in a majority of the runs; converged = "
-                f"reached f(x_bar^t) - f* <= {sw['eps']:.3g} ({EPS_FRACTION:g} of the initial error) without diverging. "
-                "The sentence reports the paper's CIFAR-10 experiment on the random topology (Fig. 8(a)); a "
+                f"reached f(x_bar^t) - f* <= {sw['eps']:.3g} ({EPS_FRACTION:g} of the initial error) without "
+                "diverging. The sentence reports the paper's CIFAR-10 experiment on the random topology (Fig. 8(a)); a "
                 "least-squares run tests it outside that regime (scope 'extrapolation')")
             rows = {}
             for reading in rec.readings:
-                r = claim_result(dataclasses.replace(rec, parameters={"reading": reading}), mm, problem=problem_label(p),
-                                 params=_params(sw, j, weights), seeds=sw["R"], detail=detail)
+                r = claim_result(dataclasses.replace(rec, parameters={"reading": reading}), mm,
+                                 problem=problem_label(p), params=_params(sw, j, weights), seeds=sw["R"], detail=detail)
                 r.scope = "extrapolation"
                 rows[reading] = r
             row = combine_readings(rows)
@@ -220,7 +222,8 @@ def claim_connectivity(session, reverse_lambda=False):
             claim_result(oledfl_records.CLAIM_TOPOLOGY, mm, problem=problem_label(p), settings=len(rows), seeds=sw["R"],
                                 params={"setting": f"{label}, {weights}", "eta": LR, "rounds": sw["T"], "runs": sw["R"],
                                         "beta": [BETAS[i] for i in idx]},
-                                detail=("NEGATIVE CONTROL: lambdas assigned in reverse order. " if reverse_lambda else "")
+                                detail=("NEGATIVE CONTROL: lambdas assigned in reverse order. "
+                                        if reverse_lambda else "")
                                 + "measured: (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) on the four "
                                   "Table V topologies"))
     return join_w(by_w)
