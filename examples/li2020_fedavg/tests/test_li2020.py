@@ -1,9 +1,9 @@
 """The plug-in's own tests: Theorem 1 holds on its checks; a halved bound is caught."""
 import dataclasses
 
-from li2020_fedavg import checks, records
-
 from fedtheory.checks import Session
+
+from li2020_fedavg import checks, records
 
 
 def test_thm1_holds_across_local_steps_and_heterogeneity():

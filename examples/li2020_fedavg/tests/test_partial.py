@@ -3,9 +3,10 @@ negative controls."""
 import dataclasses
 
 import pytest
-from li2020_fedavg import checks, records
 
 from fedtheory.checks import Session
+
+from li2020_fedavg import checks, records
 
 
 def test_thm2_thm3_at_a_point_worked_by_hand():

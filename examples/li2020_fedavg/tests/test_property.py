@@ -1,10 +1,11 @@
 """The property-based test of docs/extending.md, section 6 (kept verbatim there)."""
 import numpy as np
 from hypothesis import given, settings
-from li2020_fedavg.records import THM1
 
 from fedtheory.sim import Exact, RunConfig, fedavg, simulate
 from fedtheory.testing import assert_bound_holds, least_squares_problems
+
+from li2020_fedavg.records import THM1
 
 
 @settings(max_examples=20, deadline=None, derandomize=True)

@@ -3,9 +3,10 @@ reasons, the negative control is caught, and S_T's closed form is the sum the th
 import numpy as np
 import pytest
 import sympy as sp
-from stich2019_localsgd import checks, records
 
 from fedtheory.checks import Session
+
+from stich2019_localsgd import checks, records
 
 
 def test_thm2_2_holds_where_it_applies():

@@ -74,8 +74,8 @@ THM1 = Bound(
     requires={"lr_schedule": "inverse_step", "full_participation": True},
     order=Order(expr=1 / T, variable=T, source=SOURCE),
     # Li et al.'s E counts local steps (fedtheory's local_steps) and T iterations from w_1 (T - 1 steps taken)
-    quantities={"E": "local_steps", "T": "steps: T - 1 local steps taken (w_1 is "
-                                         "the start; after R rounds T = R E + 1)"},
+    quantities={"E": "local_steps",
+                "T": "steps: T - 1 local steps taken (w_1 is the start; after R rounds T = R E + 1)"},
     transcription=UNVERIFIED,
     note="Transcribed from the theorem statement; Assumption 4 (bounded gradients) is certified on the region the run "
          "visits (least squares has no global gradient bound).",
