@@ -245,8 +245,8 @@ def _sim_catalogue() -> dict[str, Any]:
 
 
 def _unit_of(name: str, declared: Mapping[str, str] | None = None) -> str | None:
-    """The unit of a drawn quantity: the claim's own declaration (``Claim.measurement_units``), a column of a training run
-    (``fedtheory.empirical.runs.MEASURE_UNITS``), or a simulator measure's dimension; None where none says."""
+    """The unit of a drawn quantity: the claim's own declaration (``Claim.measurement_units``), a column of a training
+    run (``fedtheory.empirical.runs.MEASURE_UNITS``), or a simulator measure's dimension; None where none says."""
     from .empirical.runs import MEASURE_UNITS
 
     if declared and declared.get(name):

@@ -1,10 +1,10 @@
 """The units check: every record's formulas, dimension by dimension, without running anything.
 
 Every paper gets the check ``PAPER.units`` for free (registered through ``fedtheory.plugins.on_records_registered``
-when a plug-in registers records of that paper; its negative control: ``units_control_rows``): one row per record that has a formula, id ``RECORD.units`` (kind 'symbolic'); a claim or
-a statement in words has none and gets no row. The rules and the dimensions are ``fedtheory.theory.dimensions``; the
-left side of a bound is a measure of the simulator's catalogue (its declared dimension) unless the record's
-``units.lhs`` says otherwise. The verdicts:
+when a plug-in registers records of that paper; its negative control: ``units_control_rows``): one row per record that
+has a formula, id ``RECORD.units`` (kind 'symbolic'); a claim or a statement in words has none and gets no row. The
+rules and the dimensions are ``fedtheory.theory.dimensions``; the left side of a bound is a measure of the simulator's
+catalogue (its declared dimension) unless the record's ``units.lhs`` says otherwise. The verdicts:
 
 * holds: every formula is consistent ("consistent"; "consistent under L = 1" with the normalisation the record
   declares, quoted; a stated order "consistent under" the step-size choice it states, e.g. eta = sqrt(N/(K T))

@@ -219,10 +219,10 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...],
     'shared_lines': ``shared_lines``}:
     'findings' are the in-scope causes the exit code counts, 'classes' the same keys by severity class
-    (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that failed (never findings);
-    'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that follow only from the
-    exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with bound/measured above
-    LOOSE_FACTOR.
+    (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that
+    failed (never findings); 'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that
+    follow only from the exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with
+    bound/measured above LOOSE_FACTOR.
     """
     groups = group_findings(results)
     found = {k: [_row_label(r) for r in rows] for k, rows in groups.items()}
@@ -374,9 +374,9 @@ def collection_lines(results: Sequence[CheckResult]) -> list[str]:
 
 def format_timings(timings: Sequence[Any], elapsed_s: float | None = None, load_s: float | None = None) -> str:
     """The per-check timing table of ``fedtheory check --timings``: every check's seconds (slowest first), its share
-    of the checks' total, its CPU seconds, where it ran, its rows and its simulations; ``load_s``: the seconds spent loading the
-    plug-ins before the first check, ``elapsed_s``: the run's wall-clock seconds (symbolic checks run beside the
-    simulations, so the checks' seconds may add up to more)."""
+    of the checks' total, its CPU seconds, where it ran, its rows and its simulations; ``load_s``: the seconds spent
+    loading the plug-ins before the first check, ``elapsed_s``: the run's wall-clock seconds (symbolic checks run beside
+    the simulations, so the checks' seconds may add up to more)."""
     rows = sorted(timings, key=lambda t: -t.seconds)
     total = sum(t.seconds for t in rows) or 1.0
     header = ["check", "seconds", "share", "cpu s", "where", "rows", "simulations"]

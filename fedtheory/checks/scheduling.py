@@ -174,7 +174,8 @@ def record_profile(profile: str, seed: int = 0, only: Sequence[str] | None = Non
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fedtheory.checks.scheduling PROFILE [PROFILE ...]``: record the profiles, rewrite check_units.json."""
+    """``python -m fedtheory.checks.scheduling PROFILE [PROFILE ...]``: record the profiles, rewrite
+    check_units.json."""
     import platform
 
     args = list(sys.argv[1:] if argv is None else argv) or list(PROFILES)

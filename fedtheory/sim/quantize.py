@@ -9,8 +9,8 @@
   Lloyd fixed point: every centroid is the mean of its points, every point is at its nearest
   centroid; ties go to the lower centroid) or max_iter = 300 iterations (scikit-learn's default).
   An empty cluster keeps its centroid; a start equal to its neighbour (repeated values, or more
-  centroids than values) is retired and its codebook entry left at +inf. At a fixed point DeQ(Q(w)) has exactly the mean of w, layer
-  by layer (each centroid is the mean of its points).
+  centroids than values) is retired and its codebook entry left at +inf. At a fixed point DeQ(Q(w)) has exactly the mean
+  of w, layer by layer (each centroid is the mean of its points).
   In 1-D the clusters are runs of the sorted data, so one sort plus prefix sums make an iteration
   cost O(k log n) (binary search of the k - 1 midpoints) instead of O(n k).
 

@@ -126,8 +126,8 @@ def _dense(W) -> np.ndarray:
 
 
 def mixing_matrix_properties(W, adjacency=None, tol: float = 1e-10) -> dict[str, PropertyResult]:
-    """Each property of seed 002 Definition 1 (record ``oledfl.def1`` of the OledFL plug-in: graph, symmetry, null_space,
-    spectral) on a given W (dense or scipy sparse), with the size of its worst violation.
+    """Each property of seed 002 Definition 1 (record ``oledfl.def1`` of the OledFL plug-in: graph, symmetry,
+    null_space, spectral) on a given W (dense or scipy sparse), with the size of its worst violation.
 
     adjacency: optional boolean (m, m) graph; without it the graph is the support of W and property (i)
     reduces to non-negative entries with a positive diagonal.

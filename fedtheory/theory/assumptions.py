@@ -8,8 +8,8 @@ record does not bind still has to be certified: the assumption is a premise whet
 the formula.
 
 Whether an assumption holds on a run is never declared by the record or the check: the problem family, the oracle,
-the topology, the client sampling or the algorithm of the run *certifies* it (``fedtheory.sim.certificates``), with the exact
-constant and how it was computed, or refuses it with the reason, or says it cannot tell. ``subject`` says which of
+the topology, the client sampling or the algorithm of the run *certifies* it (``fedtheory.sim.certificates``), with the
+exact constant and how it was computed, or refuses it with the reason, or says it cannot tell. ``subject`` says which of
 them answers. ``direction`` says which values of a constant the assumption admits once the tightest one is certified:
 ``upper`` (any larger value: a smoothness constant, a variance, a gradient bound), ``lower`` (any smaller positive
 value: a strong-convexity constant, a spectral gap), ``exact`` (only that value: the optimal value f*, a count).

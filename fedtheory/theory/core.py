@@ -461,10 +461,10 @@ LAMBDIFY_TERMS = 256  #: a sum of more terms is compiled in slices of this many 
 
 
 def _lambdify_in_slices(args, expr: sp.Expr, dummify: bool = True) -> Callable[..., Any]:
-    """A numpy function of ``args`` (symbols) computing ``expr``: lambdify, in slices of LAMBDIFY_TERMS terms where ``expr`` is a longer sum: Python's compiler recurses once
-    per ``+`` of the generated line, and a bound of 5,000 terms exceeded its depth (RecursionError: the record could
-    not be evaluated at all). The slices' values are added in order (a sum of at most LAMBDIFY_TERMS terms compiles
-    to the same code as before, the same bits)."""
+    """A numpy function of ``args`` (symbols) computing ``expr``: lambdify, in slices of LAMBDIFY_TERMS terms where
+    ``expr`` is a longer sum: Python's compiler recurses once per ``+`` of the generated line, and a bound of 5,000
+    terms exceeded its depth (RecursionError: the record could not be evaluated at all). The slices' values are added in
+    order (a sum of at most LAMBDIFY_TERMS terms compiles to the same code as before, the same bits)."""
     if not isinstance(expr, sp.Add) or len(expr.args) <= LAMBDIFY_TERMS:
         return sp.lambdify(args, expr, modules="numpy", dummify=dummify)
     terms = expr.args

@@ -3,8 +3,9 @@
 ``worst_case(spec)`` searches a :class:`WorstCaseSpec`'s problem class for the instance with the largest left
 side (relative to the bound) and returns one JSON record (the classes: federated quadratics, ``QuadraticClass``,
 convex at mu = 0; Huber regressions, ``HuberClass``; the separable PL family; coupled neighbours); ``run_worst(ID)``
-builds the spec from today's check constants; ``replay(FILE)`` re-runs a stored instance. ``run_pep(ID)`` / ``solve_pep(PEPSetting(...))``: the exact
-worst case by performance estimation (PEPit + cvxpy, the extra ``fedtheory[pep]``). See docs/worst-case.md.
+builds the spec from today's check constants; ``replay(FILE)`` re-runs a stored instance. ``run_pep(ID)`` /
+``solve_pep(PEPSetting(...))``: the exact worst case by performance estimation (PEPit + cvxpy, the extra
+``fedtheory[pep]``). See docs/worst-case.md.
 """
 import sys
 

@@ -573,7 +573,8 @@ def _threshold(m, stats, min_drop=0.05):
     (stats.compare, a family of the two comparisons below) by at least min_drop relative. Supported: it falls and
     some beta > beta* diverges (the text: 'when beta is too large ... the local divergence level increases heavily').
     Refuted: the smallest mean is at beta = 0 and the first positive beta lies significantly above Delta^T(0) with the
-    record's minimum effect and enough seeds. Inconclusive otherwise (e.g. it falls but nothing in the grid diverged)."""
+    record's minimum effect and enough seeds. Inconclusive otherwise (e.g. it falls but nothing in the grid
+    diverged)."""
     b = np.asarray(m["beta"], float)
     d = np.asarray(m["delta"], float)
     div = np.asarray(m["diverged"], bool)

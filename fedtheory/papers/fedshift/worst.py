@@ -13,8 +13,8 @@ clients inferior (alpha = I/N = 1/2), full participation, E = 5 local steps, eta
 every local step with the paper's beta = 2/mu, gamma = max{8L/mu, E} - 1. The left side is the check's,
 E[F(w_bar_tau)] - F* at the horizon tau = T E + 1.
 
-epsilon: for every instance the bound is taken at the eps of ``fedtheory.papers.fedshift.checks.EPS_GRID`` that gives the
-smallest bound among those where the proof's denominator (1 + 1/eps) beta mu - (tau + gamma)/eps - 1 is positive
+epsilon: for every instance the bound is taken at the eps of ``fedtheory.papers.fedshift.checks.EPS_GRID`` that gives
+the smallest bound among those where the proof's denominator (1 + 1/eps) beta mu - (tau + gamma)/eps - 1 is positive
 (the check's choice for the rederived statement). The printed statement states only 'eps > 0'; where the
 denominator is not positive it is negative or undefined (finding fedshift.thm1.denominator). So the printed
 record is searched only where it is meaningful: the declaration adds the condition denominator_positive, and a

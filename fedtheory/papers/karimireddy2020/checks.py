@@ -52,8 +52,8 @@ TERM_SETTINGS = ((5, 1.0, 0.0, "x*", "initial controls (9 N h^2/S) C_0/(h W_T)")
 
 def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None = None, sigma2: float = SIGMA2,
         start: str = ""):
-    """SCAFFOLD with h = scale / (81 beta) (memoized): values for the bound, the weighted left side per horizon, settings.
-    sigma2, start ('x*': the optimum): a term-wise tightness setting."""
+    """SCAFFOLD with h = scale / (81 beta) (memoized): values for the bound, the weighted left side per horizon,
+    settings. sigma2, start ('x*': the optimum): a term-wise tightness setting."""
     size = session.pick(SIZES)
     T = rounds or size["rounds"]
 

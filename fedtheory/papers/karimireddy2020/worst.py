@@ -1,9 +1,9 @@
-"""Worst case of SCAFFOLD's strongly convex bound (``fedtheory worst karimireddy2020.scaffold_sc``): federated quadratics
-whose every client spectrum lies in [mu, beta] (each f_i beta-smooth and mu-strongly convex), any client optima, a
-start within sqrt(dist2_max) of x*; SCAFFOLD option II with controls from 0, S of N clients per round, additive noise
-sigma^2, at the largest step h = 1/(81 beta). The left side at every horizon T is the geometrically weighted average
-of f(x^r) - f* over r < T, and the bound takes ||x^0 - x*||^2 and C_0 = (1/N) sum_i ||grad f_i(x*)||^2 from the
-instance."""
+"""Worst case of SCAFFOLD's strongly convex bound (``fedtheory worst karimireddy2020.scaffold_sc``): federated
+quadratics whose every client spectrum lies in [mu, beta] (each f_i beta-smooth and mu-strongly convex), any client
+optima, a start within sqrt(dist2_max) of x*; SCAFFOLD option II with controls from 0, S of N clients per round,
+additive noise sigma^2, at the largest step h = 1/(81 beta). The left side at every horizon T is the geometrically
+weighted average of f(x^r) - f* over r < T, and the bound takes ||x^0 - x*||^2 and C_0 = (1/N) sum_i ||grad f_i(x*)||^2
+from the instance."""
 from __future__ import annotations
 
 import numpy as np

@@ -6,7 +6,8 @@ and every I iterations replace their models by the average; xbar^t = (1/N) sum_i
 f_i L-smooth; E||grad F_i(x; z) - grad f_i(x)||^2 <= sigma^2 and E||grad F_i(x; z)||^2 <= G^2 for every x and i),
 if 0 < gamma <= 1/L, then for every T >= 1
 
-    (1/T) sum_{t=1}^{T} E||grad f(xbar^{t-1})||^2 <= 2 (f(xbar^0) - f*)/(gamma T) + 4 gamma^2 I^2 G^2 L^2 + L gamma sigma^2/N,
+    (1/T) sum_{t=1}^{T} E||grad f(xbar^{t-1})||^2 <= 2 (f(xbar^0) - f*)/(gamma T) + 4 gamma^2 I^2 G^2 L^2 + L gamma
+    sigma^2/N,
 
 f = (1/N) sum_i f_i, f* its minimum. No public copy of the paper's text was found (the stored pages hold its
 introduction only): the record is written as known and marked unverified, so a finding on it is listed apart.

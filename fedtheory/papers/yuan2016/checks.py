@@ -124,8 +124,8 @@ def _params(key, topology, r) -> dict:
 
 def _row(session: Session, record, key: str, topology: str, rule, rounds: int | None, left, *, extra=None,
          detail: str = "") -> CheckResult:
-    """One DGD run's rows k = 1, 2, ... of ``record``: ``left(trace)`` the left side (rows k = 1..), ``extra(trace)`` the
-    run's values besides the step and the problem's constants; every k is a statement of the text."""
+    """One DGD run's rows k = 1, 2, ... of ``record``: ``left(trace)`` the left side (rows k = 1..), ``extra(trace)``
+    the run's values besides the step and the problem's constants; every k is a statement of the text."""
     r = run(session, key, topology, rule, rounds)
     p, top, tr = r["p"], r["top"], r["trace"]
     cert = certify(record, problem=p, oracle=r["cfg"].oracle, topology=top, visited=tr)

@@ -21,7 +21,8 @@ B_MIN_ROUNDING = 1e-12
 
 
 def _moments_batched(H: np.ndarray, h: np.ndarray):
-    """H (P,C,d,d), h (P,C,d) -> Hbar, hbar, M = (1/C) sum_i H_i^2, m = (1/C) sum_i H_i h_i, s = (1/C) sum_i ||h_i||^2."""
+    """H (P,C,d,d), h (P,C,d) -> Hbar, hbar, M = (1/C) sum_i H_i^2, m = (1/C) sum_i H_i h_i, s = (1/C) sum_i
+    ||h_i||^2."""
     C = H.shape[1]
     Hbar, hbar = H.mean(axis=1), h.mean(axis=1)
     M = np.einsum("pcde,pcef->pdf", H, H) / C
@@ -52,7 +53,8 @@ def quadratic_G2(H: np.ndarray, h: np.ndarray, B: float) -> np.ndarray:
     sup_w (1/C) sum_i ||H_i w - h_i||^2 - B^2 ||Hbar w - hbar||^2 = c0 + b' A^+ b, A = B^2 Hbar^2 - M, b = m - B^2
     Hbar hbar, c0 = s - B^2 ||hbar||^2 (inf where A is not PSD or b leaves A's range). An eigenvalue of A, or a part
     of b, at the rounding level of the terms it is the difference of (1e-12 of ||M|| and ||B^2 Hbar^2||, 1e-6 of
-    ||m|| and ||B^2 Hbar hbar||) counts as zero: identical clients at B = 1 give G^2 = the spread of the h_i, not inf."""
+    ||m|| and ||B^2 Hbar hbar||) counts as zero: identical clients at B = 1 give G^2 = the spread of the h_i, not
+    inf."""
     Hbar, hbar, M, m, s = _moments_batched(H, h)
     A = B**2 * Hbar @ Hbar - M
     Hh = B**2 * np.einsum("pde,pe->pd", Hbar, hbar)
@@ -113,7 +115,8 @@ class _LSView(ClientView):
         step. On the shared path the iterates are kept runs last, (N, d, R) C-contiguous: each client's product is
         one BLAS call on a contiguous (d, R) block (``_Hw`` hands BLAS the transposed (R, N, d) layout, 1.2-2.5x
         slower at R = 64; with this project's OpenBLAS 0.3.31 the two layouts round alike for d <= 15, R = 1 and the
-        R >= 48 tried, within an ulp of a product otherwise). Every elementwise operation is the loop's, in its order."""
+        R >= 48 tried, within an ulp of a product otherwise). Every elementwise operation is the loop's, in its
+        order."""
         lr = np.asarray(lr, dtype=np.float64)
         if noise is not None:
             noise = noise.transpose(1, 2, 3, 0) if self.shared else noise.transpose(1, 0, 2, 3)  # step k: noise[k]
@@ -445,7 +448,8 @@ class LeastSquaresProblem(Problem):
         return eig, 1e-10 * max(float(np.abs(eig).max()), 1e-300)
 
     def _G_of_B(self, B) -> np.ndarray:
-        """The smallest G with the (G, B) dissimilarity at each B (array in, array out): sqrt(G^2(B)), inf below B_min."""
+        """The smallest G with the (G, B) dissimilarity at each B (array in, array out): sqrt(G^2(B)), inf below
+        B_min."""
         B = np.asarray(B, dtype=float)
         G2 = [quadratic_G2(self.H[:1], self.h[:1], float(b))[0] for b in B.ravel()]
         return np.sqrt(np.asarray(G2, dtype=float)).reshape(B.shape)

@@ -300,7 +300,8 @@ ACCEPT_MIN_EIG = -1e-7
 def _accept(res: PEPResult, s: PEPSetting) -> tuple[float | None, str]:
     """The value to use, or None. 'optimal' is used as is; 'optimal_inaccurate' (Clarabel's AlmostSolved: these
     PEPs are degenerate, and interior-point solvers stall near 1e-7 relative) only when the rebuilt Gram matrix is
-    PSD to ACCEPT_MIN_EIG, meets every generated constraint to ACCEPT_VIOLATION and the duality gap is below ACCEPT_GAP."""
+    PSD to ACCEPT_MIN_EIG, meets every generated constraint to ACCEPT_VIOLATION and the duality gap is below
+    ACCEPT_GAP."""
     if res.status == "optimal":
         return res.primal, res.detail
     if res.status != "optimal_inaccurate" or res.primal is None:

@@ -306,8 +306,8 @@ def test_weighted_grad_norm_helper():
 
 
 def test_printed_momentum_units_are_unstable_at_the_papers_settings():
-    """Module note of fedtheory.papers.fedmrur.algorithms: with Delta^t in displacement units the momentum recursion has gain
-    ~ eta_l K (1 - alpha) d_t along directions where the loss is flat; at eta_l = 0.1, K = 15, alpha = 0.1 that is
+    """Module note of fedtheory.papers.fedmrur.algorithms: with Delta^t in displacement units the momentum recursion has
+    gain ~ eta_l K (1 - alpha) d_t along directions where the loss is flat; at eta_l = 0.1, K = 15, alpha = 0.1 that is
     >= 1.35 and logistic regression (weakly curved) blows up, while the gradient-unit momentum stays bounded. At
     K eta_l = 1 the two units coincide."""
     p = synthetic_logistic(10, 10, 3, 20, random_state=0)

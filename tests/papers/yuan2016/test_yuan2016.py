@@ -84,7 +84,8 @@ def test_checks_hold_on_the_quick_profile():
 def test_the_per_agent_reading_of_D_is_violated_and_the_text_is_not():
     """The issue's case: 16 agents, complete graph, agent 0's Huber loss opposed to the others. The first step puts
     agent 0 at alpha |g_0 - gbar| = alpha (1 + 14/16) = 1.875 alpha from the mean: 1.875 times the per-agent reading's
-    bound alpha D (D = 1, every agent's gradient norm), within the text's, alpha ||h|| = 4 alpha (||h(0)|| = sqrt(16))."""
+    bound alpha D (D = 1, every agent's gradient norm), within the text's, alpha ||h|| = 4 alpha (||h(0)|| =
+    sqrt(16))."""
     s = Session(seed=0, profile="quick")
     (per_agent,) = C._per_agent(s)
     assert per_agent.verdict == "violated" and per_agent.is_finding

@@ -144,7 +144,8 @@ INSENSITIVE_BETAS = (0.0, 0.025, 0.05, 0.075, 0.1)
 
 
 def _claim_insensitive(session, mutation: str = "", only_admissible: bool = False) -> list[CheckResult]:
-    """The check's logic; mutation: the simulator of _beta_sweep (a control); only_admissible: the in-scope row alone."""
+    """The check's logic; mutation: the simulator of _beta_sweep (a control); only_admissible: the in-scope row
+    alone."""
     out = []
     R = session.pick(SIZES)["claim_runs"]
     betas = INSENSITIVE_BETAS

@@ -166,9 +166,10 @@ def claim_divergence(session):
                               lambda s: _reduction_rows(s, IN_REGIME, fedshift_records.CLAIM_DRIFT, "drift",
                                                         "overshift"), _OVERSHIFT_TEXT))
 def claim_drift(session):
-    """Sec. V-B3 (004:312): FedShift mitigates client drift. The mean distance of the received (quantized) local models to the
-    previous global model, over rounds, with the shift against without (same seeds), 4-bit k-means, on least squares,
-    the PL problem and digits; a refutation where the optimum's weight mean is not ~0 is the regime boundary."""
+    """Sec. V-B3 (004:312): FedShift mitigates client drift. The mean distance of the received (quantized) local models
+    to the previous global model, over rounds, with the shift against without (same seeds), 4-bit k-means, on least
+    squares, the PL problem and digits; a refutation where the optimum's weight mean is not ~0 is the regime
+    boundary."""
     return _reduction_rows(session, tuple(PROBLEMS), fedshift_records.CLAIM_DRIFT, "drift")
 
 

@@ -128,8 +128,8 @@ LEMMA1_FINDING = "fedshift.lemma1_misprint"  # Lemma 1 prints w_k^* where its us
 
 def _induction_row(numerator=None, denominator=None):
     """The induction of Theorem 1's proof (004:467-480): its constant upsilon (fedshift.upsilon) against the induction
-    variable tau. Constant in tau: holds. Non-decreasing where its denominator D(tau) is positive: the step 'Delta_tau <=
-    upsilon/(tau+gamma) => Delta_{tau+1} <= upsilon/(tau+gamma+1)' proves Delta_tau <= upsilon(tau)/(tau+gamma) only
+    variable tau. Constant in tau: holds. Non-decreasing where its denominator D(tau) is positive: the step 'Delta_tau
+    <= upsilon/(tau+gamma) => Delta_{tau+1} <= upsilon/(tau+gamma+1)' proves Delta_tau <= upsilon(tau)/(tau+gamma) only
     because upsilon(tau) <= upsilon(tau+1), which the proof does not say: proof_step_loose (rule 4: a loose step is not
     a false theorem; fedshift.thm1.rederived reads the theorem at a fixed horizon). Decreasing: the induction does not
     go through as written (violated, an erratum of the proof). numerator, denominator: upsilon's first entry (default

@@ -141,8 +141,8 @@ def lemma3(session):
                        lambda s: claim_sparsity(s, order=(1, 0, 2, 3))))
 def claim_sparsity(session, order=(0, 1, 2, 3)):
     """Sec. V-C / Table V (002:171): the sparse connectivity order Ring > Grid > Exponential > Full, read as
-    lambda(ring) > lambda(grid) > lambda(exponential) > lambda(full) = 0 for the Metropolis W, at the paper's m = 100 and
-    at the checks' m."""
+    lambda(ring) > lambda(grid) > lambda(exponential) > lambda(full) = 0 for the Metropolis W, at the paper's m = 100
+    and at the checks' m."""
     out = []
     p, _ = shared_problem(session)
     for m in (PAPER_M, p.n_clients):

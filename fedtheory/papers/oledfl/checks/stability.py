@@ -102,8 +102,8 @@ def claim_stability_beta(session, mutation=None):
        control=Control(DECOUPLED_WELL_CONNECTED.label,
                        lambda s: claim_stability_topology(s, DECOUPLED_WELL_CONNECTED)))
 def claim_stability_topology(session, mutation=None):
-    """Remark 3 (002:109): better connectivity (smaller lambda) gives a smaller generalization error. DFedAvg's (beta = 0)
-    stability gap on coupled runs must not decrease as lambda grows over the four static topologies, on both readings
+    """Remark 3 (002:109): better connectivity (smaller lambda) gives a smaller generalization error. DFedAvg's (beta =
+    0) stability gap on coupled runs must not decrease as lambda grows over the four static topologies, on both readings
     of W."""
     out = []
     p, _ = shared_problem(session)

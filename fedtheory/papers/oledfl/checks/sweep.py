@@ -196,9 +196,9 @@ def claim_optimal_beta(session, mutation=None):
                        "full graph's lambda, ...): the measured order then runs against the stated one",
                        lambda s: claim_connectivity(s, reverse_lambda=True)))
 def claim_connectivity(session, reverse_lambda=False):
-    """Remark 1 (002:76): better connectivity (smaller lambda) converges faster. Over the four static Table V topologies,
-    (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) must not decrease as lambda grows, for DFedAvg (beta = 0)
-    and for OledFL at each topology's best beta < 1, on both readings of W."""
+    """Remark 1 (002:76): better connectivity (smaller lambda) converges faster. Over the four static Table V
+    topologies, (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) must not decrease as lambda grows, for DFedAvg
+    (beta = 0) and for OledFL at each topology's best beta < 1, on both readings of W."""
     p, _ = shared_problem(session)
     rows = []
     for laziness, weights in WEIGHTS:
