@@ -90,8 +90,9 @@ def bench(old: str = BASELINE, new: str | None = None, repeats: int = 3, full: b
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"old": export(old, Path(tmp)), "new": export(new, Path(tmp)) if new else ROOT}
         outs = {s: Path(tmp) / f"{s}-quick.json" for s in trees}
-        check = lambda profile, files: (lambda side: ["-m", "fedtheory.cli", "check", "--profile", profile, "--seed",  # noqa: E731
-                                                      "0", "--format", "json", "--no-progress", "--out", str(files[side])])
+        check = lambda profile, files: (  # noqa: E731
+            lambda side: ["-m", "fedtheory.cli", "check", "--profile", profile, "--seed", "0", "--format", "json",
+                          "--no-progress", "--out", str(files[side])])
         rows = [_side_by_side(trees, "fedtheory list", ["-m", "fedtheory.cli", "list"], max(repeats, 5)),
                 _side_by_side(trees, "fedtheory explain fedinit.thm1",
                               ["-m", "fedtheory.cli", "explain", "fedinit.thm1"], max(repeats, 5)),

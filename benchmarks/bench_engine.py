@@ -82,7 +82,8 @@ def run(quick: bool = False) -> dict:
     w0 = p.initial_point(0)
     T = 20 if quick else 100
     for oracle_name, oracle in (("exact", None), ("minibatch(10)", Minibatch(10))):
-        cfg = RunConfig(rounds=T, local_steps=K, lr=eta) if oracle is None else RunConfig(rounds=T, local_steps=K, lr=eta, oracle=oracle)
+        cfg = (RunConfig(rounds=T, local_steps=K, lr=eta) if oracle is None
+               else RunConfig(rounds=T, local_steps=K, lr=eta, oracle=oracle))
         if oracle is None:
             naive = lambda: _naive_exact(p.H[0], p.h[0], w0, T, K, eta)  # noqa: E731
         else:
@@ -101,7 +102,8 @@ def run(quick: bool = False) -> dict:
         p2 = heterogeneous_least_squares(100, d_sweep, 50, random_state=0)
         w02 = p2.initial_point(0)
         T2 = 3 if quick else 10
-        cfg = RunConfig(rounds=T2, local_steps=K, lr=eta) if oracle is None else RunConfig(rounds=T2, local_steps=K, lr=eta, oracle=oracle)
+        cfg = (RunConfig(rounds=T2, local_steps=K, lr=eta) if oracle is None
+               else RunConfig(rounds=T2, local_steps=K, lr=eta, oracle=oracle))
         n_loop = 4 if quick else 8  # time the naive loop on n_loop seeds and scale to 64 (each seed costs the same)
         if oracle is None:
             naive = lambda: [_naive_exact(p2.H[0], p2.h[0], w02, T2, K, eta) for _ in range(n_loop)]  # noqa: E731

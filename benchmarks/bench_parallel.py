@@ -165,7 +165,8 @@ def bench_check(ex, quick: bool) -> dict:
     profile = "quick" if quick else "full"
     got = sides({"serial": lambda: run_checks(profile=profile, seed=0),
                  "workers": lambda: run_checks(profile=profile, seed=0, executor=ex)}, ex, repeat=2)
-    ts, serial, tp, par = got["serial"]["wall_s"], got["serial"]["value"], got["workers"]["wall_s"], got["workers"]["value"]
+    ts, serial = got["serial"]["wall_s"], got["serial"]["value"]
+    tp, par = got["workers"]["wall_s"], got["workers"]["value"]
     same = _same_records(serial, par)
     cpu = {"serial_cpu_s": got["serial"]["cpu_s"], "serial_cpu_per_wall": got["serial"]["cpu_s"] / ts,
            "busiest_worker_cpu_s": got["workers"]["busiest_worker_cpu_s"],
@@ -220,7 +221,8 @@ def bench_train(ex, quick: bool) -> dict:
                      "workers": lambda: train_sweep(_train_config(rounds), fresh("dask"), ex),
                      "cells": lambda: train_sweep(_train_config(rounds, threads=1), fresh("cells"), SerialExecutor())},
                     ex, repeat=2 if quick else 3)
-        (tb, batch), (tp, par), (tc, cells) = ((got[k]["wall_s"], got[k]["value"]) for k in ("batch", "workers", "cells"))
+        (tb, batch), (tp, par), (tc, cells) = ((got[k]["wall_s"], got[k]["value"])
+                                               for k in ("batch", "workers", "cells"))
         assert par.outcome.ok and cells.outcome.ok
 
         def frame(m):

@@ -63,7 +63,8 @@ def _keyed(records: list) -> dict:
     out, seen = {}, {}
     for r in records:
         params = r.get("params") or {}
-        k = f"{r.get('id', r.get('check'))}|{r.get('problem')}|{params.get('setting', '') if isinstance(params, dict) else ''}"
+        k = (f"{r.get('id', r.get('check'))}|{r.get('problem')}|"
+             f"{params.get('setting', '') if isinstance(params, dict) else ''}")
         seen[k] = seen.get(k, 0) + 1
         out[k if seen[k] == 1 else f"{k}#{seen[k]}"] = r
     return out

@@ -524,7 +524,8 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
             colour += 1
         if _log_ok(allv) and max(allv) / min(allv) > 100:
             ax.set_yscale("log")
-        elif allv and min(allv) >= 0 and max(allv) > 0 and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3:
+        elif (allv and min(allv) >= 0 and max(allv) > 0
+              and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3):
             ax.set_yscale("symlog", linthresh=min(a for a in allv if a > 0))  # zeros and a wide range
             ax.set_yticks(_symlog_ticks(allv, min(a for a in allv if a > 0)))
         scale = {"symlog": ", symmetric log scale", "log": ", log scale"}.get(ax.get_yscale(), "")
@@ -842,7 +843,8 @@ def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None
                 f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
             pep = r["pep"]
             pep_text = "-" if pep is None else _ratio_text(pep["ratio"]) + f" (value {_fmt(pep['value'])}" + \
-                (", exact" if pep.get("exact") else ", a subclass: a lower bound" if pep.get("relation") == "lower bound"
+                (", exact" if pep.get("exact")
+                 else ", a subclass: a lower bound" if pep.get("relation") == "lower bound"
                  else ", relaxed class: an upper bound") + ")"
             cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60),
                      _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
@@ -979,9 +981,11 @@ def _tightness_block(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
                               wc.get("verdict"), wc.get("evaluations") and f"{wc['evaluations']} instances",
                               wc.get("note")) if x),
                           "pep_text": "-" if pep is None else _ratio_text(pep["ratio"]),
-                          "pep_where": "" if pep is None else f"value {_fmt(pep['value'])} vs bound {_fmt(pep['bound'])}"
-                          + ("; exact" if pep.get("exact") else "; a relaxation (upper bound)" if pep.get("exact") is False
-                             else "") + (f"; {pep['verdict']}" if pep.get("verdict") else "")})
+                          "pep_where": "" if pep is None
+                          else f"value {_fmt(pep['value'])} vs bound {_fmt(pep['bound'])}"
+                          + ("; exact" if pep.get("exact")
+                             else "; a relaxation (upper bound)" if pep.get("exact") is False else "")
+                          + (f"; {pep['verdict']}" if pep.get("verdict") else "")})
     return list(blocks.values())
 
 
@@ -1005,7 +1009,8 @@ def _mutation_block(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"overall": {**{k: o.get(k, 0) for k in ("records", "mutants", "killed", "survived", "equivalent",
                                                       "weaker", "undecided")}, "score": score(o.get("score"))},
             "killed_by": dict(o.get("killed_by") or {}), "records": recs, "survivors": survivors,
-            "command": shlex.join(map(str, m["command"])) if isinstance(m.get("command"), list) else (m.get("command") or "-"),
+            "command": (shlex.join(map(str, m["command"])) if isinstance(m.get("command"), list)
+                        else (m.get("command") or "-")),
             "profile": m.get("profile", "-"), "seed": m.get("seed", "-")}
 
 
@@ -1136,7 +1141,8 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
         counts: dict[str, int] = {}
         for _, r in rows:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-        labels_of_paper = lambda labels: [x for x in labels if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]  # noqa: E731
+        labels_of_paper = lambda labels: [x for x in labels  # noqa: E731
+                                          if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]
         cls_of = {k: c for c, ks in (findings.get("classes") or {}).items() for k in ks}
         rob = findings.get("robustness") or {}
         heads = [{"key": k, "rows": v, "cls": cls_of.get(k, ""), "fragile": k in (findings.get("fragile") or []),
@@ -1144,7 +1150,8 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
                  for k, v in (findings.get("findings") or {}).items()
                  if any(str(x).startswith(paper + ".") or str(x).startswith(paper + " ") for x in v)]
         mine = lambda labels: [x for x in labels if str(x).startswith(paper + ".")]  # noqa: E731
-        nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])} for k, v in (findings.get("not_counted") or {}).items()
+        nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])}
+              for k, v in (findings.get("not_counted") or {}).items()
               if any(str(x).startswith(paper + ".") for x in v.get("rows", []))]
         paper_blocks.append({"paper": paper, "n": len(rows), "counts": dict(sorted(counts.items())),
                              "findings": heads, "not_counted": nc,

@@ -106,7 +106,7 @@ WORST_PLUGIN = textwrap.dedent('''
                              seeds=(0,), params={"record_id": record_id, "L": L, "R2": R2})
 
     register_worst_case("mutoyw.gd", make, description="one gradient step on 1-d quadratics")
-''')
+''')  # noqa: E501 - the text of the code it writes, kept as it runs
 
 
 @pytest.fixture(scope="module")

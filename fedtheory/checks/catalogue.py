@@ -50,7 +50,8 @@ def certifiers() -> dict[str, dict[str, Callable[[str], Certificate]]]:
         "identical least squares": identical_least_squares(4, 3, 30, random_state=1),
         "least squares (noise at w* set)": least_squares_noise_at_optimum(4, 3, 12, sigma_star2=0.2),
         "PL non-convex": pl_nonconvex(5, 4, 10, random_state=1),
-        "separable PL (a <= 1)": SeparablePLProblem(np.ones(3), np.full(3, 0.5), np.array([[1.0, 0, -1], [-1.0, 0, 1]])),
+        "separable PL (a <= 1)": SeparablePLProblem(np.ones(3), np.full(3, 0.5),
+                                                     np.array([[1.0, 0, -1], [-1.0, 0, 1]])),
         "logistic + L2": synthetic_logistic(4, 3, 3, 10, random_state=1),
         "Huber": huber_regression(4, 3, 10, random_state=1),
     }

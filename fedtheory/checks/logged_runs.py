@@ -108,7 +108,7 @@ def unusable_runs(session: Session) -> list[str]:
     return session.memo(("empirical", "unusable", session.runs_dir), scan)
 
 
-# ------------------------------------------------------------------------------------ the regime of a claim about training
+# --------------------------------------------------------------------------------- the regime of a claim about training
 
 REGIME_FRACTION = 0.25  # a run long enough to decide a claim about training: a quarter of the paper's rounds ...
 REGIME_FLAT = 0.05  # ... or a loss that fell by less than 5% (relative) over the last quarter of its rounds
@@ -239,8 +239,8 @@ def runs_integrity(session):
             det = lg.config.get("deterministic", True)
             verdict = "violated" if det else "inconclusive"
             detail = (f"after a resume the recomputed rows differ from the interrupted run's by up to "
-                      f"{max(x['max_abs_difference'] for x in mism):.3g}" + ("" if det else " (non-deterministic kernels "
-                                                                                    "were allowed)"))
+                      f"{max(x['max_abs_difference'] for x in mism):.3g}"
+                      + ("" if det else " (non-deterministic kernels were allowed)"))
         else:
             verdict = "holds"
             detail = (f"{R} run(s) x {T} rounds complete" + (f"; {len(resumes)} resume(s), recomputed rows "

@@ -510,7 +510,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             outcomes.append(MutantOutcome(m, "weaker", reason="not below the statement at any instance the checks "
                                                                "(or a layer's search) evaluated"
                                                                + (f" (smallest mutant/statement {low:.3g})"
-                                                                              if low is not None else " (none evaluated)")))
+                                                                  if low is not None else " (none evaluated)")))
             continue
         if m.kind != "order" and (low is None or low >= 1 - 1e-12) and _equivalent(record, m):
             outcomes.append(MutantOutcome(m, "equivalent", reason="sympy proves the mutant equal to the statement"))
@@ -589,7 +589,8 @@ def _row_kill(killed: Sequence[CheckResult], classifiers: Sequence[Any]) -> dict
     proof = [r for r in killed if (r.extra or {}).get("deterministic") and r.scope == "inside" and not r.self_check]
     r = (proof or list(killed))[0]
     params = {k: v for k, v in (r.params or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    where = f"{r.problem} ({(r.params or {}).get('setting')}; " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()) + ")"
+    where = (f"{r.problem} ({(r.params or {}).get('setting')}; "
+             + ", ".join(f"{k}={v:.4g}" for k, v in params.items()) + ")")
     if proof:
         return {"kill_setting": "other", "kill_truth": "provably_false",
                 "kill_note": f"{where}: deterministic, every assumption certified on the instance"}

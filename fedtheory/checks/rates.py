@@ -97,7 +97,8 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
                       "Bound.exact") + f") is covered by O({sp.sstr(order.expr)}) term by term; the loosened form "
                       "misses it: " + detail)
         elif exact_rep is not None:
-            detail += ". The exact form before the loosening step misses it too: " + " | ".join(_missed_lines(exact_rep))
+            detail += (". The exact form before the loosening step misses it too: "
+                       + " | ".join(_missed_lines(exact_rep)))
     else:
         detail = rep["detail"]
     fails = [f"{k}: {v}" for k, v in rep["conditions"].items() if v == "eventually fails"]

@@ -391,7 +391,8 @@ def _tally(obj: Mapping[str, Any], where: str, outcomes: Sequence[Any] | None = 
         raise SchemaError(f"{where}: 'mutants' is {n['mutants']}, but its killed, survived, equivalent, weaker and "
                           f"undecided add up to {parts}")
     kb = obj.get("killed_by")
-    if isinstance(kb, Mapping) and kb and all(isinstance(v, int) for v in kb.values()) and sum(kb.values()) != n["killed"]:
+    if (isinstance(kb, Mapping) and kb and all(isinstance(v, int) for v in kb.values())
+            and sum(kb.values()) != n["killed"]):
         raise SchemaError(f"{where}: 'killed' is {n['killed']}, but killed_by adds up to {sum(kb.values())}")
     if outcomes is not None:
         for k in MUTANT_STATUSES:

@@ -52,7 +52,8 @@ def cmd_train(args) -> int:
         given["hyperparameters"] = parse_hyperparameters(args.hp)
     for opt, key in (("model_option", "model_options"), ("dataset_option", "dataset_options")):
         if hasattr(args, opt):
-            given[key] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in parse_hyperparameters(getattr(args, opt)).items()}
+            given[key] = {k: (tuple(v) if isinstance(v, list) else v)
+                          for k, v in parse_hyperparameters(getattr(args, opt)).items()}
     base: dict = {}
     if args.config:
         base = _read_json_object("--config", args.config, "a JSON file of TrainConfig fields")

@@ -190,7 +190,8 @@ def _read_cifar_batch(path: Path, label_key: bytes, n_classes: int, name: str) -
     y = np.asarray(d[label_key])
     if x.dtype != np.uint8 or x.ndim != 2 or x.shape[1] != 3072:
         raise DataError(f"{name}: {str(path)!r} b'data' is {x.dtype} {x.shape}; expected {expect}")
-    if y.ndim != 1 or len(y) != len(x) or not np.issubdtype(y.dtype, np.integer) or (len(y) and (y.min() < 0 or y.max() >= n_classes)):
+    if (y.ndim != 1 or len(y) != len(x) or not np.issubdtype(y.dtype, np.integer)
+            or (len(y) and (y.min() < 0 or y.max() >= n_classes))):
         raise DataError(f"{name}: {str(path)!r} labels are {y.dtype} {y.shape} (range "
                         f"{(int(y.min()), int(y.max())) if y.size and np.issubdtype(y.dtype, np.number) else '-'}); "
                         f"expected {expect}")

@@ -253,7 +253,7 @@ def _lhs_dimension(rel: Relation, dims: dict[str, str | None]) -> str | None:
 
 
 _INDEX_NAMES = ("t", "k", "s", "i", "j", "tau")
-_WORD_STEP = re.compile(r"(?:step[\s-]?sizes?|stepsizes?|learning[\s-]rates?|(?<![\w-])steps?)\s*(?:of|equal\s+to|is|=|:)?"
+_WORD_STEP = re.compile(r"(?:step[\s-]?sizes?|stepsizes?|learning[\s-]rates?|(?<![\w-])steps?)\s*(?:of|equal\s+to|is|=|:)?"  # noqa: E501 - a regular expression, kept whole
                         r"\s*\$([^$]{1,200})\$", re.I)
 _WORD_RANGE = re.compile(r"(?:for|with)\s+(?:all|every|any)\s+([A-Za-z])\s*(>=|≥|>|<=|≤|<)\s*(\d+)(?![\w$])")
 
@@ -565,7 +565,8 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
         names_used |= {d.symbol for d in b.definitions}
     symbols: dict[str, DraftSymbol] = {}
     for n in sorted(names_used, key=lambda x: (x.lower(), x)):
-        u = uses.get(n) or uses.get(n.rstrip("_")) or SymbolUse(n, ("\\" + n) if n in GREEK else n, base=n.split("_")[0])
+        u = (uses.get(n) or uses.get(n.rstrip("_"))
+             or SymbolUse(n, ("\\" + n) if n in GREEK else n, base=n.split("_")[0]))
         note = lookup(u)
         symbols[n] = DraftSymbol(n, u.latex, note.dimension if note else None,
                                  note.meaning if note else ("a sum over an index: measured on the run"
@@ -789,7 +790,8 @@ def _expr_text(e: sp.Basic, names=None) -> str:
     for side in sides:
         back = sp.sympify(_RecordPrinter({"order": "none"}).doprint(side),
                           locals={n: sp.Symbol(n) for n in names | indices})
-        if {x.name for x in back.free_symbols} != {x.name for x in side.free_symbols} or back.has(sp.E) != side.has(sp.E):
+        if ({x.name for x in back.free_symbols} != {x.name for x in side.free_symbols}
+                or back.has(sp.E) != side.has(sp.E)):
             raise RuntimeError(f"the formula {text[:80]!r} does not read back as itself (a bug of fedtheory)")
     return text
 

@@ -49,7 +49,8 @@ def dirichlet_label_skew(
     n = labels.size
     n_clients = check_int("n_clients", n_clients, 1, n)
     alpha = check_float("alpha", alpha, 0.0, None, low_inclusive=False)
-    per_client = n // n_clients if samples_per_client is None else check_int("samples_per_client", samples_per_client, 1)
+    per_client = (n // n_clients if samples_per_client is None
+                  else check_int("samples_per_client", samples_per_client, 1))
     if not replace and per_client * n_clients > n:
         raise ParameterError("samples_per_client", per_client,
                              f"<= n_samples // n_clients = {n // n_clients} when replace=False")

@@ -41,7 +41,8 @@ class _Generators(dict):
 
     def __missing__(self, concern: str) -> list[np.random.Generator]:
         i = self._index[concern]  # KeyError: not a concern
-        gens = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(s), spawn_key=(i,)))) for s in self._seeds]
+        gens = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(s), spawn_key=(i,))))
+                for s in self._seeds]
         self[concern] = gens
         return gens
 

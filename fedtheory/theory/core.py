@@ -1426,7 +1426,7 @@ def get(record_id: str):
     reg = registry()
     if record_id not in reg:
         close = [k for k in reg if record_id.split(".")[0] in k][:8]
-        raise ParameterError("ID", record_id, "a registered record id" + (f", e.g. {', '.join(close)}" if close else
-                                                                            " (see `fedtheory list`; a plug-in's records "
-                                                                            "need --plugin or $FEDTHEORY_PLUGINS)"))
+        raise ParameterError("ID", record_id, "a registered record id"
+                             + (f", e.g. {', '.join(close)}" if close else
+                                " (see `fedtheory list`; a plug-in's records need --plugin or $FEDTHEORY_PLUGINS)"))
     return reg[record_id]

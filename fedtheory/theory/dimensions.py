@@ -796,7 +796,8 @@ def _check_formula(formula: Formula, dims: Mapping[str, Dim], normals: tuple[Dim
     elif lhs is None:
         walk.dim(rhs)
     else:
-        target = parse_dimension(lhs) if isinstance(lhs, (str, Dimension)) else walk.dim(as_expression(lhs, formula.part))
+        target = (parse_dimension(lhs) if isinstance(lhs, (str, Dimension))
+                  else walk.dim(as_expression(lhs, formula.part)))
         if target is ANY:
             walk.dim(rhs)
         elif formula.order and not formula.choice:

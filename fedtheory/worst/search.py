@@ -330,7 +330,8 @@ def _verdict_of(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[
     return ("violated" if float(gap.mean()) > float(rounding_tolerance(m, b, scale)) else "holds"), []
 
 
-def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray, plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
+def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray,
+                   plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
     """A unit of work of a search on an executor: decode ``theta`` (k, n) into k instances and evaluate them (one
     ``simulate``). The serial path with the same chunks calls this too, so both compute the same bits."""
     if plugins:
@@ -546,8 +547,8 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
             inst = space.decode(theta)
             return [(evaluate(spec, inst), inst, len(theta))]
         g = state["gens"]
-        tasks = [Task(f"{spec.record_id}/gen{g}/chunk{j // chunk}", evaluate_chunk, (shared, theta[j:j + chunk], plugins))
-                 for j in range(0, len(theta), chunk)]
+        tasks = [Task(f"{spec.record_id}/gen{g}/chunk{j // chunk}", evaluate_chunk,
+                      (shared, theta[j:j + chunk], plugins)) for j in range(0, len(theta), chunk)]
         out = executor.run(tasks, progress=tasks_bar)
         state["failed"].extend(f.to_json() for f in out.failures)
         return [(r[0], r[1], len(t.args[1])) if r is not None else (None, None, len(t.args[1]))
@@ -729,7 +730,8 @@ def _record_of(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
             "z_threshold": z_threshold(ev.statements, gap.size) if spec.stochastic else None,
             "seeds": list(seeds), "diverged": bool(ev.diverged[0]),
             "statement": int(ev.statement[0]), "statements": int(ev.lhs_all.shape[2]),
-            "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items() if isinstance(vv, (int, float))},
+            "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items()
+                       if isinstance(vv, (int, float))},
             "instance_constants": k, "params": dict(spec.params), "instance": None, "note": spec.note}
 
 

@@ -83,7 +83,7 @@ S = S_.add("S", "samples per client |S_i|", sp.Interval(2, sp.oo), dim="1")
     local_grad_sum2  f^2/w^2  nonnegative  E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured
     kappa1           1        positive     kappa_1 (Thm 1)
     kappa2           1        positive     kappa_2 (Thm 1)
-""")
+""")  # noqa: E501 - a table, one symbol per line
 SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions
@@ -146,7 +146,8 @@ THM1_CONDITIONS = (*N_RANGE, K_MIN, ETA_NC, ETA_NKL, ETA_GRAD, BETA_72, LAM_OK)
 
 # ------------------------------------------------------------------------------------ Theorem 1
 
-THM1_EXPR = 2 * D / (lam * eta * K * T) + kappa2 * eta * L * sigma_l**2 / (lam * N) + 3 * kappa1 * eta * K * L * G**2 / (lam * N)
+THM1_EXPR = (2 * D / (lam * eta * K * T) + kappa2 * eta * L * sigma_l**2 / (lam * N)
+             + 3 * kappa1 * eta * K * L * G**2 / (lam * N))
 THM1 = Bound(
     id="fedinit.thm1", paper=PAPER, title="Theorem 1: non-convex convergence of FedInit",
     source=f"{SEED}, Thm 1, eq. (9) and rate eq. (10); App. A.2.3, Thm 7, eq. (27)-(28); {POSTER}, table row 1",
@@ -244,7 +245,8 @@ def under_reading(record, reading: str):
         raise ValueError(f"unknown reading of c {c_reading!r}: one of {sorted(C_READINGS)}")
     with_c = c_reading == "c = eta T K"
     if isinstance(record, OrderStatement):
-        out = replace(record, explicit=under_reading(record.explicit, reading)) if record.explicit is not None else record
+        out = (replace(record, explicit=under_reading(record.explicit, reading)) if record.explicit is not None
+               else record)
         if with_c:
             o = out.order
             out = replace(out, order=replace(o, expr=o.expr.xreplace({c: C_ETA_TK}), choice={**o.choice, c: C_ETA_TK}))

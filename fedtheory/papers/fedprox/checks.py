@@ -67,8 +67,8 @@ def row(session: Session, c: float, draws: int, *, record=R.THM4, rounds: int | 
                         certification=r["cert"], trivial=r["trivial"], rounds=np.arange(r["T"])[keep], round_name="t",
                         problem=PROBLEM, params={"setting": f"mu={c:g}L K={draws}", "K": draws},
                         detail=f"B(w^t), gamma measured each round (max gamma {np.nanmax(r['values']['gamma']):.2g})"
-                               + (f"; the actual expected decrease is at least {r['decrease']:.3g} rho ||grad f(w^t)||^2"
-                                  if inside else "")
+                               + (f"; the actual expected decrease is at least {r['decrease']:.3g} rho "
+                                  "||grad f(w^t)||^2" if inside else "")
                                + (f"; {outside} of {r['T']} rounds have rho <= 0 at their own B(w^t), gamma (outside "
                                   "the theorem, not compared)" if outside and inside else ""))
 

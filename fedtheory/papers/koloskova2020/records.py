@@ -43,7 +43,7 @@ n, sigma_bar, zeta_bar, zeta_hat, eps, eps2, sigma_hat, F0 = S.table("""
     eps2       f^2/w^2  positive     target accuracy of the non-convex statement (an average squared gradient norm)
     sigma_hat  f/w      nonnegative  noise (non-convex): (1/n) sum_i E||grad F_i(x, xi) - grad f_i(x)||^2 <= sigma_hat^2 + M ||grad f(x)||^2
     F0         f        nonnegative  f(x^(0)) - f*
-""")
+""")  # noqa: E501 - a table, one symbol per line
 
 STRONGLY_CONVEX = OrderStatement(
     id=f"{PAPER}.thm2_sc", paper=PAPER, title="Decentralized SGD, strongly convex: iterations to accuracy eps (O~)",

@@ -885,7 +885,8 @@ def _speedup_arithmetic(mm, tol=0.05):
                     fails.append(f"{alg} {cols[j]}: printed {p:g}, {base[j] or '>' + str(TABLE3_HORIZON)}/"
                                  f"{rounds[j] or '>' + str(TABLE3_HORIZON)} = {ratio:.2f}")
     return ClaimOutcome(not fails, (f"{len(fails)} of {count} printed speed-ups disagree with their rounds: "
-                                    + "; ".join(fails)) if fails else f"all {count} printed speed-ups match", len(fails))
+                                    + "; ".join(fails)) if fails else f"all {count} printed speed-ups match",
+                        len(fails))
 
 
 SPEEDUP_READINGS = {

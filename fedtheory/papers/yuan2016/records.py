@@ -62,7 +62,7 @@ k, D, L_h, gap0, mu_fbar, L_fbar, e0, c1, c2, delta, c3, c4 = S.table("""
     delta    f/w^2  positive     delta = c2/(2 (1 - alpha c2)) (Theorem 3's choice)
     c3       1      positive     c3 = sqrt(1 - alpha c2 + alpha delta - alpha^2 delta c2) = sqrt(1 - alpha c2/2)
     c4       w      nonnegative  c4 = sqrt(alpha^3 (alpha + 1/delta) L_h^2 D^2/(1 - beta)^2)
-""")
+""")  # noqa: E501 - a table, one symbol per line
 
 D_DEF = Definition(id=f"{PAPER}.D", paper=PAPER, symbol=D, expr=sp.sqrt(2 * L_h * gap0),
                    source=f"{SOURCE}, (10) (p. 7)", title="D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))")

@@ -698,7 +698,8 @@ def least_squares_noise_at_optimum(
     X = np.empty((n_clients, S, dim))
     for i in range(n_clients):
         Q = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
-        scale = np.sqrt(np.geomspace(1.0, 1.0 / condition, dim) * np.exp(0.3 * heterogeneity * rng.standard_normal(dim)))
+        scale = np.sqrt(np.geomspace(1.0, 1.0 / condition, dim)
+                        * np.exp(0.3 * heterogeneity * rng.standard_normal(dim)))
         X[i] = heterogeneity * 0.5 * rng.standard_normal(dim) + rng.standard_normal((S, dim)) @ (Q * scale).T
     w_star = rng.standard_normal(dim) / np.sqrt(dim)
     e = rng.standard_normal((n_clients, S))

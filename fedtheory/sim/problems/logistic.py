@@ -238,7 +238,8 @@ class LogisticProblem(Problem):
             return certified(name, how + ": mean_i ||grad f_i||^2 = ||grad f||^2 + mean_i ||grad f_i - grad f||^2 <= "
                                          "||grad f||^2 + mean_i b_i^2, so G^2 = mean_i b_i^2 for every B >= 1",
                              kind="bound", B=1.0,
-                             family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(np.mean(b**2)), np.inf)))
+                             family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(np.mean(b**2)),
+                                                             np.inf)))
         if name == "heterogeneity_global":
             return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2",
                              kind="bound", sigma_g=float(np.sqrt(np.mean(b**2))))
@@ -258,7 +259,8 @@ class LogisticProblem(Problem):
         Xt, yt = self.test
         W = w.reshape(-1, self.n_features, self.n_classes)
         Z = np.matmul(Xt, W)  # (R, S, k)
-        ce = _logsumexp(Z) - np.take_along_axis(Z, np.broadcast_to(yt[None, :, None], (Z.shape[0], len(yt), 1)), -1)[..., 0]
+        ce = _logsumexp(Z) - np.take_along_axis(Z, np.broadcast_to(yt[None, :, None], (Z.shape[0], len(yt), 1)),
+                                                -1)[..., 0]
         return ce.mean(axis=1) + 0.5 * self.reg * np.sum(w**2, axis=1)
 
     def test_accuracy(self, w):
@@ -268,7 +270,8 @@ class LogisticProblem(Problem):
 
     @cached_property
     def _constants(self):
-        lam = [np.linalg.eigvalsh(self.X[0, i, :s].T @ self.X[0, i, :s] / s).max() for i, s in enumerate(self.client_sizes)]
+        lam = [np.linalg.eigvalsh(self.X[0, i, :s].T @ self.X[0, i, :s] / s).max()
+               for i, s in enumerate(self.client_sizes)]
         L = 0.5 * float(max(lam)) + self.reg
         w, f, gn = self._minimise(0)
         return {

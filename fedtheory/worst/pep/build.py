@@ -297,7 +297,8 @@ class PEPBuilder:
         self.Point = Point
         self.pb = PEP()
         if s.function_class == "convex":
-            self.fs = [self.pb.declare_function(SmoothStronglyConvexFunction, mu=s.client_mu, L=s.L) for _ in range(s.C)]
+            self.fs = [self.pb.declare_function(SmoothStronglyConvexFunction, mu=s.client_mu, L=s.L)
+                       for _ in range(s.C)]
             self.interp = SmoothStronglyConvexFunction.set_smoothness_strong_convexity_constraint_i_j
         else:
             self.fs = [self.pb.declare_function(SmoothFunction, L=s.L) for _ in range(s.C)]

@@ -80,8 +80,8 @@ def _claim_unbiased(session, shift_scale: float = 0.0) -> list[CheckResult]:
     shift = np.full((R, p.dim), shift_scale / np.sqrt(p.dim)) if shift_scale else None
     out = []
     for label, N, rule in UNBIASED_SETTINGS:
-        tr = simulate(p, _probe(0.1, rule, shift), RunConfig(rounds=30, local_steps=K_LOCAL, lr=0.05, clients_per_round=N,
-                                                             oracle=AdditiveNoise(SIGMA2)),
+        tr = simulate(p, _probe(0.1, rule, shift), RunConfig(rounds=30, local_steps=K_LOCAL, lr=0.05,
+                                                             clients_per_round=N, oracle=AdditiveNoise(SIGMA2)),
                       session.seeds(R), w0=w0, measures=("unbiased_gap", "init_offset", "selection_gap",
                                                          "selection_gap_no_offset", "unbiased_gap_no_offset"))
         gaps = {"selected_mean, last model": tr["unbiased_gap"],

@@ -48,7 +48,8 @@ def _near_orthogonal_rows(session, first_round_only: bool = False):
     problems = bound_problems(session)
     for e in problems:
         for variant in ("FedAvg", "MoFedSAM"):
-            run = setting_runs(session, e, variant) if variant == "MoFedSAM" else setting_runs(session, e, variant, settings=("P",))
+            run = (setting_runs(session, e, variant) if variant == "MoFedSAM"
+                   else setting_runs(session, e, variant, settings=("P",)))
             sl = setting_slice(run, "P")
             cos = run["trace"]["cos_pairwise"][:, sl]
             res = claim_result(fedmrur_records.CLAIM_ORTHOGONAL, {"cos_pairwise": cos[:1] if first_round_only else cos},
@@ -213,7 +214,8 @@ def _components_rows(session, chance: bool = False):
     variants = ("FedMRUR-N", "FedMRUR-H", "FedMRUR")
     for s in ("P", "B"):
         for variant in variants:
-            run = setting_runs(session, e, variant) if variant == "FedMRUR" else setting_runs(session, e, variant, settings=_BN)
+            run = (setting_runs(session, e, variant) if variant == "FedMRUR"
+                   else setting_runs(session, e, variant, settings=_BN))
             hp = "gamma=0.005, sigma=1e4" if s == "P" else f"gamma={HYP['gamma']:g}, sigma={HYP['sigma']:g}"
             aw, ao = run["acc"][setting_slice(run, s)], base["acc"][setting_slice(base, s)]
             if chance:
@@ -263,8 +265,8 @@ def _participation_rows(session, chance_lowest: bool = False):
     e = [x for x in bound_problems(session) if x["hyperbolic"]][0]
     gaps, accs = [], []
     for S in PARTICIPATION_S:
-        run = setting_runs(session, e, "FedMRUR") if S == S_PART else setting_runs(session, e, "FedMRUR", clients_per_round=S,
-                                                                        settings=("P",))
+        run = (setting_runs(session, e, "FedMRUR") if S == S_PART
+               else setting_runs(session, e, "FedMRUR", clients_per_round=S, settings=("P",)))
         sl = setting_slice(run, "P")
         gaps.append(run["trace"]["opt_error"][max(1, run["T"] // 5), sl])
         accs.append(run["acc"][sl])

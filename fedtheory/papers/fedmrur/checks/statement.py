@@ -33,15 +33,16 @@ def _statement_rows(clause: str | None = None, k_min=None, expr=None, var=None, 
                       "K >= 1 the formulas are as inconsistent in units as before, and a units-consistent printing "
                       "would still lack the comparison and admit K = 0")}})
     rows = [CheckResult("fedmrur.thm1.clause", PAPER, "symbolic", "holds" if rel else "violated",
-                        finding_class="" if rel else "erratum", **{**common, "finding": "" if rel else STATEMENT_FINDING,
-                                                                   "extra": {} if rel else common["extra"]},
+                        finding_class="" if rel else "erratum",
+                        **{**common, "finding": "" if rel else STATEMENT_FINDING,
+                           "extra": {} if rel else common["extra"]},
                         detail=(f"the clause after 'satisfying' contains the comparison {rel[0]!r}" if rel else
                                 f"the clause after 'satisfying' is an expression with no comparison (no \\leq, \\geq, "
                                 f"<, > or =): '{clause[:90]}...'. Theorem 1's C, by which eq. (7)'s first term and "
-                                "Phi are divided (003:136-140), is defined nowhere else in 003: the statement as printed "
-                                "leaves C free (the checks read 'C_max >= C > 0' and take C = C_max, the bounds' "
-                                "smallest; the robustness sweeps of the bound rows try C = 0.5..1 C_max). An erratum: "
-                                "the printed hypothesis is incomplete" + (f" ({what})" if what else "")))]
+                                "Phi are divided (003:136-140), is defined nowhere else in 003: the statement as "
+                                "printed leaves C free (the checks read 'C_max >= C > 0' and take C = C_max, the "
+                                "bounds' smallest; the robustness sweeps of the bound rows try C = 0.5..1 C_max). An "
+                                "erratum: the printed hypothesis is incomplete" + (f" ({what})" if what else "")))]
     at = sp.simplify(expr.subs(var, k_min))
     undefined = at.has(sp.zoo, sp.nan, sp.oo, -sp.oo) or at is sp.nan
     rows.append(CheckResult("fedmrur.thm1.K_range", PAPER, "symbolic", "violated" if undefined else "holds",
@@ -50,9 +51,10 @@ def _statement_rows(clause: str | None = None, k_min=None, expr=None, var=None, 
                                "extra": common["extra"] if undefined else {}},
                             detail=(f"'for all {var} >= {k_min}' includes {var} = {k_min}, where the statement's own "
                                     f"expressions are undefined (C_max's 2(1 - alpha L)/(K N) and Phi's alpha (L+r) "
-                                    f"eta_g/(K^2 S N) divide by {var}: {sp.sstr(at)[:80]}); the range the statement can "
-                                    f"mean is {var} >= 1 (the checks use K = 5)" if undefined else
-                                    f"every expression is defined at {var} = {k_min}") + (f" ({what})" if what else "")))
+                                    f"eta_g/(K^2 S N) divide by {var}: {sp.sstr(at)[:80]}); the range the statement "
+                                    f"can mean is {var} >= 1 (the checks use K = 5)" if undefined else
+                                    f"every expression is defined at {var} = {k_min}")
+                            + (f" ({what})" if what else "")))
     return rows
 
 

@@ -91,7 +91,8 @@ def thm1(session):
             if practice:
                 res.params = {k: v for k, v in res.params.items() if k not in ("beta", "gamma")}
             if res.verdict in ("holds", "violated") and res.params.get("eps") is not None:
-                den = float(fedshift_records.THM1_REDERIVED.evaluate_expr(fedshift_records.THM1_DEN, {**vals, "eps": res.params["eps"]}))
+                den = float(fedshift_records.THM1_REDERIVED.evaluate_expr(fedshift_records.THM1_DEN,
+                                                                          {**vals, "eps": res.params["eps"]}))
                 res.detail = (f"smallest bound over {len(EPS_GRID)} eps in [1e-2, 1e8] at eps = "
                               f"{res.params['eps']:.4g}, where the denominator (1+1/eps) beta mu - (tau+gamma)/eps - 1 "
                               f"= {den:.3g}. " + res.detail)

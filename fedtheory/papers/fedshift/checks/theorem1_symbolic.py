@@ -214,9 +214,9 @@ def _lemma1_row(seed: int, printed=None, bounded=None):
                  f"another quantity. At E = 1 Lemma 3's bound is {sp.sstr(at_e1)} (every step synchronises), while the "
                  f"printed term is at least the spread of the clients' optima, min over w_bar of sum_k p_k ||w_bar - "
                  f"w_k^*||^2 = {spread:.4g} on the check's Theorem 1 problem (heterogeneous least squares, 10 clients; "
-                 f"{at_w0:.4g} at w^0): Lemma 3 cannot bound it. Li et al.'s Lemma 1 [57], which 004:449 cites for A_1, "
-                 "has the local models w_k^tau: the printed w_k^* is an erratum of the lemma, and Theorem 1 stands "
-                 "with the lemma as derived (fedshift.thm1.rederived's B_1). Not counted with it (explained in "
+                 f"{at_w0:.4g} at w^0): Lemma 3 cannot bound it. Li et al.'s Lemma 1 [57], which 004:449 cites for "
+                 "A_1, has the local models w_k^tau: the printed w_k^* is an erratum of the lemma, and Theorem 1 "
+                 "stands with the lemma as derived (fedshift.thm1.rederived's B_1). Not counted with it (explained in "
                  "fedshift.lemma1's note): 004:449 drops p_k, 004:461 writes ||1_P|| = P for ||1_P||^2 = P"))
     return CheckResult("fedshift.lemma1.printed", PAPER, "symbolic", "holds" if same else "violated",
                        source=R.LEMMA1_PRINTED.source, quote=R.LEMMA1_QUOTE, measured=spread, bound=float(at_e1),
@@ -266,8 +266,9 @@ def _printing_rows(printed=None):
                                    "exact (a symbolic difference)", "the printed line against the line before it, for "
                                    "every value of the constants: no free choice removes it")},
                                quote=R.THM1_EQ20.quote if not main else R.THM1_QUOTE,
-                               detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M (tau+gamma)^2/((1+1/eps) "
-                                       "beta mu - (tau+gamma)/eps - 1), for every value" if ok else
+                               detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M "
+                                       "(tau+gamma)^2/((1+1/eps) beta mu - (tau+gamma)/eps - 1), for every value"
+                                       if ok else
                                        f"differs from the proof's line (4), of which it is the last step: printed / "
                                        f"line (4) = {sp.sstr(ratio)}, not 1" + (
                                            " (beta mu not divided by tau + gamma; where both denominators are positive "

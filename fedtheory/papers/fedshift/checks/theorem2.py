@@ -133,8 +133,9 @@ def _thm2_rows(session, records):
                 detail += ". Exact counterexample: " + exact
             fields = {}
             if rec.id == fedshift_records.THM2_MAIN.id:
-                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS, "extra": {"robustness": exact_robustness(
-                    f"eq. (12) off by up to {worst:.3g} relative on measured rounds", EQ12_EXACT)}}
+                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS,
+                          "extra": {"robustness": exact_robustness(
+                              f"eq. (12) off by up to {worst:.3g} relative on measured rounds", EQ12_EXACT)}}
             elif rec.id == fedshift_records.THM2_APPENDIX.id:
                 fields = {"self_check": True, "extra": {"self_check_reason": THM2_APPENDIX_SELF_CHECK}}
                 detail = THM2_APPENDIX_SELF_CHECK + ". " + detail
