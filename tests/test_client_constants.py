@@ -79,7 +79,8 @@ def test_pl_client_constants_brute_force():
                                                options={"xatol": 1e-12})
             assert c["w_star_clients"].value[i, j] == pytest.approx(r.x, abs=1e-6)
         w = c["w_star_clients"].value[i]
-        assert c["f_star_clients"].value[i] == pytest.approx(float(p.client_losses(w[None], np.zeros(1, dtype=np.int64))[0, i]), abs=1e-12)
+        f_i = float(p.client_losses(w[None], np.zeros(1, dtype=np.int64))[0, i])
+        assert c["f_star_clients"].value[i] == pytest.approx(f_i, abs=1e-12)
     f_brute = np.array([sum(np.min(xs**2 + 3 * np.sin(xs) ** 2 + a * xs) for a in p.h[0, i]) for i in range(5)])
     np.testing.assert_allclose(c["f_star_clients"].value, f_brute, atol=1e-8)
     # g'' = 2 + 6 cos 2x: max 8 (L_i), min -4 (mu_i: weakly convex)

@@ -170,7 +170,8 @@ def test_workers_give_the_same_bits():
 def test_sgd_step_is_the_expression(seed, rows, cols, dtype):
     """The protocol's step w - lr g (sim.backend.ops(w).sgd_step) with one temporary fewer: the same bits."""
     gen = torch.Generator().manual_seed(seed)
-    w, g = torch.randn(rows, 2, cols, generator=gen, dtype=dtype), torch.randn(rows, 2, cols, generator=gen, dtype=dtype)
+    w = torch.randn(rows, 2, cols, generator=gen, dtype=dtype)
+    g = torch.randn(rows, 2, cols, generator=gen, dtype=dtype)
     lr = torch.rand(rows, 1, 1, generator=gen, dtype=dtype)
     assert torch.equal(ops(w).sgd_step(w, lr, g), w - lr * g)
     wn, gn, lrn = w.numpy(), g.numpy(), lr.numpy()

@@ -311,7 +311,8 @@ def test_the_step_measures_share_the_oracles_exact_gradient():
         w = np.broadcast_to(tr.iterates[t][:, None, :], (2, 6, 4)).copy()
         total = np.zeros((2, 4))
         for _ in range(3):
-            g = p.client_grads(w.reshape(-1, 4)[:, :], np.zeros(12, int)).reshape(2, 6, 6, 4)[:, np.arange(6), np.arange(6)]
+            g = p.client_grads(w.reshape(-1, 4)[:, :], np.zeros(12, int)).reshape(2, 6, 6, 4)[:, np.arange(6),
+                                                                                               np.arange(6)]
             total += g.sum(axis=1)
             w = w - 0.05 * g
         np.testing.assert_allclose(tr["local_grad_sum2"][t], np.sum(total**2, axis=1), rtol=1e-12)

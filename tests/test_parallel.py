@@ -146,7 +146,8 @@ def test_units_follow_shared_simulations():
     specs = select(only=SELECTION, profile="quick")
     units = plan_units(specs, "quick")
     assert sorted(c for u in units for c in u.check_ids) == sorted(SELECTION)
-    assert ("oledfl.claim.beta_speeds_convergence", "oledfl.claim.diverges_at_beta_ge_1") in [u.check_ids for u in units]
+    assert ("oledfl.claim.beta_speeds_convergence",
+            "oledfl.claim.diverges_at_beta_ge_1") in [u.check_ids for u in units]
     assert plan_units(specs, "quick") == units  # nothing but the selection and the recorded run decides them
     fn = specs[0].fn
     mk = lambda i, g="": CheckSpec(i, "p", "bound", fn, (i,), group=g)  # noqa: E731

@@ -184,7 +184,8 @@ def test_logistic_gradients_in_place_equal_the_written_out_formula(classes, shar
     v = p.view(sel, np.zeros(R, dtype=np.int64))
     N = sel.shape[1]
     X, Y, mask = p.X[0][sel], p.Yoh[0][sel], p.mask[sel]  # each run's own copy (R,N,S,...)
-    assert np.array_equal(v.X, X) and np.array_equal(v.Y, Y) and (v.X.strides[0] == 0) == (shared != "different clients")
+    assert np.array_equal(v.X, X) and np.array_equal(v.Y, Y)
+    assert (v.X.strides[0] == 0) == (shared != "different clients")
     w = g.standard_normal((R, N, p.dim))
     W = w.reshape(R, N, p.n_features, p.n_classes)
 

@@ -54,8 +54,9 @@ DIMS = {"L": (1, -2), "mu": (1, -2), "eta": (-1, 2), "sigma": (1, -1), "D": (1, 
 TEXT = {n: f"f^({f})*w^({w})" for n, (f, w) in DIMS.items()}
 
 
-@given(st.dictionaries(st.sampled_from(sorted(DIMS)), st.sampled_from([-3, -2, -1, Fraction(-1, 2), Fraction(1, 2), 1, 2, 3]),
-                       min_size=1, max_size=5), st.integers(1, 50))
+@given(st.dictionaries(st.sampled_from(sorted(DIMS)),
+                       st.sampled_from([-3, -2, -1, Fraction(-1, 2), Fraction(1, 2), 1, 2, 3]), min_size=1, max_size=5),
+       st.integers(1, 50))
 def test_random_monomials_get_the_dimension_computed_by_hand(exps, coef):
     expr = coef * sp.Mul(*[sp.Symbol(n) ** sp.Rational(e.numerator, e.denominator) if isinstance(e, Fraction)
                            else sp.Symbol(n) ** e for n, e in exps.items()])
@@ -205,7 +206,8 @@ def test_fedinit_thm2_explicit_form_is_consistent_and_its_order_is_reported():
     assert a["verdict"] == "holds"
     assert "stated order as printed" in a["detail"] and "drops constants" in a["detail"]
     # Thm 1's order is consistent under the step-size choice the paper states
-    assert "under the stated choice eta = sqrt(N)/(sqrt(K)*sqrt(T)) ([w]^2/[f] = 1)" in units_analysis(get("fedinit.thm1"))["detail"]
+    assert ("under the stated choice eta = sqrt(N)/(sqrt(K)*sqrt(T)) ([w]^2/[f] = 1)"
+            in units_analysis(get("fedinit.thm1"))["detail"])
 
 
 def test_li2020_example_thm1_is_consistent():

@@ -171,7 +171,8 @@ def test_session_pick_and_initial_point():
         Session("quick").pick({"quick": 1})
     p = heterogeneous_least_squares(4, 5, 10, random_state=0)
     for seed, scale in ((0, 3.0), (7, 1.0)):
-        recipe = p.constants["w_star"].value + scale * np.random.default_rng(seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        recipe = (p.constants["w_star"].value
+                  + scale * np.random.default_rng(seed).standard_normal(p.dim) / np.sqrt(p.dim))
         assert np.array_equal(Session(seed=seed).initial_point(p, scale=scale), recipe)
 
 

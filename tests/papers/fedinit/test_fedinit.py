@@ -23,7 +23,8 @@ from fedtheory.sim import (
 @given(seed=st.integers(0, 10_000), beta=st.floats(0.0, 1.5), N=st.sampled_from([None, 2, 4]),
        rule=st.sampled_from(["algorithm1", "code"]), local=st.sampled_from(["sgd", "scaffold"]))
 def test_eq15_holds_to_machine_precision(seed, beta, N, rule, local):
-    p = pl_nonconvex(6, 4, 10, random_state=seed) if seed % 2 else heterogeneous_least_squares(6, 4, 10, random_state=seed)
+    p = (pl_nonconvex(6, 4, 10, random_state=seed) if seed % 2
+         else heterogeneous_least_squares(6, 4, 10, random_state=seed))
     alg = fedinit(beta, server_rule=rule) if local == "sgd" else scaffold(rule).with_relaxed_init(beta)
     tr = simulate(p, alg, RunConfig(rounds=5, local_steps=3, lr=0.05, clients_per_round=N, oracle=Minibatch(2)),
                   [seed], measures=("eq15_residual",))
@@ -267,7 +268,8 @@ def test_thm5_rate_is_a_loose_proof_step():
     assert res.verdict == "proof_step_loose" and not res.is_finding
     without = dataclasses.replace(F.THM5, exact=None, order=dataclasses.replace(F.THM5.order, substitute={}))
     plain = rate_check(without)
-    assert plain.verdict == "rate_inconsistent" and plain.detail == rate_check(dataclasses.replace(F.THM5, exact=None)).detail
+    assert plain.verdict == "rate_inconsistent"
+    assert plain.detail == rate_check(dataclasses.replace(F.THM5, exact=None)).detail
     assert "534*B**2*D*exp(log(K*N*T*lam*mu)/T)" in plain.detail
     exact_terms = {t["term"]: t for t in res.extra["exact_terms"] if "534" in t["term"] and t["T_power"] == "-2"}
     assert exact_terms and all(t["exponents"] == {"N": "-1", "K": "-1"} for t in exact_terms.values())

@@ -39,7 +39,8 @@ def test_quadratic_specs_instances_inside_the_class_and_conditions_hold(rid, par
     inst = spec.space.decode(spec.space.random(12, np.random.default_rng(4)))
     assert spec.space.violations(inst) == [[] for _ in range(12)]
     k = inst.constants(params["B"])
-    assert np.all(k["L"] <= params["L"]) and np.all(k["mu"] >= params["mu"]) and np.all(k["G2"] <= params["G"] ** 2 + 1e-14)
+    assert np.all(k["L"] <= params["L"]) and np.all(k["mu"] >= params["mu"])
+    assert np.all(k["G2"] <= params["G"] ** 2 + 1e-14)
     np.testing.assert_allclose(k["D"], params["D"], rtol=1e-9)
     ev = evaluate(spec, inst)
     vals = {kk: v for kk, v in ev.values.items() if np.ndim(v) == 0}
@@ -51,15 +52,17 @@ def test_partial_participation_runs_through_the_engine_and_matches_separate_runs
     """(1/T) sum_t Delta^t of one instance, batched in the search's population, equals the same quantity from
     separate simulate calls (one per seed) on a LeastSquaresProblem built from the instance's data alone."""
     spec = make_spec("fedinit.thm4.rederived", PARTIAL)
-    assert spec.config.clients_per_round == 2 and spec.seeds == (0, 1, 2) and spec.settings["full_participation"] is False
+    assert spec.config.clients_per_round == 2 and spec.seeds == (0, 1, 2)
+    assert spec.settings["full_participation"] is False
     inst = spec.space.decode(spec.space.random(5, np.random.default_rng(0)))
     ev = evaluate(spec, inst)
     p = 3
     lp = LeastSquaresProblem(inst.X[p], inst.y[p])
     by_hand = []
     for s in spec.seeds:
-        tr = simulate(lp, fedinit(PARTIAL["beta"]), RunConfig(rounds=PARTIAL["T"], local_steps=PARTIAL["K"], lr=PARTIAL["eta"],
-                                                              clients_per_round=2, oracle=AdditiveNoise(PARTIAL["sigma_l"] ** 2)),
+        tr = simulate(lp, fedinit(PARTIAL["beta"]),
+                      RunConfig(rounds=PARTIAL["T"], local_steps=PARTIAL["K"], lr=PARTIAL["eta"], clients_per_round=2,
+                                oracle=AdditiveNoise(PARTIAL["sigma_l"] ** 2)),
                       [s], w0=inst.w0[p], measures=("delta",))
         by_hand.append(np.mean(tr["delta"][:-1, 0]))
     np.testing.assert_allclose(ev.lhs[p], by_hand, rtol=1e-12)

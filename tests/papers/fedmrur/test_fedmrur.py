@@ -175,7 +175,8 @@ def test_regularizer_gradient_matches_finite_differences(seed, beta, sigma, gamm
     h = 1e-6
     for i in range(p.n_clients):
         X, wts = _client(p, i)
-        num = np.array([(_R(X, wts, w + h * e, wg, beta, sigma, 3) - _R(X, wts, w - h * e, wg, beta, sigma, 3)) / (2 * h)
+        num = np.array([(_R(X, wts, w + h * e, wg, beta, sigma, 3) - _R(X, wts, w - h * e, wg, beta, sigma, 3))
+                        / (2 * h)
                         for e in np.eye(p.dim)])
         np.testing.assert_allclose(g[i], gamma * num, rtol=1e-5, atol=1e-7 * (1 + np.abs(num).max()))
     # at w = w^t the gradient of R vanishes (its minimum): grad F(w^t) = grad f(w^t)

@@ -89,7 +89,8 @@ def test_checks_show_they_can_fail_or_say_why_not():
     for i, s in specs.items():
         if s.kind in CONTROLLED_KINDS and i not in by_design:
             assert s.control is not None, i
-    assert "hyperboloid" in specs["fedmrur.eq3"].self_check and "d_t >= 1" in specs["fedmrur.remark2.symbolic"].self_check
+    assert "hyperboloid" in specs["fedmrur.eq3"].self_check
+    assert "d_t >= 1" in specs["fedmrur.remark2.symbolic"].self_check
 
 
 def test_self_checks_by_design_are_listed_apart(results):
@@ -144,8 +145,8 @@ def test_controls_listing_tells_self_checks_by_design_from_by_rule(capsys):
 
     assert cli.main(["check", "--controls", "--only", "fedmrur.eq3", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "1 implementation self-check(s) by design (no mutation of the statement could make them fail): fedmrur.eq3 " \
-        "(the lift" in out and "by rule" not in out
+    assert ("1 implementation self-check(s) by design (no mutation of the statement could make them fail): "
+            "fedmrur.eq3 (the lift" in out and "by rule" not in out)
 
 
 # ------------------------------------------------------------------------------------ issue 36
@@ -226,7 +227,8 @@ def test_algorithm_1_as_printed_steps_uphill_and_the_correction_is_in_the_output
     """Issue 36, item 6: the simulator's sign correction was silent (a docstring only)."""
     rows = {r.id: r for r in _by(results, "fedmrur.alg1.printed") + _by(results, "fedmrur.alg1.printed_run")
             + _by(results, "fedmrur.alg1.corrected_run")}
-    assert rows["fedmrur.alg1.printed"].verdict == "violated" and rows["fedmrur.alg1.printed"].finding_class == "erratum"
+    assert rows["fedmrur.alg1.printed"].verdict == "violated"
+    assert rows["fedmrur.alg1.printed"].finding_class == "erratum"
     assert rows["fedmrur.alg1.printed_run"].verdict == "violated"
     assert rows["fedmrur.alg1.corrected_run"].verdict == "holds"
     assert rows["fedmrur.alg1.printed"].quote.startswith("003_7cb41999359df859.txt:76, 79")

@@ -377,7 +377,8 @@ def test_fedshift_quick_profile(fedshift_results):
             if "pl_nonconvex" in str(r.problem):
                 # the weight mean and the error: supported; divergence (-0.9%) and drift (-0.1%) fall short of the
                 # 1% the sentences' 'effectively reduces' / 'significantly mitigates' need: inconclusive
-                want = "inconclusive" if rid in ("fedshift.claim.divergence", "fedshift.claim.drift") else "claim_supported"
+                want = ("inconclusive" if rid in ("fedshift.claim.divergence", "fedshift.claim.drift")
+                        else "claim_supported")
                 assert r.verdict == want, (rid, r.detail)
     for r in fedshift_results:
         d = r.to_json()

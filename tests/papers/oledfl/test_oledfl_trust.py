@@ -78,7 +78,8 @@ def test_claims_decided_from_seeds_use_the_statistics_policy(claim):
 
 def _opt(best, diverged_after, lam=(0.979, 0.724, 0.39, 0.0), runs=10):
     """Per topology an optimum at grid index best[j], every beta after diverged_after[j] diverged (None: none)."""
-    S = np.full((len(lam), len(BETAS), runs), 10.0) + 0.01 * np.random.default_rng(4).standard_normal((len(lam), len(BETAS), runs))
+    S = (np.full((len(lam), len(BETAS), runs), 10.0)
+         + 0.01 * np.random.default_rng(4).standard_normal((len(lam), len(BETAS), runs)))
     div = np.zeros((len(lam), len(BETAS)), bool)
     for j, (i, d) in enumerate(zip(best, diverged_after)):
         S[j, i] -= 3.0
