@@ -80,9 +80,9 @@ def _side_by_side(trees: dict[str, Path], name: str, args, repeats: int) -> dict
             best[side][0] = min(best[side][0], wall)
             best[side][1] = min(best[side][1], cpu)
     (ow, oc), (nw, nc) = best["old"], best["new"]
-    return {"command": name, "old_wall_s": round(ow, 3), "new_wall_s": round(nw, 3), "wall_new_over_old": round(nw / ow, 3),
-            "old_cpu_s": round(oc, 3), "new_cpu_s": round(nc, 3), "cpu_new_over_old": round(nc / oc, 3),
-            "repeats": repeats}
+    return {"command": name, "old_wall_s": round(ow, 3), "new_wall_s": round(nw, 3),
+            "wall_new_over_old": round(nw / ow, 3), "old_cpu_s": round(oc, 3), "new_cpu_s": round(nc, 3),
+            "cpu_new_over_old": round(nc / oc, 3), "repeats": repeats}
 
 
 def bench(old: str = BASELINE, new: str | None = None, repeats: int = 3, full: bool = False) -> dict:
@@ -90,11 +90,12 @@ def bench(old: str = BASELINE, new: str | None = None, repeats: int = 3, full: b
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"old": export(old, Path(tmp)), "new": export(new, Path(tmp)) if new else ROOT}
         outs = {s: Path(tmp) / f"{s}-quick.json" for s in trees}
-        check = lambda profile, files: (lambda side: ["-m", "fedtheory.cli", "check", "--profile", profile, "--seed",  # noqa: E731
-                                                      "0", "--format", "json", "--no-progress", "--out", str(files[side])])
+        check = lambda profile, files: (  # noqa: E731
+            lambda side: ["-m", "fedtheory.cli", "check", "--profile", profile, "--seed", "0", "--format", "json",
+                          "--no-progress", "--out", str(files[side])])
         rows = [_side_by_side(trees, "fedtheory list", ["-m", "fedtheory.cli", "list"], max(repeats, 5)),
-                _side_by_side(trees, "fedtheory explain fedinit.thm1", ["-m", "fedtheory.cli", "explain", "fedinit.thm1"],
-                              max(repeats, 5)),
+                _side_by_side(trees, "fedtheory explain fedinit.thm1",
+                              ["-m", "fedtheory.cli", "explain", "fedinit.thm1"], max(repeats, 5)),
                 _side_by_side(trees, "fedtheory check --profile quick", check("quick", outs), repeats)]
         records = {"quick": compare(*(json.loads(outs[s].read_text()) for s in ("old", "new")))}
         if full:
@@ -115,8 +116,8 @@ def bench(old: str = BASELINE, new: str | None = None, repeats: int = 3, full: b
                         f"({r['old_cpu_s']:.2f} -> {r['new_cpu_s']:.2f} s CPU)" for r in rows)
     for profile, c in records.items():
         summary += (f"; {profile} records: {c['identical_records']} of {c['records']} identical, "
-                    f"{len(c['verdict_differences'])} verdict/text differences, largest relative difference of a number "
-                    f"{c['max_rel']:.2g}")
+                    f"{len(c['verdict_differences'])} verdict/text differences, largest relative difference of a "
+                    f"number {c['max_rel']:.2g}")
     return {"name": "check", "old": old, "new": new or "working tree", "rows": rows,
             "records": {p: {k: v for k, v in c.items() if k != "differences"} | {"differences": c["differences"][:50]}
                         for p, c in records.items()},
@@ -148,8 +149,9 @@ def main(argv=None) -> None:
     out = Path(args.out) if args.out else HERE / "results" / "check.json"
     out.write_text(json.dumps(res, indent=2) + "\n")
     for r in res["rows"]:
-        print(f"{r['command']:36s} old {r['old_wall_s']:8.2f} s ({r['old_cpu_s']:7.2f} CPU)   new {r['new_wall_s']:8.2f} s "
-              f"({r['new_cpu_s']:7.2f} CPU)   new/old wall {r['wall_new_over_old']:.3f}, CPU {r['cpu_new_over_old']:.3f}")
+        print(f"{r['command']:36s} old {r['old_wall_s']:8.2f} s ({r['old_cpu_s']:7.2f} CPU)   new "
+              f"{r['new_wall_s']:8.2f} s ({r['new_cpu_s']:7.2f} CPU)   new/old wall {r['wall_new_over_old']:.3f}, CPU "
+              f"{r['cpu_new_over_old']:.3f}")
     print(res["summary"])
     print(f"load average before {res['load_average']['before']}, after {res['load_average']['after']}; wrote {out}")
 

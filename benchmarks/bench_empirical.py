@@ -111,7 +111,8 @@ def _sweep_variants(rounds: int):
 
     data = load_digits_images()
     base = dict(dataset="digits", algorithm="FedInit", hyperparameters={"beta": [0, 0.05, 0.1, 0.15]}, seeds=(0, 1, 2),
-                n_clients=20, clients_per_round=4, partition="dirichlet-replace", alpha=0.1, rounds=rounds, device="cpu")
+                n_clients=20, clients_per_round=4, partition="dirichlet-replace", alpha=0.1, rounds=rounds,
+                device="cpu")
     default_threads = torch.get_num_threads()
     variants = {"before: batched, vmap engine": ("batched", "vmap", default_threads),
                 "now: batched, stacked engine (--path auto)": ("batched", "stacked", default_threads),
@@ -244,15 +245,17 @@ def run(quick: bool = False) -> dict:
     where = torch.cuda.get_device_name(device) if gpu else f"CPU, {threads} torch threads"
     summary = f"{where}. One FedAvg round, batched vs sequential: " + "; ".join(
         f"{r['case']}: sequential {r['sequential_s']:.2f} s, batched vmap {r['batched_vmap_s']:.2f} s "
-        f"(x{r['speedup_vmap']:.2f})" + (f", batched stacked {r['batched_stacked_s']:.2f} s (x{r['speedup_stacked']:.2f})"
-                                           if "batched_stacked_s" in r else "") for r in rows)
+        f"(x{r['speedup_vmap']:.2f})"
+        + (f", batched stacked {r['batched_stacked_s']:.2f} s (x{r['speedup_stacked']:.2f})"
+           if "batched_stacked_s" in r else "") for r in rows)
     if sweep:
         before, now, seq, one = sweep
         summary += (f". README's digits sweep (12 runs, CNN2, K = 10), per round (median; load average "
-                    f"{now['load_avg_1min'][0]}-{now['load_avg_1min'][1]}): before (vmap engine) {before['round_s']:.2f} s "
-                    f"(CPU {before['train_cpu_s_per_round'] + before['eval_cpu_s_per_round']:.2f} s), now (stacked "
-                    f"engine) {now['round_s']:.2f} s (CPU {now['train_cpu_s_per_round'] + now['eval_cpu_s_per_round']:.2f}"
-                    f" s; training {now['train_s_per_round']:.2f} s, evaluation {now['eval_s_per_round']:.2f} s), "
+                    f"{now['load_avg_1min'][0]}-{now['load_avg_1min'][1]}): before (vmap engine) "
+                    f"{before['round_s']:.2f} s (CPU "
+                    f"{before['train_cpu_s_per_round'] + before['eval_cpu_s_per_round']:.2f} s), now (stacked engine) "
+                    f"{now['round_s']:.2f} s (CPU {now['train_cpu_s_per_round'] + now['eval_cpu_s_per_round']:.2f} s; "
+                    f"training {now['train_s_per_round']:.2f} s, evaluation {now['eval_s_per_round']:.2f} s), "
                     f"sequential {seq['round_s']:.2f} s, stacked with --threads 1 {one['round_s']:.2f} s")
     if e2e:
         summary += (f". End to end, README's command with --rounds {e2e['rounds']} (best of "

@@ -82,7 +82,8 @@ def run(quick: bool = False) -> dict:
     w0 = p.initial_point(0)
     T = 20 if quick else 100
     for oracle_name, oracle in (("exact", None), ("minibatch(10)", Minibatch(10))):
-        cfg = RunConfig(rounds=T, local_steps=K, lr=eta) if oracle is None else RunConfig(rounds=T, local_steps=K, lr=eta, oracle=oracle)
+        cfg = (RunConfig(rounds=T, local_steps=K, lr=eta) if oracle is None
+               else RunConfig(rounds=T, local_steps=K, lr=eta, oracle=oracle))
         if oracle is None:
             naive = lambda: _naive_exact(p.H[0], p.h[0], w0, T, K, eta)  # noqa: E731
         else:
@@ -96,11 +97,13 @@ def run(quick: bool = False) -> dict:
     # 2. 64-run sweeps: d = 100 (the setting: each client-step is a 100 x 100 product, flop-bound)
     #    and d = 20 (per-step Python overhead dominates the naive loop)
     R = 64
-    for d_sweep, oracle_name, oracle in ((100, "exact", None), (100, "minibatch(10)", Minibatch(10)), (20, "exact", None)):
+    for d_sweep, oracle_name, oracle in ((100, "exact", None), (100, "minibatch(10)", Minibatch(10)),
+                                         (20, "exact", None)):
         p2 = heterogeneous_least_squares(100, d_sweep, 50, random_state=0)
         w02 = p2.initial_point(0)
         T2 = 3 if quick else 10
-        cfg = RunConfig(rounds=T2, local_steps=K, lr=eta) if oracle is None else RunConfig(rounds=T2, local_steps=K, lr=eta, oracle=oracle)
+        cfg = (RunConfig(rounds=T2, local_steps=K, lr=eta) if oracle is None
+               else RunConfig(rounds=T2, local_steps=K, lr=eta, oracle=oracle))
         n_loop = 4 if quick else 8  # time the naive loop on n_loop seeds and scale to 64 (each seed costs the same)
         if oracle is None:
             naive = lambda: [_naive_exact(p2.H[0], p2.h[0], w02, T2, K, eta) for _ in range(n_loop)]  # noqa: E731
@@ -218,8 +221,9 @@ def limit_cell(kind: str, d: int, R: int, repeat: int) -> dict:
         engine(), minimal()  # warm-up: first calls pay imports and caches
         (te, ce, we), (tm, cm, wm) = best_wall_and_cpu([engine, minimal], repeat=repeat)
     return {"kind": kind, "d": d, "runs": R, "rounds": T, "engine_s": te, "minimal_s": tm, "ratio": te / tm,
-            "engine_cpu_s": ce, "minimal_cpu_s": cm, "cpu_ratio": ce / cm, "bit_identical": bool(np.array_equal(we, wm)),
-            "max_abs_diff": float(np.max(np.abs(we - wm))), "load_before": load, "load_after": _load(), "repeat": repeat}
+            "engine_cpu_s": ce, "minimal_cpu_s": cm, "cpu_ratio": ce / cm,
+            "bit_identical": bool(np.array_equal(we, wm)), "max_abs_diff": float(np.max(np.abs(we - wm))),
+            "load_before": load, "load_after": _load(), "repeat": repeat}
 
 
 def limit_profile(kind: str, d: int, R: int, top: int = 12) -> dict:
@@ -237,7 +241,8 @@ def limit_profile(kind: str, d: int, R: int, top: int = 12) -> dict:
     p = heterogeneous_least_squares(CLIENTS, d, SAMPLES, random_state=0)
     w0 = p.initial_point(0)
     alg = dfedavg(ring(CLIENTS)) if kind == "gossip" else fedavg()
-    cfg = RunConfig(rounds=T, local_steps=K_LIMIT, lr=ETA_LIMIT, **({"oracle": Minibatch(BATCH)} if kind == "minibatch" else {}))
+    cfg = RunConfig(rounds=T, local_steps=K_LIMIT, lr=ETA_LIMIT,
+                    **({"oracle": Minibatch(BATCH)} if kind == "minibatch" else {}))
     with threadpool_limits(limits=1):
         simulate(p, alg, cfg, list(range(R)), w0=w0, measures=())
         prof = cProfile.Profile(time.process_time)
@@ -296,7 +301,8 @@ def _line(row: dict) -> str:
             f"{n['minimal_s']:.4f} s = {n['ratio']:.2f} (cpu {n['cpu_ratio']:.2f}, same bits {n['bit_identical']})")
     if "before" in row:
         b = row["before"]
-        text += f"  before {b['engine_s']:.4f} s = {b['ratio']:.2f} (cpu {b['cpu_ratio']:.2f}, same bits {b['bit_identical']})"
+        text += (f"  before {b['engine_s']:.4f} s = {b['ratio']:.2f} (cpu "
+                 f"{b['cpu_ratio']:.2f}, same bits {b['bit_identical']})")
     return text + f"  load {n['load_before']:.2f}"
 
 

@@ -9,12 +9,11 @@
 """
 from __future__ import annotations
 
-
 import numpy as np
 from _timing import best_of
 
-from fedtheory.sim import AdditiveNoise, RunConfig, simulate, synthetic_logistic
 from fedtheory.papers.fedmrur.algorithms import fedmrur, fedmrur_n, mofedsam
+from fedtheory.sim import AdditiveNoise, RunConfig, simulate, synthetic_logistic
 from fedtheory.sim.reference import reference_simulate
 
 
@@ -39,9 +38,9 @@ def run(quick: bool = False) -> dict:
         rows.append({"benchmark": f"{name}: engine time per round ({R} runs)", "naive s": float("nan"),
                      "engine s": per_round[name], "speed-up": per_round[name] / per_round["MoFedSAM"],
                      "max |w_engine - w_naive|": float("nan")})
-    summary = ("rows 1-3: speed-up = naive reference time / engine time on the same draws (the reference timed on a few "
-               "seeds and scaled to the sweep); rows 4-6: engine seconds per round and, in the speed-up column, the cost "
-               "relative to MoFedSAM.")
+    summary = ("rows 1-3: speed-up = naive reference time / engine time on the same draws (the reference timed on a "
+               "few seeds and scaled to the sweep); rows 4-6: engine seconds per round and, in the speed-up column, "
+               "the cost relative to MoFedSAM.")
     return {"name": "FedMRUR plug-ins: engine vs naive reference", "rows": rows, "summary": summary}
 
 

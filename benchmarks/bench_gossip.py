@@ -13,8 +13,8 @@ import timeit
 import numpy as np
 
 from fedtheory.sim.gossip import Gossip
-from fedtheory.sim.rules import State
 from fedtheory.sim.rng import RunStreams
+from fedtheory.sim.rules import State
 from fedtheory.sim.topology import Exponential, Grid2D, RandomKNeighbour, Ring
 
 
@@ -57,7 +57,8 @@ def run(quick: bool = False) -> dict:
                     f"{max(r['dense_1thread/sparse'] for r in rows):.0f}x against single-threaded dense BLAS")
     rnd = [r for r in rows if isinstance(r["draw_and_build_ms"], float)]
     if rnd:
-        summary += f". Drawing the random topology's graph and building W: {rnd[0]['draw_and_build_ms']:.1f} ms per round"
+        summary += (". Drawing the random topology's graph and building "
+                    f"W: {rnd[0]['draw_and_build_ms']:.1f} ms per round")
     return {"name": "gossip round: sparse vs dense W", "rows": rows, "summary": summary}
 
 

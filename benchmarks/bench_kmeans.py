@@ -10,7 +10,6 @@ repeats), iterations, and the quantization error sum (w - DeQ(Q(w)))^2 (k-means'
 """
 from __future__ import annotations
 
-
 import numpy as np
 from _timing import best_of
 
@@ -50,14 +49,14 @@ def run(quick: bool = False) -> dict:
                      "time_vs_fedtheory": t / t_ours, "sse_vs_fedtheory": sse / sse_ours})
     fastest_sk = min(r["seconds"] for r in rows[1:])
     ratios = [r["sse_vs_fedtheory"] for r in rows[1:]]
-    summary = (f"{n:,} weights, {bits} bits ({k} centroids), best of {repeat} (the tol=0 run once); scikit-learn {skv}, "
-               f"all in one process. fedtheory's own 1-D Lloyd is {fastest_sk / t_ours:.1f}x faster than the fastest "
-               f"scikit-learn run; scikit-learn's quantization error is {min(ratios):.4f}x to {max(ratios):.4f}x "
-               f"fedtheory's; from fedtheory's start with tol=0 it stops after {rows[3]['iterations']} iterations (fedtheory: "
-               f"{it_ours}) at {rows[3]['sse_vs_fedtheory']:.6f}x the error. Own "
-               f"implementation because in 1-D a cluster is a run of the sorted data: after one O(n log n) sort an "
-               f"iteration costs O(k log n) where a general k-means pays O(n k); it also batches rows "
-               f"(clients x layers, each with its own bit width) in one call.")
+    summary = (f"{n:,} weights, {bits} bits ({k} centroids), best of {repeat} (the tol=0 run once); scikit-learn "
+               f"{skv}, all in one process. fedtheory's own 1-D Lloyd is {fastest_sk / t_ours:.1f}x faster than the "
+               f"fastest scikit-learn run; scikit-learn's quantization error is {min(ratios):.4f}x to "
+               f"{max(ratios):.4f}x fedtheory's; from fedtheory's start with tol=0 it stops after "
+               f"{rows[3]['iterations']} iterations (fedtheory: {it_ours}) at {rows[3]['sse_vs_fedtheory']:.6f}x the "
+               "error. Own implementation because in 1-D a cluster is a run of the sorted data: after one O(n log n) "
+               "sort an iteration costs O(k log n) where a general k-means pays O(n k); it also batches rows (clients "
+               "x layers, each with its own bit width) in one call.")
     return {"name": f"kmeans quantization ({n:,} weights, {bits} bits)", "rows": rows, "summary": summary}
 
 

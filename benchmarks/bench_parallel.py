@@ -165,7 +165,8 @@ def bench_check(ex, quick: bool) -> dict:
     profile = "quick" if quick else "full"
     got = sides({"serial": lambda: run_checks(profile=profile, seed=0),
                  "workers": lambda: run_checks(profile=profile, seed=0, executor=ex)}, ex, repeat=2)
-    ts, serial, tp, par = got["serial"]["wall_s"], got["serial"]["value"], got["workers"]["wall_s"], got["workers"]["value"]
+    ts, serial = got["serial"]["wall_s"], got["serial"]["value"]
+    tp, par = got["workers"]["wall_s"], got["workers"]["value"]
     same = _same_records(serial, par)
     cpu = {"serial_cpu_s": got["serial"]["cpu_s"], "serial_cpu_per_wall": got["serial"]["cpu_s"] / ts,
            "busiest_worker_cpu_s": got["workers"]["busiest_worker_cpu_s"],
@@ -196,9 +197,10 @@ def bench_check(ex, quick: bool) -> dict:
 def _train_config(rounds: int, threads=None):
     from fedtheory.empirical.config import TrainConfig
 
-    return TrainConfig(dataset="digits", model="cnn2", algorithm="FedInit", hyperparameters={"beta": [0.0, 0.05, 0.1, 0.15]},
-                       seeds=(0, 1), n_clients=20, clients_per_round=4, partition="dirichlet-replace", alpha=0.1,
-                       rounds=rounds, local_steps=10, checkpoint_every=5, threads=threads)
+    return TrainConfig(dataset="digits", model="cnn2", algorithm="FedInit",
+                       hyperparameters={"beta": [0.0, 0.05, 0.1, 0.15]}, seeds=(0, 1), n_clients=20,
+                       clients_per_round=4, partition="dirichlet-replace", alpha=0.1, rounds=rounds, local_steps=10,
+                       checkpoint_every=5, threads=threads)
 
 
 def bench_train(ex, quick: bool) -> dict:
@@ -219,7 +221,8 @@ def bench_train(ex, quick: bool) -> dict:
                      "workers": lambda: train_sweep(_train_config(rounds), fresh("dask"), ex),
                      "cells": lambda: train_sweep(_train_config(rounds, threads=1), fresh("cells"), SerialExecutor())},
                     ex, repeat=2 if quick else 3)
-        (tb, batch), (tp, par), (tc, cells) = ((got[k]["wall_s"], got[k]["value"]) for k in ("batch", "workers", "cells"))
+        (tb, batch), (tp, par), (tc, cells) = ((got[k]["wall_s"], got[k]["value"])
+                                               for k in ("batch", "workers", "cells"))
         assert par.outcome.ok and cells.outcome.ok
 
         def frame(m):
@@ -330,13 +333,13 @@ def finish(out: dict) -> dict:
     rows = []
     if "check" in out:
         c = out["check"]
-        rows.append({"case": f"check --profile {c['profile']}", "serial_s": c["serial_s"], "workers_2_s": c["workers_2_s"],
-                     "speedup": c["speedup"], "same_results": c["identical"]})
+        rows.append({"case": f"check --profile {c['profile']}", "serial_s": c["serial_s"],
+                     "workers_2_s": c["workers_2_s"], "speedup": c["speedup"], "same_results": c["identical"]})
     if "train" in out:
         c = out["train"]
-        rows.append({"case": f"train 8 digits runs x {c['rounds']} rounds (vs one batch)", "serial_s": c["batch_serial_s"],
-                     "workers_2_s": c["cells_workers_2_s"], "speedup": c["speedup_vs_batch"],
-                     "same_results": c["cells_vs_batch_bit_identical"]})
+        rows.append({"case": f"train 8 digits runs x {c['rounds']} rounds (vs one batch)",
+                     "serial_s": c["batch_serial_s"], "workers_2_s": c["cells_workers_2_s"],
+                     "speedup": c["speedup_vs_batch"], "same_results": c["cells_vs_batch_bit_identical"]})
         rows.append({"case": "train, same 8 cells serially (1 thread)", "serial_s": c["cells_serial_s"],
                      "workers_2_s": c["cells_workers_2_s"], "speedup": c["speedup_vs_serial_cells"],
                      "same_results": c["workers_vs_serial_cells_bit_identical"]})
@@ -360,8 +363,9 @@ def finish(out: dict) -> dict:
             f"{e['t1_s'] / e['longest_unit_s']:.1f} whatever P; at P = 64, T_64 = {e['check'][64]['makespan_s']} s "
             f"(list schedule, + {o * 1e3:.1f} ms per task), E = T1 / (64 T_64) = {e['check'][64]['efficiency']}. "
             f"CIFAR grid: {e['cifar_cells']} cells of ~{e['cifar_cell_s']:.0f} s; at P = 64 only {e['cifar_cells']} "
-            f"workers have a cell: E = {e['cifar_cells']} x {e['cifar_cell_s']:.0f} / (64 x {e['cifar'][64]['makespan_s']})"
-            f" = {e['cifar'][64]['efficiency']}; the per-task overhead is {o / e['cifar_cell_s']:.1e} of a cell.")
+            f"workers have a cell: E = {e['cifar_cells']} x {e['cifar_cell_s']:.0f} / (64 x "
+            f"{e['cifar'][64]['makespan_s']}) = {e['cifar'][64]['efficiency']}; the per-task overhead is "
+            f"{o / e['cifar_cell_s']:.1e} of a cell.")
         out["estimate_64"] = e
     s = []
     for r in rows:
@@ -380,8 +384,9 @@ def finish(out: dict) -> dict:
                  f"{c['projected_idle_speedup_vs_serial_cells']:.2f}x vs serial cells on an idle 2-core machine")
     if "overhead" in out:
         o = out["overhead"]
-        s.append(f"cluster start {o['cluster_start_s']:.1f} s; one task's round trip {o['one_task_round_trip_s'] * 1e3:.1f} "
-                 f"ms, {o['per_task_in_a_batch_of_200_s'] * 1e3:.1f} ms per task in a batch of 200")
+        s.append(f"cluster start {o['cluster_start_s']:.1f} s; one task's round trip "
+                 f"{o['one_task_round_trip_s'] * 1e3:.1f} ms, {o['per_task_in_a_batch_of_200_s'] * 1e3:.1f} ms per "
+                 "task in a batch of 200")
     if "estimate_64" in out:
         s.append(out["estimate_64"]["arithmetic"])
     loads = {k: out[k]["loadavg_1min"] for k in ("overhead", "check", "train", "worst") if k in out}

@@ -4,8 +4,8 @@ Thm 1 ((1/T) sum_t ||grad f(w^t)||^2, class: L-smooth non-convex clients), both 
 
 Constants: today's FedInit check (seed 0, sc_least_squares_mild, admissible, beta = 0.1: L, mu, B, G, D as
 `fedtheory worst fedinit.thm2` reads them), exact gradients, and the check's own step rule at each (C, K)
-(``fedtheory.papers.fedinit.checks.admissible_eta``: the largest eta meeting every condition of Thms 1-6 with lambda_max >= 1/2).
-Goals (issue 11): (3, 3, 4) in <= 5 s; every setting with C K T <= 40 in <= 60 s.
+(``fedtheory.papers.fedinit.checks.admissible_eta``: the largest eta meeting every condition of Thms 1-6 with lambda_max
+>= 1/2). Goals (issue 11): (3, 3, 4) in <= 5 s; every setting with C K T <= 40 in <= 60 s.
 `python benchmarks/bench_pep.py --headline` times (3, 3, 4) alone (with the load average).
 
 Grid: C in {1, 2, 3, 5, 10, 20, 40}, K in {1, 2, 3, 5, 10, 20, 40}, T in {1, 2, 4, 5, 8, 10, 20, 40} with
@@ -60,7 +60,8 @@ def run(quick: bool = False, headline_only: bool = False) -> dict:
     from fedtheory.worst.pep import PEPSetting
 
     if not pep_available():
-        return {"name": "pep", "rows": [], "summary": "skipped: the extra is not installed (pip install 'fedtheory[pep]')"}
+        return {"name": "pep", "rows": [],
+                "summary": "skipped: the extra is not installed (pip install 'fedtheory[pep]')"}
 
     warnings.simplefilter("ignore")  # cvxpy's "Solution may be inaccurate": the status is in the record
     for rid, _ in VARIANTS:  # warm-up: the records' sympy compilation, cvxpy's imports

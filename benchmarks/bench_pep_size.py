@@ -53,8 +53,9 @@ def _case(method: str, cls: str, K: int, T: int, eta: float) -> dict:
             s = ProtocolSetting(C=2, K=K, T=T, eta=eta, L=CHECK["L"], mu=CHECK["mu"], client_mu=CHECK["mu"],
                                 heterogeneity="optimum", zeta=0.5, initial="distance", D=1.0, metric="opt_error")
         r = solve_pep(protocol_pep(fedavg(), s), basis="differences" if method == "after_differences" else "auto")
-    return {"value": r.value, "primal": r.primal, "status": r.status, "basis": r.reduced.get("basis"), "gram_dim": r.gram_dim,
-            "variables": r.reduced.get("variables"), "times": r.times, "wall_s": round(time.perf_counter() - t0, 2)}
+    return {"value": r.value, "primal": r.primal, "status": r.status, "basis": r.reduced.get("basis"),
+            "gram_dim": r.gram_dim, "variables": r.reduced.get("variables"), "times": r.times,
+            "wall_s": round(time.perf_counter() - t0, 2)}
 
 
 def _run(method: str, cls: str, K: int, T: int, eta: float, limit: float) -> dict:

@@ -9,8 +9,8 @@ Run: ``python benchmarks/run_all.py sample_stats`` (``--quick`` for a smoke run)
 from __future__ import annotations
 
 import numpy as np
-
 from _timing import best_of_interleaved
+
 from fedtheory.sim import heterogeneous_least_squares
 
 

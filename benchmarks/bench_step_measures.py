@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
 from _timing import best_of_interleaved
+
 from fedtheory.sim import AdditiveNoise, RunConfig, StepWeights, fedavg, heterogeneous_least_squares, simulate
 from fedtheory.sim.measure_tables import STEP_MEASURES
 

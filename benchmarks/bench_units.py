@@ -25,7 +25,8 @@ def run(quick: bool = False) -> dict:
     verdicts = [units_analysis(r)["verdict"] for r in records]
     cold = time.perf_counter() - t0
     warm, _ = best_of(lambda: [units_analysis(r) for r in records], 1 if quick else 3)
-    one_check, rows = best_of(lambda: run_checks(only=["fedinit.thm1"], profile="quick", seed=0, parallel_symbolic=False), 1)
+    one_check, rows = best_of(lambda: run_checks(only=["fedinit.thm1"], profile="quick", seed=0,
+                                                 parallel_symbolic=False), 1)
     rows_list = [{"what": f"units pass over {len(records)} records, first", "seconds": round(cold, 4)},
                  {"what": "units pass again (memoized per record)", "seconds": round(warm, 5)},
                  {"what": f"fedinit.thm1, quick profile ({len(rows)} rows)",

@@ -15,8 +15,8 @@ import json
 import time
 
 import numpy as np
-
 from _timing import best_wall_and_cpu
+
 from fedtheory.worst import evaluate, make_spec, worst_case
 
 SETTING = dict(L=2.0, mu=0.6, B=1.3, G=0.3, D=2.0, eta=0.001, K=5, T=100, beta=0.1, sigma_l=0.0, C=10, d=10)
@@ -77,7 +77,8 @@ def against(rev: str, quick: bool = False, repeats: int = 2) -> dict:
         trees = {"before": export(rev, Path(tmp)), "now": None}
         for _ in range(repeats):
             for side, tree in trees.items():
-                out = python_in(tree, [str(here), "--json"] + (["--quick"] if quick else []), cwd=here.parent, check=True)
+                out = python_in(tree, [str(here), "--json"] + (["--quick"] if quick else []),
+                                cwd=here.parent, check=True)
                 sides[side].append(json.loads(out.stdout))
                 loads.append(os.getloadavg()[0])
     best = {side: {**{f"batched_{key}": {r["population"]: max(x["rows"][i][f"batched_{key}"] for x in runs)

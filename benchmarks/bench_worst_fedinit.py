@@ -17,8 +17,8 @@ whether batched or not, so batching gains nothing there.
 from __future__ import annotations
 
 import numpy as np
-
 from _timing import best_of_interleaved
+
 from fedtheory.worst import evaluate, make_spec
 
 SETTINGS = {

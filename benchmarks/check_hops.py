@@ -105,7 +105,8 @@ def _graph(paper_dir: Path):
                     if getattr(f, "id", getattr(f, "attr", None)) in REGISTER and isinstance(d, ast.Call) and d.args:
                         arg = d.args[0]
                         cid = arg.value if isinstance(arg, ast.Constant) else ast.unparse(arg)
-                        entries[cid] = (f"{m}:{node.name}", body_refs(f"{m}:{node.name}"), calls_run(f"{m}:{node.name}"))
+                        entries[cid] = (f"{m}:{node.name}", body_refs(f"{m}:{node.name}"),
+                                        calls_run(f"{m}:{node.name}"))
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args:
                 # a check registered by a helper of the paper: the helper's body calls check(...)
                 fn = node.value.func

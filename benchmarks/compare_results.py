@@ -2,13 +2,13 @@
 ``python benchmarks/compare_results.py OLD.json NEW.json [--rtol 1e-9] [--out DIFF.json] [--by-key]``.
 
 Every record is matched by its position and must have the same id, problem and setting (``--by-key``: by id, problem
-and setting, for trees whose records differ in number; the records on one side only are listed). Compared field by field,
-recursively (``extra`` included): the verdicts, scopes, findings, finding classes, self_check and vacuous flags, the
-conditions that failed and every text must be identical; numbers equal within ``--rtol`` (relative, default 1e-9)
+and setting, for trees whose records differ in number; the records on one side only are listed). Compared field by
+field, recursively (``extra`` included): the verdicts, scopes, findings, finding classes, self_check and vacuous flags,
+the conditions that failed and every text must be identical; numbers equal within ``--rtol`` (relative, default 1e-9)
 or identical when not finite. Left out: what is not a result (each row's ``elapsed_s``, the run's ``elapsed_s``,
-``command``, ``timings``, ``load_s``). Prints a summary (records compared, identical records, the largest relative difference
-of a number, every difference up to ``--show``) and exits 1 when a verdict field or text differs, 0 otherwise:
-a benchmark's evidence that a faster tree gives today's records.
+``command``, ``timings``, ``load_s``). Prints a summary (records compared, identical records, the largest relative
+difference of a number, every difference up to ``--show``) and exits 1 when a verdict field or text differs, 0
+otherwise: a benchmark's evidence that a faster tree gives today's records.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 IGNORED = {"elapsed_s", "command", "timings", "load_s"}
-VERDICT_FIELDS = ("verdict", "scope", "finding", "finding_class", "self_check", "vacuous", "conditions_failed", "status",
-                  "verdicts", "exit_code", "summary")
+VERDICT_FIELDS = ("verdict", "scope", "finding", "finding_class", "self_check", "vacuous", "conditions_failed",
+                  "status", "verdicts", "exit_code", "summary")
 
 
 def _walk(a, b, path: str, rtol: float, out: list, worst: list) -> None:
@@ -63,7 +63,8 @@ def _keyed(records: list) -> dict:
     out, seen = {}, {}
     for r in records:
         params = r.get("params") or {}
-        k = f"{r.get('id', r.get('check'))}|{r.get('problem')}|{params.get('setting', '') if isinstance(params, dict) else ''}"
+        k = (f"{r.get('id', r.get('check'))}|{r.get('problem')}|"
+             f"{params.get('setting', '') if isinstance(params, dict) else ''}")
         seen[k] = seen.get(k, 0) + 1
         out[k if seen[k] == 1 else f"{k}#{seen[k]}"] = r
     return out

@@ -41,7 +41,7 @@ for name, (p, alg, R, T, oracle, measures) in cases.items():
     tr = simulate(p, alg, cfg, list(range(R)), w0=w0, measures=measures)
     out[name] = {"s": time.perf_counter() - t0, "final": float(np.sum(tr.final_w)), "digest": tr.final_w.tobytes().hex()[:64]}
 json.dump(out, sys.stdout)
-'''
+'''  # noqa: E501 - the text of the code it writes, kept as it runs
 
 
 def _worktree(rev: str, where: Path) -> Path:
@@ -53,7 +53,8 @@ def _worktree(rev: str, where: Path) -> Path:
 
 def _run(tree: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True, env=env, cwd=tree, check=True)
+    out = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True, env=env,
+                         cwd=tree, check=True)
     return json.loads(out.stdout)
 
 
@@ -76,8 +77,9 @@ def main(argv=None) -> None:
         finally:
             for t in trees.values():
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
-    rows = [{"case": n, "old_s": best["old"][n], "new_s": best["new"][n], "new_over_old": best["new"][n] / best["old"][n],
-             "same_bits": digests["old"][n] == digests["new"][n]} for n in best["old"]]
+    rows = [{"case": n, "old_s": best["old"][n], "new_s": best["new"][n],
+             "new_over_old": best["new"][n] / best["old"][n], "same_bits": digests["old"][n] == digests["new"][n]}
+            for n in best["old"]]
     res = {"name": "compare_revisions", "old": args.old, "new": args.new, "repeats": args.repeats, "rows": rows}
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "compare_revisions.json").write_text(json.dumps(res, indent=2))

@@ -124,7 +124,6 @@ def run_fixture(fx: dict, seeds: Path | None, backend: str, file_cache: dict) ->
     row["renames"] = fx.get("subs", {})
     lines = seed_text(seeds, fx["seed"]) if fx.get("seed", "").endswith(".txt") else None
     if lines is not None and "latex" in fx:
-        cited = [fx["line"]] + [d["line"] for d in fx.get("definitions", [])]
         found = all(any(p in lines[n - 1 + k] for k in range(-5, 8) if 0 <= n - 1 + k < len(lines))
                     for p, n in zip(fx["latex"], [fx["line"]] * len(fx["latex"])))
         found = found and all(d["latex"] in lines[d["line"] - 1] for d in fx.get("definitions", []))
@@ -242,7 +241,8 @@ def main(argv=None) -> int:
               f"{'yes' if r['parsed'] else 'no'} | {'yes' if r['equal'] else 'no'} | "
               f"{r['reason'][:150].replace('|', '/')} |")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows, "seeds": seeds.name if seeds else None, "backend": args.backend},
+    Path(args.out).write_text(json.dumps({"rows": rows, "seeds": seeds.name if seeds else None,
+                                          "backend": args.backend},
                                          indent=1) + "\n")
     return 0
 

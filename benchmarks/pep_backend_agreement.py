@@ -23,7 +23,8 @@ def run() -> dict:
              for m in ("dist2", "opt_error")]
     calls += [(mod.test_fedavg_gb_class, {}), (mod.test_scaffold_option_two, {}),
               (mod.test_fedprox_exact_proximal_solve, dict(mu_prox=0.5)),
-              (mod.test_fedprox_exact_proximal_solve, dict(mu_prox=2.0)), (mod.test_fednova_weighted_clients_unreduced, {}),
+              (mod.test_fedprox_exact_proximal_solve, dict(mu_prox=2.0)),
+              (mod.test_fednova_weighted_clients_unreduced, {}),
               (mod.test_fedinit_agrees_with_the_hand_written_pep, {}), (mod.test_dgd_on_a_fixed_matrix_is_exact, {}),
               (mod.test_dgd_on_the_spectral_class_is_an_upper_bound, {}), (mod.test_oledfl_lookahead_start, {}),
               (mod.test_a_users_own_aggregator, {})]

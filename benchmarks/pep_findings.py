@@ -28,9 +28,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     from fedtheory.papers.fedinit.checks import admissible_eta
+    from fedtheory.papers.fedinit.worst import best_lambda, fedinit_pep
     from fedtheory.worst import make_spec, pep_worst_case, worst_case
     from fedtheory.worst.spec import entry
-    from fedtheory.papers.fedinit.worst import best_lambda, fedinit_pep
 
     ref = {rid: entry(rid).reference(0) for rid in ("fedinit.thm2", "fedinit.thm1")}
     P = ref["fedinit.thm2"]["params"]

@@ -25,8 +25,8 @@ def main(argv=None) -> int:
     ap.add_argument("--collection", help="only this collection (default: every collection of the file)")
     ap.add_argument("--json", action="store_true", help="the table as JSON instead of Markdown")
     ap.add_argument("--terms", action="store_true", help="the term-wise tightness table (issue 45) instead")
-    ap.add_argument("--pep", choices=("quick", "full"), help="also solve the PEP of every bound record of the file that "
-                    "declares one, at its check's constants with sizes capped by the profile (each declaration's "
+    ap.add_argument("--pep", choices=("quick", "full"), help="also solve the PEP of every bound record of the file "
+                    "that declares one, at its check's constants with sizes capped by the profile (each declaration's "
                     "measured sizes, fedtheory.worst.pep_sizes: quick, seconds a record; full, a minute a record), "
                     "and show it in the PEP column (a PEP record already in the file is kept)")
     args = ap.parse_args(argv)

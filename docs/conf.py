@@ -18,8 +18,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-import fedtheory  # noqa: E402
 from sphinx.util import logging  # noqa: E402
+
+import fedtheory  # noqa: E402
 
 LOGGER = logging.getLogger(__name__)
 
@@ -81,8 +82,8 @@ def _copy_notebooks(app):
 def _constant_doc(name: str, obj) -> tuple[list[str] | None, str | None]:
     """The ``#:`` comment above the definition of an exported constant (autodoc finds it only in the module that
     assigns it, not in the face that re-exports it), and the module that assigns it."""
-    from sphinx.pycode import ModuleAnalyzer
     from sphinx.errors import PycodeError
+    from sphinx.pycode import ModuleAnalyzer
 
     where = None
     for modname, mod in sorted(sys.modules.items()):

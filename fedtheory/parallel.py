@@ -215,8 +215,9 @@ class Executor:
             for k, v in o.retried.items():
                 retried.setdefault(k, []).extend(v)
         return Outcome([n for o in outs for n in o.names], [r for o in outs for r in o.results],
-                       [f for o in outs for f in o.failures], retried, max([o.workers for o in outs], default=self.workers),
-                       self.description, sum(o.elapsed_s for o in outs))
+                       [f for o in outs for f in o.failures], retried,
+                       max([o.workers for o in outs], default=self.workers), self.description,
+                       sum(o.elapsed_s for o in outs))
 
     def __enter__(self):
         return self
@@ -358,7 +359,8 @@ class DaskExecutor(Executor):
 
         timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
         if not isinstance(address, str) or not address.strip():
-            raise ParameterError("--scheduler", address, "the address of a running Dask scheduler, e.g. tcp://host:8786")
+            raise ParameterError("--scheduler", address,
+                                 "the address of a running Dask scheduler, e.g. tcp://host:8786")
         try:
             client = Client(address, timeout=f"{timeout}s", set_as_default=False)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:

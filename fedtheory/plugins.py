@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ._validation import FedTheoryError
-from .sim.algorithms import AlgorithmSpec
-from .sim.algorithms import algorithms as algorithm_table
+from .sim.algorithms import AlgorithmSpec, algorithms as algorithm_table
 from .theory.core import Definition, Record, get, registered_ids, registering_for, registry
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "PluginError", "PluginInfo", "PluginWarning", "algorithms", "load_plugin",
@@ -182,7 +181,8 @@ def _import_target(target: str) -> tuple[str, str]:
     if path.is_dir():
         init = path / "__init__.py"
         if not init.is_file():
-            raise FileNotFoundError(f"{path} is a directory without __init__.py (give a .py file, a package or a module)")
+            raise FileNotFoundError(f"{path} is a directory without __init__.py "
+                                    "(give a .py file, a package or a module)")
         modname = path.name
         there = sys.modules.get(modname)
         if there is not None and Path(getattr(there, "__file__", "") or "").resolve() != init.resolve():

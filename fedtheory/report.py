@@ -245,8 +245,8 @@ def _sim_catalogue() -> dict[str, Any]:
 
 
 def _unit_of(name: str, declared: Mapping[str, str] | None = None) -> str | None:
-    """The unit of a drawn quantity: the claim's own declaration (``Claim.measurement_units``), a column of a training run
-    (``fedtheory.empirical.runs.MEASURE_UNITS``), or a simulator measure's dimension; None where none says."""
+    """The unit of a drawn quantity: the claim's own declaration (``Claim.measurement_units``), a column of a training
+    run (``fedtheory.empirical.runs.MEASURE_UNITS``), or a simulator measure's dimension; None where none says."""
     from .empirical.runs import MEASURE_UNITS
 
     if declared and declared.get(name):
@@ -449,7 +449,8 @@ def _fig_conditions(F: _Figures, r: Mapping[str, Any]) -> str | None:
     for y, c in zip(ys, conds):
         a, q = c["actual"], c["required"]
         ax.plot([q, a], [y, y], "-", color="#bbb", lw=3, solid_capstyle="butt", zorder=1)
-        ax.plot([q], [y], "|", color="#2e7d32", ms=14, mew=2.2, zorder=2, label="required (limit)" if y == ys[0] else None)
+        ax.plot([q], [y], "|", color="#2e7d32", ms=14, mew=2.2, zorder=2,
+                label="required (limit)" if y == ys[0] else None)
         ax.plot([a], [y], "o", color="#c62828", ms=6, zorder=3, label="actual (this run)" if y == ys[0] else None)
         ax.annotate(f"{_fmt(a)} vs {_fmt(q)}", (a, y), xytext=(0, 7), textcoords="offset points", fontsize=7,
                     ha="center", color="#c62828")
@@ -523,7 +524,8 @@ def _fig_claim(F: _Figures, r: Mapping[str, Any]) -> str | None:
             colour += 1
         if _log_ok(allv) and max(allv) / min(allv) > 100:
             ax.set_yscale("log")
-        elif allv and min(allv) >= 0 and max(allv) > 0 and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3:
+        elif (allv and min(allv) >= 0 and max(allv) > 0
+              and max(allv) / (min([a for a in allv if a > 0] or [1]) or 1) > 1e3):
             ax.set_yscale("symlog", linthresh=min(a for a in allv if a > 0))  # zeros and a wide range
             ax.set_yticks(_symlog_ticks(allv, min(a for a in allv if a > 0)))
         scale = {"symlog": ", symmetric log scale", "log": ", log scale"}.get(ax.get_yscale(), "")
@@ -561,7 +563,8 @@ def _fig_rate(F: _Figures, r: Mapping[str, Any]) -> str | None:
         ax.loglog(grid, [v0 * (g / g0) ** slope for g in grid], "-", color="#1565c0", alpha=0.45, lw=3,
                   label=f"fit T^{slope:.3g}")
         if stated is not None:
-            ax.loglog(grid, [v0 * (g / g0) ** stated for g in grid], "--", color="#e65100", label=f"stated T^{stated:.3g}")
+            ax.loglog(grid, [v0 * (g / g0) ** stated for g in grid], "--", color="#e65100",
+                      label=f"stated T^{stated:.3g}")
         ax.set_xlabel("horizon T (rounds, log)")
         lhs = ex.get("lhs")
         ax.set_ylabel((_axis_label([lhs], width=34) if lhs else "the rate's measured quantity") + ", log scale")
@@ -683,7 +686,8 @@ def _fig_tightness(F: _Figures, rows: Sequence[tuple[int, Mapping[str, Any]]], p
     ax.set_xscale("log")
     ax.set_xlim(lo / 1.5, hi)
     ax.set_ylim(-0.8, len(pts) + 0.6)
-    labels = [_short(f"{r['id'].split('.', 1)[-1]} \u00b7 {r.get('problem') or '-'} \u00b7 {_setting(r)}", 62) for _, r, _ in pts[::-1]]
+    labels = [_short(f"{r['id'].split('.', 1)[-1]} \u00b7 {r.get('problem') or '-'} \u00b7 "
+                     f"{_setting(r)}", 62) for _, r, _ in pts[::-1]]
     ax.set_yticks(range(len(pts)), labels, fontsize=6.5)
     ax.set_xlabel("bound / measured (log; > 1: the bound holds with that much room; x: diverged or violated at 0;"
                   " open: vacuous)", fontsize=7)
@@ -839,7 +843,8 @@ def tightness_markdown(payload: Mapping[str, Any], collection: str | None = None
                 f" ({sim['problem'] or '-'}" + (f"; {sim['setting']}" if sim["setting"] else "") + ")"
             pep = r["pep"]
             pep_text = "-" if pep is None else _ratio_text(pep["ratio"]) + f" (value {_fmt(pep['value'])}" + \
-                (", exact" if pep.get("exact") else ", a subclass: a lower bound" if pep.get("relation") == "lower bound"
+                (", exact" if pep.get("exact")
+                 else ", a subclass: a lower bound" if pep.get("relation") == "lower bound"
                  else ", relaxed class: an upper bound") + ")"
             cells = [r["paper"], f"`{r['record']}`", _short(r["source"] or "-", 60),
                      _transcription_short(r["transcription"]), str(r["rows"]), _verdict_text(r),
@@ -859,7 +864,8 @@ def term_tightness_markdown(payload: Mapping[str, Any], collection: str | None =
     from .checks import CheckResult, term_tightness
 
     colls = payload.get("collections") or {}
-    papers = {str(p) for name, c in colls.items() if isinstance(c, Mapping) and (collection is None or name == collection)
+    papers = {str(p) for name, c in colls.items() if isinstance(c, Mapping)
+                                                     and (collection is None or name == collection)
               for p in c.get("papers") or []}
     fields = set(CheckResult.__dataclass_fields__)
     rows = [CheckResult(**{k: v for k, v in r.items() if k in fields}) for r in payload.get("results") or []
@@ -943,8 +949,8 @@ def check_payload(data: Any) -> None:
 def _load(payload_or_path: Any) -> dict[str, Any]:
     if isinstance(payload_or_path, Mapping):
         return dict(payload_or_path)
-    from .files import FileRefused, read_json
     from ._validation import ParameterError
+    from .files import FileRefused, read_json
 
     path = Path(payload_or_path)
     what = "a results file from `fedtheory check --out`"
@@ -975,9 +981,11 @@ def _tightness_block(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
                               wc.get("verdict"), wc.get("evaluations") and f"{wc['evaluations']} instances",
                               wc.get("note")) if x),
                           "pep_text": "-" if pep is None else _ratio_text(pep["ratio"]),
-                          "pep_where": "" if pep is None else f"value {_fmt(pep['value'])} vs bound {_fmt(pep['bound'])}"
-                          + ("; exact" if pep.get("exact") else "; a relaxation (upper bound)" if pep.get("exact") is False
-                             else "") + (f"; {pep['verdict']}" if pep.get("verdict") else "")})
+                          "pep_where": "" if pep is None
+                          else f"value {_fmt(pep['value'])} vs bound {_fmt(pep['bound'])}"
+                          + ("; exact" if pep.get("exact")
+                             else "; a relaxation (upper bound)" if pep.get("exact") is False else "")
+                          + (f"; {pep['verdict']}" if pep.get("verdict") else "")})
     return list(blocks.values())
 
 
@@ -1001,7 +1009,8 @@ def _mutation_block(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"overall": {**{k: o.get(k, 0) for k in ("records", "mutants", "killed", "survived", "equivalent",
                                                       "weaker", "undecided")}, "score": score(o.get("score"))},
             "killed_by": dict(o.get("killed_by") or {}), "records": recs, "survivors": survivors,
-            "command": shlex.join(map(str, m["command"])) if isinstance(m.get("command"), list) else (m.get("command") or "-"),
+            "command": (shlex.join(map(str, m["command"])) if isinstance(m.get("command"), list)
+                        else (m.get("command") or "-")),
             "profile": m.get("profile", "-"), "seed": m.get("seed", "-")}
 
 
@@ -1009,9 +1018,9 @@ def _load_mutation(payload_or_path: Any, flag: str = "--mutants") -> dict[str, A
     """A mutation payload, or the path of a mutation file read through the safe reader (a regular file of at most
     MAX_RESULTS_BYTES) and held to ``fedtheory.checks.schema.check_mutation_payload``; a ParameterError naming
     ``flag``, the file and what is wrong otherwise."""
+    from ._validation import ParameterError
     from .checks.schema import check_mutation_payload
     from .files import FileRefused, read_json
-    from ._validation import ParameterError
 
     what = "a mutation file from `fedtheory check --mutants --out`"
     if isinstance(payload_or_path, Mapping):
@@ -1049,15 +1058,16 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
     a section of the same page; ``runs``: training run directories' curves over the rounds
     (``fedtheory.empirical.runs.round_curves``; default: the payload's own ``runs``, which ``fedtheory check --runs
     DIR`` writes), drawn as the section 'Training runs'."""
-    import jinja2
-
     from dataclasses import MISSING, fields
 
-    from .checks.results import CheckResult
+    import jinja2
+
     from .checks.certification import certificate_text
+    from .checks.results import CheckResult
 
     F = _Figures()
-    defaults = {f.name: (f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
+    defaults = {f.name: (f.default
+                         if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
                          else None) for f in fields(CheckResult)}
     results = [{**defaults, **r, "params": r.get("params") or {}, "extra": r.get("extra") or {}}
                for r in payload.get("results") or []]
@@ -1068,9 +1078,11 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
     # scalar bounds swept over a parameter: one figure per (id, problem, setting), shown at its first row
     groups: "OrderedDict[tuple, list[tuple[int, dict]]]" = OrderedDict()
     for i, r in enumerate(results):
-        if r.get("kind") == "bound" and not (r.get("extra") or {}).get("series") and r.get("verdict") != "not_applicable" \
+        if r.get("kind") == "bound" and not (r.get("extra")
+                                             or {}).get("series") and r.get("verdict") != "not_applicable" \
                 and _num(r.get("measured")) is not None and _num(r.get("bound")) is not None:
-            groups.setdefault((r["id"], str(r.get("problem")), str((r.get("params") or {}).get("setting"))), []).append((i, r))
+            groups.setdefault((r["id"], str(r.get("problem")), str((r.get("params") or {}).get("setting"))),
+                              []).append((i, r))
     sweep_of: dict[int, dict] = {}
     for key, rows in groups.items():
         k = _sweep_key([r for _, r in rows]) if len(rows) > 1 else None
@@ -1129,7 +1141,8 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
         counts: dict[str, int] = {}
         for _, r in rows:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-        labels_of_paper = lambda labels: [x for x in labels if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]  # noqa: E731
+        labels_of_paper = lambda labels: [x for x in labels  # noqa: E731
+                                          if str(x).split(".", 1)[0] == paper or str(x).startswith(paper + " ")]
         cls_of = {k: c for c, ks in (findings.get("classes") or {}).items() for k in ks}
         rob = findings.get("robustness") or {}
         heads = [{"key": k, "rows": v, "cls": cls_of.get(k, ""), "fragile": k in (findings.get("fragile") or []),
@@ -1137,7 +1150,8 @@ def render_report(payload: Mapping[str, Any], mutation: Mapping[str, Any] | None
                  for k, v in (findings.get("findings") or {}).items()
                  if any(str(x).startswith(paper + ".") or str(x).startswith(paper + " ") for x in v)]
         mine = lambda labels: [x for x in labels if str(x).startswith(paper + ".")]  # noqa: E731
-        nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])} for k, v in (findings.get("not_counted") or {}).items()
+        nc = [{"key": k, "scope": v.get("scope"), "rows": v.get("rows", [])}
+              for k, v in (findings.get("not_counted") or {}).items()
               if any(str(x).startswith(paper + ".") for x in v.get("rows", []))]
         paper_blocks.append({"paper": paper, "n": len(rows), "counts": dict(sorted(counts.items())),
                              "findings": heads, "not_counted": nc,
@@ -1185,8 +1199,8 @@ def load_run_curves(runs_dir: str | Path, flag: str = "--runs") -> list[dict[str
         raise ParameterError(flag, str(runs_dir), f"a folder whose run directories can all be read; {errors[0]}"
                              + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     if not logs:
-        raise ParameterError(flag, str(runs_dir), "a folder holding run directories of `fedtheory train` (manifest.json "
-                             "+ metrics.csv); none found at or below it")
+        raise ParameterError(flag, str(runs_dir), "a folder holding run directories of `fedtheory train` "
+                             "(manifest.json + metrics.csv); none found at or below it")
     return round_curves(logs)
 
 
@@ -1208,8 +1222,8 @@ def write_report(payload_or_path: Any, out_path: str | Path, flag: str = "--out"
     gap and the test accuracy over the rounds); without it, the results file's own (``fedtheory check --runs DIR``
     writes them).
     """
-    from .checks.output import check_writable, write_atomic
     from ._validation import ParameterError
+    from .checks.output import check_writable, write_atomic
 
     check_writable(str(out_path), flag, force=True)  # before drawing (minutes): a folder, a read-only place, a FIFO
     if payload_or_path is None and runs is None:

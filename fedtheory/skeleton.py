@@ -43,7 +43,7 @@ THM1 = register(Bound(
     expr=(1 - eta * mu) ** T * D,
     conditions=(Condition("eta_le_1_over_L", sp.Le(eta, 1 / L), source=f"{{SOURCE}}, Thm 1"),),
 ))
-'''
+'''  # noqa: E501 - the text of the code it writes, kept as it runs
 
 _CHECKS = '''"""{name}: checks that measure the left sides of the records in ``records.py``."""
 import numpy as np
@@ -105,7 +105,7 @@ def test_units_consistent():
                           "{name}.units", "--format", "json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert '"verdict": "holds"' in out.stdout and '"verdict": "violated"' not in out.stdout
-'''
+'''  # noqa: E501 - the text of the code it writes, kept as it runs
 
 _PYPROJECT = '''[build-system]
 requires = ["setuptools>=61"]

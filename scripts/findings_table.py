@@ -32,8 +32,8 @@ def findings_table(payload: dict) -> str:
         text = "; ".join(f"{cls.replace('_', ' ')}: {', '.join(sorted(v))}" for cls, v in sorted(per.items()))
         lines.append(f"| {paper} | {n} | {text} |")
     if zoo:
-        lines.append(f"| the zoo ({len(zoo_papers)} papers of trusted theorems, {len(zoo.get('tested') or [])} theorems "
-                     f"tested, {zoo.get('rows')} rows) | {zoo.get('counted')} | - |")
+        lines.append(f"| the zoo ({len(zoo_papers)} papers of trusted theorems, {len(zoo.get('tested') or [])} "
+                     f"theorems tested, {zoo.get('rows')} rows) | {zoo.get('counted')} | - |")
     return "\n".join(lines) + "\n"
 
 

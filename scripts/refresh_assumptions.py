@@ -15,11 +15,16 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "assumptions.md"
 
 def render() -> str:
     out = ["# Assumptions: what each problem, oracle, topology, sampling and algorithm certifies", "",
-           "Written by `python scripts/refresh_assumptions.py` from the certifiers themselves (`fedtheory.sim.certificates`);",
-           "tests/test_certificates.py fails when this page is stale. A cell is `certified` with the constants (on small",
-           "instances of each family: the numbers are the instances', the kinds and regions are the family's), `refused`",
-           "or `unknown`; below each table, the reason of every cell that is not certified. `visited`: certified only on the",
-           "region the run visited (the cell without a run's measures is `refused`, naming the measure it needs). How the",
+           "Written by `python scripts/refresh_assumptions.py` from the certifiers themselves "
+           "(`fedtheory.sim.certificates`);",
+           "tests/test_certificates.py fails when this page is stale. "
+           "A cell is `certified` with the constants (on small",
+           "instances of each family: the numbers are the instances', "
+           "the kinds and regions are the family's), `refused`",
+           "or `unknown`; below each table, the reason of every cell "
+           "that is not certified. `visited`: certified only on the",
+           "region the run visited (the cell without a run's measures "
+           "is `refused`, naming the measure it needs). How the",
            "rule uses them: docs/extending.md, \"Assumptions: checked, not declared\". `fedtheory list --assumptions`",
            "prints the same catalogue with what certifies each entry (`--format json`: every answer).", "",
            "## The catalogue", "", "| assumption | about | constants | statement |", "| --- | --- | --- | --- |"]

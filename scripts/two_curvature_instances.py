@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from fedtheory.worst import evaluate, make_spec, worst_case
 from fedtheory.papers.fedinit.worst import fedinit_reference
+from fedtheory.worst import evaluate, make_spec, worst_case
 
 
 def family(space, lam_grid, splits, starts):

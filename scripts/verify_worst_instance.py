@@ -16,10 +16,10 @@ import sys
 
 import numpy as np
 
+from fedtheory.papers.fedmrur import records as TM
 from fedtheory.papers.fedmrur.checks import c_max
 from fedtheory.sim import simulate
 from fedtheory.sim.reference import reference_simulate
-from fedtheory.papers.fedmrur import records as TM
 from fedtheory.worst import PLInstances, make_spec, z_threshold
 
 
@@ -59,7 +59,8 @@ def main(path: str, n_seeds: int = 32) -> None:
     rec = TM.THM1 if normalized else TM.MOFEDSAM
     print(f"  conditions failed: {rec.conditions_failed(dict(base, sum_d=float(T))) or 'none'}; C = {base['C']:.6g}")
     print(f"  worst horizon T' = {j + 1}: left side {lhs[j].mean():.6g}, bound {bnd[j].mean():.6g}, gap {m[j]:.4g} +- "
-          f"{se[j]:.3g} ({m[j] / se[j]:.1f} SE; threshold {z:.2f}); stored: {pay['worst_measured']:.6g} vs {pay['bound']:.6g}")
+          f"{se[j]:.3g} ({m[j] / se[j]:.1f} SE; threshold {z:.2f}); "
+          f"stored: {pay['worst_measured']:.6g} vs {pay['bound']:.6g}")
     print(f"  horizons whose gap exceeds the threshold: {int(np.sum(m - z * se > 0))} of {T}")
 
 

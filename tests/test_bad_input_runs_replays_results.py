@@ -19,14 +19,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedtheory.files import FileRefused, read_regular
 from fedtheory.cli import main
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
-from fedtheory.empirical.runs import (LOCK, MANIFEST, MEASURE_RANGES, METRICS, RunDirError, RunDirLock, load_run,
-                                      out_of_range, scan_metrics)
 from fedtheory.empirical.run_directory import FAULT_ENV
+from fedtheory.empirical.runs import (
+    LOCK,
+    MANIFEST,
+    MEASURE_RANGES,
+    METRICS,
+    RunDirError,
+    RunDirLock,
+    load_run,
+    out_of_range,
+    scan_metrics,
+)
 from fedtheory.empirical.trainer import ImpossibleMeasure, train
+from fedtheory.files import FileRefused, read_regular
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,8 +4,6 @@ with naive computations; a run outside a record's assumptions is never a finding
 records name catalogued assumptions and their bound rows carry the certificates they used."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import sympy as sp
@@ -14,13 +12,37 @@ from hypothesis import given, settings, strategies as st
 from fedtheory.checks import Session, assess_bound, certify
 from fedtheory.checks.certification import certify_assumptions
 from fedtheory.plugins import records
-from fedtheory.sim import (AdditiveNoise, Algorithm, ClientSampling, Exact, Minibatch, RunConfig, certified, d_psgd,
-                           fedavg, from_visited, heterogeneous_least_squares, huber_regression, identical_least_squares,
-                           least_squares_noise_at_optimum, opposed_huber, pl_nonconvex, simulate, synthetic_logistic)
+from fedtheory.sim import (
+    AdditiveNoise,
+    Algorithm,
+    ClientSampling,
+    Exact,
+    Minibatch,
+    RunConfig,
+    certified,
+    d_psgd,
+    fedavg,
+    from_visited,
+    heterogeneous_least_squares,
+    huber_regression,
+    identical_least_squares,
+    least_squares_noise_at_optimum,
+    opposed_huber,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.hyperbolic import HyperbolicRegularizer
-from fedtheory.sim.problems import LeastSquaresProblem, SeparablePLProblem
-from fedtheory.sim.topology import (RandomKNeighbour, exponential, fully_connected, grid, mixing_lambda,
-                                    paper_topologies, ring)
+from fedtheory.sim.problems import SeparablePLProblem
+from fedtheory.sim.topology import (
+    RandomKNeighbour,
+    exponential,
+    fully_connected,
+    grid,
+    mixing_lambda,
+    paper_topologies,
+    ring,
+)
 from fedtheory.theory import CATALOGUE, Bound, Condition, SymbolSet
 from fedtheory.theory.assumptions import parse_reference
 
@@ -150,7 +172,8 @@ def test_huber_gradient_bounds_hold_everywhere_and_lipschitz_is_attained():
         g = p.client_grads(w, np.zeros(8, dtype=np.int64))
         assert np.linalg.norm(g, axis=-1).max() <= G * (1 + 1e-12)
         assert p.sample_grad_stats(w)[0].max() <= L_G * (1 + 1e-12)
-    # far along any direction every residual is beyond the kink: each per-sample gradient is delta ||x||, the largest L_G
+    # far along any direction every residual is beyond the kink:
+    # each per-sample gradient is delta ||x||, the largest L_G
     far = 1e6 * rng.standard_normal((1, p.dim))
     assert p.sample_grad_stats(far)[0][0] == pytest.approx(L_G, rel=1e-9)
     for name in ("strongly_convex", "PL"):
@@ -404,9 +427,9 @@ def test_a_finding_on_an_unverified_transcription_is_listed_apart():
     """A zoo record written from memory (Record.transcription 'unverified: ...') is decided and shown, but its finding
     is not counted until checked against a text; the summary says so per collection."""
     from fedtheory.checks import CheckResult
-    from fedtheory.checks.results import exit_code
     from fedtheory.checks.execution import unverified_rule
     from fedtheory.checks.output import collection_lines
+    from fedtheory.checks.results import exit_code
     from fedtheory.theory import register, register_paper
 
     S = SymbolSet("zoo_unverified_test", strict=True)

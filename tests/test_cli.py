@@ -80,8 +80,9 @@ def test_table_headers_are_words(argv, capsys):
 
 
 def test_the_controls_table_prints_each_control_whole(capsys):
-    """issue 47: a control's description was cut at 48 characters ('... every stated order claimed one power of T faste~') and its outcome
-    printed as an identifier; now the outcome is words and the description wraps whole, before its counted row."""
+    """issue 47: a control's description was cut at 48 characters ('... every stated order claimed one power of T
+    faste~') and its outcome printed as an identifier; now the outcome is words and the description wraps whole, before
+    its counted row."""
     from fedtheory.checks import all_checks
 
     assert main(["check", "--controls", "--only", "fedshift.thm1.rate", "--no-progress"]) == 0
@@ -168,7 +169,8 @@ def test_check_timings_table_and_json(tmp_path, capsys):
 
 
 def test_console_script_runs():
-    r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "explain", "fedinit.eq15"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "fedtheory.cli", "explain", "fedinit.eq15"],
+                       capture_output=True, text=True)
     assert r.returncode == 0 and "eq. (15)" in r.stdout
 
 

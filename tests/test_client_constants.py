@@ -5,10 +5,23 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, TrackGradients, fedavg, heterogeneous_least_squares, huber_regression, opposed_huber, pl_nonconvex, simulate, synthetic_logistic
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    Minibatch,
+    RunConfig,
+    TrackGradients,
+    fedavg,
+    heterogeneous_least_squares,
+    huber_regression,
+    measure_tables,
+    opposed_huber,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.measures import measure_catalogue
 from fedtheory.sim.problems import Constant, SeparablePLProblem
-from fedtheory.sim import measure_tables
 from fedtheory.sim.rules import Plugin
 
 
@@ -66,7 +79,8 @@ def test_pl_client_constants_brute_force():
                                                options={"xatol": 1e-12})
             assert c["w_star_clients"].value[i, j] == pytest.approx(r.x, abs=1e-6)
         w = c["w_star_clients"].value[i]
-        assert c["f_star_clients"].value[i] == pytest.approx(float(p.client_losses(w[None], np.zeros(1, dtype=np.int64))[0, i]), abs=1e-12)
+        f_i = float(p.client_losses(w[None], np.zeros(1, dtype=np.int64))[0, i])
+        assert c["f_star_clients"].value[i] == pytest.approx(f_i, abs=1e-12)
     f_brute = np.array([sum(np.min(xs**2 + 3 * np.sin(xs) ** 2 + a * xs) for a in p.h[0, i]) for i in range(5)])
     np.testing.assert_allclose(c["f_star_clients"].value, f_brute, atol=1e-8)
     # g'' = 2 + 6 cos 2x: max 8 (L_i), min -4 (mu_i: weakly convex)
@@ -222,7 +236,8 @@ def test_separable_pl_client_minima_brute_force():
 def test_constants_mapping_is_read_only_and_ordered():
     p = heterogeneous_least_squares(3, 2, 5)
     keys = list(p.constants)
-    assert keys[:2] == ["L", "mu"] and keys[-5:] == ["L_clients", "mu_clients", "w_star_clients", "f_star_clients", "Gamma"]
+    assert keys[:2] == ["L", "mu"] and keys[-5:] == ["L_clients", "mu_clients", "w_star_clients",
+                                                     "f_star_clients", "Gamma"]
     with pytest.raises(TypeError):
         p.constants["L"] = 1.0
     with pytest.raises(KeyError):

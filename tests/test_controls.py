@@ -26,7 +26,8 @@ def test_control_makes_the_check_fail(check_id, session):
 def test_every_builtin_check_shows_it_can_fail_or_says_why_not():
     """A built-in check of a controlled kind declares a negative control, or says why it is an implementation
     self-check by design (``@check(..., self_check=REASON)``); none is left to the rule by accident."""
-    bare = sorted(i for i, s in BUILTIN.items() if s.kind in CONTROLLED_KINDS and s.control is None and not s.self_check)
+    bare = sorted(i for i, s in BUILTIN.items()
+                  if s.kind in CONTROLLED_KINDS and s.control is None and not s.self_check)
     assert bare == [], bare
 
 

@@ -50,7 +50,8 @@ def test_the_notebooks_show_their_figures(site):
     """The notebooks are rendered from their stored outputs (not executed at build time): each shows its figures."""
     _, html = site
     bare = [nb.stem for nb in (ROOT / "notebooks").glob("*.ipynb")
-            if '"image/png"' in nb.read_text() and "_images/" not in (html / "notebooks" / f"{nb.stem}.html").read_text()]
+            if '"image/png"' in nb.read_text()
+                                and "_images/" not in (html / "notebooks" / f"{nb.stem}.html").read_text()]
     assert not bare, f"notebooks whose figures are missing on the site: {bare}"
 
 

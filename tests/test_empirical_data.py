@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.empirical.augment import crop_flip
@@ -36,7 +35,8 @@ def _write_cifar10(root: Path, n=20, seed=0):
         y = rng.integers(0, 10, n).tolist()
         batches[name] = (x, y)
         with open(d / name, "wb") as f:
-            pickle.dump({b"batch_label": name.encode(), b"labels": y, b"data": x, b"filenames": [b"x"] * n}, f, protocol=2)
+            pickle.dump({b"batch_label": name.encode(), b"labels": y, b"data": x, b"filenames": [b"x"] * n},
+                        f, protocol=2)
     with open(d / "batches.meta", "wb") as f:
         pickle.dump({b"label_names": [b"c%d" % i for i in range(10)]}, f, protocol=2)
     return batches

@@ -19,15 +19,15 @@ from fedtheory.sim.reference import reference_simulate
 ALL = {"clients_per_round": None}  # gossip: every client trains every round
 ALGOS = [("FedAvg", {}, {}), ("FedInit", {"beta": [0.0, 0.1]}, {}),
          ("FedInit", {"beta": 0.1, "server_rule": "code"}, {}), ("SCAFFOLD", {}, {}), ("FedCM", {"alpha": 0.3}, {}),
-         ("FedProx", {"mu": 0.1}, {}), ("FedSAM", {"rho": [0.02, 0.1]}, {}), ("MoFedSAM", {"rho": 0.05, "alpha": 0.5}, {}),
+         ("FedProx", {"mu": 0.1}, {}), ("FedSAM", {"rho": [0.02, 0.1]}, {}),
+         ("MoFedSAM", {"rho": 0.05, "alpha": 0.5}, {}),
          ("FedMRUR", {"rho": 0.05, "gamma": [0.0, 0.5], "sigma": 2.0}, {}),
          ("FedMRUR", {"rho": 0.05, "gamma": 0.5, "sigma": 2.0, "normalized": False, "units": "displacement"}, {}),
          ("FedMRUR+RI", {"rho": 0.05, "gamma": 0.5, "sigma": 2.0, "ri_beta": 0.1}, {}),
-         ("SCAFFOLD+RI", {"beta": 0.05}, {}), ("FedCM+RI", {"beta": 0.1}, {}),
-         ("DFedAvg", {"topology": "ring"}, ALL), ("DFedAvgM", {"theta": 0.5}, ALL),
-         ("DFedSAM", {"topology": "exponential", "rho": 0.05}, ALL), ("D-PSGD", {"topology": "grid"}, ALL),
-         ("OledFL-SAM", {"beta": [0.0, 0.2], "topology": "random_k:2"}, ALL), ("DFedAvg+RI", {"beta": 0.1}, ALL),
-         ("FedShift", {"bits": 3, "shift": [1, 0]}, {}),
+         ("SCAFFOLD+RI", {"beta": 0.05}, {}), ("FedCM+RI", {"beta": 0.1}, {}), ("DFedAvg", {"topology": "ring"}, ALL),
+         ("DFedAvgM", {"theta": 0.5}, ALL), ("DFedSAM", {"topology": "exponential", "rho": 0.05}, ALL),
+         ("D-PSGD", {"topology": "grid"}, ALL), ("OledFL-SAM", {"beta": [0.0, 0.2], "topology": "random_k:2"}, ALL),
+         ("DFedAvg+RI", {"beta": 0.1}, ALL), ("FedShift", {"bits": 3, "shift": [1, 0]}, {}),
          ("FedShift", {"bits": 4, "quantizer": "uniform", "base": "FedProx"}, {}),
          ("FedShift", {"bits": 2, "layers": "model", "base": "SCAFFOLD"}, {})]
 IDS = [f"{n}-{i}" for i, (n, _, _) in enumerate(ALGOS)]
@@ -173,7 +173,8 @@ def test_objective_terms_need_a_network_form(tiny_images, monkeypatch):
     changes the local steps; an objective plug-in without a network form is refused, not trained without its term."""
     kw = dict(local_steps=3, hyperparameters={"rho": 0.05, "gamma": [0.0, 0.5], "sigma": 2.0, "normalized": False})
     with_term = train(_small(algorithm="FedMRUR", **kw), dataset=tiny_images).final_w
-    plain = train(_small(algorithm="MoFedSAM", local_steps=3, hyperparameters={"rho": 0.05}), dataset=tiny_images).final_w
+    plain = train(_small(algorithm="MoFedSAM", local_steps=3, hyperparameters={"rho": 0.05}),
+                  dataset=tiny_images).final_w
     assert float((with_term[:1] - plain).abs().max()) <= 1e-12 * float(plain.abs().max())
     assert float((with_term[1:] - plain).abs().max()) > 1e-6
 
@@ -204,7 +205,8 @@ def test_registry_names_and_ri():
     with pytest.raises(ParameterError, match="topology"):
         A.build_algorithm("DFedAvg", {"topology": "star"}, {"n_clients": 4})
     with pytest.raises(ParameterError, match="base"):
-        A.build_algorithm("FedShift", {"base": "FedAvg+RI"}, {"n_clients": 4, "layer_sizes": [3], "client_groups": None})
+        A.build_algorithm("FedShift", {"base": "FedAvg+RI"},
+                          {"n_clients": 4, "layer_sizes": [3], "client_groups": None})
     assert "ri_beta" in A.hyperparameter_names("FedMRUR+RI") and "beta" in A.hyperparameter_names("FedMRUR+RI")
     assert A.build_algorithm("FedMRUR+RI", {"ri_beta": 0.1}).init.beta == 0.1
     alg = A.build_algorithm("scaffold+RI", {"beta": 0.1})
@@ -235,8 +237,8 @@ def test_config_validation_and_sweeps():
             TrainConfig(**bad).validated()
 
 
-@pytest.mark.parametrize("name, shape, n_params", [("resnet18gn", (3, 32, 32), 11_173_962), ("vgg11", (3, 32, 32), 9_750_922),
-                                                   ("cnn2", (3, 32, 32), 2_156_490)])
+@pytest.mark.parametrize("name, shape, n_params", [("resnet18gn", (3, 32, 32), 11_173_962),
+                                                   ("vgg11", (3, 32, 32), 9_750_922), ("cnn2", (3, 32, 32), 2_156_490)])
 def test_model_sizes(name, shape, n_params):
     """ResNet-18 (CIFAR stem) and VGG-11 (512-512-10 head) have the standard parameter counts; GroupNorm has as
     many parameters as BatchNorm. CNN2: 5x5 convs 3->32->64, fc 64*8*8->512->10."""

@@ -14,9 +14,18 @@ from fedtheory._validation import ParameterError
 from fedtheory.checks import run_checks
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import load_digits_images
-from fedtheory.empirical.runs import (CHECKPOINT, CORE_COLUMNS, MANIFEST, METRICS, SCHEMA, find_runs, load_run,
-                                      runs_table, write_manifest)
 from fedtheory.empirical.run_directory import FAULT_ENV, TrainingInterrupted
+from fedtheory.empirical.runs import (
+    CHECKPOINT,
+    CORE_COLUMNS,
+    MANIFEST,
+    METRICS,
+    SCHEMA,
+    find_runs,
+    load_run,
+    runs_table,
+    write_manifest,
+)
 from fedtheory.empirical.trainer import train
 from fedtheory.papers.fedinit import experiments as X
 from fedtheory.papers.fedmrur import experiments as XM
@@ -83,8 +92,9 @@ def test_ci_training_killed_and_resumed_end_to_end(tmp_path, capsys):
     # the two directories hold the same sweep: counted once, 3 beta x 2 seeds
     g = by["fedinit.exp.gen_tracks_divergence"]
     assert len(g) == 2 and all(x["params"]["runs"] == 6 and "duplicate" in x["detail"] for x in g)
-    assert {x["id"] for x in payload["results"]} >= {"fedinit.exp.table3_accuracy", "fedinit.claim.divergence_threshold",
-                                                      "fedmrur.exp.near_orthogonality"}
+    assert {x["id"] for x in payload["results"]} >= {"fedinit.exp.table3_accuracy",
+                                                     "fedinit.claim.divergence_threshold",
+                                                     "fedmrur.exp.near_orthogonality"}
 
 
 @pytest.fixture(scope="module")
@@ -307,7 +317,8 @@ def test_gen_tracks_divergence_rule():
     st = _policy(X.GEN_TRACKS_DIVERGENCE)
     up = X._gen_tracks_divergence({"gen_gap": 0.2 + x, "divergence_term": x, "beta": beta}, stats=st)
     down = X._gen_tracks_divergence({"gen_gap": 0.2 - x, "divergence_term": x, "beta": beta}, stats=st)
-    flat = X._gen_tracks_divergence({"gen_gap": np.tile([0.1, 0.3, 0.2], 4), "divergence_term": x, "beta": beta}, stats=st)
+    flat = X._gen_tracks_divergence({"gen_gap": np.tile([0.1, 0.3, 0.2], 4), "divergence_term": x,
+                                     "beta": beta}, stats=st)
     few = X._gen_tracks_divergence({"gen_gap": x[:6], "divergence_term": x[:6], "beta": beta[:6]}, stats=st)
     assert up.supported is True and up.measured > 0.9
     assert down.supported is False
@@ -317,7 +328,8 @@ def test_gen_tracks_divergence_rule():
     one = X._gen_tracks_divergence({"gen_gap": weak, "divergence_term": x, "beta": beta}, stats=st)
     eight = X._gen_tracks_divergence({"gen_gap": weak, "divergence_term": x, "beta": beta},
                                      stats=_policy(X.GEN_TRACKS_DIVERGENCE, settings=8))
-    assert "over 8 rows" in eight.detail and (one.supported, eight.supported) in ((True, None), (None, None), (True, True))
+    assert "over 8 rows" in eight.detail
+    assert (one.supported, eight.supported) in ((True, None), (None, None), (True, True))
 
 
 def test_table3_accuracy_rule():

@@ -6,20 +6,18 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from torch import nn
 from torch.nn import functional as F
 
-from fedtheory.empirical import models as M
-from fedtheory.empirical import device as device_module
+from fedtheory.empirical import device as device_module, models as M
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.data import synthetic_images
+from fedtheory.empirical.device import choose_engine
 from fedtheory.empirical.functional import FlatModel, GradFn, Workers, make_loss
 from fedtheory.empirical.objectives import adapter_for
 from fedtheory.empirical.runs import MANIFEST
 from fedtheory.empirical.stacked import NotStackable, StackedModel
-from fedtheory.empirical.device import choose_engine
 from fedtheory.empirical.trainer import train
 from fedtheory.sim.backend import ops
 from fedtheory.sim.hyperbolic import HyperbolicRegularizer
@@ -173,7 +171,8 @@ def test_workers_give_the_same_bits():
 def test_sgd_step_is_the_expression(seed, rows, cols, dtype):
     """The protocol's step w - lr g (sim.backend.ops(w).sgd_step) with one temporary fewer: the same bits."""
     gen = torch.Generator().manual_seed(seed)
-    w, g = torch.randn(rows, 2, cols, generator=gen, dtype=dtype), torch.randn(rows, 2, cols, generator=gen, dtype=dtype)
+    w = torch.randn(rows, 2, cols, generator=gen, dtype=dtype)
+    g = torch.randn(rows, 2, cols, generator=gen, dtype=dtype)
     lr = torch.rand(rows, 1, 1, generator=gen, dtype=dtype)
     assert torch.equal(ops(w).sgd_step(w, lr, g), w - lr * g)
     wn, gn, lrn = w.numpy(), g.numpy(), lr.numpy()

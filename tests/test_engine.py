@@ -4,14 +4,27 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, fedcm, fedinit, fedprox, fedsam,
-                           heterogeneous_least_squares, pl_nonconvex, scaffold, simulate, synthetic_logistic)
-from fedtheory.sim.rules import LocalTransform
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    Minibatch,
+    RunConfig,
+    fedavg,
+    fedcm,
+    fedinit,
+    fedprox,
+    fedsam,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    scaffold,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.reference import reference_simulate
+from fedtheory.sim.rules import LocalTransform
 
 ALGORITHMS = {
     "fedavg": lambda: fedavg(),
@@ -91,7 +104,8 @@ def test_coupled_runs_share_streams():
     same = simulate(pn, fedavg(), cfg, [4, 4], variants=[0, 0])
     assert np.array_equal(same.final_w[0], same.final_w[1])
     # identical until the replaced sample is used: full gradients use it at once
-    diff = simulate(pn, fedavg(), dataclasses.replace(cfg, oracle=Exact(), clients_per_round=None), [4, 4], variants=[0, 1])
+    diff = simulate(pn, fedavg(), dataclasses.replace(cfg, oracle=Exact(), clients_per_round=None), [4, 4],
+                    variants=[0, 1])
     assert not np.array_equal(diff.final_w[0], diff.final_w[1])
 
 
@@ -297,7 +311,8 @@ def test_the_step_measures_share_the_oracles_exact_gradient():
         w = np.broadcast_to(tr.iterates[t][:, None, :], (2, 6, 4)).copy()
         total = np.zeros((2, 4))
         for _ in range(3):
-            g = p.client_grads(w.reshape(-1, 4)[:, :], np.zeros(12, int)).reshape(2, 6, 6, 4)[:, np.arange(6), np.arange(6)]
+            g = p.client_grads(w.reshape(-1, 4)[:, :], np.zeros(12, int)).reshape(2, 6, 6, 4)[:, np.arange(6),
+                                                                                               np.arange(6)]
             total += g.sum(axis=1)
             w = w - 0.05 * g
         np.testing.assert_allclose(tr["local_grad_sum2"][t], np.sum(total**2, axis=1), rtol=1e-12)

@@ -232,7 +232,8 @@ def test_a_plugin_exception_with_newlines_is_one_line(tmp_path, capsys):
     from fedtheory.cli import main
 
     plugin = tmp_path / "nlplug.py"
-    plugin.write_text("from fedtheory import FedTheoryError\nraise FedTheoryError('first line\\nsecond line\\x1b[2J')\n")
+    plugin.write_text("from fedtheory import FedTheoryError\nraise "
+                      "FedTheoryError('first line\\nsecond line\\x1b[2J')\n")
     assert main(["check", "--plugin", str(plugin), "--only", "drori2014"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err

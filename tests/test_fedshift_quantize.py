@@ -4,13 +4,22 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim.quantize import (Blocks, ErrorFeedback, Quantize, check_bits, kmeans_dequantize, kmeans_quantize,
-                                    lloyd_1d, quantize_dequantize, uniform_dequantize, uniform_quantize)
+from fedtheory.sim.quantize import (
+    Blocks,
+    ErrorFeedback,
+    Quantize,
+    check_bits,
+    kmeans_dequantize,
+    kmeans_quantize,
+    lloyd_1d,
+    quantize_dequantize,
+    uniform_dequantize,
+    uniform_quantize,
+)
 
 
 def _naive_uniform(v, bits):

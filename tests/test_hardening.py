@@ -17,8 +17,15 @@ from fedtheory.cli import main
 from fedtheory.empirical.config import TrainConfig
 from fedtheory.empirical.runs import MANIFEST, METRICS
 from fedtheory.empirical.trainer import train
-from fedtheory.sim import LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, RunConfig, fedavg, simulate
-from fedtheory.sim import heterogeneous_least_squares
+from fedtheory.sim import (
+    LeastSquaresProblem,
+    LogisticProblem,
+    PLNonconvexProblem,
+    RunConfig,
+    fedavg,
+    heterogeneous_least_squares,
+    simulate,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,8 +18,15 @@ import sympy as sp
 
 pytest.importorskip("antlr4", reason="the extra fedtheory[latex] is not installed")
 
-from fedtheory.latex import (LatexRefused, Unparseable, checks_source, parse_math, read_document,  # noqa: E402
-                             read_latex, records_source)
+from fedtheory.latex import (  # noqa: E402
+    LatexRefused,
+    Unparseable,
+    checks_source,
+    parse_math,
+    read_document,
+    read_latex,
+    records_source,
+)
 from fedtheory.latex.expression import Relation, Unparsed, parse_item  # noqa: E402
 from fedtheory.plugins import load_plugins, record  # noqa: E402
 
@@ -85,7 +92,8 @@ def test_what_does_not_parse_is_listed_with_the_reason(latex, reason):
 
 
 def test_unknown_macro_is_named_with_its_position():
-    tex = "\\newtheorem{theorem}{Theorem}\n\\begin{theorem}\nThen\n\\[\n  f(x_T) - f^* \\le \\frac{L}{2}\\myterm{T}\n\\]\n\\end{theorem}\n"
+    tex = ("\\newtheorem{theorem}{Theorem}\n\\begin{theorem}\nThen\n\\[\n  f(x_T) - f^* \\le "
+           "\\frac{L}{2}\\myterm{T}\n\\]\n\\end{theorem}\n")
     draft = read_latex("thm.tex", "demo", text=tex)
     (u,) = draft.unparsed
     assert (u.line, u.col) == (5, 31) and "unknown macro \\myterm at line 5, column 31" in u.reason

@@ -174,9 +174,9 @@ def test_43_2_a_draft_records_rows_are_shown_never_counted():
     import io
 
     from fedtheory.checks import CheckResult
-    from fedtheory.checks.results import exit_code
-    from fedtheory.checks.output import print_results
     from fedtheory.checks.execution import draft_rule
+    from fedtheory.checks.output import print_results
+    from fedtheory.checks.results import exit_code
 
     _bound("draftrel5a", todo=("D: confirm the initial gap", "assumptions: name them"))
     _bound("draftrel5b")

@@ -156,9 +156,9 @@ def test_42_11_a_macro_nested_5_deep_is_refused_by_its_output_size(tmp_path):
 def test_42_11_a_wide_body_is_refused_before_it_is_copied():
     """One expansion of a body with 1,000 copies of a 10,000-character argument would build 10 MB before the old
     check (after each round) saw it."""
-    from fedtheory.latex.source import _Budget, expand_macros, find_macros, _line_starts
-
     import tracemalloc
+
+    from fedtheory.latex.source import _Budget, _line_starts, expand_macros, find_macros
 
     tex = "\\newcommand{\\w}[1]{" + "#1" * 1000 + "}"
     macros, _, _ = find_macros(tex, _line_starts(tex))

@@ -406,8 +406,8 @@ def test_the_reader_sees_imports_inside_functions_and_through_faces(tmp_path):
 # ------------------------------------------------------------------------------------ what running imports
 
 
-@pytest.mark.parametrize("module", ["fedtheory.theory", "fedtheory.sim", "fedtheory.plugins", "fedtheory.empirical.trainer",
-                                    "fedtheory.checks", "fedtheory.worst"])
+@pytest.mark.parametrize("module", ["fedtheory.theory", "fedtheory.sim", "fedtheory.plugins",
+                                    "fedtheory.empirical.trainer", "fedtheory.checks", "fedtheory.worst"])
 def test_importing_a_layer_runs_no_layer_above_it(module):
     """The same rule at run time, in a fresh interpreter: what importing a layer loads, importlib included."""
     code = f"import sys, {module}; print(' '.join(m for m in sys.modules if m.startswith('fedtheory')))"

@@ -66,8 +66,8 @@ def toy(tmp_path_factory):
     from fedtheory.plugins import record
 
     specs = all_checks()
-    return {"loose": (record("mutoy.loose"), [specs["mutoy.loose"]]), "tight": (record("mutoy.tight"), [specs["mutoy.tight"]]),
-            "path": path}
+    return {"loose": (record("mutoy.loose"), [specs["mutoy.loose"]]),
+            "tight": (record("mutoy.tight"), [specs["mutoy.tight"]]), "path": path}
 
 
 WORST_PLUGIN = textwrap.dedent('''
@@ -106,7 +106,7 @@ WORST_PLUGIN = textwrap.dedent('''
                              seeds=(0,), params={"record_id": record_id, "L": L, "R2": R2})
 
     register_worst_case("mutoyw.gd", make, description="one gradient step on 1-d quadratics")
-''')
+''')  # noqa: E501 - the text of the code it writes, kept as it runs
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +146,8 @@ def test_the_worst_case_layer_kills_what_the_simulation_rows_miss(toy_worst):
 def test_a_mutant_is_decided_on_the_searchs_own_runs(toy_worst):
     """rebound: the same runs and left side, another record's right side; the statement itself gives back its own
     evaluation, a mutant at half the bound half of it."""
-    from fedtheory.worst.search import rebound
     from fedtheory.worst.mutants import WorstCaseLayer
+    from fedtheory.worst.search import rebound
 
     rec, _ = toy_worst
     prepared = WorstCaseLayer(budget=32, finalists=2).prepare(rec)
@@ -291,8 +291,8 @@ def test_a_statement_evaluated_on_no_run_leaves_its_mutants_undecided_not_weaker
 def test_a_faster_order_of_an_order_already_reported_is_undecided():
     """FedMRUR's eq. (8) is reported rate-inconsistent; a mutant that states it faster cannot be told apart by the
     rate layer, and no simulation row reads a stated order: 'undecided', never 'survived' with a bound's slack."""
-    from fedtheory.checks.mutants import mutants_of, score_record
     from fedtheory.checks import Session
+    from fedtheory.checks.mutants import mutants_of, score_record
     from fedtheory.plugins import records
 
     rec = records()["fedmrur.thm1"]

@@ -146,7 +146,8 @@ def test_units_follow_shared_simulations():
     specs = select(only=SELECTION, profile="quick")
     units = plan_units(specs, "quick")
     assert sorted(c for u in units for c in u.check_ids) == sorted(SELECTION)
-    assert ("oledfl.claim.beta_speeds_convergence", "oledfl.claim.diverges_at_beta_ge_1") in [u.check_ids for u in units]
+    assert ("oledfl.claim.beta_speeds_convergence",
+            "oledfl.claim.diverges_at_beta_ge_1") in [u.check_ids for u in units]
     assert plan_units(specs, "quick") == units  # nothing but the selection and the recorded run decides them
     fn = specs[0].fn
     mk = lambda i, g="": CheckSpec(i, "p", "bound", fn, (i,), group=g)  # noqa: E731
@@ -161,7 +162,8 @@ def test_units_follow_shared_simulations():
 def test_check_same_records_in_one_process_and_in_two_lanes():
     """issue 26: on a machine with more than one core, run_checks runs the symbolic checks and a share of the units
     of work in one worker process beside this one: the same records, field by field, as all in this process."""
-    selection = ["fedinit.claim.divergence_threshold", "oledfl.remark4", "fedinit.eq3", "fedmrur.eq3", "fedshift.algebra"]
+    selection = ["fedinit.claim.divergence_threshold", "oledfl.remark4", "fedinit.eq3", "fedmrur.eq3",
+                 "fedshift.algebra"]
     timings = []
     lanes = run_checks(only=selection, profile="quick", seed=3, timings=timings)
     one = run_checks(only=selection, profile="quick", seed=3, parallel_symbolic=False)
@@ -506,8 +508,8 @@ def test_cli_train_on_workers_then_resume_without_them(cluster, tmp_path, capsys
 
     monkeypatch.setattr(P, "make_executor", lambda workers, scheduler, threads=1: _Borrowed(cluster))
     tiny = ["--dataset", "digits", "--model", "cnn2", "--model-option", "channels=2,4", "--model-option", "hidden=8",
-            "--algorithm", "FedInit", "--hp", "beta=0,0.1", "--seeds", "0", "--clients", "4", "--clients-per-round", "2",
-            "--rounds", "2", "--local-steps", "2", "--batch-size", "8", "--no-progress"]
+            "--algorithm", "FedInit", "--hp", "beta=0,0.1", "--seeds", "0", "--clients", "4", "--clients-per-round",
+            "2", "--rounds", "2", "--local-steps", "2", "--batch-size", "8", "--no-progress"]
     d = tmp_path / "sweep"
     assert main(["train", "--out", str(d), "--workers", "2", *tiny]) == 0
     out, err = capsys.readouterr()

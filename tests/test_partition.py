@@ -3,8 +3,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.sim.partition import dirichlet_label_skew, iid

@@ -15,11 +15,11 @@ pytest.importorskip("cvxpy")
 
 from fedtheory._validation import ParameterError  # noqa: E402
 from fedtheory.cli import main  # noqa: E402
+from fedtheory.papers.fedinit.worst import fedinit_pep  # noqa: E402
 from fedtheory.sim import Exact, RunConfig, fedinit, simulate  # noqa: E402
+from fedtheory.testing import scaled_bound
 from fedtheory.worst import PEPSetting, QuadraticClass, build_pep, make_spec, pep_worst_case, solve_pep, worst_case
 from fedtheory.worst.pep.reduction import isotypic_bases
-from fedtheory.papers.fedinit.worst import fedinit_pep  # noqa: E402
-from fedtheory.testing import scaled_bound
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # cvxpy: "Solution may be inaccurate" (status kept)
 
@@ -284,7 +284,8 @@ def test_cli_pep_prints_the_record(capsys):
     assert code == 0 and [r["id"] for r in recs] == ["fedinit.thm2", "fedinit.thm1"]
     for r in recs:
         assert r["method"] == "pep" and r["verdict"] == "holds" and r["slack"] >= 1 and r["exact"] is False
-        for key in ("worst_measured", "bound", "slack", "random_ratio", "budget", "elapsed_s", "class", "solver", "sdp"):
+        for key in ("worst_measured", "bound", "slack", "random_ratio", "budget", "elapsed_s", "class",
+                    "solver", "sdp"):
             assert key in r
         assert r["solver"]["status"] in ("optimal", "optimal_inaccurate") and r["sdp"]["gram_dim"] > 0
     assert "non-convex" in recs[1]["class"] and "strongly convex" in recs[0]["class"]

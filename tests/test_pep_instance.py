@@ -1,6 +1,6 @@
-"""Every PEP worst case a runnable counterexample (fedtheory.worst.pep.instance): the interpolated functions are in their
-class by construction and pass through the PEP's data; a violation counts only where the simulator's re-run confirms
-it; the script written for it runs alone (numpy only) and prints the violation."""
+"""Every PEP worst case a runnable counterexample (fedtheory.worst.pep.instance): the interpolated functions are in
+their class by construction and pass through the PEP's data; a violation counts only where the simulator's re-run
+confirms it; the script written for it runs alone (numpy only) and prints the violation."""
 from __future__ import annotations
 
 import dataclasses

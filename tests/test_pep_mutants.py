@@ -11,8 +11,10 @@ import pytest
 pytest.importorskip("PEPit")
 pytest.importorskip("cvxpy")
 
-from fedtheory.checks import Session  # noqa: E402
-from fedtheory.checks import all_checks  # noqa: E402
+from fedtheory.checks import (
+    Session,  # noqa: E402
+    all_checks,  # noqa: E402
+)
 from fedtheory.checks.mutants import format_mutation_table, mutation_payload, score_record  # noqa: E402
 from fedtheory.plugins import record  # noqa: E402
 from fedtheory.worst.mutants import PEPLayer  # noqa: E402
@@ -117,7 +119,7 @@ def test_a_kill_is_judged_at_the_setting_it_was_made():
     setting (SCAFFOLD's x 1/10 at N = S = 3, sigma = 0) killed at the check's (N = 20, S = 5, sigma > 0) is neither a
     false alarm nor a kill of a false statement; a deterministic certified row proves it false where it was made; a
     kill at the PEP's own setting of a mutant the PEP proves true is a false alarm (the rule can fail)."""
-    from fedtheory.checks.mutants import MutantOutcome, Mutant, RecordScore, _row_kill
+    from fedtheory.checks.mutants import Mutant, MutantOutcome, RecordScore, _row_kill
 
     pep = _Classifier({"N": 3, "S": 3, "sigma": 0.0})
     elsewhere = _row_kill([_row({"N": 20, "S": 5, "sigma": 0.316}, deterministic=False)], [pep])

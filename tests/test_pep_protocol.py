@@ -13,19 +13,32 @@ from PEPit import PEP  # noqa: E402
 from PEPit.functions import SmoothStronglyConvexFunction  # noqa: E402
 from PEPit.primitive_steps import proximal_step  # noqa: E402
 
-from fedtheory.sim import (Aggregator, Algorithm, d_psgd, fedavg, fedinit, fednova, fedprox, fedsam,  # noqa: E402
-                           fully_connected, oledfl_sgd, ring, scaffold)
+from fedtheory.sim import (  # noqa: E402
+    Aggregator,
+    Algorithm,
+    d_psgd,
+    fedavg,
+    fedinit,
+    fednova,
+    fedprox,
+    fedsam,
+    fully_connected,
+    oledfl_sgd,
+    ring,
+    scaffold,
+)
 from fedtheory.sim.topology import metropolis_matrix  # noqa: E402
 from fedtheory.worst.pep import PEPSetting, build_pep, solve_pep  # noqa: E402
-from fedtheory.worst.pep.reduction import reduce_pep  # noqa: E402
 from fedtheory.worst.pep.protocol import PEPRefusal, ProtocolSetting, SpectralMixing, protocol_pep  # noqa: E402
+from fedtheory.worst.pep.reduction import reduce_pep  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 RTOL = 2e-6  # two solves of one SDP written two ways (PEPit's own wrapper, and ours): the solvers' accuracy
 
 
-RECORDED: dict[str, tuple[float, float]] = {}  # name -> (the protocol's PEP, the hand-written script): the report's table
+# name -> (the protocol's PEP, the hand-written script): the report's table
+RECORDED: dict[str, tuple[float, float]] = {}
 
 
 def agree(name: str, got: float, ref: float, rtol: float = RTOL) -> None:
@@ -223,8 +236,8 @@ def test_fedinit_agrees_with_the_hand_written_pep():
             ps = ProtocolSetting(C=C, K=K, T=T, eta=eta, L=2.0, mu=0.5, client_mu=0.0, heterogeneity="GB", G=0.3,
                                  B=1.3, initial="function", D=1.5, metric=metric)
             got = ours(alg, **ps.__dict__)
-            RECORDED[f"FedInit beta={beta:g} {rule} eta_g={eta_g:g} ({C},{K},{T}) eta={eta:g} {metric} vs the hand-written "
-                     "FedInit PEP"] = (got, ref)
+            RECORDED[f"FedInit beta={beta:g} {rule} eta_g={eta_g:g} ({C},{K},{T}) eta={eta:g} {metric} vs the "
+                     "hand-written FedInit PEP"] = (got, ref)
             worst = max(worst, abs(got - ref) / abs(ref))
             # the two builders write the same SDP: the reduced rows agree to rounding
             a, b = reduce_pep(build_pep(hs)), reduce_pep(protocol_pep(alg, ps))

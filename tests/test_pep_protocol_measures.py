@@ -67,9 +67,9 @@ def dgd_script(pb, fs, x0, W, T, eta):
 
 @pytest.mark.parametrize("topology", ["complete", "ring"])
 def test_consensus_under_the_stacked_gradient_bound(topology):
-    """Yuan et al.'s Lemma 1 class: max ||x_0^T - xbar^T||^2 over L-smooth convex agents with sum_i ||grad f_i(x_i^t)||^2
-    <= D^2 at every round's start. Against the script; on the complete graph (W = J/C, x_i - xbar = -eta (g_i - gbar))
-    the closed form eta^2 D^2 (C - 1)/C (one agent's gradient against the others')."""
+    """Yuan et al.'s Lemma 1 class: max ||x_0^T - xbar^T||^2 over L-smooth convex agents with sum_i ||grad
+    f_i(x_i^t)||^2 <= D^2 at every round's start. Against the script; on the complete graph (W = J/C, x_i - xbar = -eta
+    (g_i - gbar)) the closed form eta^2 D^2 (C - 1)/C (one agent's gradient against the others')."""
     C, T, eta, L, D = (3, 3, 0.1, 2.0, 1.0) if topology == "complete" else (4, 2, 0.1, 2.0, 1.0)
     top = fully_connected(C) if topology == "complete" else ring(C)
     W = metropolis_matrix(C, *top.edges(), top.laziness).toarray()
@@ -89,9 +89,9 @@ def test_consensus_under_the_stacked_gradient_bound(topology):
 
 
 def test_stacked_gradient_under_the_agents_gap():
-    """Yuan et al.'s Theorem 1 class: max sum_i ||grad f_i(x_i^T)||^2 over L-smooth convex agents attaining their minima,
-    sum_i (f_i(x^0) - f_i^o) <= gap; at T = 0 it is 2 L gap exactly (||grad f_i(x)||^2 <= 2 L (f_i(x) - f_i^o), attained
-    by quadratics), and the reduced and unreduced solves agree with the script at T = 2."""
+    """Yuan et al.'s Theorem 1 class: max sum_i ||grad f_i(x_i^T)||^2 over L-smooth convex agents attaining their
+    minima, sum_i (f_i(x^0) - f_i^o) <= gap; at T = 0 it is 2 L gap exactly (||grad f_i(x)||^2 <= 2 L (f_i(x) - f_i^o),
+    attained by quadratics), and the reduced and unreduced solves agree with the script at T = 2."""
     C, eta, L, gap = 3, 0.2, 2.0, 1.0
     for T in (1, 2):
         pb = PEP()

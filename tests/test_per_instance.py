@@ -13,12 +13,24 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.optimize
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from fedtheory.sim import (AdditiveNoise, Exact, HuberProblem, LeastSquaresProblem, RunConfig, StepWeights,
-                           TrackGradients, fedavg, fedinit, heterogeneous_least_squares, huber_regression, pl_nonconvex,
-                           simulate, synthetic_logistic)
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    HuberProblem,
+    LeastSquaresProblem,
+    RunConfig,
+    StepWeights,
+    TrackGradients,
+    fedavg,
+    fedinit,
+    heterogeneous_least_squares,
+    huber_regression,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.measure_tables import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
 from fedtheory.theory import Bound, SymbolSet
 from fedtheory.worst import QuadraticClass, SeparablePLClass, WorstCaseSpec, worst_case
@@ -95,7 +107,8 @@ def test_divergence_threshold_is_each_runs_own():
     cfg = RunConfig(rounds=60, local_steps=2, lr=np.array([3.0 / L, 0.01 / L]))
     w0 = np.stack([w_star + 1.0, w_star + 1e4])
     batch = simulate(p, fedavg(), cfg, [0, 1], w0=w0, measures=("opt_error",))
-    alone = simulate(p, fedavg(), RunConfig(rounds=60, local_steps=2, lr=3.0 / L), [0], w0=w0[0], measures=("opt_error",))
+    alone = simulate(p, fedavg(), RunConfig(rounds=60, local_steps=2, lr=3.0 / L), [0], w0=w0[0],
+                     measures=("opt_error",))
     assert alone.diverged_at[0] >= 0 and batch.diverged_at[0] == alone.diverged_at[0]
     assert batch.diverged_quantity[0] == alone.diverged_quantity[0] and batch.diverged_at[1] == -1
 

@@ -51,7 +51,8 @@ def test_equality_condition_is_checked_both_ways():
 
 
 def test_inequalities_keep_their_direction():
-    b = _bound_with(lambda lr, mu: Condition("le", sp.Le(lr, 1 / mu)), lambda lr, mu: Condition("gt", sp.Gt(lr, mu / 10)))
+    b = _bound_with(lambda lr, mu: Condition("le", sp.Le(lr, 1 / mu)), lambda lr,
+                    mu: Condition("gt", sp.Gt(lr, mu / 10)))
     assert b.conditions_failed({"lr": 0.5, "mu": 1.0}) == []
     assert [f.split(":")[0] for f in b.conditions_failed({"lr": 2.0, "mu": 1.0})] == ["le"]
     assert [f.split(":")[0] for f in b.conditions_failed({"lr": 0.1, "mu": 1.0})] == ["gt"]
@@ -133,7 +134,8 @@ def test_new_paper_rejects_bad_names(tmp_path):
 def test_broken_plugin_is_a_clear_error(tmp_path, content, needle):
     f = tmp_path / "bad_plugin.py"
     f.write_text(content)
-    for args, env in (((("list", "--plugin", str(f))), None), (("check", "--only", "x"), {"FEDTHEORY_PLUGINS": str(f)})):
+    for args, env in (((("list", "--plugin", str(f))), None),
+                      (("check", "--only", "x"), {"FEDTHEORY_PLUGINS": str(f)})):
         out = _cli(*args, env_extra=env)
         assert out.returncode == 2, out.stderr
         assert needle in out.stderr and str(f) in out.stderr and "Traceback" not in out.stderr
@@ -215,7 +217,8 @@ def test_example_package_end_to_end(installed_example):
     # the 6 settings of the grid and 3 where one term of the bound dominates (issue 45: each term tested)
     assert len(held) == 9 and all(r["verdict"] == "holds" and r["ratio"] >= 1 for r in held)
     assert sum("(term:" in r["params"]["setting"] for r in held) == 3
-    assert {r["params"]["E"] for r in held} == {1, 5} and {r["params"]["heterogeneity"] for r in held} == {0.1, 1.0, 3.0}
+    assert {r["params"]["E"] for r in held} == {1, 5}
+    assert {r["params"]["heterogeneity"] for r in held} == {0.1, 1.0, 3.0}
     const = [r for r in bounds if r["params"]["setting"].startswith("constant")]
     assert len(const) == 1 and const[0]["verdict"] == "not_applicable"
     assert any("lr_schedule=inverse_step" in c for c in const[0]["conditions_failed"])
@@ -291,7 +294,8 @@ def test_results_record_the_simulations_behind_them_even_from_a_shared_run():
 def test_explain_run_lists_the_simulations(skeleton):
     out = _cli("explain", "mypaper.thm1", "--run", "--plugin", str(skeleton / "src" / "mypaper"))
     assert out.returncode == 0, out.stderr
-    assert "simulations behind the verdicts" in out.stdout and "FedAvg on sc_least_squares: 1 runs x 50 rounds" in out.stdout
+    assert ("simulations behind the verdicts" in out.stdout
+                                                 and "FedAvg on sc_least_squares: 1 runs x 50 rounds" in out.stdout)
 
 
 def test_a_plugin_cannot_register_under_another_plugins_paper(tmp_path, capsys):

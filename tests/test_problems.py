@@ -1,12 +1,10 @@
 """Each problem's constants against brute-force estimates, and its oracles against finite differences."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, digits_logistic, heterogeneous_least_squares,
-                           pl_nonconvex, synthetic_logistic)
+from fedtheory.sim import AdditiveNoise, digits_logistic, heterogeneous_least_squares, pl_nonconvex, synthetic_logistic
 from fedtheory.sim.problems import pl_ratio
 
 
@@ -76,7 +74,8 @@ def test_pl_nonconvex_constants():
     # L = 8 exactly: |g''| <= 8 and equals 8 at 0
     rng = np.random.default_rng(0)
     U, V = rng.standard_normal((2, 500, 4)) * 3
-    r = np.linalg.norm(_all_client_grads(p, U) - _all_client_grads(p, V), axis=2) / np.linalg.norm(U - V, axis=1)[:, None]
+    r = np.linalg.norm(_all_client_grads(p, U)
+                       - _all_client_grads(p, V), axis=2) / np.linalg.norm(U - V, axis=1)[:, None]
     assert r.max() <= 8.0
     # Assumption 3 with B = 1 is an equality
     W = rng.standard_normal((50, 4))
@@ -185,7 +184,8 @@ def test_logistic_gradients_in_place_equal_the_written_out_formula(classes, shar
     v = p.view(sel, np.zeros(R, dtype=np.int64))
     N = sel.shape[1]
     X, Y, mask = p.X[0][sel], p.Yoh[0][sel], p.mask[sel]  # each run's own copy (R,N,S,...)
-    assert np.array_equal(v.X, X) and np.array_equal(v.Y, Y) and (v.X.strides[0] == 0) == (shared != "different clients")
+    assert np.array_equal(v.X, X) and np.array_equal(v.Y, Y)
+    assert (v.X.strides[0] == 0) == (shared != "different clients")
     w = g.standard_normal((R, N, p.dim))
     W = w.reshape(R, N, p.n_features, p.n_classes)
 

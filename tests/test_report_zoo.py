@@ -227,7 +227,8 @@ def test_end_to_end_drori2014(tmp_path, capsys):
 
 def test_a_bound_searched_without_simulation_rows_is_listed():
     p = _payload()
-    p["worst_case"].append({"id": "pz.thm9", "method": "search", "worst_measured": 1.0, "bound": 4.0, "verdict": "holds"})
+    p["worst_case"].append({"id": "pz.thm9", "method": "search", "worst_measured": 1.0, "bound": 4.0,
+                            "verdict": "holds"})
     p["worst_case"].append({"id": "elsewhere.thm1", "method": "search", "worst_measured": 1.0, "bound": 2.0})
     row = next(r for r in tightness_table(p) if r["record"] == "pz.thm9")
     assert row["rows"] == 0 and row["simulation"] is None and row["worst_case"]["ratio"] == pytest.approx(0.25)

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory.checks import assess_bound, certify, compare_mean, compare_rounds, run_settings
 from fedtheory.checks.rounding import ROUNDING_RTOL, rounding_scale_of, rounding_tolerance
-from fedtheory.sim import (ClientSampling, Exact, RunConfig, fedavg, heterogeneous_least_squares,
-                           identical_least_squares, simulate)
+from fedtheory.sim import (
+    ClientSampling,
+    Exact,
+    RunConfig,
+    fedavg,
+    heterogeneous_least_squares,
+    identical_least_squares,
+    simulate,
+)
 from fedtheory.theory import Bound, SymbolSet
 
 S = SymbolSet("roundtest", strict=True)

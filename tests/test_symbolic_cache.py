@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from fedtheory.checks.symbolic_cache import SHIPPED_SYMBOLIC
 from fedtheory.checks.refresh_symbolic import compute_all
+from fedtheory.checks.symbolic_cache import SHIPPED_SYMBOLIC
 
 
 @pytest.mark.slow
@@ -23,8 +23,8 @@ def test_expressions_come_back_from_the_cache_without_eval():
     import sympy as sp
 
     from fedtheory.checks.symbolic_cache import expr_from_srepr
-    from fedtheory.papers.fedinit.checks.common import _lambda_max_roots
     from fedtheory.papers.fedinit import records as F
+    from fedtheory.papers.fedinit.checks.common import _lambda_max_roots
 
     target, roots = _lambda_max_roots()
     assert roots == sp.solve(sp.Eq(F.LAMBDA_MAX.expr, target), F.eta)

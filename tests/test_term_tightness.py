@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fedtheory.checks import run_checks, term_tightness
-from fedtheory.checks.terms import additive_terms
 from fedtheory.checks.output import collection_summary
+from fedtheory.checks.terms import additive_terms
 from fedtheory.plugins import record
 
 ZOO = ("khaled2020", "karimireddy2020", "yu2019", "yuan2016", "ghadimi2013", "drori2014", "taylor2018")

@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 
-from fedtheory.sim import RunConfig, fedavg, simulate
 from fedtheory._validation import ParameterError
+from fedtheory.sim import RunConfig, fedavg, simulate
 from fedtheory.testing import assert_bound_holds, least_squares_problems, logistic_problems, pl_problems
 from fedtheory.theory import Bound, Condition, SymbolSet
 
@@ -47,7 +47,8 @@ def test_least_squares_strategy_constants_are_exact_and_in_range(p):
     assert p.constants["mu"].value == pytest.approx(mu, rel=1e-9)
     np.testing.assert_allclose(p.constants["L_clients"].value, L, rtol=1e-9)
     # the client minimisers solve the client normal equations from the data
-    r = np.einsum("cde,ce->cd", H, p.constants["w_star_clients"].value) - np.einsum("csd,cs->cd", X, p.y[0]) / X.shape[1]
+    r = (np.einsum("cde,ce->cd", H, p.constants["w_star_clients"].value)
+         - np.einsum("csd,cs->cd", X, p.y[0]) / X.shape[1])
     assert np.max(np.abs(r)) <= 1e-8 * max(1.0, np.abs(H).max())
 
 

@@ -4,14 +4,13 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.plugins import records
-from fedtheory.theory import Bound, OrderStatement, Order, SymbolSet
-from fedtheory.theory.core import get
 from fedtheory.papers.fedinit import records as F
+from fedtheory.plugins import records
+from fedtheory.theory import Bound, Order, OrderStatement, SymbolSet
+from fedtheory.theory.core import get
 from fedtheory.theory.rates import check_order
 
 
@@ -116,7 +115,8 @@ def test_conditions_name_what_fails():
     failed = F.THM1.conditions_failed(vals)
     assert any(f.startswith("eta_le_1_over_NKL") for f in failed)
     vals["eta"] = 1e-5
-    vals["lam"] = float(F.LAMBDA_MAX.expr.subs({F.eta: vals["eta"], F.K: 5, F.L: 2, F.B: 1.5, F.N: 10, F.beta: 0.05})) * 0.99
+    vals["lam"] = float(F.LAMBDA_MAX.expr.subs({F.eta: vals["eta"], F.K: 5, F.L: 2, F.B: 1.5, F.N: 10,
+                                                F.beta: 0.05})) * 0.99
     assert F.THM1.conditions_failed(vals) == []
     vals["beta"] = 0.2  # 72 beta^2 > 1
     assert any("beta_lt_sqrt2_over_12" in f for f in F.THM1.conditions_failed(vals))
@@ -197,7 +197,8 @@ def test_fedinit_claim_predicates():
     assert out.supported is False
     from fedtheory.checks import StatsPolicy
     runs = 1.0 + 0.001 * np.arange(10)  # per-seed errors (betas, runs), paired across beta
-    m = {"beta": np.array([0, 0.05, 0.1]), "opt_error": np.outer([1.0, 1.02, 1.04], runs), "delta": np.array([1, 0.8, 0.6])}
+    m = {"beta": np.array([0, 0.05, 0.1]), "opt_error": np.outer([1.0, 1.02, 1.04], runs),
+         "delta": np.array([1, 0.8, 0.6])}
     assert F.CLAIM_INSENSITIVE.evaluate(m, stats=StatsPolicy(min_effect=0.1)).supported is True
     assert F.CLAIM_INSENSITIVE.evaluate(m, stats=StatsPolicy(min_effect=0.01), max_rel_spread=0.01).supported is False
     def per_seed(means):  # (betas, 10 seeds) around the means, paired across beta

@@ -2,16 +2,26 @@
 import numpy as np
 import pytest
 import scipy.sparse as sps
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
+from fedtheory.papers.oledfl import records as T
 from fedtheory.sim.gossip import Gossip
 from fedtheory.sim.rng import RunStreams
-from fedtheory.sim.topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, canonical_edges,
-                                    metropolis_matrix, mixing_lambda, mixing_lambda_norm, mixing_matrix_properties,
-                                    paper_topologies, spectrum)
-from fedtheory.papers.oledfl import records as T
+from fedtheory.sim.topology import (
+    Exponential,
+    FullyConnected,
+    Grid2D,
+    RandomKNeighbour,
+    Ring,
+    canonical_edges,
+    metropolis_matrix,
+    mixing_lambda,
+    mixing_lambda_norm,
+    mixing_matrix_properties,
+    paper_topologies,
+    spectrum,
+)
 
 # ------------------------------------------------------------------------------------ closed-form spectra
 
@@ -204,7 +214,8 @@ def test_random_topology_same_seed_same_graph_and_k_all():
     A = t.dense(np.random.default_rng(5))
     B = t.dense(np.random.default_rng(5))
     np.testing.assert_array_equal(A, B)
-    np.testing.assert_allclose(RandomKNeighbour(5, k=4).dense(np.random.default_rng(0)), np.full((5, 5), 0.2), atol=1e-15)
+    np.testing.assert_allclose(RandomKNeighbour(5, k=4).dense(np.random.default_rng(0)),
+                               np.full((5, 5), 0.2), atol=1e-15)
 
 
 def test_lambda_stats():
@@ -219,7 +230,8 @@ def test_lambda_stats():
 
 def test_gossip_round_matrix_is_block_diagonal_of_run_matrices():
     m = 8
-    tops = [Ring(m), RandomKNeighbour(m, 2), Grid2D(m, laziness=0.3), RandomKNeighbour(m, 3, laziness=0.5), FullyConnected(m)]
+    tops = [Ring(m), RandomKNeighbour(m, 2), Grid2D(m, laziness=0.3), RandomKNeighbour(m, 3, laziness=0.5),
+            FullyConnected(m)]
     g = Gossip(tops)
     from fedtheory.sim.rules import State
 

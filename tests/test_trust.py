@@ -11,10 +11,10 @@ import textwrap
 import pytest
 
 from fedtheory.checks import CheckResult
-from fedtheory.checks.results import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, exit_code, group_findings
-from fedtheory.checks.registry import CheckSpec
 from fedtheory.checks.execution import checked_rows
 from fedtheory.checks.output import results_payload, summarize_findings
+from fedtheory.checks.registry import CheckSpec
+from fedtheory.checks.results import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, exit_code, group_findings
 
 
 def _cli(*args, cwd=None):
@@ -150,9 +150,9 @@ def test_summary_and_payload_group_findings_by_class():
 
 def test_an_internal_error_of_the_tool_exits_3():
     """A bug of the tool (not a check's) is exit 3 with one line, not a traceback counted as exit 1."""
-    code = subprocess.run([sys.executable, "-c", "import sys\nfrom fedtheory import cli\nfrom fedtheory.cli import list_explain\n"
-                           "def boom(args): raise RuntimeError('injected')\n"
-                           "list_explain.cmd_list = boom\nsys.exit(cli.main(['list']))"], capture_output=True, text=True)
+    code = subprocess.run([sys.executable, "-c", "import sys\nfrom fedtheory import cli\nfrom fedtheory.cli import "
+                           "list_explain\ndef boom(args): raise RuntimeError('injected')\nlist_explain.cmd_list = "
+                           "boom\nsys.exit(cli.main(['list']))"], capture_output=True, text=True)
     assert code.returncode == EXIT_ERROR and "internal error: RuntimeError: injected" in code.stderr
     assert "Traceback" not in code.stderr
 
@@ -163,10 +163,20 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from fedtheory.checks import (TRIVIAL_BOUNDS, Control, StatsPolicy, assess_bound, combine_readings,  # noqa: E402
-                              compare_mean, faster_order, rate_check, run_control, trivial_bound_of)
-from fedtheory.sim import AdditiveNoise, Exact, RunConfig, fedavg, heterogeneous_least_squares, pl_nonconvex, simulate  # noqa: E402
-from fedtheory.theory import Bound, SymbolSet, Order  # noqa: E402
+from fedtheory.checks import (  # noqa: E402
+    TRIVIAL_BOUNDS,
+    Control,
+    StatsPolicy,
+    assess_bound,
+    combine_readings,
+    compare_mean,
+    faster_order,
+    rate_check,
+    run_control,
+    trivial_bound_of,
+)
+from fedtheory.sim import Exact, RunConfig, fedavg, heterogeneous_least_squares, pl_nonconvex, simulate  # noqa: E402
+from fedtheory.theory import Bound, Order, SymbolSet  # noqa: E402
 
 
 @settings(max_examples=30)
@@ -361,7 +371,8 @@ def test_the_report_lists_errors_classes_and_rows_apart():
 
     rows = [CheckResult("p.a", "p", "identity", "violated", finding="typo", finding_class="erratum"),
             CheckResult("p.b", "p", "bound", "error", detail="KeyError: 'boom'"),
-            CheckResult("p.c", "p", "claim", "ambiguous", detail="reading A: claim_refuted; reading B: claim_supported"),
+            CheckResult("p.c", "p", "claim", "ambiguous",
+                        detail="reading A: claim_refuted; reading B: claim_supported"),
             CheckResult("p.d", "p", "symbolic", "proof_step_loose")]
     html = render_report(results_payload(rows, command=["fedtheory", "check"]))
     assert "Checks that failed with an error (not findings)" in html and "KeyError: &#39;boom&#39;" in html
@@ -390,7 +401,8 @@ def test_a_control_must_exercise_the_counted_path_or_say_why_not():
                          "x.h", "x", "claim", "claim_refuted", scope="extrapolation")],
                          uncounted="every row is an extrapolation"))
     by_design = CheckSpec("x.i", "x", "identity", lambda s: [], ("x.i",), self_check="the tool's own construction",
-                          control=Control("a mutated tool", lambda s: [CheckResult("x.i", "x", "identity", "violated")]))
+                          control=Control("a mutated tool",
+                                          lambda s: [CheckResult("x.i", "x", "identity", "violated")]))
     out = run_control(counted, s)
     assert out.status == "fails_as_required" and out.counted_row == "x.f on p claim_refuted [claim_refuted]"
     assert out.to_json()["counted_row"] == out.counted_row

@@ -10,18 +10,24 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import FedTheoryError, ParameterError
 from fedtheory.checks import all_checks
-from fedtheory.checks.results import group_findings
 from fedtheory.checks.dimensions import units_analysis, units_result, units_rows, units_table
+from fedtheory.checks.results import group_findings
 from fedtheory.sim.measures import measure_catalogue
 from fedtheory.theory import Bound, Condition, SymbolSet, dimension_of
 from fedtheory.theory.core import get, registry
-from fedtheory.theory.dimensions import (DIMENSION_SYSTEM, LOSS, PARAMETER, DimensionError, UnknownDimension, Units,
-                                         parse_dimension)
+from fedtheory.theory.dimensions import (
+    DIMENSION_SYSTEM,
+    LOSS,
+    PARAMETER,
+    DimensionError,
+    Units,
+    UnknownDimension,
+    parse_dimension,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "li2020_fedavg" / "src" / "li2020_fedavg"
@@ -48,15 +54,17 @@ DIMS = {"L": (1, -2), "mu": (1, -2), "eta": (-1, 2), "sigma": (1, -1), "D": (1, 
 TEXT = {n: f"f^({f})*w^({w})" for n, (f, w) in DIMS.items()}
 
 
-@given(st.dictionaries(st.sampled_from(sorted(DIMS)), st.sampled_from([-3, -2, -1, Fraction(-1, 2), Fraction(1, 2), 1, 2, 3]),
-                       min_size=1, max_size=5), st.integers(1, 50))
+@given(st.dictionaries(st.sampled_from(sorted(DIMS)),
+                       st.sampled_from([-3, -2, -1, Fraction(-1, 2), Fraction(1, 2), 1, 2, 3]), min_size=1, max_size=5),
+       st.integers(1, 50))
 def test_random_monomials_get_the_dimension_computed_by_hand(exps, coef):
     expr = coef * sp.Mul(*[sp.Symbol(n) ** sp.Rational(e.numerator, e.denominator) if isinstance(e, Fraction)
                            else sp.Symbol(n) ** e for n, e in exps.items()])
     want_f = sum(Fraction(e) * DIMS[n][0] for n, e in exps.items())
     want_w = sum(Fraction(e) * DIMS[n][1] for n, e in exps.items())
     f, w = _deps(dimension_of(expr, TEXT))
-    assert (f, w) == (sp.Rational(want_f.numerator, want_f.denominator), sp.Rational(want_w.numerator, want_w.denominator))
+    assert (f, w) == (sp.Rational(want_f.numerator, want_f.denominator),
+                      sp.Rational(want_w.numerator, want_w.denominator))
 
 
 @given(st.dictionaries(st.sampled_from(sorted(DIMS)), st.integers(-2, 2), min_size=1, max_size=4),
@@ -108,7 +116,8 @@ def test_dimension_of_takes_a_left_side_and_names_the_term_unlike_it():
     assert _raises_dimension_error(eta * sigma, dims) is None
     assert _raises_dimension_error(eta * sigma, dims, lhs="f") == "eta*sigma has [w], the left side [f]"
     # R2/(eta T) + eta sigma against the left side [f]: the wrong term is eta*sigma, whatever sympy's term order
-    assert _raises_dimension_error(R2 / (eta * T) + eta * sigma, dims, lhs="f") == "eta*sigma has [w], the left side [f]"
+    assert _raises_dimension_error(R2 / (eta * T)
+                                   + eta * sigma, dims, lhs="f") == "eta*sigma has [w], the left side [f]"
     # a left side given as an expression in the symbols
     assert _raises_dimension_error(R2 / (eta * T), {**dims, "D": "f"}, lhs=sp.Symbol("D")) is None
     # normalisation=('eta',): eta = 1 sets [w]^2/[f] = 1, so 1 and eta ([w]^2/[f]) add
@@ -125,7 +134,8 @@ def test_unknown_dimension_is_exported_and_the_more_terms_are_listed():
     a, b, c = sp.symbols("a b c")
     res = check_formula(Formula("statement", a + b + c, "f"), symbol_dims({"a": "f", "b": "w", "c": "f^2"}))
     text = _issues_text([res])
-    assert "(and 1 more term: " in text and "has [w], the left side [f]" in text and "has [f]^2, the left side [f]" in text
+    assert ("(and 1 more term: " in text and "has [w], the left side "
+                                             "[f]" in text and "has [f]^2, the left side [f]" in text)
 
 
 def test_rules_sqrt_exp_symbolic_powers_and_unknowns():
@@ -196,7 +206,8 @@ def test_fedinit_thm2_explicit_form_is_consistent_and_its_order_is_reported():
     assert a["verdict"] == "holds"
     assert "stated order as printed" in a["detail"] and "drops constants" in a["detail"]
     # Thm 1's order is consistent under the step-size choice the paper states
-    assert "under the stated choice eta = sqrt(N)/(sqrt(K)*sqrt(T)) ([w]^2/[f] = 1)" in units_analysis(get("fedinit.thm1"))["detail"]
+    assert ("under the stated choice eta = sqrt(N)/(sqrt(K)*sqrt(T)) ([w]^2/[f] = 1)"
+            in units_analysis(get("fedinit.thm1"))["detail"])
 
 
 def test_li2020_example_thm1_is_consistent():
@@ -217,8 +228,8 @@ def test_fedshift_eq12_is_an_erratum_named_and_counted_once():
     assert "fedshift.thm2.appendix" in row.detail
     from fedtheory.checks import CheckResult
 
-    other = CheckResult("fedshift.thm2.derivation", "fedshift", "symbolic", "violated", finding="fedshift.eq12_misprint",
-                        finding_class="erratum")
+    other = CheckResult("fedshift.thm2.derivation", "fedshift", "symbolic", "violated",
+                        finding="fedshift.eq12_misprint", finding_class="erratum")
     assert len(group_findings([row, other])) == 1
 
 
@@ -317,7 +328,8 @@ print(json.dumps({{k: [v["verdict"], v["detail"]] for k, v in out.items()}}))
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["mu dropped"][0] == "violated" and "the left side [f]" in got["mu dropped"][1]
     assert got["Delta1 squared"][0] == "violated" and "Delta1**2" in got["Delta1 squared"][1]
-    assert got["L dropped in B"][0] == "violated" and "6*Gamma has [f], the left side [f]^2/[w]^2" in got["L dropped in B"][1]
+    assert got["L dropped in "
+               "B"][0] == "violated" and "6*Gamma has [f], the left side [f]^2/[w]^2" in got["L dropped in B"][1]
     assert got["T squared"][0] == "holds"  # T is a count: not catchable by dimensions
 
 
@@ -365,7 +377,8 @@ def test_a_strict_symbol_set_refuses_a_symbol_without_dimension():
     b = S.add("b", "a loss", dim="f")
     from fedtheory.theory import register
 
-    with pytest.raises(FedTheoryError, match=r"units_test_strict: record units_test_strict.x uses y without a dimension"):
+    with pytest.raises(FedTheoryError, match=r"units_test_strict: record units_test_strict.x "
+                                             r"uses y without a dimension"):
         register(Bound(id="units_test_strict.x", paper="units_test_strict", title="", source="", symbols=S,
                        lhs="opt_error", expr=b * sp.Symbol("y")))
 
@@ -378,7 +391,8 @@ def test_a_users_plugin_without_dimensions_gets_unknown_and_a_warning(tmp_path):
         "S = SymbolSet('nodims')\n"
         "L = S.add('L', 'smoothness')\n"
         "D = S.add('D', 'gap', dim='f')\n"
-        "register(Bound(id='nodims.thm', paper='nodims', title='t', source='s', symbols=S, lhs='opt_error', expr=D * L))\n")
+        "register(Bound(id='nodims.thm', paper='nodims', title='t', "
+        "source='s', symbols=S, lhs='opt_error', expr=D * L))\n")
     out = _cli("check", "--plugin", str(plug), "--only", "nodims.units", "--format", "json")
     assert out.returncode == 0, out.stderr  # 'inconclusive' is no finding
     (row,) = json.loads(out.stdout)["results"]

@@ -6,13 +6,12 @@ import io
 
 import numpy as np
 import pytest
-import sympy as sp
 
+from fedtheory._validation import FedTheoryDeprecationWarning
 from fedtheory.checks import CheckResult, assess_bound, compare_rounds
-from fedtheory.checks.results import exit_code, group_findings
 from fedtheory.checks.comparisons import holm_reject
 from fedtheory.checks.output import print_results, results_payload, summarize_findings
-from fedtheory._validation import FedTheoryDeprecationWarning
+from fedtheory.checks.results import exit_code, group_findings
 from fedtheory.theory.core import Bound, SymbolSet
 
 
@@ -172,7 +171,8 @@ def test_session_pick_and_initial_point():
         Session("quick").pick({"quick": 1})
     p = heterogeneous_least_squares(4, 5, 10, random_state=0)
     for seed, scale in ((0, 3.0), (7, 1.0)):
-        recipe = p.constants["w_star"].value + scale * np.random.default_rng(seed).standard_normal(p.dim) / np.sqrt(p.dim)
+        recipe = (p.constants["w_star"].value
+                  + scale * np.random.default_rng(seed).standard_normal(p.dim) / np.sqrt(p.dim))
         assert np.array_equal(Session(seed=seed).initial_point(p, scale=scale), recipe)
 
 

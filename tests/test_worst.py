@@ -8,9 +8,9 @@ import pytest
 
 from fedtheory.cli import main
 from fedtheory.sim import LeastSquaresProblem
+from fedtheory.testing import scaled_bound
 from fedtheory.worst import QuadraticClass, evaluate, make_spec, replay, worst_case
 from fedtheory.worst.quadratic import B_min, heterogeneity_G2
-from fedtheory.testing import scaled_bound
 
 # small and fast: C = 3 clients, d = 3, K = 2, T = 20, exact gradients (deterministic)
 SMALL = dict(L=2.0, mu=0.5, B=1.2, G=0.4, D=1.5, eta=0.005,  # eta: every condition of Thm 2 holds

@@ -13,8 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory.sim import Exact, RunConfig, fedavg, simulate
 from fedtheory.validation import ParameterError

@@ -12,19 +12,19 @@ from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.checks import Session
-from fedtheory.papers.fedmrur.checks import admissible_steps, bound_problems
-from fedtheory.papers.fedshift.checks import EPS_GRID
 from fedtheory.cli import main
-from fedtheory.sim import SeparablePLProblem, fedavg, pl_nonconvex
-from fedtheory.sim.problems import pl_ratio_infimum
-from fedtheory.sim.mixed_precision import reference_mixed_precision
-from fedtheory.sim.reference import reference_simulate
 from fedtheory.papers.fedmrur import records as TM
-from fedtheory.papers.fedshift import records as TS
-from fedtheory.worst import SeparablePLClass, evaluate, make_spec, replay, worst_case, z_threshold
+from fedtheory.papers.fedmrur.checks import admissible_steps, bound_problems
 from fedtheory.papers.fedmrur.worst import check_start
+from fedtheory.papers.fedshift import records as TS
+from fedtheory.papers.fedshift.checks import EPS_GRID
 from fedtheory.papers.fedshift.worst import inferior_mask
+from fedtheory.sim import SeparablePLProblem, fedavg, pl_nonconvex
+from fedtheory.sim.mixed_precision import reference_mixed_precision
+from fedtheory.sim.problems import pl_ratio_infimum
+from fedtheory.sim.reference import reference_simulate
 from fedtheory.testing import scaled_bound
+from fedtheory.worst import SeparablePLClass, evaluate, make_spec, replay, worst_case, z_threshold
 
 SHIFT = dict(L=2.0, mu=0.25, Delta1_max=2.0, E=2, T=15, sigma2=0.05, C=4, d=3, alpha=0.5, runs=3)
 _G, _L = admissible_steps(8.0, 0.0, 0.1, 2, 4, 2)
@@ -195,7 +195,7 @@ def test_fedshift_left_side_and_measured_constants_against_the_naive_reference()
     spec = make_spec("fedshift.thm1.rederived", SHIFT)
     inst = spec.space.decode(spec.space.random(2, np.random.default_rng(5)))
     ev = evaluate(spec, inst)
-    C, T = SHIFT["C"], SHIFT["T"]
+    C = SHIFT["C"]
     mask = inferior_mask(C, SHIFT["alpha"])
     assert list(mask) == [False, True, False, True]  # the check's odd-indexed inferior clients
     for p in range(2):

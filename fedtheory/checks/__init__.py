@@ -19,33 +19,87 @@ What the command line uses to write and summarize (exit codes, the table, the JS
 from __future__ import annotations
 
 from .._deprecation import face_aliases
-
-from .results import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FINDING_CLASSES, FINDINGS, KINDS, SCOPES,
-                      VERDICTS, CheckResult, errors, exit_code, finding_class_of, group_findings, scalar_params)
-from .session import PROFILES, Session
-from .registry import (CONTROLLED_KINDS, CheckSpec, Control, all_checks, check, check_spec, checks_of, id_matches,
-                       record_row_filter, register_spec, registered_check_ids, select)
-from .comparisons import compare_mean, compare_rounds, holm_reject
-from .rounding import ROUNDING_RTOL, ROUNDING_SCALES, rounding_scale_of, rounding_tolerance
-from .symbolic_cache import cached_symbolic, expr_from_srepr, symbolic_part
-from .execution import CheckTiming, check_timings, checked_rows
-from .controls import ControlOutcome, run_control, run_controls
-from .output import (LOOSE_FACTOR, cited_lines, format_table, format_timings, print_results, results_payload, row_marks,
-                     shared_lines, simulation_text, summarize, summarize_findings, write_json)
-from .certification import (Certification, CertifiedAssumption, certificate_text, certify, certify_assumptions,
-                            run_settings)
-from .logged_runs import (REGIME_FRACTION, in_training_regime, logged_runs, logged_runs_check, run_check,  # noqa: F401
-                          run_label, training_regime, unusable_runs)
-from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep
-from .run import run_checks
-from .dimensions import register_units_checks, units_result, units_rows  # registers PAPER.units for every paper
-from .trivial_bounds import TRIVIAL_BOUNDS, TrivialBound, trivial_bound_of
-from .terms import additive_terms, term_tightness
 from .bounds import assess_bound
-from .rates import faster_order, fit_rate, rate_check, rate_verdict, register_rate_check
-from .claims import Comparison, Equivalence, StatsPolicy, claim_result
+
+# the names of _MOVED are imported for their deprecated aliases and the face's own use (hence the noqa: F401)
+from .certification import (  # noqa: F401
+    Certification,
+    CertifiedAssumption,
+    certificate_text,
+    certify,
+    certify_assumptions,
+    run_settings,
+)
+from .claims import Comparison, Equivalence, StatsPolicy, claim_result  # noqa: F401
+from .comparisons import compare_mean, compare_rounds, holm_reject  # noqa: F401
+from .controls import ControlOutcome, run_control, run_controls  # noqa: F401
+from .dimensions import register_units_checks, units_result, units_rows  # noqa: F401 - registers PAPER.units for every paper
+from .execution import CheckTiming, check_timings, checked_rows  # noqa: F401
 from .identities import identity_result
+from .logged_runs import (  # noqa: F401
+    REGIME_FRACTION,
+    in_training_regime,
+    logged_runs,
+    logged_runs_check,
+    run_check,
+    run_label,
+    training_regime,
+    unusable_runs,
+)
+from .output import (  # noqa: F401
+    LOOSE_FACTOR,
+    cited_lines,
+    format_table,
+    format_timings,
+    print_results,
+    results_payload,
+    row_marks,
+    shared_lines,
+    simulation_text,
+    summarize,
+    summarize_findings,
+    write_json,
+)
+from .rates import faster_order, fit_rate, rate_check, rate_verdict, register_rate_check
 from .readings import combine_readings
+from .registry import (  # noqa: F401
+    CONTROLLED_KINDS,
+    CheckSpec,
+    Control,
+    all_checks,
+    check,
+    check_spec,
+    checks_of,
+    id_matches,
+    record_row_filter,
+    register_spec,
+    registered_check_ids,
+    select,
+)
+from .results import (  # noqa: F401
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    FINDING_CLASSES,
+    FINDINGS,
+    KINDS,
+    SCOPES,
+    VERDICTS,
+    CheckResult,
+    errors,
+    exit_code,
+    finding_class_of,
+    group_findings,
+    scalar_params,
+)
+from .robustness import FRAGILE_WITHIN, finding_robustness, robustness, robustness_text, sweep  # noqa: F401
+from .rounding import ROUNDING_RTOL, ROUNDING_SCALES, rounding_scale_of, rounding_tolerance  # noqa: F401
+from .run import run_checks
+from .session import PROFILES, Session  # noqa: F401
+from .symbolic_cache import cached_symbolic, expr_from_srepr, symbolic_part  # noqa: F401
+from .terms import additive_terms, term_tightness  # noqa: F401
+from .trivial_bounds import TRIVIAL_BOUNDS, TrivialBound, trivial_bound_of  # noqa: F401
 
 __all__ = ["check", "Session", "CheckResult", "Control", "FINDINGS", "logged_runs_check", "logged_runs", "run_label",
            "certify", "Certification", "run_settings", "assess_bound", "TRIVIAL_BOUNDS", "trivial_bound_of",
@@ -56,7 +110,8 @@ __all__ = ["check", "Session", "CheckResult", "Control", "FINDINGS", "logged_run
 
 _MOVED = {  # not part of the plug-in API since 0.2: name -> the module that has it
     **dict.fromkeys(("EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "FINDING_CLASSES", "KINDS", "SCOPES",
-                     "VERDICTS", "errors", "exit_code", "finding_class_of", "group_findings", "scalar_params"), "results"),
+                     "VERDICTS", "errors", "exit_code", "finding_class_of", "group_findings",
+                     "scalar_params"), "results"),
     "PROFILES": "session",
     **dict.fromkeys(("CONTROLLED_KINDS", "CheckSpec", "check_spec", "checks_of", "id_matches", "record_row_filter",
                      "register_spec", "registered_check_ids", "select"), "registry"),

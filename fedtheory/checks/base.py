@@ -4,15 +4,17 @@
 ``FedTheoryDeprecationWarning`` naming its module."""
 from __future__ import annotations
 
-from . import comparisons as _comparisons
-from . import controls as _controls
-from . import execution as _execution
-from . import registry as _registry
-from . import results as _results
-from . import rounding as _rounding
-from . import session as _session
-from . import symbolic_cache as _symbolic_cache
 from .._deprecation import moved_name
+from . import (
+    comparisons as _comparisons,
+    controls as _controls,
+    execution as _execution,
+    registry as _registry,
+    results as _results,
+    rounding as _rounding,
+    session as _session,
+    symbolic_cache as _symbolic_cache,
+)
 
 _MODULES = (_results, _session, _registry, _comparisons, _rounding, _symbolic_cache, _execution, _controls)
 

@@ -28,9 +28,19 @@ def certifiers() -> dict[str, dict[str, Callable[[str], Certificate]]]:
     """subject -> {label: ask}, ``ask(name)`` the representative's certificate for the catalogue entry ``name``
     (built once per process; the algorithms after loading the plug-ins, which register FedMRUR)."""
     from ..plugins import algorithms
-    from ..sim import (AdditiveNoise, ClientSampling, Exact, Minibatch, build_algorithm, heterogeneous_least_squares,
-                       huber_regression, identical_least_squares, least_squares_noise_at_optimum, pl_nonconvex,
-                       synthetic_logistic)
+    from ..sim import (
+        AdditiveNoise,
+        ClientSampling,
+        Exact,
+        Minibatch,
+        build_algorithm,
+        heterogeneous_least_squares,
+        huber_regression,
+        identical_least_squares,
+        least_squares_noise_at_optimum,
+        pl_nonconvex,
+        synthetic_logistic,
+    )
     from ..sim.problems import SeparablePLProblem
     from ..sim.topology import RandomKNeighbour, exponential, fully_connected, grid, ring
 
@@ -40,7 +50,8 @@ def certifiers() -> dict[str, dict[str, Callable[[str], Certificate]]]:
         "identical least squares": identical_least_squares(4, 3, 30, random_state=1),
         "least squares (noise at w* set)": least_squares_noise_at_optimum(4, 3, 12, sigma_star2=0.2),
         "PL non-convex": pl_nonconvex(5, 4, 10, random_state=1),
-        "separable PL (a <= 1)": SeparablePLProblem(np.ones(3), np.full(3, 0.5), np.array([[1.0, 0, -1], [-1.0, 0, 1]])),
+        "separable PL (a <= 1)": SeparablePLProblem(np.ones(3), np.full(3, 0.5),
+                                                     np.array([[1.0, 0, -1], [-1.0, 0, 1]])),
         "logistic + L2": synthetic_logistic(4, 3, 3, 10, random_state=1),
         "Huber": huber_regression(4, 3, 10, random_state=1),
     }

@@ -183,7 +183,8 @@ def _answer(ref: AssumptionRef, entry: Assumption | None, things: Mapping[str, A
             problem: Any) -> Certificate:
     if entry is None:
         return unknown(ref.name, "not in the assumption catalogue: nothing certifies it (register_assumption adds it; "
-                                 "a certifier of the plug-in's, or a certificate handed to certify(extra=...), answers it)")
+                                 "a certifier of the plug-in's, or a certificate "
+                                 "handed to certify(extra=...), answers it)")
     thing = things.get(entry.subject)
     if thing is None:
         return unknown(ref.name, f"no {entry.subject} was given to certify it")

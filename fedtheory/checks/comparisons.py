@@ -54,9 +54,10 @@ def compare_mean(lhs_runs: np.ndarray, rhs_runs: np.ndarray | float, z: float = 
         nan = int(np.isnan(lhs.ravel()[runs]).sum())
         return "violated", {"measured": None, "bound": float(np.mean(rhs[np.isfinite(rhs)])), "ratio": None,
                             "runs": lhs.size, "diverged_runs": int(runs.size), "diverged_run_index": runs.tolist()[:20],
-                            "detail": f"the measurement is non-finite (diverged: {nan} NaN, {runs.size - nan} infinite) "
-                                      f"in {runs.size} of {lhs.size} runs (runs {', '.join(map(str, runs[:8]))}"
-                                      f"{' ...' if runs.size > 8 else ''}) where the bound is finite"}
+                            "detail": f"the measurement is non-finite (diverged: {nan} NaN, {runs.size - nan} "
+                                      f"infinite) in {runs.size} of {lhs.size} runs (runs "
+                                      f"{', '.join(map(str, runs[:8]))}{' ...' if runs.size > 8 else ''}) where the "
+                                      "bound is finite"}
     if not np.all(np.isfinite(rhs)):
         return "inconclusive", {"runs": lhs.size, "detail": "the bound is not finite (undefined) at these values"}
     gap = rhs - lhs
@@ -134,10 +135,11 @@ def _deterministic_rounds(lhs, rhs, mean, m_l, m_r, ratios, j, index, excluded, 
     lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
     runs = "the run" if n == 1 else f"every one of the {n} runs (identical at every compared round)"
     over = _rounding_below(mean, m_l, m_r, scale)
-    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
-            "rounds_excluded": excluded, "rounds": m_fam, "runs": n, "rounds_violated": int(np.sum(over)),
-            "family_size": m_fam, "correction": "none (deterministic)", "family_alpha": None, "deterministic": True,
-            "rounds_significant_uncorrected": int(np.sum(over)), "rounds_significant_holm": int(np.sum(over))}
+    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]),
+            "tightest_round": int(index[j]), "rounds_excluded": excluded, "rounds": m_fam, "runs": n,
+            "rounds_violated": int(np.sum(over)), "family_size": m_fam, "correction": "none (deterministic)",
+            "family_alpha": None, "deterministic": True, "rounds_significant_uncorrected": int(np.sum(over)),
+            "rounds_significant_holm": int(np.sum(over))}
     below = np.flatnonzero(over)
     info["rounds_below"] = [float(v) for v in lab[below]]
     if below.size == 0:
@@ -224,7 +226,8 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
                             "rounds": int(lhs.shape[0]), "runs": int(lhs.shape[1]),
                             "diverged_runs": int(np.unique(runs_d).size), "first_diverged_round": int(rounds_d.min()),
                             "detail": f"the measurement is non-finite (diverged) from round {int(rounds_d.min())} in "
-                                      f"{int(np.unique(runs_d).size)} of {lhs.shape[1]} runs, where the bound is finite"}
+                                      f"{int(np.unique(runs_d).size)} of "
+                                      f"{lhs.shape[1]} runs, where the bound is finite"}
     index = np.flatnonzero(rhs_ok)  # rounds where the bound is defined; the others are counted, not judged
     excluded = int(lhs.shape[0] - index.size)
     lhs, rhs = lhs[rhs_ok], rhs[rhs_ok]
@@ -249,11 +252,11 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
     pvals = np.where(equal, 1.0, pvals)
     holm = holm_reject(pvals, alpha)
     sig = holm if correction == "holm" else naive
-    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]), "tightest_round": int(index[j]),
-            "rounds_excluded": excluded,
-            "rounds": int(lhs.shape[0]), "runs": n, "rounds_violated": int(np.sum((mean < 0) & ~equal)),
-            "family_size": int(lhs.shape[0]), "correction": correction, "family_alpha": alpha,
-            "rounds_significant_uncorrected": int(np.sum(naive)), "rounds_significant_holm": int(np.sum(holm))}
+    info = {"measured": float(m_l[j]), "bound": float(m_r[j]), "ratio": float(ratios[j]),
+            "tightest_round": int(index[j]), "rounds_excluded": excluded, "rounds": int(lhs.shape[0]), "runs": n,
+            "rounds_violated": int(np.sum((mean < 0) & ~equal)), "family_size": int(lhs.shape[0]),
+            "correction": correction, "family_alpha": alpha, "rounds_significant_uncorrected": int(np.sum(naive)),
+            "rounds_significant_holm": int(np.sum(holm))}
     lab = (np.asarray(labels, float)[index] if labels is not None else index + 1.0)
     if np.all(equal):
         _rounds_equal_to_rounding(info, mean, m_l, m_r, rounding_scale, lab, label)
@@ -276,9 +279,9 @@ def compare_rounds(lhs: np.ndarray, rhs: np.ndarray, z: float = 3.0, correction:
         info["runs_violating_at_worst"] = int(np.sum(gap[w] < 0))
         info["rounds_failed"] = [float(v) for v in lab[rows]]
         info["detail"] = (f"violated at {rows.size} of {m_fam} compared rounds ({_rounds_text(lab, rows, label)}) by "
-                          f"{rule}; the worst, {label} = {float(lab[w]):g}: measured {m_l[w]:.4g} vs bound {m_r[w]:.4g}, mean gap "
-                          f"{mean[w]:.3g} +- {se[w]:.2g} (t = {tstat[w]:.3g}), {info['runs_violating_at_worst']} of "
-                          f"{n} runs above the bound")
+                          f"{rule}; the worst, {label} = {float(lab[w]):g}: measured {m_l[w]:.4g} vs bound "
+                          f"{m_r[w]:.4g}, mean gap {mean[w]:.3g} +- {se[w]:.2g} (t = {tstat[w]:.3g}), "
+                          f"{info['runs_violating_at_worst']} of {n} runs above the bound")
         return "violated", info
     j_min = int(np.argmin(pvals)) if np.size(pvals) else 0
     info["rounds_failed"] = []

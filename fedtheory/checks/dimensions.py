@@ -1,10 +1,10 @@
 """The units check: every record's formulas, dimension by dimension, without running anything.
 
 Every paper gets the check ``PAPER.units`` for free (registered through ``fedtheory.plugins.on_records_registered``
-when a plug-in registers records of that paper; its negative control: ``units_control_rows``): one row per record that has a formula, id ``RECORD.units`` (kind 'symbolic'); a claim or
-a statement in words has none and gets no row. The rules and the dimensions are ``fedtheory.theory.dimensions``; the
-left side of a bound is a measure of the simulator's catalogue (its declared dimension) unless the record's
-``units.lhs`` says otherwise. The verdicts:
+when a plug-in registers records of that paper; its negative control: ``units_control_rows``): one row per record that
+has a formula, id ``RECORD.units`` (kind 'symbolic'); a claim or a statement in words has none and gets no row. The
+rules and the dimensions are ``fedtheory.theory.dimensions``; the left side of a bound is a measure of the simulator's
+catalogue (its declared dimension) unless the record's ``units.lhs`` says otherwise. The verdicts:
 
 * holds: every formula is consistent ("consistent"; "consistent under L = 1" with the normalisation the record
   declares, quoted; a stated order "consistent under" the step-size choice it states, e.g. eta = sqrt(N/(K T))
@@ -38,11 +38,21 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
+from ..plugins import on_records_registered
 from ..sim.measures import measure_catalogue, registered_measures
 from ..theory.core import paper_symbols, registered, standing_in, symbol_sets
-from ..theory.dimensions import (Dim, FormulaResult, symbol_dims, check_formula, format_dimension, free_names,
-                                 implied_normal, iter_readings, parse_dimension, record_formulas)
-from ..plugins import on_records_registered
+from ..theory.dimensions import (
+    Dim,
+    FormulaResult,
+    check_formula,
+    format_dimension,
+    free_names,
+    implied_normal,
+    iter_readings,
+    parse_dimension,
+    record_formulas,
+    symbol_dims,
+)
 from .registry import CheckSpec, Control, check_spec, register_spec
 from .results import CheckResult
 
@@ -95,7 +105,8 @@ def _reading_text(reading: Mapping[str, str], info: Mapping[str, Any]) -> str:
 
 def _normal_text(d: Dim, dims: Mapping[str, Dim], used: set[str]) -> str:
     """'L = 1' for the symbols of dimension d (or d^-1) the record uses; else '[f]/[w]^2 = 1'."""
-    like = [n for n in dims if not dims[n].dimensionless and ((dims[n] / d).dimensionless or (dims[n] * d).dimensionless)]
+    like = [n for n in dims if not dims[n].dimensionless
+                               and ((dims[n] / d).dimensionless or (dims[n] * d).dimensionless)]
     names = sorted(n for n in like if n in used) or sorted(like)
     dt = format_dimension(d)
     return (" or ".join(f"{n} = 1" for n in names[:3]) + f" ({dt} = 1)") if names else f"{dt} = 1"
@@ -314,8 +325,8 @@ def _analyse(record) -> dict[str, Any]:
         out["detail"] = f"units: {detail}; its consistent form is {units.alternative} (erratum)"
     elif getattr(record, "kind", "") == "order":
         out["scope"] = "units_artifact"
-        out["detail"] = ("units artifact, not counted (a stated order: its O(.) may drop constants that carry units, so "
-                         "a consistent reading exists, the hidden constant's; the rule for statements inconsistent "
+        out["detail"] = ("units artifact, not counted (a stated order: its O(.) may drop constants that carry units, "
+                         "so a consistent reading exists, the hidden constant's; the rule for statements inconsistent "
                          "under every reading does not apply): " + "; ".join(label(r) + text(r) for r in readings))
     else:
         # inconsistent under every reading, no consistent alternative, no normalisation that fixes it: wrong as printed
@@ -331,10 +342,9 @@ def _analyse(record) -> dict[str, Any]:
                          + ". Inconsistent under every reading, with no stated normalisation that makes it "
                          "consistent and no consistent form encoded: wrong as printed whatever the reading (counted, "
                          "rule 8 of docs/verdict-rules.md; an erratum unless a measured check finds the bound false on "
-                         "the run as measured, or on the run rescaled so that the inconsistent terms shrink inside rule "
-                         f"8's regime: every value of the statement within a factor {RESCALE_REGIME:g} of the run's). "
-                         "Rescaling that "
-                         "shrinks the statement's inconsistent terms: "
+                         "the run as measured, or on the run rescaled so that the inconsistent terms shrink inside "
+                         f"rule 8's regime: every value of the statement within a factor {RESCALE_REGIME:g} of the "
+                         "run's). Rescaling that shrinks the statement's inconsistent terms: "
                          + "; ".join((f"{k}: " if multi else "") + v for k, v in shrink.items()))
     return out
 
@@ -452,9 +462,9 @@ def units_result(record) -> CheckResult:
     extra = {"units": {"readings": a["readings"], "first": a["first"]}}
     if a["finding_class"] and a["scope"] == "inside":
         extra["robustness"] = robustness(margin_text="exact (a unit mismatch)", exact=UNITS_EXACT)
-    return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"], source=getattr(record, "source", ""),
-                       detail=a["detail"], finding=a["finding"], scope=a["scope"], finding_class=a["finding_class"],
-                       params={"record": record.id}, extra=extra)
+    return CheckResult(f"{record.id}.units", record.paper, "symbolic", a["verdict"],
+                       source=getattr(record, "source", ""), detail=a["detail"], finding=a["finding"], scope=a["scope"],
+                       finding_class=a["finding_class"], params={"record": record.id}, extra=extra)
 
 
 def units_symbols(record) -> dict[str, str]:

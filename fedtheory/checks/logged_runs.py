@@ -14,10 +14,9 @@ statistics policy (``claim_result(..., settings=, seeds=)``: the runs of a direc
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import dataclasses
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -72,7 +71,8 @@ def run_check(id: str, paper: str, kind: str, records=(), *, control=None, self_
     """Deprecated since 0.2 (removed in 0.3): :func:`logged_runs_check`."""
     from .._deprecation import warn_deprecated
 
-    warn_deprecated("fedtheory.checks.run_check", "renamed logged_runs_check (and its control= is a Control, like check's)")
+    warn_deprecated("fedtheory.checks.run_check", "renamed logged_runs_check (and its "
+                                                  "control= is a Control, like check's)")
     return logged_runs_check(id, paper, kind, records, control=control, self_check=self_check)
 
 
@@ -108,7 +108,7 @@ def unusable_runs(session: Session) -> list[str]:
     return session.memo(("empirical", "unusable", session.runs_dir), scan)
 
 
-# ------------------------------------------------------------------------------------ the regime of a claim about training
+# --------------------------------------------------------------------------------- the regime of a claim about training
 
 REGIME_FRACTION = 0.25  # a run long enough to decide a claim about training: a quarter of the paper's rounds ...
 REGIME_FLAT = 0.05  # ... or a loss that fell by less than 5% (relative) over the last quarter of its rounds
@@ -168,9 +168,9 @@ def training_regime(rounds: int, paper_rounds: int, *, loss=None, accuracy=None,
     elif rounds >= needed:
         how, text = "length", f"{rounds} rounds, at least {fraction:g} of the paper's {paper_rounds}{src}"
     elif drop is not None and drop <= flat:
-        how, text = "converged", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's {paper_rounds}{src}), "
-                                  f"but the loss fell by only {100 * drop:.2g}% over the last quarter of them "
-                                  f"(converged: under {100 * flat:g}%)")
+        how, text = "converged", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's "
+                                  f"{paper_rounds}{src}), but the loss fell by only {100 * drop:.2g}% over the last "
+                                  f"quarter of them (converged: under {100 * flat:g}%)")
     else:
         how, text = "", (f"{rounds} rounds, short of {needed} ({fraction:g} of the paper's {paper_rounds}{src}), and "
                          + (f"the loss still fell by {100 * drop:.2g}% over the last quarter of them (not converged: "
@@ -239,8 +239,8 @@ def runs_integrity(session):
             det = lg.config.get("deterministic", True)
             verdict = "violated" if det else "inconclusive"
             detail = (f"after a resume the recomputed rows differ from the interrupted run's by up to "
-                      f"{max(x['max_abs_difference'] for x in mism):.3g}" + ("" if det else " (non-deterministic kernels "
-                                                                                    "were allowed)"))
+                      f"{max(x['max_abs_difference'] for x in mism):.3g}"
+                      + ("" if det else " (non-deterministic kernels were allowed)"))
         else:
             verdict = "holds"
             detail = (f"{R} run(s) x {T} rounds complete" + (f"; {len(resumes)} resume(s), recomputed rows "

@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
@@ -42,14 +41,14 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, OrderStatement, Record, Order, record_evaluations, stand_ins
+from ..theory.core import Bound, Order, OrderStatement, Record, record_evaluations, stand_ins
 from ..theory.dimensions import parse_dimension
+from .dimensions import units_result
 from .execution import run_spec
 from .rates import rate_check
 from .registry import CheckSpec, select
 from .results import FINDINGS, CheckResult
 from .session import Session
-from .dimensions import units_result
 
 __all__ = ["KILLING", "TRUTHS", "Mutant", "MutantLayer", "MutantOutcome", "PreparedLayer", "RecordScore", "mutants_of",
            "mutation_payload", "format_mutation_table", "run_mutants", "score_record"]
@@ -511,7 +510,7 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             outcomes.append(MutantOutcome(m, "weaker", reason="not below the statement at any instance the checks "
                                                                "(or a layer's search) evaluated"
                                                                + (f" (smallest mutant/statement {low:.3g})"
-                                                                              if low is not None else " (none evaluated)")))
+                                                                  if low is not None else " (none evaluated)")))
             continue
         if m.kind != "order" and (low is None or low >= 1 - 1e-12) and _equivalent(record, m):
             outcomes.append(MutantOutcome(m, "equivalent", reason="sympy proves the mutant equal to the statement"))
@@ -546,7 +545,8 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             where = getattr(dict(deciding)[by[0]], "kill_setting", None)
             outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]],
                                           **(dict(zip(("kill_setting", "kill_truth", "kill_note"), where(m)))
-                                             if callable(where) else {"kill_setting": "other", "kill_truth": "undecided",
+                                             if callable(where) else {"kill_setting": "other",
+                                                                      "kill_truth": "undecided",
                                                                       "kill_note": "a layer that names no setting"})))
             continue
         if not holding and not deciding:
@@ -589,7 +589,8 @@ def _row_kill(killed: Sequence[CheckResult], classifiers: Sequence[Any]) -> dict
     proof = [r for r in killed if (r.extra or {}).get("deterministic") and r.scope == "inside" and not r.self_check]
     r = (proof or list(killed))[0]
     params = {k: v for k, v in (r.params or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    where = f"{r.problem} ({(r.params or {}).get('setting')}; " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()) + ")"
+    where = (f"{r.problem} ({(r.params or {}).get('setting')}; "
+             + ", ".join(f"{k}={v:.4g}" for k, v in params.items()) + ")")
     if proof:
         return {"kill_setting": "other", "kill_truth": "provably_false",
                 "kill_note": f"{where}: deterministic, every assumption certified on the instance"}
@@ -613,7 +614,8 @@ def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult
     exceeds what the mutation takes away), or it is below the measurement somewhere without significance, or no row
     decides it."""
     pairs = [(base[k], r) for k, r in _keyed(rows).items() if k in base and base[k].verdict == "holds"]
-    factor = f"; the mutant is {low:.3g}x the statement at the instances the checks evaluated" if low is not None else ""
+    factor = (f"; the mutant is {low:.3g}x the statement at the instances the checks evaluated"
+              if low is not None else "")
     if not pairs:
         why = ("the record's rows are not applicable, or it has no simulation check" if holding or not base else
                "the statement is itself reported on every row that decides it")
@@ -625,7 +627,8 @@ def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult
              else "the statement holds")
     if len(still) == len(pairs):
         return (f"looser than the mutation on every instance tried: {where}, and the mutant still holds on all "
-                f"{len(pairs)} rows" + (f" (its tightest bound/measured {mut:.3g})" if mut is not None else "") + factor)
+                f"{len(pairs)} rows" + (f" (its tightest bound/measured {mut:.3g})"
+                                        if mut is not None else "") + factor)
     other = sorted({r.verdict for _, r in pairs if r.verdict != "holds"})
     return (f"not decided against it: {where}; under the mutant {len(pairs) - len(still)} of {len(pairs)} rows are "
             f"{', '.join(other)} (below the measurement without significance)" + factor)
@@ -683,7 +686,8 @@ def mutation_payload(scores: Sequence[RecordScore], **meta: Any) -> dict[str, An
                                   else None)
     from .. import __version__
 
-    return {"fedtheory": __version__, **meta, "overall": {"records": len(scores), "mutants": sum(len(s.outcomes) for s in scores),
+    return {"fedtheory": __version__, **meta, "overall": {"records": len(scores),
+                                                          "mutants": sum(len(s.outcomes) for s in scores),
                                 "killed": killed, "survived": scored - killed,
                                 "equivalent": sum(s.count("equivalent") for s in scores),
                                 "weaker": sum(s.count("weaker") for s in scores),
@@ -718,8 +722,8 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
                  + ("-" if p["score"] is None else f"{p['score']:.3f}"))
     t = p["truth"]
     if t["provably_false"] or t["provably_true"] or t["undecided"]:
-        lines.append("\npower on the mutants a layer classifies, each decided at one setting (the PEP's), each kill judged "
-                     "by the truth at the setting it was made:")
+        lines.append("\npower on the mutants a layer classifies, each decided at one setting (the PEP's), each kill "
+                     "judged by the truth at the setting it was made:")
         body = [[s.record_id, str(q["provably_false"]), str(q["killed"]), str(q["killed_without_pep"]),
                  str(q["killed_undecided_there"]), "-" if q["power"] is None else f"{q['power']:.2f}",
                  str(q["provably_true"]), str(q["false_alarms"]), str(q["true_killed_elsewhere_undecided"]),
@@ -732,12 +736,13 @@ def format_mutation_table(scores: Sequence[RecordScore], verbose: bool = False) 
         lines += [fmt2(head, widths), "  ".join("-" * w for w in widths)] + [fmt2(r, widths) for r in body]
         lines.append(f"power = provably false mutants killed at a setting where they are provably false (the PEP's, or "
                      f"a check's by a deterministic certified instance) or by their form (units, rate) / provably "
-                     f"false = {t['killed']}/{t['provably_false']}" + ("" if t["power"] is None else f" = {t['power']:.3f}")
+                     f"false = {t['killed']}/{t['provably_false']}"
+                     + ("" if t["power"] is None else f" = {t['power']:.3f}")
                      + f" ({t['killed_without_pep']} without the PEP layer, {t['killed_by_form']} by form; "
                      f"{t['killed_undecided_there']} more killed only where their truth is undecided); false alarms "
-                     f"(killed at a setting where provably true): {t['false_alarms']}; provably true at the PEP's setting"
-                     f" and killed at another setting: {t['true_killed_elsewhere_undecided']} where the truth there is "
-                     f"undecided, {t['true_killed_elsewhere_false']} where they are provably false there, "
+                     f"(killed at a setting where provably true): {t['false_alarms']}; provably true at the PEP's "
+                     f"setting and killed at another setting: {t['true_killed_elsewhere_undecided']} where the truth "
+                     f"there is undecided, {t['true_killed_elsewhere_false']} where they are provably false there, "
                      f"{t['true_killed_by_form']} by the units or rate layer (the record's form); undecided "
                      f"{t['undecided']}")
     notes = [(s.record_id, s.note) for s in scores if s.note]

@@ -140,8 +140,9 @@ def simulation_text(sim: Mapping[str, Any], names: Mapping[str, str] | None = No
         for k, v in sched.items()) + ")" if sched else "")
     plugins = [p for p in sim.get("plugins") or [] if not p.endswith("()")]
     return (f"{sim.get('algorithm', '?')} on {sim.get('problem', '?')}: {sim.get('runs', '?')} runs x "
-            f"{named('rounds', sim.get('rounds', '?'), 'rounds')}, {named('local_steps', sim.get('local_steps', '?'), 'local steps per round')}, "
-            f"{clients}, {oracle}, {step}" + (f"; plug-ins {', '.join(plugins)}" if plugins else "")
+            f"{named('rounds', sim.get('rounds', '?'), 'rounds')}, "
+            f"{named('local_steps', sim.get('local_steps', '?'), 'local steps per round')}, {clients}, {oracle}, {step}"
+            + (f"; plug-ins {', '.join(plugins)}" if plugins else "")
             + f"; measures {', '.join(sim.get('measures') or [])}")
 
 
@@ -218,10 +219,10 @@ def summarize_findings(results: Sequence[CheckResult]) -> dict[str, Any]:
     'self_checks': [row labels of implementation self-checks], 'vacuous': [...], 'loose': [...],
     'shared_lines': ``shared_lines``}:
     'findings' are the in-scope causes the exit code counts, 'classes' the same keys by severity class
-    (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that failed (never findings);
-    'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that follow only from the
-    exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with bound/measured above
-    LOOSE_FACTOR.
+    (FINDING_CLASSES: a cause's class is the most severe of its rows', ``finding_class_of``); 'errors' the checks that
+    failed (never findings); 'ambiguous' rows whose readings of the text disagree, 'proof_step_loose' stated rates that
+    follow only from the exact form of a loosened proof step (both listed apart, never counted); 'loose' bounds with
+    bound/measured above LOOSE_FACTOR.
     """
     groups = group_findings(results)
     found = {k: [_row_label(r) for r in rows] for k, rows in groups.items()}
@@ -270,7 +271,8 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
             frag = " [fragile]" if k in s["fragile"] else ""
             lines.append(f"  * {k}{frag}  ({len(rows)} row{'s' if len(rows) != 1 else ''})")
             lines.append(f"      {s['robustness'][k]['text']}")
-            lines += [f"      - {x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
+            lines += ["      - "
+                      f"{x}" for x in rows[:12]] + ([f"      - ... {len(rows) - 12} more"] if len(rows) > 12 else [])
     if s["shared_lines"]:
         lines.append(f"{len(s['shared_lines'])} pair(s) of counted findings cite the same printed line (one cause is "
                      "one finding; each pair says why it is two):")
@@ -278,8 +280,9 @@ def _findings_text(results: Sequence[CheckResult]) -> str:
                   + (" ..." if len(x["lines"]) > 4 else "") + "): "
                   + (x["independent"] or "NOT DECLARED: possibly one cause counted twice") for x in s["shared_lines"]]
     if s["ambiguous"]:
-        lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's verdict "
-                     "is in the row's note): " + "; ".join(s["ambiguous"][:6]) + (" ..." if len(s["ambiguous"]) > 6 else ""))
+        lines.append(f"{len(s['ambiguous'])} ambiguous row(s) (the readings of the text disagree; each reading's "
+                     "verdict is in the row's note): " + "; ".join(s["ambiguous"][:6])
+                     + (" ..." if len(s["ambiguous"]) > 6 else ""))
     if s["proof_step_loose"]:
         lines.append(f"{len(s['proof_step_loose'])} proof-step-loose row(s) (the stated rate follows from the exact "
                      "form, not from the loosened step; not counted): " + "; ".join(s["proof_step_loose"]))
@@ -371,9 +374,9 @@ def collection_lines(results: Sequence[CheckResult]) -> list[str]:
 
 def format_timings(timings: Sequence[Any], elapsed_s: float | None = None, load_s: float | None = None) -> str:
     """The per-check timing table of ``fedtheory check --timings``: every check's seconds (slowest first), its share
-    of the checks' total, its CPU seconds, where it ran, its rows and its simulations; ``load_s``: the seconds spent loading the
-    plug-ins before the first check, ``elapsed_s``: the run's wall-clock seconds (symbolic checks run beside the
-    simulations, so the checks' seconds may add up to more)."""
+    of the checks' total, its CPU seconds, where it ran, its rows and its simulations; ``load_s``: the seconds spent
+    loading the plug-ins before the first check, ``elapsed_s``: the run's wall-clock seconds (symbolic checks run beside
+    the simulations, so the checks' seconds may add up to more)."""
     rows = sorted(timings, key=lambda t: -t.seconds)
     total = sum(t.seconds for t in rows) or 1.0
     header = ["check", "seconds", "share", "cpu s", "where", "rows", "simulations"]

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 import sympy as sp
 
-from ..theory.core import Bound, OrderStatement, Order, standing_in
+from ..theory.core import Bound, Order, OrderStatement, standing_in
 from ..theory.rates import check_order
 from .registry import Control, check
 from .results import CheckResult
@@ -18,8 +18,9 @@ __all__ = ["faster_order", "fit_rate", "rate_check", "rate_inputs", "rate_key", 
 
 def rate_key(explicit, order, conditions) -> list[str]:
     """The exact text a symbolic rate check's result is cached under."""
-    return [sp.srepr(explicit), sp.srepr(order.expr), sp.srepr(order.variable), repr(sorted(map(str, order.choice.items()))),
-            repr(sorted(map(str, order.substitute.items()))), repr(order.up_to_log), repr([s.name for s in order.track]),
+    return [sp.srepr(explicit), sp.srepr(order.expr), sp.srepr(order.variable),
+            repr(sorted(map(str, order.choice.items()))), repr(sorted(map(str, order.substitute.items()))),
+            repr(order.up_to_log), repr([s.name for s in order.track]),
             repr([sp.srepr(c.relation) for c in conditions])]
 
 
@@ -28,7 +29,8 @@ def rate_inputs(record):
     from dataclasses import replace as _replace
 
     bound = record.explicit if isinstance(record, OrderStatement) else record
-    return (bound.expanded(), record.order, [_replace(c, relation=bound.expanded(c.relation)) for c in bound.conditions])
+    return (bound.expanded(), record.order,
+            [_replace(c, relation=bound.expanded(c.relation)) for c in bound.conditions])
 
 
 def _rate_report(explicit, order, conditions) -> dict:
@@ -95,7 +97,8 @@ def rate_check(record: Bound | OrderStatement, *, check_id: str | None = None, o
                       "Bound.exact") + f") is covered by O({sp.sstr(order.expr)}) term by term; the loosened form "
                       "misses it: " + detail)
         elif exact_rep is not None:
-            detail += ". The exact form before the loosening step misses it too: " + " | ".join(_missed_lines(exact_rep))
+            detail += (". The exact form before the loosening step misses it too: "
+                       + " | ".join(_missed_lines(exact_rep)))
     else:
         detail = rep["detail"]
     fails = [f"{k}: {v}" for k, v in rep["conditions"].items() if v == "eventually fails"]

@@ -150,7 +150,6 @@ def rescaled_test(bound: Bound, vals, measured_runs, per_round: bool, units_read
                     "regime": {"factor": RESCALE_REGIME, "moved": moved, "by": what},
                     "margin": None if r0 is None or not np.isfinite(r0) else 1.0 - float(r0),
                     "info": {k: v for k, v in info.items() if k != "series"}, "text": text}
-    last = tried[-1] if tried else None
     edge = (f"; beyond t = {outside[0][0]:g} the rescaling leaves the regime ({outside[0][2]} moves x"
             f"{outside[0][1]:.3g})") if outside else ""
     return {"verdict": "holds", "finding": cons["finding"], "tested": tried, "conditions_failed_at": skipped,

@@ -114,7 +114,8 @@ def rounding_scale_of(bound: Bound, quantities: Mapping[str, Any] | None = None,
     missing = []
     if "M" in formula:
         if R2 is None and w_norm is None:
-            return 0.0, f"rounding scale {formula} unknown (no visited_max_dist2, no ||w*||): the measurement and the bound alone"
+            return (0.0, f"rounding scale {formula} unknown (no visited_max_dist2, "
+                         "no ||w*||): the measurement and the bound alone")
         if R2 is None:
             missing.append("R (no visited_max_dist2)")
         if w_norm is None:

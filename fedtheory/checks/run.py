@@ -11,8 +11,8 @@ from ..plugins import load_plugins
 from .execution import check_timings, one_blas_thread, run_spec
 from .registry import all_checks, record_row_filter, select
 from .results import CheckResult
-from .session import PROFILES, Session
 from .scheduling import plan_units, run_units
+from .session import PROFILES, Session
 
 __all__ = ["run_checks"]
 

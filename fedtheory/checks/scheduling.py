@@ -145,7 +145,8 @@ def run_units(specs: Sequence[CheckSpec], executor: Any, *, profile: str = "quic
         for c in u.check_ids:
             s = by_spec[c]
             rows[c] = [CheckResult(s.id, s.paper, s.kind, "error", seed=seed, versions=versions(),
-                                   detail=f"unit of work {u.name} failed on every attempt ({fail.attempts}): {fail.error}",
+                                   detail=f"unit of work {u.name} failed on every "
+                                          f"attempt ({fail.attempts}): {fail.error}",
                                    extra={"task": u.name, "traceback": fail.traceback})]
     if raise_later is not None:
         raise raise_later
@@ -173,7 +174,8 @@ def record_profile(profile: str, seed: int = 0, only: Sequence[str] | None = Non
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fedtheory.checks.scheduling PROFILE [PROFILE ...]``: record the profiles, rewrite check_units.json."""
+    """``python -m fedtheory.checks.scheduling PROFILE [PROFILE ...]``: record the profiles, rewrite
+    check_units.json."""
     import platform
 
     args = list(sys.argv[1:] if argv is None else argv) or list(PROFILES)

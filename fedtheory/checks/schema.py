@@ -105,8 +105,8 @@ MEASUREMENTS: dict[str, Field] = {
     "x": Field(("numbers", "null"), "the curves' common abscissa"),
     "series": Field(("object", "null"), "name -> {\"y\": numbers, \"se\": numbers or null}"),
     "scalars": Field(("object", "null"), "name -> a value"),
-    "units": Field(("object", "null"), "name -> the unit the claim declares for it (`Claim.measurement_units`), named on the "
-                   "report's axes"),
+    "units": Field(("object", "null"), "name -> the unit the claim declares for it (`Claim.measurement_units`), named "
+                   "on the report's axes"),
 }
 
 #: ``runs``: one entry per run directory (``fedtheory.empirical.runs.round_curves``).
@@ -181,7 +181,8 @@ MUTATION_OVERALL: dict[str, Field] = {
     "records": Field(("integer",), "records mutated", True),
     **{k: Field(("integer",), doc, True) for k, doc in (
         ("mutants", "mutants generated"), ("killed", "mutants a layer reported"),
-        ("survived", "stronger mutants no layer reported"), ("equivalent", "mutants sympy proves equal to the statement"),
+        ("survived", "stronger mutants no layer reported"),
+        ("equivalent", "mutants sympy proves equal to the statement"),
         ("weaker", "mutants not stronger anywhere the checks evaluated (discarded)"),
         ("undecided", "mutants of a statement that is itself reported on every deciding row"))},
     "score": Field(("number", "null"), "killed / (killed + survived); null when none is either"),
@@ -235,7 +236,8 @@ def _type(v: Any) -> str:
 
 def _a(t: str) -> str:
     return {"object": "an object", "list": "a list", "string": "a string", "integer": "an integer",
-            "number": "a number", "boolean": "true/false", "null": "null", "numbers": "a list of numbers"}.get(t, f"a {t}")
+            "number": "a number", "boolean": "true/false", "null": "null",
+            "numbers": "a list of numbers"}.get(t, f"a {t}")
 
 
 def _fits(v: Any, types: tuple[str, ...]) -> bool:
@@ -389,7 +391,8 @@ def _tally(obj: Mapping[str, Any], where: str, outcomes: Sequence[Any] | None = 
         raise SchemaError(f"{where}: 'mutants' is {n['mutants']}, but its killed, survived, equivalent, weaker and "
                           f"undecided add up to {parts}")
     kb = obj.get("killed_by")
-    if isinstance(kb, Mapping) and kb and all(isinstance(v, int) for v in kb.values()) and sum(kb.values()) != n["killed"]:
+    if (isinstance(kb, Mapping) and kb and all(isinstance(v, int) for v in kb.values())
+            and sum(kb.values()) != n["killed"]):
         raise SchemaError(f"{where}: 'killed' is {n['killed']}, but killed_by adds up to {sum(kb.values())}")
     if outcomes is not None:
         for k in MUTANT_STATUSES:
@@ -436,7 +439,8 @@ def check_mutation_payload(data: Any) -> None:
                 raise SchemaError(f"{w} is {_a(_type(o))}, expected an object")
             _expect(o, MUTANT_OUTCOME, w)
             if o["status"] not in MUTANT_STATUSES:
-                raise SchemaError(f"{w}: 'status' is {o['status'][:40]!r}, expected one of " + ", ".join(MUTANT_STATUSES))
+                raise SchemaError(f"{w}: 'status' is {o['status'][:40]!r}, expected one of "
+                                  + ", ".join(MUTANT_STATUSES))
         _tally(r, where, r["outcomes"])
     _tally(data["overall"], "'overall'")
     _totals(data)

@@ -93,7 +93,8 @@ def compact_measurements(measurements: Mapping[str, Any], max_points: int = SERI
     if not out["series"] and not scalars:
         return {}
     length = n or max((v["y"].size for v in out["series"].values()), default=0)
-    idx = np.arange(length) if length <= max_points else np.unique(np.round(np.linspace(0, length - 1, max_points)).astype(int))
+    idx = (np.arange(length) if length <= max_points
+           else np.unique(np.round(np.linspace(0, length - 1, max_points)).astype(int)))
     x = arrays[xkey][idx] if xkey else idx.astype(float)
     out["x"] = [_sig(v) for v in x]
     for k, v in list(out["series"].items()):

@@ -121,8 +121,9 @@ def term_tightness(results: Sequence[CheckResult]) -> list[dict[str, Any]]:
                                             "slack_over_term": None} for t in terms})
         top = max(terms, key=lambda t: t["share"])
         for t in terms:
-            e = d.setdefault(t["term"], {"record": rec, "term": t["term"], "dominant_rows": 0, "measured_over_term": None,
-                                         "where": None, "largest_share": 0.0, "slack_over_term": None})
+            e = d.setdefault(t["term"], {"record": rec, "term": t["term"], "dominant_rows": 0,
+                                         "measured_over_term": None, "where": None, "largest_share": 0.0,
+                                         "slack_over_term": None})
             e["largest_share"] = max(e["largest_share"], t["share"])
             if t["value"] > 0 and r.measured is not None and r.bound is not None and r.verdict == "holds":
                 sl = (r.bound - r.measured) / t["value"]

@@ -34,24 +34,24 @@ def _r2(q):
 #: L-smoothness and grad f(w*) = 0: ``f(w) - f* <= (L/2)||w - w*||^2`` and ``||grad f(w)|| <= L ||w - w*||``; two
 #: visited points are at most 2R apart.
 TRIVIAL_BOUNDS: dict[str, TrivialBound] = {t.kind: t for t in (
-    TrivialBound("opt_error", "(L/2) R^2: f(w) - f* <= (L/2)||w - w*||^2 at every visited point", ("L", "visited_max_dist2"),
-                 lambda q: 0.5 * np.asarray(q["L"], float) * _r2(q)),
+    TrivialBound("opt_error", "(L/2) R^2: f(w) - f* <= (L/2)||w - w*||^2 at every visited point",
+                 ("L", "visited_max_dist2"), lambda q: 0.5 * np.asarray(q["L"], float) * _r2(q)),
     TrivialBound("grad_norm2", "L^2 R^2: ||grad f(w)||^2 <= L^2 ||w - w*||^2 at every visited point",
                  ("L", "visited_max_dist2"), lambda q: np.asarray(q["L"], float) ** 2 * _r2(q)),
     TrivialBound("dist2", "R^2: the largest ||w - w*||^2 the run visited", ("visited_max_dist2",), _r2),
     TrivialBound("divergence", "4 R^2: a mean of ||a - b||^2 over visited points a, b (Delta^t, drift, "
                  "||w^{t+1} - w^t||^2)", ("visited_max_dist2",), lambda q: 4.0 * _r2(q)),
-    TrivialBound("local_path", "4 K R^2: a sum over the K local steps of ||w_{i,k} - w^t||^2", ("K", "visited_max_dist2"),
-                 lambda q: 4.0 * np.asarray(q["K"], float) * _r2(q)),
+    TrivialBound("local_path", "4 K R^2: a sum over the K local steps of ||w_{i,k} - w^t||^2",
+                 ("K", "visited_max_dist2"), lambda q: 4.0 * np.asarray(q["K"], float) * _r2(q)),
     TrivialBound("dist", "R: a distance ||w - w*|| of a visited point, or of an average of visited points (an agent "
                  "average xbar)", ("visited_max_dist2",), lambda q: np.sqrt(_r2(q))),
-    TrivialBound("stacked_grad_norm", "sqrt(sum_i (||grad f_i(w*)|| + L_i R)^2): the stacked gradient [grad f_i(x_i)]_i "
-                 "at visited points x_i (||grad f_i(x)|| <= ||grad f_i(w*)|| + L_i ||x - w*||)",
+    TrivialBound("stacked_grad_norm", "sqrt(sum_i (||grad f_i(w*)|| + L_i R)^2): the stacked gradient [grad "
+                 "f_i(x_i)]_i at visited points x_i (||grad f_i(x)|| <= ||grad f_i(w*)|| + L_i ||x - w*||)",
                  ("grad_norms_at_optimum", "L_clients", "visited_max_dist2"),
                  lambda q: np.sqrt(np.sum((np.asarray(q["grad_norms_at_optimum"], float)
                                            + np.asarray(q["L_clients"], float) * np.sqrt(_r2(q))) ** 2))),
-    TrivialBound("deviation", "2 R: a distance ||a - b|| between two visited points (an agent's or a client's model and "
-                 "the average: consensus_max, client_deviation_max)", ("visited_max_dist2",),
+    TrivialBound("deviation", "2 R: a distance ||a - b|| between two visited points (an agent's or a client's model "
+                 "and the average: consensus_max, client_deviation_max)", ("visited_max_dist2",),
                  lambda q: 2.0 * np.sqrt(_r2(q))),
     TrivialBound("loss_range", "U: a loss in [0, U] (stability gaps, excess risk)", ("U",),
                  lambda q: np.asarray(q["U"], float)),

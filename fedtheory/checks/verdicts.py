@@ -4,22 +4,24 @@
 here still resolves, with a ``FedTheoryDeprecationWarning`` naming its module."""
 from __future__ import annotations
 
-from . import bounds as _bounds
-from . import certification as _certification
-from . import claims as _claims
-from . import comparisons as _comparisons
-from . import identities as _identities
-from . import rates as _rates
-from . import readings as _readings
-from . import registry as _registry
-from . import rescaling as _rescaling
-from . import results as _results
-from . import rounding as _rounding
-from . import series as _series
-from . import symbolic_cache as _symbolic_cache
-from . import terms as _terms
-from . import trivial_bounds as _trivial_bounds
 from .._deprecation import moved_name
+from . import (
+    bounds as _bounds,
+    certification as _certification,
+    claims as _claims,
+    comparisons as _comparisons,
+    identities as _identities,
+    rates as _rates,
+    readings as _readings,
+    registry as _registry,
+    rescaling as _rescaling,
+    results as _results,
+    rounding as _rounding,
+    series as _series,
+    symbolic_cache as _symbolic_cache,
+    terms as _terms,
+    trivial_bounds as _trivial_bounds,
+)
 
 _MODULES = (_results, _series, _bounds, _trivial_bounds, _rounding, _terms, _rescaling, _rates, _readings,
             _identities, _claims, _registry, _comparisons, _symbolic_cache, _certification)

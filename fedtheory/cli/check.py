@@ -74,7 +74,8 @@ def _cmd_mutants(args) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print(format_mutation_table(scores, verbose=args.verbose))
-        print(f"\n{payload['elapsed_s']:.1f} s" + (f"; JSON written to {where_written(args.out)}" if args.out and not failed else ""))
+        print(f"\n{payload['elapsed_s']:.1f} s"
+              + (f"; JSON written to {where_written(args.out)}" if args.out and not failed else ""))
     if failed:
         return refuse_outputs(failed, payload, 0, None)
     return 0
@@ -84,9 +85,8 @@ def _mutable_only(paper: str | None, only, profile: str) -> None:
     """Before `check --mutants` runs: each --only pattern selects at least one record it can mutate (a bound, or a
     stated order with its explicit form) of the selected papers; else a ParameterError naming the pattern."""
     from ..checks.mutants import mutable_records
-    from ..checks.run import select
-
     from ..checks.registry import id_matches
+    from ..checks.run import select
     from ..plugins import records
 
     select(paper, None, profile)  # loads the plug-ins; an unknown --paper is named first
@@ -140,7 +140,8 @@ def _cmd_controls(args) -> int:
                 if len(shown) > 5:
                     print(f"  ... {len(shown) - 5} more (the JSON has every row)")
         print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} control(s) fail as required in "
-              f"{time.perf_counter() - t0:.1f} s" + (": " + ", ".join(o.check + " " + o.status for o in bad) if bad else ""))
+              f"{time.perf_counter() - t0:.1f} s"
+              + (": " + ", ".join(o.check + " " + o.status for o in bad) if bad else ""))
         design = [s for s in missing if s.self_check]
         bare = [s for s in missing if not s.self_check]
         if design:
@@ -260,7 +261,8 @@ def _usable_runs(runs: str) -> list[str]:
     unusable: list[str] = []
     if not find_runs(runs, errors=unusable):
         raise ParameterError("--runs", runs, "a directory holding fedtheory runs (manifest.json + metrics.csv from "
-                             "`fedtheory train`); " + ("unusable: " + "; ".join(unusable) if unusable else "none found"))
+                             "`fedtheory train`); "
+                             + ("unusable: " + "; ".join(unusable) if unusable else "none found"))
     return unusable
 
 

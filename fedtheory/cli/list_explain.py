@@ -78,7 +78,8 @@ def cmd_list(args) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
-        print_table(["record", "kind", "title", "source"], [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
+        print_table(["record", "kind", "title", "source"],
+                    [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
     return 0
 
 

@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     execp = _exec_parser()
 
-    ls = sub.add_parser("list", parents=[plug], help="list the encoded records, the checks, the measures or the plug-ins")
+    ls = sub.add_parser("list", parents=[plug],
+                        help="list the encoded records, the checks, the measures or the plug-ins")
     ls.add_argument("--paper", help="only this paper (e.g. fedinit)")
     ls.add_argument("--kind", help="only records of this kind (bound, identity, order, claim, definition)")
     what = ls.add_mutually_exclusive_group()
@@ -55,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--paper", help="only this paper's checks")
     ck.add_argument("--only", nargs="+", metavar="ID", help="only these checks; each ID is an exact check id, a dotted "
                     "prefix matched by whole parts (mypaper.thm2 selects mypaper.thm2, mypaper.thm2.rate and the row "
-                    "mypaper.thm2.units of mypaper.units, not mypaper.thm2_2), or a glob pattern with * ? [...] matched "
-                    "against whole ids ('mypaper.thm2*' selects all four; quote it)")
+                    "mypaper.thm2.units of mypaper.units, not mypaper.thm2_2), or a glob pattern with * ? [...] "
+                    "matched against whole ids ('mypaper.thm2*' selects all four; quote it)")
     ck.add_argument("--profile", choices=("quick", "full"), default="quick",
                     help="quick: small settings (about 20 s for all papers on two cores); full: more seeds, rounds, "
                          "problems")
@@ -103,10 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
                                     "runs' Delta^t, generalization gap and test accuracy over the rounds (also from a "
                                     "results file of `check --runs DIR`, which holds them), "
                                     "per-paper summaries, a sortable verdict table, measured vs bound figures, "
-                                    "tightness, failing conditions, claims and rates, each with its reproducing command; "
-                                    "for a collection of papers (the zoo of trusted theorems) a table of the tightest "
-                                    "measured / bound per bound record (simulation, --worst-case search, PEP); with "
-                                    "--mutants M.json, the mutation score of `fedtheory check --mutants --out M.json`.")
+                                    "tightness, failing conditions, claims and rates, each with its reproducing "
+                                    "command; for a collection of papers (the zoo of trusted theorems) a table of the "
+                                    "tightest measured / bound per bound record (simulation, --worst-case search, "
+                                    "PEP); with --mutants M.json, the mutation score of `fedtheory check --mutants "
+                                    "--out M.json`.")
     rp.add_argument("results", metavar="RESULTS.json", nargs="?", help="a results file written by `fedtheory check "
                     "--out` (optional with --runs)")
     rp.add_argument("--runs", metavar="DIR", help="also draw the run directories of `fedtheory train` at or below DIR: "
@@ -115,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="FILE", default="report.html", help="the HTML file to write (default report.html; "
                     "an existing file only if fedtheory wrote it, or with --force)")
     rp.add_argument("--force", action="store_true", help="--out may replace an existing file fedtheory did not write")
-    rp.add_argument("--mutants", metavar="M.json", help="also draw a mutation file written by `fedtheory check --mutants "
+    rp.add_argument("--mutants", metavar="M.json",
+                    help="also draw a mutation file written by `fedtheory check --mutants "
                     "--out M.json` as a section of the same page: the overall mutation score, killed by layer, a table "
                     "per record and every survivor with its reason (a malformed file: exit 2, naming it)")
 
@@ -152,10 +155,11 @@ def _exec_parser() -> argparse.ArgumentParser:
 
 def _worst_parser(sub, plug, execp) -> None:
     """`fedtheory worst`: the worst case within a bound's assumptions (adversarial instance search)."""
-    w = sub.add_parser("worst", parents=[plug, execp], help="search the bound's assumption class for its worst instance",
-                       description="Search the problems that satisfy a bound's assumptions, at the constants of today's "
-                                   "check, for the one with the largest left side; print one JSON record per bound "
-                                   "(slack = bound / worst measured) and write the instance for --replay.")
+    w = sub.add_parser("worst", parents=[plug, execp],
+                       help="search the bound's assumption class for its worst instance",
+                       description="Search the problems that satisfy a bound's assumptions, at the constants of "
+                                   "today's check, for the one with the largest left side; print one JSON record per "
+                                   "bound (slack = bound / worst measured) and write the instance for --replay.")
     w.add_argument("ids", nargs="*", metavar="ID", help="bound records with a worst-case declaration (see --list)")
     w.add_argument("--list", action="store_true", help="list the records the search covers")
     w.add_argument("--replay", metavar="FILE", help="re-run a stored worst instance to its number")
@@ -175,7 +179,8 @@ def _worst_parser(sub, plug, execp) -> None:
     w.add_argument("--no-reference", action="store_true", help="do not run today's check: every constant from --set")
     w.add_argument("--final-seeds", type=int, default=32, help="stochastic runs: seeds for the worst instance's "
                    "verdict (default 32)")
-    w.add_argument("--out-dir", default="worst_instances", help="where the instance files go (default worst_instances/)")
+    w.add_argument("--out-dir", default="worst_instances",
+                   help="where the instance files go (default worst_instances/)")
     w.add_argument("--chunk", type=int, metavar="K", help="instances per unit of work (default: 16 with --workers or "
                    "--scheduler, else the whole population in one batch); the same K gives the same bits serially "
                    "and on any number of workers")
@@ -185,18 +190,20 @@ def _worst_parser(sub, plug, execp) -> None:
                    "code: w^t - eta_g mean_i (w_{i,0} - w_{i,K}), eta_g from --set server_lr=..)")
     g.add_argument("--pep-class", choices=("convex", "smooth"), help="the clients' function class (default: the "
                    "record's: convex for fedinit.thm2, smooth (non-convex) for fedinit.thm1)")
-    g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL", help="the SDP solver (default CLARABEL)")
+    g.add_argument("--solver", choices=("CLARABEL", "SCS"), default="CLARABEL",
+                   help="the SDP solver (default CLARABEL)")
 
 
 def _train_parser(sub, execp) -> None:
     """`fedtheory train`: every setting defaults to None here so that --resume can tell what was given."""
     S = argparse.SUPPRESS
-    tr = sub.add_parser("train", parents=[execp], help="train networks with the sim layer's algorithms and log Delta^t, gaps, ...",
-                        description="Train a batch of runs (a seed sweep and/or a hyperparameter grid) and log per-round "
-                                    "measures to a run directory; `fedtheory check --runs DIR` evaluates them. With "
-                                    "--workers or --scheduler, each run (grid point x seed) is its own task and its "
-                                    "own run directory DIR/cell-NNN (DIR/sweep.json lists them). Settings "
-                                    "not given take TrainConfig's defaults (seed 000 App. B.1 where it gives one).")
+    tr = sub.add_parser("train", parents=[execp],
+                        help="train networks with the sim layer's algorithms and log Delta^t, gaps, ...",
+                        description="Train a batch of runs (a seed sweep and/or a hyperparameter grid) and log "
+                                    "per-round measures to a run directory; `fedtheory check --runs DIR` evaluates "
+                                    "them. With --workers or --scheduler, each run (grid point x seed) is its own task "
+                                    "and its own run directory DIR/cell-NNN (DIR/sweep.json lists them). Settings not "
+                                    "given take TrainConfig's defaults (seed 000 App. B.1 where it gives one).")
     tr.add_argument("--out", metavar="DIR", help="run directory (new, or an existing one with --resume)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint "
                     "(its manifest supplies every setting not given here)")
@@ -213,7 +220,8 @@ def _train_parser(sub, execp) -> None:
     g.add_argument("--alpha", type=float, default=S, help="Dirichlet concentration (default 0.5)")
     g.add_argument("--classes-per-client", type=int, default=S,
                    help="n of pathological-n; labels per client of label-parity (default 2)")
-    g.add_argument("--samples-per-client", type=int, default=S, help="Dirichlet: samples per client (default n // clients)")
+    g.add_argument("--samples-per-client", type=int, default=S,
+                   help="Dirichlet: samples per client (default n // clients)")
     g.add_argument("--partition-seed", type=int, default=S, help="seed of the partition (default 0)")
     g.add_argument("--augment", action=argparse.BooleanOptionalAction, default=S,
                    help="random crop + flip (default: on for CIFAR, off otherwise)")

@@ -102,7 +102,8 @@ def _main(args) -> int:
             if args.command in ("list", "explain"):  # they find nothing: a reader that leaves early changes nothing
                 args.earned_status = 0
             code = command(args)
-            sys.stdout.flush()  # here, where a reader that left is caught (at exit Python would say 'Exception ignored')
+            # here, where a reader that left is caught (at exit Python would say 'Exception ignored')
+            sys.stdout.flush()
             return code
     except (ParameterError, FedTheoryError) as exc:
         print(f"fedtheory: error: {one_line(str(exc))}", file=sys.stderr)

@@ -22,5 +22,6 @@ def cmd_report(args) -> int:
     check_outputs(args, ("--out", args.out), inputs=[g for g in (args.results, args.mutants) if g is not None])
     t0 = time.perf_counter()
     path = write_report(args.results, args.out, "--out", mutants=args.mutants, runs=args.runs)
-    print(f"HTML report written to {where_written(str(path))} ({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)")
+    print(f"HTML report written to {where_written(str(path))} ({os.path.getsize(path) / 1e6:.1f} MB, "
+          f"{time.perf_counter() - t0:.1f} s)")
     return 0

@@ -34,7 +34,8 @@ def cmd_train(args) -> int:
     if args.list_algorithms:
         rows = []
         for name, spec in A.algorithms().items():
-            hp = ", ".join(f"{k}" + ("" if v is inspect.Parameter.empty else f"={v}") for k, v in spec.hyperparameters.items())
+            hp = ", ".join(f"{k}"
+                           + ("" if v is inspect.Parameter.empty else f"={v}") for k, v in spec.hyperparameters.items())
             rows.append([name, hp, spec.source])
         print_table(["algorithm", "hyperparameters (default)", "source"], rows)
         print("\nAny algorithm also runs as NAME+RI (FedInit's relaxed initialisation; hyperparameter beta, or ri_beta "
@@ -52,7 +53,8 @@ def cmd_train(args) -> int:
         given["hyperparameters"] = parse_hyperparameters(args.hp)
     for opt, key in (("model_option", "model_options"), ("dataset_option", "dataset_options")):
         if hasattr(args, opt):
-            given[key] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in parse_hyperparameters(getattr(args, opt)).items()}
+            given[key] = {k: (tuple(v) if isinstance(v, list) else v)
+                          for k, v in parse_hyperparameters(getattr(args, opt)).items()}
     base: dict = {}
     if args.config:
         base = _read_json_object("--config", args.config, "a JSON file of TrainConfig fields")
@@ -136,8 +138,8 @@ def _print_train_summary(res, fmt: str) -> None:
     resumes = res.manifest.get("resumes") or []
     if resumes and "bit_identical" in resumes[-1]:
         rr = resumes[-1]
-        print(f"\nresumed from round {rr['from_round']}: {rr['rows_compared']} recomputed rows compared with the killed "
-              f"run's, max |difference| {rr['max_abs_difference']:.3g}")
+        print(f"\nresumed from round {rr['from_round']}: {rr['rows_compared']} recomputed rows compared with the "
+              f"killed run's, max |difference| {rr['max_abs_difference']:.3g}")
     ex = res.manifest.get("execution")
     if ex:
         print(f"\npath: {ex['path']} ({ex['path_reason']})")

@@ -28,14 +28,15 @@ def cmd_worst(args) -> int:
         if not W.pep_available():
             raise ParameterError("--method", "pep", "search, unless the optional extra is installed: "
                                  "pip install 'fedtheory[pep]' (PEPit + cvxpy)")
-        for flag, val in (("--workers", getattr(args, "workers", None)), ("--scheduler", getattr(args, "scheduler", None)),
-                          ("--chunk", args.chunk)):
+        for flag, val in (("--workers", getattr(args, "workers", None)),
+                          ("--scheduler", getattr(args, "scheduler", None)), ("--chunk", args.chunk)):
             if val is not None:
                 raise ParameterError(flag, val, "absent with --method pep (one SDP, solved in this process)")
         return _cmd_worst_pep(args, W)
     pep_only = [f for f, v in (("--server-rule", args.server_rule), ("--pep-class", args.pep_class)) if v is not None]
     if pep_only:
-        raise ParameterError(pep_only[0], getattr(args, pep_only[0][2:].replace("-", "_")), "given with --method pep only")
+        raise ParameterError(pep_only[0], getattr(args, pep_only[0][2:].replace("-", "_")),
+                             "given with --method pep only")
     if args.replay:
         if args.ids:
             raise ParameterError("ID", args.ids, "absent with --replay (the file names its record)")

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..plugins import algorithms as algorithms  # every registered algorithm after loading the plug-ins
-from ..plugins import load_plugins
+from ..plugins import (
+    algorithms as algorithms,  # every registered algorithm after loading the plug-ins
+    load_plugins,
+)
 from ..sim.algorithms import *  # noqa: F401,F403 - the rest of the table's API, unchanged
-from ..sim.algorithms import __all__ as _TABLE_API
-from ..sim.algorithms import Algorithm, AlgorithmSpec
-from ..sim.algorithms import build_algorithm as _build_algorithm
-from ..sim.algorithms import hyperparameter_names as _hyperparameter_names
-from ..sim.algorithms import resolve as _resolve
+from ..sim.algorithms import (
+    Algorithm,
+    AlgorithmSpec,
+    __all__ as _TABLE_API,
+    build_algorithm as _build_algorithm,
+    hyperparameter_names as _hyperparameter_names,
+    resolve as _resolve,
+)
 
 __all__ = list(_TABLE_API)
 

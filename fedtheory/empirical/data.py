@@ -61,8 +61,8 @@ class ImageDataset:
     def __post_init__(self):
         for split, x, y in (("train", self.x_train, self.y_train), ("test", self.x_test, self.y_test)):
             if x.ndim != 4 or len(x) != len(y) or len(y) == 0:
-                raise DataError(f"{self.name}: {split} images must be (n, channels, height, width) with one label each; "
-                                f"got images {x.shape} and labels {y.shape}")
+                raise DataError(f"{self.name}: {split} images must be (n, channels, height, width) with one label "
+                                f"each; got images {x.shape} and labels {y.shape}")
             if y.min() < 0 or y.max() >= self.n_classes:
                 raise DataError(f"{self.name}: {split} labels must lie in [0, {self.n_classes - 1}]; "
                                 f"got [{y.min()}, {y.max()}]")
@@ -190,9 +190,11 @@ def _read_cifar_batch(path: Path, label_key: bytes, n_classes: int, name: str) -
     y = np.asarray(d[label_key])
     if x.dtype != np.uint8 or x.ndim != 2 or x.shape[1] != 3072:
         raise DataError(f"{name}: {str(path)!r} b'data' is {x.dtype} {x.shape}; expected {expect}")
-    if y.ndim != 1 or len(y) != len(x) or not np.issubdtype(y.dtype, np.integer) or (len(y) and (y.min() < 0 or y.max() >= n_classes)):
+    if (y.ndim != 1 or len(y) != len(x) or not np.issubdtype(y.dtype, np.integer)
+            or (len(y) and (y.min() < 0 or y.max() >= n_classes))):
         raise DataError(f"{name}: {str(path)!r} labels are {y.dtype} {y.shape} (range "
-                        f"{(int(y.min()), int(y.max())) if y.size and np.issubdtype(y.dtype, np.number) else '-'}); expected {expect}")
+                        f"{(int(y.min()), int(y.max())) if y.size and np.issubdtype(y.dtype, np.number) else '-'}); "
+                        f"expected {expect}")
     return x.reshape(-1, 3, 32, 32), y.astype(np.int64)
 
 

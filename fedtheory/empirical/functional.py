@@ -289,7 +289,8 @@ class GradFn:
 
 @torch.no_grad()
 def per_sample_eval(flat: FlatModel, w: torch.Tensor, x_all: torch.Tensor, y_all: torch.Tensor,
-                    prepare: Callable[[torch.Tensor], torch.Tensor], batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+                    prepare: Callable[[torch.Tensor], torch.Tensor],
+                    batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-sample cross-entropy and correctness of the model ``w`` (dim,) on every sample (no augmentation)."""
     losses, correct = [], []
     for a in range(0, len(y_all), batch_size):

@@ -35,9 +35,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_json, read_regular, write_atomic, write_error_text
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError
+from ..files import FileRefused, read_json, read_regular, write_atomic, write_error_text
 
 SCHEMA = "fedtheory.empirical.run/1"
 MANIFEST, METRICS, CHECKPOINT = "manifest.json", "metrics.csv", "checkpoint.pt"
@@ -155,10 +155,13 @@ MEASURE_RANGES: dict[str, Range] = {
     "update_norm": Range(0, None, why=_NONNEG),
     "unbiased_gap": Range(0, None, why=_NONNEG),
     "d_t": Range(0, None, infinite=True, why="a ratio of norms, +inf when the updates cancel exactly"),
-    "cos_mean": Range(-1, 1, tol=1e-5, why="a cosine (float64 Gram: within 1e-9 of [-1, 1]; 1e-5 reads runs written before)"),
+    "cos_mean": Range(-1, 1, tol=1e-5, why="a cosine (float64 Gram: within 1e-9 of "
+                                           "[-1, 1]; 1e-5 reads runs written before)"),
     "cos_abs_mean": Range(0, 1, tol=1e-5, why="an absolute cosine (float64 Gram; 1e-5 reads runs written before)"),
-    "cos_min": Range(-1, 1, tol=1e-5, why="a cosine (float64 Gram: within 1e-9 of [-1, 1]; 1e-5 reads runs written before)"),
-    "cos_max": Range(-1, 1, tol=1e-5, why="a cosine (float64 Gram: within 1e-9 of [-1, 1]; 1e-5 reads runs written before)"),
+    "cos_min": Range(-1, 1, tol=1e-5, why="a cosine (float64 Gram: within 1e-9 of "
+                                          "[-1, 1]; 1e-5 reads runs written before)"),
+    "cos_max": Range(-1, 1, tol=1e-5, why="a cosine (float64 Gram: within 1e-9 of "
+                                          "[-1, 1]; 1e-5 reads runs written before)"),
     "diverged": Range(0, 1, tol=0, integer=True, nan_ok=False, why="0 or 1, and 1 from the round it diverged on"),
     "time_s": Range(0, None, why="seconds"),
 }

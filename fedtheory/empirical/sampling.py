@@ -84,7 +84,8 @@ def draw_minibatches(gens: list[np.random.Generator], sizes: np.ndarray, K: int,
     return out
 
 
-def draw_augmentation(gens: list[np.random.Generator], K: int, N: int, B: int, padding: int) -> tuple[np.ndarray, np.ndarray]:
+def draw_augmentation(gens: list[np.random.Generator], K: int, N: int, B: int,
+                      padding: int) -> tuple[np.ndarray, np.ndarray]:
     """Random-crop offsets in [0, 2 padding] (R, K, N, B, 2) and horizontal-flip bits (R, K, N, B)."""
     offs = np.stack([g.integers(0, 2 * padding + 1, size=(K, N, B, 2)) for g in gens])
     flips = np.stack([g.random((K, N, B)) < 0.5 for g in gens])

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
+from ..files import FileRefused, read_json, write_atomic
 from .config import EXTENSIBLE_FIELDS, TrainConfig
-from .runs import CHECKPOINT, MANIFEST, MAX_MANIFEST_BYTES, METRICS, PREV_CHECKPOINT, NON_REPRODUCIBLE
+from .runs import CHECKPOINT, MANIFEST, MAX_MANIFEST_BYTES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT
 
 __all__ = ["SWEEP", "SWEEP_SCHEMA", "SweepResult", "cell_configs", "cell_name", "cells_equal", "is_sweep",
            "train_cell", "train_sweep"]
@@ -167,8 +167,8 @@ def train_sweep(config: TrainConfig, out_dir: str | os.PathLike, executor: Any, 
     d = Path(out_dir)
     spath = d / SWEEP
     if (d / MANIFEST).is_file():
-        raise ParameterError("--out", str(d), "a sweep directory (cells, sweep.json) or a new one: it holds a one-batch "
-                             "run (continue it without --workers/--scheduler)")
+        raise ParameterError("--out", str(d), "a sweep directory (cells, sweep.json) or a new one: it holds a "
+                             "one-batch run (continue it without --workers/--scheduler)")
     if resume:
         if not spath.is_file():
             raise ParameterError("--out", str(d), f"a sweep directory with {SWEEP} to resume (none found)")

@@ -20,14 +20,37 @@ from pathlib import Path
 from typing import Iterable
 
 from .._deprecation import face_aliases
-from .draft import (DraftAssumption, DraftBound, DraftCondition, DraftDefinition, DraftSymbol, LatexDraft,
-                    draft_from_latex, premises_in_words, read_latex,
-                    records_source)
-from .expression import (BACKENDS, MAX_PARSE_SECONDS, MAX_READ_SECONDS, UNICODE_MATH, Piece, Relation, Skipped,
-                         SymbolUse, Unparseable, Unparsed, parse_item, parse_math, require_parser)
-from .notation import NOTATION, LeftSide, Notation, match_left_side
-from .source import (MAX_BYTES, MAX_DEPTH, MAX_DISPLAY_CHARS, MAX_TERMS, Document, LatexRefused, MathItem,
-                     read_document)
+
+# the names of _MOVED are imported for their deprecated aliases and the face's own use (hence the noqa: F401)
+from .draft import (  # noqa: F401
+    DraftAssumption,
+    DraftBound,
+    DraftCondition,
+    DraftDefinition,
+    DraftSymbol,
+    LatexDraft,
+    draft_from_latex,
+    premises_in_words,
+    read_latex,
+    records_source,
+)
+from .expression import (  # noqa: F401
+    BACKENDS,
+    MAX_PARSE_SECONDS,
+    MAX_READ_SECONDS,
+    UNICODE_MATH,
+    Piece,
+    Relation,
+    Skipped,
+    SymbolUse,
+    Unparseable,
+    Unparsed,
+    parse_item,
+    parse_math,
+    require_parser,
+)
+from .notation import NOTATION, LeftSide, Notation, match_left_side  # noqa: F401
+from .source import MAX_BYTES, MAX_DEPTH, MAX_DISPLAY_CHARS, MAX_TERMS, Document, LatexRefused, MathItem, read_document  # noqa: F401
 
 __all__ = ["read_latex", "draft_from_latex", "LatexDraft", "records_source", "checks_source", "write_from_latex",
            "import_text", "LatexRefused", "read_document", "Document", "parse_math", "Unparseable"]
@@ -224,7 +247,8 @@ def import_text(result: LatexImport) -> str:
         if b.lhs.measure:
             out.append(f"      left side: {b.lhs.description[:200]}")
         if not b.lhs.measure and b.lhs_dimension:
-            out.append(f"      left side's dimension from its symbols: {b.lhs_dimension} (units=Units(lhs=...): confirm)")
+            out.append("      left side's dimension from its symbols: "
+                       f"{b.lhs_dimension} (units=Units(lhs=...): confirm)")
         if b.order is not None and b.expr is not None:
             out.append(f"      stated order: O({b.order}) as {b.order_variable} -> oo")
         for c in b.conditions:

@@ -14,13 +14,24 @@ from sympy.printing.str import StrPrinter
 
 from .._validation import printable
 from ..theory.dimensions import DimensionError, UnknownDimension, dimension_of, format_dimension, parse_dimension
-from .expression import (GREEK, MAX_READ_SECONDS, Relation, Skipped, SymbolUse, Unparseable, Unparsed, parse_item,
-                         parse_math, reading_budget, undefined_macros)
+from .expression import (
+    GREEK,
+    MAX_READ_SECONDS,
+    Relation,
+    Skipped,
+    SymbolUse,
+    Unparseable,
+    Unparsed,
+    parse_item,
+    parse_math,
+    reading_budget,
+    undefined_macros,
+)
 from .notation import NOTATION, LeftSide, dimension_of_use, lookup, match_left_side
 from .source import Document, read_document, read_latex_file
 
-__all__ = ["DraftAssumption", "DraftBound", "DraftDefinition", "DraftCondition", "DraftSymbol", "LatexDraft", "draft_from_latex",
-           "read_latex", "records_source"]
+__all__ = ["DraftAssumption", "DraftBound", "DraftDefinition", "DraftCondition", "DraftSymbol", "LatexDraft",
+           "draft_from_latex", "read_latex", "records_source"]
 
 _ENV_SHORT = {"theorem": "thm", "thm": "thm", "lemma": "lemma", "lem": "lemma", "corollary": "cor", "cor": "cor",
               "proposition": "prop", "prop": "prop", "claim": "claim"}
@@ -222,7 +233,8 @@ def _relation(rel: str, a: sp.Expr, b: sp.Expr):
 
 def _order_variable(expr: sp.Expr) -> str:
     names = {s.name for s in expr.free_symbols}
-    return next((v for v in ("T", "R", "K", "t", "tau", "k", "N", "n") if v in names), sorted(names)[0] if names else "T")
+    return next((v for v in ("T", "R", "K", "t", "tau", "k", "N", "n") if v in names),
+                sorted(names)[0] if names else "T")
 
 
 def _dimension_text(expr: sp.Expr, dims: dict[str, str]) -> str | None:
@@ -241,7 +253,7 @@ def _lhs_dimension(rel: Relation, dims: dict[str, str | None]) -> str | None:
 
 
 _INDEX_NAMES = ("t", "k", "s", "i", "j", "tau")
-_WORD_STEP = re.compile(r"(?:step[\s-]?sizes?|stepsizes?|learning[\s-]rates?|(?<![\w-])steps?)\s*(?:of|equal\s+to|is|=|:)?"
+_WORD_STEP = re.compile(r"(?:step[\s-]?sizes?|stepsizes?|learning[\s-]rates?|(?<![\w-])steps?)\s*(?:of|equal\s+to|is|=|:)?"  # noqa: E501 - a regular expression, kept whole
                         r"\s*\$([^$]{1,200})\$", re.I)
 _WORD_RANGE = re.compile(r"(?:for|with)\s+(?:all|every|any)\s+([A-Za-z])\s*(>=|≥|>|<=|≤|<)\s*(\d+)(?![\w$])")
 
@@ -393,8 +405,8 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
             uses.setdefault(u.name, u)
         d = as_definition(r, outside=True)
         if d is None:
-            skipped.append(Skipped(r.latex, r.item.line, r.item.col, "outside the theorem-like environments, where only "
-                                   "a definition of one symbol by a formula is read: not read as a statement"))
+            skipped.append(Skipped(r.latex, r.item.line, r.item.col, "outside the theorem-like environments, where "
+                                   "only a definition of one symbol by a formula is read: not read as a statement"))
         elif _is_setting(d.symbol, r.symbols):
             skipped.append(Skipped(r.latex, r.item.line, r.item.col, f"outside the theorem-like environments: a value "
                                    f"of the setting {d.symbol} in the text, not a condition of the theorems"))
@@ -427,7 +439,8 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
                 uses.setdefault(u.name, u)
             d = as_definition(r)
             if d is not None:
-                if _is_setting(d.symbol, r.symbols):  # a rule for a step size or a count: a condition, never substituted
+                # a rule for a step size or a count: a condition, never substituted
+                if _is_setting(d.symbol, r.symbols):
                     t = d.expr.free_symbols & {sp.Symbol(i) for i in _INDEX_NAMES}
                     condition(sp.Eq(sp.Symbol(d.symbol), d.expr, evaluate=False), r,
                               (f"the rule for {d.symbol} depends on the index {', '.join(sorted(map(str, t)))}: a step "
@@ -482,9 +495,9 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
                 if env < 0:
                     eq_count += 1
                 lhs = match_left_side(o.lhs, o.symbols)
-                target = DraftBound(oid, (title or f"display at line {o.item.line}") + " (stated order)",
-                                    o.item.line, o.item.label or label, o.latex, dataclasses.replace(lhs, alternatives=()),
-                                    None, None, notes=list(o.notes), macros=list(item_macros.get(o.item_key, [])))
+                target = DraftBound(oid, (title or f"display at line {o.item.line}") + " (stated order)", o.item.line,
+                                    o.item.label or label, o.latex, dataclasses.replace(lhs, alternatives=()), None,
+                                    None, notes=list(o.notes), macros=list(item_macros.get(o.item_key, [])))
                 env_bounds.append(target)
             target.order, target.order_up_to_log, target.order_latex = expr, o.rhs.up_to_log, o.latex
             target.order_variable = _order_variable(expr)
@@ -552,10 +565,12 @@ def draft_from_latex(doc: Document, name: str) -> LatexDraft:
         names_used |= {d.symbol for d in b.definitions}
     symbols: dict[str, DraftSymbol] = {}
     for n in sorted(names_used, key=lambda x: (x.lower(), x)):
-        u = uses.get(n) or uses.get(n.rstrip("_")) or SymbolUse(n, ("\\" + n) if n in GREEK else n, base=n.split("_")[0])
+        u = (uses.get(n) or uses.get(n.rstrip("_"))
+             or SymbolUse(n, ("\\" + n) if n in GREEK else n, base=n.split("_")[0]))
         note = lookup(u)
         symbols[n] = DraftSymbol(n, u.latex, note.dimension if note else None,
-                                 note.meaning if note else ("a sum over an index: measured on the run" if u.kind == "sum"
+                                 note.meaning if note else ("a sum over an index: measured on the run"
+                                                            if u.kind == "sum"
                                                             else "not in the catalogue"),
                                  note.check if note else "", u.kind)
     dims = {n: s.dimension for n, s in symbols.items()}
@@ -775,7 +790,8 @@ def _expr_text(e: sp.Basic, names=None) -> str:
     for side in sides:
         back = sp.sympify(_RecordPrinter({"order": "none"}).doprint(side),
                           locals={n: sp.Symbol(n) for n in names | indices})
-        if {x.name for x in back.free_symbols} != {x.name for x in side.free_symbols} or back.has(sp.E) != side.has(sp.E):
+        if ({x.name for x in back.free_symbols} != {x.name for x in side.free_symbols}
+                or back.has(sp.E) != side.has(sp.E)):
             raise RuntimeError(f"the formula {text[:80]!r} does not read back as itself (a bug of fedtheory)")
     return text
 
@@ -841,15 +857,19 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
     names = set(draft.symbols)
     lines = [f'"""{name}: records drafted by `fedtheory new-paper {name} --from-latex {_doc(label)}`.',
              "",
-             f"Source: {_doc(label)} (sha256 {draft.sha256[:16]}). Every right side was parsed from the LaTeX by sympy; every",
+             f"Source: {_doc(label)} (sha256 {draft.sha256[:16]}). Every "
+             "right side was parsed from the LaTeX by sympy; every",
              "dimension comes from a catalogue of common FL notation, and every left side was matched by its shape.",
-             "A record with a `todo` is a draft: `fedtheory check` decides and shows its rows but never counts them, and",
-             "lists its TODOs. Resolve each (confirm or edit what it names), then delete it; with none left it is a record.",
+             "A record with a `todo` is a draft: `fedtheory check` "
+             "decides and shows its rows but never counts them, and",
+             "lists its TODOs. Resolve each (confirm or edit what it "
+             "names), then delete it; with none left it is a record.",
              "`fedtheory check --plugin <this package> --paper NAME` runs the units check of every record at once.",
              '"""',
              "import sympy as sp",
              "",
-             "from fedtheory.theory import Bound, Condition, Definition, OrderStatement, Order, SymbolSet, Units, register  # noqa: F401",
+             "from fedtheory.theory import Bound, Condition, Definition, "
+             "OrderStatement, Order, SymbolSet, Units, register  # noqa: F401",
              "",
              f"PAPER = {_q(name)}",
              f"SOURCE = {_q(label)}",
@@ -858,7 +878,8 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
         lines.append("S = SymbolSet(PAPER, strict=True)")
     else:
         unknown = ", ".join(n for n, s in draft.symbols.items() if not s.dimension)
-        lines += [f"# TODO dimensions: {_comment(unknown)} (not in the catalogue). Give each a dim= and make the set strict:",
+        lines += [f"# TODO dimensions: {_comment(unknown)} (not in the "
+                  "catalogue). Give each a dim= and make the set strict:",
                   "# until then the units check says 'unknown' for the records that use them.",
                   "S = SymbolSet(PAPER)"]
     lines.append("# name, description, dimension: [f] loss, [w] parameter (docs/extending.md, 'Dimensions')")
@@ -869,7 +890,8 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
         dom = ", sp.Reals" if s.kind in ("loss", "loss_opt") else ", sp.Interval(0, sp.oo)" if s.kind in (
             "norm", "dist", "grad", "sum") else ""
         lines.append(f"{_py_name(n)} = S.add({_q(n)}, {_q(desc)}{dom}{dim})")
-    lines += ["SYMS = {s.name: s for s in (" + ", ".join(_py_name(n) for n in draft.symbols) + ("," if len(draft.symbols) == 1 else "") + ")}",
+    lines += ["SYMS = {s.name: s for s in (" + ", ".join(_py_name(n) for n in draft.symbols)
+              + ("," if len(draft.symbols) == 1 else "") + ")}",
               "",
               "",
               "def F(text):",
@@ -884,15 +906,16 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
             var = _py_name("DEF_" + d.id.split(".", 1)[1])
             written_defs[d.id] = var
             lines += ["", f"# line {d.line}: {_comment(d.latex)}" + (f" ({_comment(d.note)})" if d.note else ""),
-                      f"{var} = Definition({_q(d.id)}, PAPER, {_py_name(d.symbol)}, F({_q(_expr_text(d.expr, names))}), "
-                      f"SOURCE + {_q(f', line {d.line}')}, title={_q(d.symbol)})"]
+                      f"{var} = Definition({_q(d.id)}, PAPER, {_py_name(d.symbol)}, "
+                      f"F({_q(_expr_text(d.expr, names))}), SOURCE + {_q(f', line {d.line}')}, title={_q(d.symbol)})"]
     for b in draft.bounds:
         var = _py_name(b.id.split(".", 1)[1].upper())
         lines += ["", f"# line {b.line}: {_comment(b.latex)}"]
         lhs = b.lhs.measure or "TODO"
         units = ""
         if b.lhs.dimension:
-            units = f"    units=Units(lhs={_q(b.lhs.dimension)}),  # {_comment(b.lhs.measure)} is computed by the check\n"
+            units = (f"    units=Units(lhs={_q(b.lhs.dimension)}),  # "
+                     f"{_comment(b.lhs.measure)} is computed by the check\n")
         elif not b.lhs.measure and b.lhs_dimension:
             units = f"    units=Units(lhs={_q(b.lhs_dimension)}),  # the left side's dimension, from its symbols\n"
         kind = b.lhs.kind or "none"
@@ -908,9 +931,9 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
         note = "; ".join(f"reading: {n}" for n in b.notes)
         todo = ""
         if b.todo:
-            todo = ("    # a draft until each TODO is resolved (confirm or edit what it names, then delete it): its rows are\n"
-                    "    # decided and shown, never counted (docs/extending.md, section 10)\n"
-                    "    todo=(\n" + "".join(f"        {_q(t)},\n" for t in b.todo) + "    ),\n")
+            todo = ("    # a draft until each TODO is resolved (confirm or edit what it names, then delete it): its "
+                    "rows are\n    # decided and shown, never counted (docs/extending.md, section 10)\n    todo=(\n"
+                    + "".join(f"        {_q(t)},\n" for t in b.todo) + "    ),\n")
         source = (f"    source=SOURCE + {_q(f', line {b.line}' + (f' ({b.label})' if b.label else ''))}, "
                   "symbols=S,\n")
         if b.expr is None:  # a stated order alone
@@ -922,12 +945,14 @@ def records_source(draft: LatexDraft, name: str, source_label: str | None = None
             continue
         if b.assumptions:
             refs = ", ".join(_q(a.reference) for a in b.assumptions)
-            premises = (f"    # drafted from the theorem's words (confirm each; docs/assumptions.md): "
-                        + "; ".join(f"{_comment(a.reference)}: '{_comment(a.words)[:60]}'" for a in b.assumptions) + "\n"
+            premises = ("    # drafted from the theorem's words (confirm each; docs/assumptions.md): "
+                        + "; ".join(f"{_comment(a.reference)}: "
+                                    f"'{_comment(a.words)[:60]}'" for a in b.assumptions) + "\n"
                         f"    assumptions=({refs},),\n")
         else:
             premises = ("    # TODO assumptions: none found in the theorem's words. Name them (docs/assumptions.md):\n"
-                        "    # a run counts only where its problem certifies every one, e.g. assumptions=('L_smooth',),\n")
+                        "    # a run counts only where its problem certifies every one, e.g. "
+                        "assumptions=('L_smooth',),\n")
         lines.append(f"{var} = register(Bound(\n"
                      f"    id={_q(b.id)}, paper=PAPER, title={_q(b.title or b.id)},\n" + source +
                      f"    quote={_q(b.latex[:400])},\n"

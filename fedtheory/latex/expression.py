@@ -483,7 +483,7 @@ def _balanced(s: str, i: int, open_: str, close: str) -> int:
     return -1
 
 
-_LIMITLESS_SUM = re.compile(r"\\(sum|prod)\s*_\s*(?:\{\s*([A-Za-z]|\\[a-zA-Z]+)\s*(?:\\in\s*([^{}]*|\{[^{}]*\}[^{}]*))?\}|"
+_LIMITLESS_SUM = re.compile(r"\\(sum|prod)\s*_\s*(?:\{\s*([A-Za-z]|\\[a-zA-Z]+)\s*(?:\\in\s*([^{}]*|\{[^{}]*\}[^{}]*))?\}|"  # noqa: E501 - a regular expression, kept whole
                             r"([A-Za-z]))(?!\s*\^)")
 
 
@@ -514,7 +514,7 @@ def _rewrite(s: str, namer: _Namer, notes: list[str], flags: dict[str, bool]) ->
     s = re.sub(r"\\left\s*\\langle|\\right\s*\\rangle", lambda m: m.group().split()[-1].replace("\\left", "")
                .replace("\\right", ""), s)
     # expectation: \mathbb{E}, \mathbf{E}, \operatorname{\mathbb{E}}, E[...], E||...||, with an optional subscript
-    exp_re = re.compile(r"(\\mathop\s*\{\s*)?(\\operatorname\s*\{\s*)?\\(mathbb|mathbf|mathrm|mathsf|mathds|bm)\s*\{\s*E\s*\}"
+    exp_re = re.compile(r"(\\mathop\s*\{\s*)?(\\operatorname\s*\{\s*)?\\(mathbb|mathbf|mathrm|mathsf|mathds|bm)\s*\{\s*E\s*\}"  # noqa: E501 - a regular expression, kept whole
                         r"(\s*\})?(\s*\})?|\\operatorname\s*\{\s*E\s*\}|\\E(?![a-zA-Z])|(?<![A-Za-z\\{_^])E(?=\s*[\[\u2016])")
     while True:
         m = exp_re.search(s)
@@ -559,7 +559,7 @@ def _rewrite(s: str, namer: _Namer, notes: list[str], flags: dict[str, bool]) ->
         s = s[:a] + " \\mathit{" + ph + "} " + s[j:]
     s = re.sub(r"\\nabla(?![a-zA-Z])", lambda m: " \\nabla ", s)
     # loss values f(x), F_k(w^t), \ell(w; z)
-    loss_re = re.compile(r"(?<![A-Za-z\\_^])(\\ell|[fFR])(\s*_\s*(\{[^{}]*\}|[A-Za-z0-9]))?(\s*\^\s*(\{[^{}]*\}|\S))?\s*\(")
+    loss_re = re.compile(r"(?<![A-Za-z\\_^])(\\ell|[fFR])(\s*_\s*(\{[^{}]*\}|[A-Za-z0-9]))?(\s*\^\s*(\{[^{}]*\}|\S))?\s*\(")  # noqa: E501 - a regular expression, kept whole
     pos = 0
     while True:
         m = loss_re.search(s, pos)

@@ -22,8 +22,8 @@ from pathlib import Path
 from .._validation import ParameterError
 
 __all__ = ["Document", "LatexRefused", "Macro", "MathItem", "MAX_BYTES", "MAX_DEPTH", "MAX_DISPLAYS",
-           "MAX_DISPLAY_CHARS", "MAX_EXPANDED_CHARS", "MAX_EXPANSIONS", "MAX_MATH_CHARS", "MAX_OUTSIDE_DEFINITIONS", "MAX_TERMS",
-           "THEOREM_ENVIRONMENTS", "read_document", "read_latex_file"]
+           "MAX_DISPLAY_CHARS", "MAX_EXPANDED_CHARS", "MAX_EXPANSIONS", "MAX_MATH_CHARS", "MAX_OUTSIDE_DEFINITIONS",
+           "MAX_TERMS", "THEOREM_ENVIRONMENTS", "read_document", "read_latex_file"]
 
 MAX_BYTES = 4 << 20  #: a paper's whole source is rarely above 1 MiB
 MAX_DEPTH = 64  #: braces { } nested deeper are refused (the parser's own recursion ends near 100)

@@ -23,18 +23,34 @@ layers; ``client_groups``, the partition's inferior-client mask when it has one,
 """
 from __future__ import annotations
 
-import inspect
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float
-from .rules import (Aggregator, ClientMomentum, ClientSteps, Communication, Compressor, ControlVariates,
-                      LocalTransform, MeanModels, MeanUpdates, NormalizedAveraging, PlainInit, Plugin, Prox,
-                      ProximalSolve, RelaxedInit, SAM, Server)
 from .certificates import Certificate, certified, undeclared
+from .rules import (
+    SAM,
+    Aggregator,
+    ClientMomentum,
+    ClientSteps,
+    Communication,
+    Compressor,
+    ControlVariates,
+    LocalTransform,
+    MeanModels,
+    MeanUpdates,
+    NormalizedAveraging,
+    PlainInit,
+    Plugin,
+    Prox,
+    ProximalSolve,
+    RelaxedInit,
+    Server,
+)
 from .topology import TOPOLOGIES, topology_by_name  # noqa: F401 - re-exported (they lived here)
 
 CONTEXT = ("n_clients", "layer_sizes", "client_groups")
@@ -103,7 +119,8 @@ class Algorithm:
             return bad[0].with_by(self.name)
         r = sum(np.asarray(c.constants["r"], dtype=float) for c in certs)
         region = "visited" if any(c.region == "visited" for c in certs) else "global"
-        return certified(name, "; ".join(c.how for c in certs), region=region, kind=certs[0].kind, r=r).with_by(self.name)
+        return certified(name, "; ".join(c.how for c in certs), region=region, kind=certs[0].kind,
+                         r=r).with_by(self.name)
 
 
 def fedavg(server_rule: str = "algorithm1", server_lr=1.0) -> Algorithm:

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-
 SHORT_ROW = 32  # the longest last axis for which a clients-first copy makes a mean over the clients faster
 SHORT_ROW_MIN_SIZE = 1 << 10  # and the smallest array (below it, the copy's call costs more than it saves)
 

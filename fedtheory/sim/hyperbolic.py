@@ -25,8 +25,8 @@ from .backend import ops
 from .certificates import Certificate, from_visited, undeclared, visited_values
 from .rules import Aggregator, LocalTransform
 
-__all__ = ["HyperbolicRegularizer", "NormalizedAggregation", "lifted_sqdist", "lorentz_inner", "lorentz_lift", "lorentz_sqdist",
-           "r_bound", "reference_regularizer_grad", "regularizer_hessian"]
+__all__ = ["HyperbolicRegularizer", "NormalizedAggregation", "lifted_sqdist", "lorentz_inner", "lorentz_lift",
+           "lorentz_sqdist", "r_bound", "reference_regularizer_grad", "regularizer_hessian"]
 
 # ------------------------------------------------------------------------------------ the Lorentz model
 
@@ -186,9 +186,9 @@ class HyperbolicRegularizer(LocalTransform):
         else:
             values = visited
         return from_visited(name, values, "hyp_r_bound", "r", lambda v: v,
-                            "r = the largest closed-form bound on ||Hess R|| over the balls around w^t that the rounds' "
-                            "iterates stayed in (r_bound)", globally="R = gamma exp(D/sigma) is not uniformly smooth "
-                                                                    "over every w")
+                            "r = the largest closed-form bound on ||Hess R|| over the balls around w^t that the "
+                            "rounds' iterates stayed in (r_bound)", globally="R = gamma exp(D/sigma) is not uniformly "
+                                                                    "smooth over every w")
 
     def direction(self, rs, g, w, grad_at):
         return g  # the gradient of the term is already in g (objective = True)
@@ -258,11 +258,12 @@ class NormalizedAggregation(Aggregator):
         return {
             "d_t": "d_t = sum_p ||Delta_p^t|| / ||sum_p Delta_p^t|| >= 1 (seed 003 Thm 1)",
             "update_norm": "||Delta^{t+1}||, the global update the server applied (before eta_g)",
-            "update_norm_plain": "||mean_p Delta_p^t||, the plain mean's norm (equal to update_norm when normalize=False)",
+            "update_norm_plain": "||mean_p Delta_p^t||, the plain mean's norm "
+                                 "(equal to update_norm when normalize=False)",
             "cos_pairwise": "mean over pairs p != q of cos(Delta_p^t, Delta_q^t)",
             "cos_to_aggregate": "mean_p cos(theta_p), theta_p the angle between Delta_p^t and sum_q Delta_q^t (Fig. 2)",
-            "geometry_residual": "max of the relative residuals of ||Delta^{t+1}|| = mean_p ||Delta_p|| (normalized) or "
-                                 "(1/S) sum_p ||Delta_p|| cos(theta_p) (plain), and of 1/d_t = sum_p ||Delta_p|| "
+            "geometry_residual": "max of the relative residuals of ||Delta^{t+1}|| = mean_p ||Delta_p|| (normalized) "
+                                 "or (1/S) sum_p ||Delta_p|| cos(theta_p) (plain), and of 1/d_t = sum_p ||Delta_p|| "
                                  "cos(theta_p) / sum_p ||Delta_p|| (Fig. 2; exact up to rounding)",
         }
 
@@ -277,7 +278,8 @@ class NormalizedAggregation(Aggregator):
             d_t = np.where(snorm == 0, 1.0, snorm / tnorm)
             unit = np.where(norms[..., None] > 0, U / norms[..., None], 0.0)
             nz = (norms > 0).sum(axis=1)
-            cos_pair = (np.sum(unit.sum(axis=1) ** 2, axis=-1) - nz) / (n * (n - 1)) if n > 1 else np.full(len(U), np.nan)
+            cos_pair = (np.sum(unit.sum(axis=1) ** 2, axis=-1)
+                        - nz) / (n * (n - 1)) if n > 1 else np.full(len(U), np.nan)
             cos_theta = np.einsum("rnd,rd->rn", unit, total) / tnorm[:, None]  # NaN when the sum is 0
             proj = np.sum(norms * cos_theta, axis=1)  # sum_p ||Delta_p|| cos(theta_p)
             applied = np.linalg.norm(_np(rs.extra["global_update"]), axis=-1)

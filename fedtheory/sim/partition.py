@@ -49,9 +49,11 @@ def dirichlet_label_skew(
     n = labels.size
     n_clients = check_int("n_clients", n_clients, 1, n)
     alpha = check_float("alpha", alpha, 0.0, None, low_inclusive=False)
-    per_client = n // n_clients if samples_per_client is None else check_int("samples_per_client", samples_per_client, 1)
+    per_client = (n // n_clients if samples_per_client is None
+                  else check_int("samples_per_client", samples_per_client, 1))
     if not replace and per_client * n_clients > n:
-        raise ParameterError("samples_per_client", per_client, f"<= n_samples // n_clients = {n // n_clients} when replace=False")
+        raise ParameterError("samples_per_client", per_client,
+                             f"<= n_samples // n_clients = {n // n_clients} when replace=False")
     rng = check_random_state(random_state)
     classes, y = np.unique(labels, return_inverse=True)
     k = classes.size
@@ -132,8 +134,9 @@ def label_parity_shards(labels: np.ndarray, n_clients: int, labels_per_client: i
         per = min(labels_per_client, group.size)
         if clients.size * per < group.size:
             raise ParameterError("labels_per_client", labels_per_client,
-                                 f"large enough that the {clients.size} {'odd' if parity else 'even'}-indexed clients hold "
-                                 f"all {group.size} {'odd' if parity else 'even'} labels (>= {-(-group.size // clients.size)})")
+                                 f"large enough that the {clients.size} {'odd' if parity else 'even'}-indexed clients "
+                                 f"hold all {group.size} {'odd' if parity else 'even'} labels (>= "
+                                 f"{-(-group.size // clients.size)})")
         order = rng.permutation(group)
         held = {int(c): [int(order[(j * per + s) % group.size]) for s in range(per)] for j, c in enumerate(clients)}
         holders = {int(lab): [c for c in clients if int(lab) in held[int(c)]] for lab in group}
@@ -146,11 +149,13 @@ def label_parity_shards(labels: np.ndarray, n_clients: int, labels_per_client: i
             parts[c] = np.sort(np.concatenate(chunks[int(c)])).astype(np.int64)
     empty = [i for i, p in enumerate(parts) if p.size == 0]
     if empty:
-        raise ParameterError("n_clients", n_clients, f"small enough that every client gets a sample (client {empty[0]} got none)")
+        raise ParameterError("n_clients", n_clients,
+                             f"small enough that every client gets a sample (client {empty[0]} got none)")
     return parts, inferior
 
 
-def pathological_classes(labels: np.ndarray, n_clients: int, classes_per_client: int, *, random_state=0) -> list[np.ndarray]:
+def pathological_classes(labels: np.ndarray, n_clients: int, classes_per_client: int, *,
+                         random_state=0) -> list[np.ndarray]:
     """Pathological-n label skew ("Path(n)", seed 003 Sec. 5.1; "#C=n" in Li et al. 2022, NIID-Bench):
     every client holds exactly ``classes_per_client`` distinct classes.
 
@@ -180,8 +185,8 @@ def pathological_classes(labels: np.ndarray, n_clients: int, classes_per_client:
             continue
         pool = rng.permutation(np.flatnonzero(y == c))
         if pool.size < holders.size:
-            raise ParameterError("n_clients", n_clients, f"small enough that each of the {holders.size} clients holding "
-                                 f"class {classes[c]!r} gets a sample (it has {pool.size})")
+            raise ParameterError("n_clients", n_clients, f"small enough that each of the {holders.size} clients "
+                                 f"holding class {classes[c]!r} gets a sample (it has {pool.size})")
         for i, chunk in zip(holders, np.array_split(pool, holders.size)):
             parts[i].append(chunk)
     return [np.sort(np.concatenate(p)) for p in parts]

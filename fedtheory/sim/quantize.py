@@ -9,8 +9,8 @@
   Lloyd fixed point: every centroid is the mean of its points, every point is at its nearest
   centroid; ties go to the lower centroid) or max_iter = 300 iterations (scikit-learn's default).
   An empty cluster keeps its centroid; a start equal to its neighbour (repeated values, or more
-  centroids than values) is retired and its codebook entry left at +inf. At a fixed point DeQ(Q(w)) has exactly the mean of w, layer
-  by layer (each centroid is the mean of its points).
+  centroids than values) is retired and its codebook entry left at +inf. At a fixed point DeQ(Q(w)) has exactly the mean
+  of w, layer by layer (each centroid is the mean of its points).
   In 1-D the clusters are runs of the sorted data, so one sort plus prefix sums make an iteration
   cost O(k log n) (binary search of the k - 1 midpoints) instead of O(n k).
 
@@ -77,7 +77,8 @@ class Blocks:
             n = check_int("layers", layers, 1, dim)
             return cls(tuple(int(len(a)) for a in np.array_split(np.arange(dim), n)))
         sizes = list(layers)
-        if not sizes or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1 for s in sizes) \
+        if not sizes or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+                                and s >= 1 for s in sizes) \
                 or sum(sizes) != dim:
             raise ParameterError("layers", sizes, f"positive integer block sizes summing to the model dimension {dim}")
         return cls(tuple(int(s) for s in sizes))
@@ -135,7 +136,8 @@ def _rows_bits(bits, lead_shape) -> np.ndarray:
     try:
         return np.broadcast_to(b, lead_shape).astype(np.int64)
     except ValueError:
-        raise ParameterError("bits", bits, f"an integer in [1, {MAX_BITS}] or an array broadcastable to {lead_shape}") from None
+        raise ParameterError("bits", bits, f"an integer in [1, {MAX_BITS}] or an array broadcastable to "
+                                           f"{lead_shape}") from None
 
 
 def _check_finite(x) -> None:
@@ -414,7 +416,8 @@ def client_mask(inferior, n_clients: int, name: str = "inferior") -> np.ndarray:
     arr = np.asarray(inferior)
     if arr.dtype == bool:
         if arr.shape != (n_clients,):
-            raise ParameterError(name, arr.shape, f"a boolean mask of length {n_clients} (one entry per client) or client ids")
+            raise ParameterError(name, arr.shape, f"a boolean mask of length {n_clients} "
+                                                  "(one entry per client) or client ids")
         return arr.copy()
     if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 0) or np.any(arr >= n_clients) \
             or len(np.unique(arr)) != arr.size:

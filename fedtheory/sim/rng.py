@@ -41,7 +41,8 @@ class _Generators(dict):
 
     def __missing__(self, concern: str) -> list[np.random.Generator]:
         i = self._index[concern]  # KeyError: not a concern
-        gens = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(s), spawn_key=(i,)))) for s in self._seeds]
+        gens = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(s), spawn_key=(i,))))
+                for s in self._seeds]
         self[concern] = gens
         return gens
 
@@ -93,7 +94,8 @@ class RunStreams:
     def __init__(self, seeds: Sequence[int], rounds_ahead: int = 0):
         seeds = np.asarray(seeds)
         if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer) or np.any(seeds < 0):
-            raise ParameterError("seeds", seeds.tolist() if seeds.ndim else seeds, "a non-empty list of non-negative integers")
+            raise ParameterError("seeds", seeds.tolist() if seeds.ndim else seeds,
+                                 "a non-empty list of non-negative integers")
         self.seeds = seeds.astype(np.int64)
         self._gens: dict[str, list[np.random.Generator]] = _Generators(self.seeds, CONCERNS)
         self._ahead = check_int("rounds_ahead", rounds_ahead, 0)

@@ -44,7 +44,8 @@ class StepSchedule:
         check_float("lr_offset", self.offset, 0.0)
         check_int("step_origin", self.origin, 0, 1)
         if self.kind == "inverse_step" and self.origin == 0 and not self.offset > 0:
-            raise ParameterError("lr_offset", self.offset, "> 0 with step_origin = 0 (the first step is lr / lr_offset)")
+            raise ParameterError("lr_offset", self.offset,
+                                 "> 0 with step_origin = 0 (the first step is lr / lr_offset)")
 
     @property
     def per_step(self) -> bool:
@@ -87,8 +88,8 @@ class LocalOracle(Protocol):
     def grad_at(self, k: int) -> Callable[[Any], Any]: ...
 
 
-def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_clients: int, per_round: int, local_steps: int,
-              lr: Any, make_oracle: Callable[[RoundState], LocalOracle], view: Any = None,
+def run_round(algorithm, state: State, streams, t: int, *, n_runs: int, n_clients: int, per_round: int,
+              local_steps: int, lr: Any, make_oracle: Callable[[RoundState], LocalOracle], view: Any = None,
               step_lr: Callable[[int], Any] | None = None, hooked: Sequence[Plugin] | None = None,
               before_step: Callable[[int, Any], None] | None = None, writable_sel: bool = False,
               direction_sum: bool | None = None) -> RoundState:

@@ -254,8 +254,8 @@ class RelaxedInit(Plugin):
         return rs.anchor + self.param("beta", rs.anchor) * (rs.anchor - last)
 
     def measures(self):
-        return {"eq15_residual": "max_i ||(w^{t+1} - w_{i,K}) - [beta (w_i^last - w^t) + (w^{t+1} - w^t) + eta sum_k d_{i,k}]||"
-                                 " / max_i ||w^{t+1} - w_{i,K}|| (seed 000 eq. 15, server communication)"}
+        return {"eq15_residual": "max_i ||(w^{t+1} - w_{i,K}) - [beta (w_i^last - w^t) + (w^{t+1} - w^t) + eta sum_k "
+                                 "d_{i,k}]|| / max_i ||w^{t+1} - w_{i,K}|| (seed 000 eq. 15, server communication)"}
 
     def measure(self, rs):
         xp = ops(rs.wK)
@@ -702,8 +702,8 @@ class Oracle:
             return unknown(name, f"{type(self).__name__}: the oracle's noise depends on the problem; none was given")
         changed = self._changed_without_certificate()
         if changed and name in ("bounded_variance", "noise_at_optimum", "bounded_gradient"):
-            return unknown(name, f"{type(self).__name__} changes how gradients are drawn ({changed}) but states no noise "
-                                 f"of its own (noise_variance, client_noise): its parent's certificate does not "
+            return unknown(name, f"{type(self).__name__} changes how gradients are drawn ({changed}) but states no "
+                                 "noise of its own (noise_variance, client_noise): its parent's certificate does not "
                                  "carry over").with_by(type(self).__name__)
         if name == "bounded_variance":
             cert = self._variance_certificate(problem, visited)
@@ -754,9 +754,11 @@ class Oracle:
         var = self._variance_certificate(problem, visited)
         for part in (grad, var):
             if part.status != "certified":
-                return Certificate("bounded_gradient", part.status, {}, f"E||g_i||^2 = ||grad f_i||^2 + noise: {part.how}")
+                return Certificate("bounded_gradient", part.status, {},
+                                   f"E||g_i||^2 = ||grad f_i||^2 + noise: {part.how}")
         region = "visited" if "visited" in (grad.region, var.region) else grad.region
-        G = np.sqrt(np.asarray(grad.constants["G"], dtype=float) ** 2 + np.asarray(var.constants["sigma"], dtype=float) ** 2)
+        G = np.sqrt(np.asarray(grad.constants["G"], dtype=float) ** 2
+                    + np.asarray(var.constants["sigma"], dtype=float) ** 2)
         return certified("bounded_gradient", f"G^2 = G_grad^2 + sigma^2 (an unbiased oracle): {grad.how}; {var.how}",
                          region=region, kind="measured" if region == "visited" else var.kind, G=G)
 
@@ -769,7 +771,8 @@ class Oracle:
         convex, smooth = problem.certify("convex"), problem.certify("L_smooth")
         for part in (convex, smooth):
             if not part.certified:
-                return Certificate("expected_smoothness", part.status, {}, f"needs each f_i convex and L-smooth: {part.how}")
+                return Certificate("expected_smoothness", part.status, {},
+                                   f"needs each f_i convex and L-smooth: {part.how}")
         return certified("expected_smoothness", f"g_i(u) - g_i(v) = grad f_i(u) - grad f_i(v) ({self.name} oracle): "
                                                 f"co-coercivity of a convex L-smooth f_i; {smooth.how}",
                          kind=smooth.kind, L_exp=smooth.constants["L"])
@@ -870,7 +873,8 @@ class Minibatch(Oracle):
         b = self.batch_size
         if w is not None:
             var = problem.sample_grad_stats(np.asarray(w, dtype=np.float64))[1]
-            return Constant(var / b, "exact", f"max_i (1/S_i) sum_j ||grad f(w; z_ij) - grad f_i(w)||^2 / {b} at the points")
+            return Constant(var / b, "exact", "max_i (1/S_i) sum_j ||grad f(w; z_ij) "
+                                              f"- grad f_i(w)||^2 / {b} at the points")
         one = problem.sample_gradient_variance()
         return Constant(one.value / b, one.kind, f"one-sample variance / {b}: {one.note}")
 
@@ -887,7 +891,8 @@ class Minibatch(Oracle):
         if not np.isfinite(c.value):
             return refused("expected_smoothness", c.note)
         return certified("expected_smoothness", f"the largest per-sample smoothness ({c.note}): Gower et al. 2019, "
-                                                "Prop. 3.7", kind="bound" if c.kind == "exact" else c.kind, L_exp=c.value)
+                                                "Prop. 3.7", kind="bound" if c.kind == "exact" else c.kind,
+                         L_exp=c.value)
 
     def _visited_variance(self, problem, visited) -> Certificate | None:
         b = self.batch_size

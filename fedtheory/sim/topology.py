@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 from .._validation import ParameterError, check_float, check_int
 from .certificates import Certificate, certified, refused, undeclared, unknown
 
-__all__ = ["TOPOLOGIES", "WEIGHTS", "Exponential", "FullyConnected", "Grid2D", "PropertyResult", "RandomKNeighbour", "Ring",
-           "Topology", "canonical_edges", "exponential", "fully_connected", "grid", "is_sparse", "metropolis_matrix",
-           "mixing_lambda", "mixing_lambda_norm", "mixing_matrix_properties", "paper_topologies", "random_k_neighbour", "ring",
-           "spectrum", "topology_by_name"]
+__all__ = ["TOPOLOGIES", "WEIGHTS", "Exponential", "FullyConnected", "Grid2D", "PropertyResult", "RandomKNeighbour",
+           "Ring", "Topology", "canonical_edges", "exponential", "fully_connected", "grid", "is_sparse",
+           "metropolis_matrix", "mixing_lambda", "mixing_lambda_norm", "mixing_matrix_properties", "paper_topologies",
+           "random_k_neighbour", "ring", "spectrum", "topology_by_name"]
 
 WEIGHTS = "metropolis"
 
@@ -126,8 +126,8 @@ def _dense(W) -> np.ndarray:
 
 
 def mixing_matrix_properties(W, adjacency=None, tol: float = 1e-10) -> dict[str, PropertyResult]:
-    """Each property of seed 002 Definition 1 (record ``oledfl.def1`` of the OledFL plug-in: graph, symmetry, null_space,
-    spectral) on a given W (dense or scipy sparse), with the size of its worst violation.
+    """Each property of seed 002 Definition 1 (record ``oledfl.def1`` of the OledFL plug-in: graph, symmetry,
+    null_space, spectral) on a given W (dense or scipy sparse), with the size of its worst violation.
 
     adjacency: optional boolean (m, m) graph; without it the graph is the support of W and property (i)
     reduces to non-negative entries with a positive diagonal.
@@ -144,7 +144,8 @@ def mixing_matrix_properties(W, adjacency=None, tol: float = 1e-10) -> dict[str,
         low = float(np.min(A[E]))
         ok = off <= tol and low > tol
         out["graph"] = PropertyResult(ok, max(off, 0.0 if low > tol else tol - low),
-                                      f"max |w_ij| off the graph {off:.3g}; min w_ij on the graph (and diagonal) {low:.3g}")
+                                      f"max |w_ij| off the graph {off:.3g}; min "
+                                      f"w_ij on the graph (and diagonal) {low:.3g}")
     else:
         neg = float(max(0.0, -A.min()))
         dmin = float(np.diag(A).min())
@@ -287,9 +288,9 @@ class Topology:
         elif name == "consensus_rate":
             if self.time_varying:
                 st = self.lambda_stats()
-                cert = unknown(name, f"{self.label()} draws W every round: p = 1 - lambda_max(E[(W - 11'/m)'(W - 11'/m)]) "
-                                     f"is only estimated ({1.0 - st['rms'] ** 2:.4g} over 64 draws, a Monte Carlo "
-                                     "estimate, not a certificate)")
+                cert = unknown(name, f"{self.label()} draws W every round: p = 1 - lambda_max(E[(W - 11'/m)'(W - "
+                                     f"11'/m)]) is only estimated ({1.0 - st['rms'] ** 2:.4g} over 64 draws, a Monte "
+                                     "Carlo estimate, not a certificate)")
             else:
                 lam = self.lam
                 cert = certified(name, "||(X - Xbar)(W - 11'/m)||_F <= lambda ||X - Xbar||_F for a fixed symmetric W: "
@@ -318,8 +319,8 @@ class Topology:
 
     def _static_only(self, what: str) -> None:
         if self.time_varying:
-            raise ParameterError("topology", self.name, f"a static topology for {what} (a time-varying one draws a new W "
-                                                        "every round: use lambda_stats)")
+            raise ParameterError("topology", self.name, f"a static topology for {what} (a time-varying one draws a new "
+                                                        "W every round: use lambda_stats)")
 
     def _need_rng(self, rng):
         if rng is None:

@@ -10,15 +10,32 @@ record names come from the catalogue (:data:`CATALOGUE`; a plug-in adds its own 
 from __future__ import annotations
 
 from .._deprecation import face_aliases
-from . import assumptions as _assumptions
-from . import core as _core
-from . import dimensions as _dimensions
-from . import printing as _printing
-from . import rates as _rates
+from . import (
+    assumptions as _assumptions,
+    core as _core,
+    dimensions as _dimensions,
+    printing as _printing,
+    rates as _rates,
+)
 from .assumptions import CATALOGUE, AssumptionConstant, register_assumption
-from .core import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, MissingValuesError, Order,
-                   OrderStatement, Record, SymbolSet, paper_info, register, register_paper)
-from .dimensions import DimensionError, UnknownDimension, Units, UnitsWarning, dimension_of
+from .core import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Evaluator,
+    Identity,
+    MissingValuesError,
+    Order,
+    OrderStatement,
+    Record,
+    SymbolSet,
+    paper_info,
+    register,
+    register_paper,
+)
+from .dimensions import DimensionError, Units, UnitsWarning, UnknownDimension, dimension_of
 from .rates import expand_sum, growth
 
 __all__ = ["Bound", "Identity", "Claim", "ClaimOutcome", "OrderStatement", "Order", "Definition", "Condition", "Record",
@@ -31,14 +48,15 @@ def _registry_lookup(name):
     return lambda: getattr(_core, name)
 
 
-_PLUGINS = "use fedtheory.plugins.{} (it loads the plug-ins first; the theory layer's table holds only what was imported)"
+_PLUGINS = ("use fedtheory.plugins.{} (it loads the plug-ins first; "
+            "the theory layer's table holds only what was imported)")
 __getattr__ = face_aliases(__name__, {
     "StatedOrder": (lambda: Order, "renamed Order (the order a record states; an OrderStatement is a record)"),
     "papers": (lambda: _papers, _PLUGINS.format("papers()")),
     "registry": (_registry_lookup("registry"), _PLUGINS.format("records()")),
     "get": (_registry_lookup("get"), _PLUGINS.format("record(ID)") + ", or the record object of your own records.py"),
     "registered_ids": (_registry_lookup("registered_ids"), _PLUGINS.format("records()")),
-    **{name: ((lambda n=name: getattr(_core, n)), f"not part of the plug-in API: import it from fedtheory.theory.core")
+    **{name: ((lambda n=name: getattr(_core, n)), "not part of the plug-in API: import it from fedtheory.theory.core")
        for name in ("PaperInfo", "record_evaluations", "stand_ins", "standing_in", "ID_RULE", "MAX_ID_LENGTH",
                     "TOOL_QUANTITIES", "check_id", "SymbolInfo")},
     **{name: ((lambda n=name: getattr(_assumptions, n)), "not part of the plug-in API: import it from "

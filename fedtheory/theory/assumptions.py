@@ -8,8 +8,8 @@ record does not bind still has to be certified: the assumption is a premise whet
 the formula.
 
 Whether an assumption holds on a run is never declared by the record or the check: the problem family, the oracle,
-the topology, the client sampling or the algorithm of the run *certifies* it (``fedtheory.sim.certificates``), with the exact
-constant and how it was computed, or refuses it with the reason, or says it cannot tell. ``subject`` says which of
+the topology, the client sampling or the algorithm of the run *certifies* it (``fedtheory.sim.certificates``), with the
+exact constant and how it was computed, or refuses it with the reason, or says it cannot tell. ``subject`` says which of
 them answers. ``direction`` says which values of a constant the assumption admits once the tightest one is certified:
 ``upper`` (any larger value: a smoothness constant, a variance, a gradient bound), ``lower`` (any smaller positive
 value: a strong-convexity constant, a spectral gap), ``exact`` (only that value: the optimal value f*, a count).
@@ -119,8 +119,8 @@ _CATALOGUE: tuple[Assumption, ...] = (
                "fixed x_0", "algorithm", (_c("r", "f/w^2"),)),
     Assumption("identical_data", "every client holds the same objective: f_i = f for every i", "problem"),
     # the stochastic oracle
-    Assumption("bounded_variance", "unbiased stochastic gradients with E||g_i(w) - grad f_i(w)||^2 <= sigma^2 for every "
-               "client and w", "oracle", (_c("sigma", "f/w"),)),
+    Assumption("bounded_variance", "unbiased stochastic gradients with E||g_i(w) - grad f_i(w)||^2 <= sigma^2 for "
+               "every client and w", "oracle", (_c("sigma", "f/w"),)),
     Assumption("noise_at_optimum", "unbiased stochastic gradients with (1/C) sum_i E||g_i(w*) - grad f_i(w*)||^2 <= "
                "sigma_star^2 at a minimizer w*", "oracle", (_c("sigma_star", "f/w"),)),
     Assumption("bounded_gradient", "E||g_i(w)||^2 <= G^2 (stochastic gradients bounded in mean square)", "oracle",
@@ -176,8 +176,8 @@ def local_assumption(paper: str, name: str) -> str | None:
         from .._validation import FedTheoryDeprecationWarning
 
         warnings.warn(f"{paper}: the plug-in's own assumption {name!r} has the name of a catalogue entry with another "
-                      f"statement; kept as {scoped!r} for this paper's records (deprecated since 0.2: give it a name of "
-                      f"its own in register_assumption and the records, or assume the catalogue's {name!r}; "
+                      f"statement; kept as {scoped!r} for this paper's records (deprecated since 0.2: give it a name "
+                      f"of its own in register_assumption and the records, or assume the catalogue's {name!r}; "
                       "docs/extending.md, Assumptions)", FedTheoryDeprecationWarning, stacklevel=4)
     return scoped
 

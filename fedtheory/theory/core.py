@@ -11,9 +11,9 @@ import builtins
 import functools
 import keyword
 import re
+import warnings
 from contextlib import contextmanager
 from contextvars import ContextVar
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -161,7 +161,8 @@ class SymbolSet:
         counted from 1, and its text).
         """
         if not isinstance(text, str):
-            raise ParameterError("text", text, f"a str, one symbol a line: NAME  DIM  DOMAIN  description ({self.paper})")
+            raise ParameterError("text", text, "a str, one symbol a line: NAME  DIM  "
+                                               f"DOMAIN  description ({self.paper})")
         symbols = []
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
@@ -460,10 +461,10 @@ LAMBDIFY_TERMS = 256  #: a sum of more terms is compiled in slices of this many 
 
 
 def _lambdify_in_slices(args, expr: sp.Expr, dummify: bool = True) -> Callable[..., Any]:
-    """A numpy function of ``args`` (symbols) computing ``expr``: lambdify, in slices of LAMBDIFY_TERMS terms where ``expr`` is a longer sum: Python's compiler recurses once
-    per ``+`` of the generated line, and a bound of 5,000 terms exceeded its depth (RecursionError: the record could
-    not be evaluated at all). The slices' values are added in order (a sum of at most LAMBDIFY_TERMS terms compiles
-    to the same code as before, the same bits)."""
+    """A numpy function of ``args`` (symbols) computing ``expr``: lambdify, in slices of LAMBDIFY_TERMS terms where
+    ``expr`` is a longer sum: Python's compiler recurses once per ``+`` of the generated line, and a bound of 5,000
+    terms exceeded its depth (RecursionError: the record could not be evaluated at all). The slices' values are added in
+    order (a sum of at most LAMBDIFY_TERMS terms compiles to the same code as before, the same bits)."""
     if not isinstance(expr, sp.Add) or len(expr.args) <= LAMBDIFY_TERMS:
         return sp.lambdify(args, expr, modules="numpy", dummify=dummify)
     terms = expr.args
@@ -694,7 +695,8 @@ class Record:
     def __post_init__(self):
         if not isinstance(self.transcription, str):  # .unverified would raise, read by getattr(..., False) as checked
             raise FedTheoryError(f"record {self.id}: transcription must be a string ('', 'checked against ...' or "
-                                 f"'unverified: ...'), not {type(self.transcription).__name__} {self.transcription!r:.40}")
+                                 f"'unverified: ...'), not {type(self.transcription).__name__} "
+                                 f"{self.transcription!r:.40}")
         if not isinstance(self.todo, (tuple, list)) or not all(isinstance(t, str) and t.strip() for t in self.todo):
             raise FedTheoryError(f"record {self.id}: todo must be a tuple of non-empty strings (one TODO each), not "
                                  f"{type(self.todo).__name__} {self.todo!r:.40}")
@@ -715,7 +717,8 @@ class Record:
         lines = ["the paper's symbols in fedtheory's terms:"]
         for sym, val in self.quantities.items():
             key, _, note = str(val).partition(":")
-            lines.append(f"  {sym} -> {key.strip()}: {TOOL_QUANTITIES[key.strip()]}" + (f" ({note.strip()})" if note.strip() else ""))
+            lines.append(f"  {sym} -> {key.strip()}: {TOOL_QUANTITIES[key.strip()]}"
+                         + (f" ({note.strip()})" if note.strip() else ""))
         return lines
 
 
@@ -723,7 +726,8 @@ def check_quantities(record: Any) -> None:
     """A FedTheoryError unless ``record.quantities`` maps names to TOOL_QUANTITIES keys, each key at most once."""
     q = getattr(record, "quantities", None) or {}
     if not isinstance(q, Mapping):
-        raise FedTheoryError(f"{record.id}: quantities must be a mapping paper symbol -> tool quantity, not {type(q).__name__}")
+        raise FedTheoryError(f"{record.id}: quantities must be a mapping paper "
+                             f"symbol -> tool quantity, not {type(q).__name__}")
     seen: dict[str, str] = {}
     for sym, val in q.items():
         key = quantity_key(val)
@@ -916,12 +920,14 @@ class Bound(Record):
             lines.append(f"  {d.symbol} = {rhs}   [{d.id}; {d.source}]")
         if self.conditions:
             lines.append("conditions:")
-            lines += [f"  {c.name}: {formula_text(c.relation)}" + (f"   [{c.source}]" if c.source else "") for c in self.conditions]
+            lines += [f"  {c.name}: {formula_text(c.relation)}"
+                      + (f"   [{c.source}]" if c.source else "") for c in self.conditions]
         if self.requires:
             lines.append("requires: " + ", ".join(f"{k}={v}" for k, v in self.requires.items()))
         if self.order is not None:
             lines.append(f"stated order: O({formula_text(self.order.expr)}) as {self.order.variable} -> oo"
-                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else "")
+                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}"
+                            if self.order.choice else "")
                          + (" (log factors omitted)" if self.order.up_to_log else ""))
         lines.append("symbols:")
         names = sorted(set(self.parameters()) | {s.name for s in self.expr.free_symbols})
@@ -930,7 +936,8 @@ class Bound(Record):
                 i = self.symbols.info[n]
                 lines.append(f"  {n} in {i.domain}: {i.description}")
         if self.exact is not None:
-            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= {formula_text(self.exact)}")
+            lines.append(f"before the loosening step ({self.exact_note or 'exact'}): {self.lhs} <= "
+                         f"{formula_text(self.exact)}")
         lines += _readings_lines(self.readings) + _todo_lines(self.todo)
         if self.note:
             lines.append("transcription note: " + self.note)
@@ -1001,7 +1008,8 @@ class OrderStatement(Record):
         lines = [f"{self.id}  [order]  {self.title}", f"source: {self.source}", f"statement: {self.statement}"]
         if self.order is not None:
             lines.append(f"stated order: O({formula_text(self.order.expr)}) as {self.order.variable} -> oo"
-                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}" if self.order.choice else ""))
+                         + (f" with {', '.join(f'{k} = {formula_text(v)}' for k, v in self.order.choice.items())}"
+                            if self.order.choice else ""))
         if self.explicit is not None:
             lines.append(f"checked against the explicit bound {self.explicit.id}")
         lines += _todo_lines(self.todo)
@@ -1101,7 +1109,8 @@ class Claim(Record):
                  f"measured: {', '.join(self.measurements)}"]
         if self.parameters:
             lines.append("decision rule parameters: " + ", ".join(f"{k}={v}" for k, v in self.parameters.items()))
-        lines.append("minimum effect a refutation needs: " + (f"{self.min_effect:g} (relative)" if self.min_effect is not None
+        lines.append("minimum effect a refutation "
+                     "needs: " + (f"{self.min_effect:g} (relative)" if self.min_effect is not None
                                                               else "none declared (no refutation from seeds)"))
         lines += _readings_lines(self.readings)
         if self.predicate is not None and self.predicate.__doc__:
@@ -1382,7 +1391,8 @@ def register(*records):
     """
     for r in records:
         if not isinstance(r, (Record, Definition)):
-            raise FedTheoryError(f"register() takes records (Bound, Identity, Claim, ...) or definitions, not {type(r).__name__}")
+            raise FedTheoryError("register() takes records (Bound, Identity, Claim, ...) or definitions, not "
+                                 f"{type(r).__name__}")
         check_id(r.id, f"{type(r).__name__} id")
         check_id(r.paper, f"paper of {r.id}", paper=True)
         if r.id not in _REGISTRY:
@@ -1417,7 +1427,7 @@ def get(record_id: str):
     reg = registry()
     if record_id not in reg:
         close = [k for k in reg if record_id.split(".")[0] in k][:8]
-        raise ParameterError("ID", record_id, "a registered record id" + (f", e.g. {', '.join(close)}" if close else
-                                                                            " (see `fedtheory list`; a plug-in's records "
-                                                                            "need --plugin or $FEDTHEORY_PLUGINS)"))
+        raise ParameterError("ID", record_id, "a registered record id"
+                             + (f", e.g. {', '.join(close)}" if close else
+                                " (see `fedtheory list`; a plug-in's records need --plugin or $FEDTHEORY_PLUGINS)"))
     return reg[record_id]

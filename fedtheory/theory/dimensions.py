@@ -342,8 +342,8 @@ class Issue:
             if k == "lhs":
                 t = f"{self.term} has {self.has}, the left side {self.needs}"
             elif k == "scaled":  # o = (the left side, the factor)
-                t = (f"{self.term} has {self.has}, where {self.needs} is needed (the left side {format_dimension(o[0])} "
-                     f"over its factor {format_dimension(o[1])})")
+                t = (f"{self.term} has {self.has}, where {self.needs} is needed (the left side "
+                     f"{format_dimension(o[0])} over its factor {format_dimension(o[1])})")
             elif k == "first":  # o = (the reference term, how many terms share its dimension)
                 t = f"{self.term} has {self.has}, " + (f"{o[1]} other terms, e.g. {_term_text(o[0])}, have {self.needs}"
                                                       if o[1] > 1 else f"{_term_text(o[0])} has {self.needs}")
@@ -796,7 +796,8 @@ def _check_formula(formula: Formula, dims: Mapping[str, Dim], normals: tuple[Dim
     elif lhs is None:
         walk.dim(rhs)
     else:
-        target = parse_dimension(lhs) if isinstance(lhs, (str, Dimension)) else walk.dim(as_expression(lhs, formula.part))
+        target = (parse_dimension(lhs) if isinstance(lhs, (str, Dimension))
+                  else walk.dim(as_expression(lhs, formula.part)))
         if target is ANY:
             walk.dim(rhs)
         elif formula.order and not formula.choice:

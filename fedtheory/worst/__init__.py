@@ -3,8 +3,9 @@
 ``worst_case(spec)`` searches a :class:`WorstCaseSpec`'s problem class for the instance with the largest left
 side (relative to the bound) and returns one JSON record (the classes: federated quadratics, ``QuadraticClass``,
 convex at mu = 0; Huber regressions, ``HuberClass``; the separable PL family; coupled neighbours); ``run_worst(ID)``
-builds the spec from today's check constants; ``replay(FILE)`` re-runs a stored instance. ``run_pep(ID)`` / ``solve_pep(PEPSetting(...))``: the exact
-worst case by performance estimation (PEPit + cvxpy, the extra ``fedtheory[pep]``). See docs/worst-case.md.
+builds the spec from today's check constants; ``replay(FILE)`` re-runs a stored instance. ``run_pep(ID)`` /
+``solve_pep(PEPSetting(...))``: the exact worst case by performance estimation (PEPit + cvxpy, the extra
+``fedtheory[pep]``). See docs/worst-case.md.
 """
 import sys
 
@@ -12,9 +13,24 @@ from .._deprecation import face_aliases
 from .coupled import CoupledInstances, NeighbourClass, coupled_runner, pooled_loss_gaps
 from .huber import HuberClass, HuberInstances
 from .nonconvex import PLInstances, SeparablePLClass
-from .pep import (FederatedPEP, MissingExtraError, PEPRefusal, PEPResult, PEPSetting, PEPSpec, ProtocolSetting,
-                  SpectralMixing, build_pep, check_reference, pep_available, pep_worst_case, protocol_pep, register_pep,
-                  run_pep, solve_pep)
+from .pep import (
+                  FederatedPEP,
+                  MissingExtraError,
+                  PEPRefusal,
+                  PEPResult,
+                  PEPSetting,
+                  PEPSpec,
+                  ProtocolSetting,
+                  SpectralMixing,
+                  build_pep,
+                  check_reference,
+                  pep_available,
+                  pep_worst_case,
+                  protocol_pep,
+                  register_pep,
+                  run_pep,
+                  solve_pep,
+)
 from .quadratic import B_min, Instances, QuadraticClass, check_theta, heterogeneity_G2, uniform_in_box
 from .search import Evaluation, evaluate, instance_scales, load_worst, replay, run_worst, worst_case, z_threshold
 from .spec import WorstCaseSpec, make_spec, register_worst_case

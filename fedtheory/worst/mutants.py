@@ -148,7 +148,8 @@ class WorstCaseLayer:
 
 # ------------------------------------------------------------------------------------ the PEP layer
 
-PEP_BUDGET = {"C": 3, "K": 3, "T": 4}  # the default sizes' caps (``PEP_PROFILES['quick']``; a declaration may name its own)
+# the default sizes' caps (``PEP_PROFILES['quick']``; a declaration may name its own)
+PEP_BUDGET = {"C": 3, "K": 3, "T": 4}
 TRUTH_RTOL = 1e-4  # a mutant is true at the PEP's setting when the SDP's upper value is below its bound by this much
 
 
@@ -265,8 +266,8 @@ class PEPLayer:
         if not isinstance(record, Bound) or not pep_available():
             return None
         from .pep import solve_pep
-        from .pep.record import pep_entries, pep_sizes, pep_spec
         from .pep.instance import counterexample
+        from .pep.record import pep_entries, pep_sizes, pep_spec
 
         if record.id not in pep_entries():
             return None

@@ -31,8 +31,7 @@ import numpy as np
 
 from .._validation import ParameterError
 from ..sim import SeparablePLProblem
-from ..sim.problems import pl_ratio_infimum
-from ..sim.problems import AMPLITUDE_MAX
+from ..sim.problems import AMPLITUDE_MAX, pl_ratio_infimum
 from .quadratic import check_theta, uniform_in_box
 
 MARGIN = 1e-9
@@ -112,7 +111,8 @@ class PLInstances:
             c, a = np.asarray(d["c"], float)[None], np.asarray(d["a"], float)[None]
             h, w0 = np.asarray(d["h"], float)[None], np.asarray(d["w0"], float)[None]
         except (KeyError, TypeError, ValueError) as exc:
-            raise ParameterError("instance", str(exc)[:80], "an object with arrays c (d,), a (d,), h (C,d), w0 (d,)") from None
+            raise ParameterError("instance", str(exc)[:80],
+                                 "an object with arrays c (d,), a (d,), h (C,d), w0 (d,)") from None
         if h.ndim != 3 or c.shape != (1, h.shape[2]) or a.shape != c.shape or w0.shape != c.shape:
             raise ParameterError("instance", (c.shape[1:], a.shape[1:], h.shape[1:], w0.shape[1:]),
                                  "c (d,), a (d,), h (C,d), w0 (d,)")

@@ -260,7 +260,8 @@ class Instances:
             w0 = np.asarray(d["w0"], float)[None]
             ridge = float(d.get("ridge", 0.0))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ParameterError("instance", str(exc)[:80], "an object with arrays X (C,S,d), y (C,S), w0 (d,)") from None
+            raise ParameterError("instance", str(exc)[:80],
+                                 "an object with arrays X (C,S,d), y (C,S), w0 (d,)") from None
         if X.ndim != 4 or y.shape != X.shape[:3] or w0.shape != (1, X.shape[3]):
             raise ParameterError("instance", (X.shape[1:], y.shape[1:], w0.shape[1:]), "X (C,S,d), y (C,S), w0 (d,)")
         return cls(X, y, w0, np.zeros((1, 0)), ridge)
@@ -408,7 +409,8 @@ class QuadraticClass:
                 # (1/C) sum_i H_i(a)^2 = (1-a)^2 M + (1 - (1-a)^2) Hbar^2, so B_min(a)^2 = 1 + (1-a)^2 (B_min^2 - 1)
                 keep = np.sqrt((B_t**2 - 1.0) / (bm[need] ** 2 - 1.0)) * (1 - 1e-12)  # 1 - a
                 Hn = H[need]
-                H[need] = keep[:, None, None, None] * Hn + (1 - keep)[:, None, None, None] * Hn.mean(axis=1, keepdims=True)
+                H[need] = (keep[:, None, None, None] * Hn
+                           + (1 - keep)[:, None, None, None] * Hn.mean(axis=1, keepdims=True))
         # data: X_i = sqrt(S) diag(sqrt(lam_i)) Q_i' from the final H_i
         H = 0.5 * (H + np.swapaxes(H, -1, -2))
         lam, V = np.linalg.eigh(H)

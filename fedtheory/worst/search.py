@@ -25,9 +25,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..files import FileRefused, read_json, write_atomic
 from .._jsonutil import jsonable
 from .._validation import FedTheoryError, ParameterError
+from ..files import FileRefused, read_json, write_atomic
 from ..sim import Trace, simulate
 from .quadratic import Instances
 from .spec import WorstCaseSpec, entry, make_spec
@@ -330,7 +330,8 @@ def _verdict_of(spec: WorstCaseSpec, ev: Evaluation, i: int) -> tuple[str, list[
     return ("violated" if float(gap.mean()) > float(rounding_tolerance(m, b, scale)) else "holds"), []
 
 
-def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray, plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
+def evaluate_chunk(spec: WorstCaseSpec, theta: np.ndarray,
+                   plugins: tuple[str, ...] = ()) -> tuple[Evaluation, Instances]:
     """A unit of work of a search on an executor: decode ``theta`` (k, n) into k instances and evaluate them (one
     ``simulate``). The serial path with the same chunks calls this too, so both compute the same bits."""
     if plugins:
@@ -546,8 +547,8 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
             inst = space.decode(theta)
             return [(evaluate(spec, inst), inst, len(theta))]
         g = state["gens"]
-        tasks = [Task(f"{spec.record_id}/gen{g}/chunk{j // chunk}", evaluate_chunk, (shared, theta[j:j + chunk], plugins))
-                 for j in range(0, len(theta), chunk)]
+        tasks = [Task(f"{spec.record_id}/gen{g}/chunk{j // chunk}", evaluate_chunk,
+                      (shared, theta[j:j + chunk], plugins)) for j in range(0, len(theta), chunk)]
         out = executor.run(tasks, progress=tasks_bar)
         state["failed"].extend(f.to_json() for f in out.failures)
         return [(r[0], r[1], len(t.args[1])) if r is not None else (None, None, len(t.args[1]))
@@ -639,7 +640,8 @@ def worst_case(spec: WorstCaseSpec, *, budget: int = 2000, seconds: float | None
         search_ratios.append(float(np.max(rr)))
     evs, insts = [], []
     for cand in finalists:
-        inst = _load_instance(space, cand.to_json())  # the data exactly as the instance file stores it: replay is bit-exact
+        # the data exactly as the instance file stores it: replay is bit-exact
+        inst = _load_instance(space, cand.to_json())
         inst.theta = cand.theta
         insts.append(inst)
         evs.append(evaluate(spec, inst, seeds))
@@ -704,8 +706,8 @@ def _per_instance_invariant(spec: WorstCaseSpec, insts: list, evs: list, search_
                              f"or constant of the batch is not the instance's own (docs/worst-case.md)")
     reported = max(final_ratios)
     if not spec.stochastic and np.isfinite(best) and reported < best - INVARIANT_RTOL * abs(best):
-        raise WorstCaseError(f"worst-case search of {spec.record_id}: the reported worst ratio {reported:.10g} is below "
-                             f"the ratio {best:.10g} of an instance the search evaluated (docs/worst-case.md)")
+        raise WorstCaseError(f"worst-case search of {spec.record_id}: the reported worst ratio {reported:.10g} is "
+                             f"below the ratio {best:.10g} of an instance the search evaluated (docs/worst-case.md)")
     rel = (abs(a - search_ratios[0]) / max(abs(a), abs(search_ratios[0]), 1e-300)
            if np.isfinite(a) and np.isfinite(search_ratios[0]) else 0.0)
     return {"best_in_batch": search_ratios[0], "best_alone": a, "relative_difference": rel,
@@ -728,7 +730,8 @@ def _record_of(spec, ev, inst, verdict, failed, seeds) -> dict[str, Any]:
             "z_threshold": z_threshold(ev.statements, gap.size) if spec.stochastic else None,
             "seeds": list(seeds), "diverged": bool(ev.diverged[0]),
             "statement": int(ev.statement[0]), "statements": int(ev.lhs_all.shape[2]),
-            "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items() if isinstance(vv, (int, float))},
+            "values": {kk: vv for kk, vv in _per(ev.values, 0, int(ev.statement[0])).items()
+                       if isinstance(vv, (int, float))},
             "instance_constants": k, "params": dict(spec.params), "instance": None, "note": spec.note}
 
 
@@ -910,5 +913,6 @@ def worst_spec(record_id: str, *, sets: Mapping[str, Any] | None = None, seed: i
         changed = [k for k in sets if params.get(k) != sets[k]]
         params.update(sets)
         if changed and random_ratio is not None:
-            ref_label = f"{ref_label}; constants changed here ({', '.join(changed)}): random_ratio is the check's, at its own"
+            ref_label = (f"{ref_label}; constants changed here ({', '.join(changed)}): "
+                         "random_ratio is the check's, at its own")
     return make_spec(record_id, params), random_ratio, ref_label

@@ -7,6 +7,9 @@ function, tight). The statement is written once, in ``records``; the other files
   inside the step condition, at its edge h = 1 and outside it;
 * ``worst``: the PEP (exact for one client: plain GD) and the worst-case search over quadratics.
 """
+# the order of these imports is the order the records and checks register in (and `fedtheory list` shows)
+# isort: off
 from . import records  # noqa: F401 - registers the records
 from . import checks  # noqa: F401 - registers the checks
 from . import worst  # noqa: F401 - registers the PEP and worst-case declarations
+# isort: on

@@ -15,10 +15,26 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, register_rate_check,
-                              run_settings)
-from fedtheory.sim import (ClientSampling, Exact, HuberProblem, RunConfig, fedavg, heterogeneous_least_squares,
-                           huber_regression, simulate)
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    Session,
+    assess_bound,
+    certify,
+    check,
+    register_rate_check,
+    run_settings,
+)
+from fedtheory.sim import (
+    ClientSampling,
+    Exact,
+    HuberProblem,
+    RunConfig,
+    fedavg,
+    heterogeneous_least_squares,
+    huber_regression,
+    simulate,
+)
 
 from . import records as R
 

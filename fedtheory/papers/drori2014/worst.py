@@ -23,8 +23,16 @@ import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedavg
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (HuberClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, check_reference,
-                             register_pep, register_worst_case)
+from fedtheory.worst import (
+    HuberClass,
+    PEPSetting,
+    PEPSpec,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from .checks import step_for
 
@@ -38,7 +46,8 @@ def dt_pep(record_id: str = RID, *, L: float = 2.0, R2: float = 4.0, N: int = 8,
     lr = step_for(h, L)
     setting = PEPSetting(C=1, K=1, T=int(N), L=L, eta=lr, mu=0.0, client_mu=0.0, function_class="convex", B=None,
                          D=R2, initial="distance", metric="opt_error")
-    return PEPSpec(record_id, setting, {"L": L, "R2": R2, "N": int(N), "lr": lr}, settings=SETTINGS, initial_symbol="R2",
+    return PEPSpec(record_id, setting, {"L": L, "R2": R2, "N": int(N), "lr": lr}, settings=SETTINGS,
+                   initial_symbol="R2",
                    params={"record_id": record_id, "L": L, "R2": R2, "N": int(N), "h": h},
                    note="one client: plain gradient descent; the PEP's class is the theorem's (L-smooth convex, "
                         "||x_0 - x*||^2 <= R^2), so its value is the exact worst case")

@@ -86,11 +86,14 @@ def _midranks(v):
 
 
 GEN_TRACKS_DIVERGENCE = Claim(
-    id="fedinit.exp.gen_tracks_divergence", quote="000_278c463b157eab5b.txt:458-459: 'From the perspective of generalization, the local consistency level significantly affects the performance in the FL paradigm (Theorem 6).'", paper=FEDINIT,
+    id="fedinit.exp.gen_tracks_divergence", quote="000_278c463b157eab5b.txt:458-459: 'From the perspective of "
+                                                  "generalization, the local consistency level significantly affects "
+                                                  "the performance in the FL paradigm (Theorem 6).'", paper=FEDINIT,
     title="Across a beta sweep, the generalization gap grows with the divergence term of Thm 3",
     source=f"{FEDINIT_SEED}, Thm 3 eq. (14) and Sec. 4.3.3-4.3.4; Sec. 5.2 'Consistency'", symbols=S_INIT,
     statement="With every other setting fixed, F(w^T) - f(w^T) is increasing in x = sum_{t=1}^T sqrt(Delta^t) (the "
-              "divergence), and in x = (1 + beta) sum_t sqrt(Delta^t) (Thm 3's divergence term up to beta-free factors)",
+              "divergence), and in x = (1 + beta) sum_t sqrt(Delta^t) "
+              "(Thm 3's divergence term up to beta-free factors)",
     predicate=_gen_tracks_divergence, parameters={"n_perm": 4000, "seed": 0}, min_effect=0.3,
     measurements=("gen_gap", "divergence_term", "beta"),
     note="Thm 3 bounds the generalization error by a beta-free stability term plus coef(beta) P sum_t sqrt(Delta^t), "
@@ -101,8 +104,8 @@ GEN_TRACKS_DIVERGENCE = Claim(
          "weight alone grows with beta, so the weighted reading can be 'supported' by any gap that grows with beta: "
          "the check reports the gap's rank correlation with beta alone next to it. The gap is test loss - "
          "client-averaged train loss at w^T. The runs use the experiments' exponential step decay, not Thm 3's "
-         "eta = c/tau. min_effect 0.3 is a Spearman |rho| (the claim's effect is a rank correlation): a refutation needs "
-         "a moderate negative correlation, not merely a significant one.")
+         "eta = c/tau. min_effect 0.3 is a Spearman |rho| (the claim's effect is a rank correlation): a refutation "
+         "needs a moderate negative correlation, not merely a significant one.")
 
 
 def _table3_accuracy(m, *, stats):
@@ -140,7 +143,10 @@ def _table3_accuracy(m, *, stats):
 
 
 TABLE3_ACCURACY = Claim(
-    id="fedinit.exp.table3_accuracy", quote="000_278c463b157eab5b.txt:605-606: 'Table 3 validates that RI is required to be far away from the local model (a positive beta).' (Table 3, l. 601-603: accuracy 64.70 ... 75.95, 44.47 over beta = -0.2 ... 0.15)", paper=FEDINIT,
+    id="fedinit.exp.table3_accuracy", quote="000_278c463b157eab5b.txt:605-606: 'Table 3 validates that RI is required "
+                                            "to be far away from the local model (a positive beta).' (Table 3, l. "
+                                            "601-603: accuracy 64.70 ... 75.95, 44.47 over beta = -0.2 ... 0.15)",
+    paper=FEDINIT,
     title="Table 3: a positive relaxed coefficient raises test accuracy over FedAvg, a negative one lowers it",
     source=f"{FEDINIT_SEED}, Sec. 5.2 'Consistency' and Table 3 (CIFAR-10, 10%-100 clients, Dir-0.1, 500 rounds)",
     symbols=S_INIT,
@@ -280,9 +286,10 @@ def sweep_regime(runs) -> dict:
                            chance=runs[0]["chance"], paper_source=PAPER_ROUNDS_SOURCE)
 
 
-WEIGHTED_SELF_CHECK = ("x = (1 + beta) sum_t sqrt(Delta^t) carries beta in its weight: across a beta sweep it grows with "
-                       "beta by construction, so any gap that grows with beta supports it, whatever the divergence does "
-                       "(an implementation self-check, not a test of Thm 3: the row 'gap vs sum_t sqrt(Delta^t)' is)")
+WEIGHTED_SELF_CHECK = ("x = (1 + beta) sum_t sqrt(Delta^t) carries beta in its weight: across a beta sweep it grows "
+                       "with beta by construction, so any gap that grows with beta supports it, whatever the "
+                       "divergence does (an implementation self-check, not a test of Thm 3: the row 'gap vs sum_t "
+                       "sqrt(Delta^t)' is)")
 
 
 def _gen_vs_divergence_rows(session, logs, falling_gap: bool = False):
@@ -317,8 +324,8 @@ def _gen_vs_divergence_rows(session, logs, falling_gap: bool = False):
 
 @logged_runs_check("fedinit.exp.gen_tracks_divergence", "fedinit", "claim",
            records=("fedinit.exp.gen_tracks_divergence", "fedinit.thm3.rederived"),
-           control=Control("each run's generalization gap replaced by minus its sum_t sqrt(Delta^t): a gap that falls as the "
-                    "divergence grows", lambda s, logs: _gen_vs_divergence_rows(s, logs, falling_gap=True)))
+           control=Control("each run's generalization gap replaced by minus its sum_t sqrt(Delta^t): a gap that falls "
+                    "as the divergence grows", lambda s, logs: _gen_vs_divergence_rows(s, logs, falling_gap=True)))
 def gen_vs_divergence(session, logs):
     """Across each beta sweep, the rank correlation of the generalization gap with Thm 3's divergence term."""
     return _gen_vs_divergence_rows(session, logs)

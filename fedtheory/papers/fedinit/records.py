@@ -33,8 +33,19 @@ from dataclasses import replace
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Order, SymbolSet,
-                              Units, register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Identity,
+    Order,
+    OrderStatement,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "fedinit"
 SEED = "000_278c463b157eab5b.txt"
@@ -72,7 +83,7 @@ S = S_.add("S", "samples per client |S_i|", sp.Interval(2, sp.oo), dim="1")
     local_grad_sum2  f^2/w^2  nonnegative  E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)||^2, measured
     kappa1           1        positive     kappa_1 (Thm 1)
     kappa2           1        positive     kappa_2 (Thm 1)
-""")
+""")  # noqa: E501 - a table, one symbol per line
 SYMBOLS = S_
 
 # ------------------------------------------------------------------------------------ definitions
@@ -135,7 +146,8 @@ THM1_CONDITIONS = (*N_RANGE, K_MIN, ETA_NC, ETA_NKL, ETA_GRAD, BETA_72, LAM_OK)
 
 # ------------------------------------------------------------------------------------ Theorem 1
 
-THM1_EXPR = 2 * D / (lam * eta * K * T) + kappa2 * eta * L * sigma_l**2 / (lam * N) + 3 * kappa1 * eta * K * L * G**2 / (lam * N)
+THM1_EXPR = (2 * D / (lam * eta * K * T) + kappa2 * eta * L * sigma_l**2 / (lam * N)
+             + 3 * kappa1 * eta * K * L * G**2 / (lam * N))
 THM1 = Bound(
     id="fedinit.thm1", paper=PAPER, title="Theorem 1: non-convex convergence of FedInit",
     source=f"{SEED}, Thm 1, eq. (9) and rate eq. (10); App. A.2.3, Thm 7, eq. (27)-(28); {POSTER}, table row 1",
@@ -183,8 +195,8 @@ DIVERGENCE_READINGS = {
            f"({SEED}:348 'Z T : \\/At') and the proof sums (TK/(tK))^{{cL}} sqrt(Delta^t) over t = t*+1..T "
            f"({SEED}:1611-1624, App. A.3.3)",
     "final": "eq. (14)'s divergence factor is sqrt(Delta^T), the last round's divergence: the discussion of eq. (18) "
-             f"({SEED}:476-478: 'the constant weight we omit for the divergence term Delta^T is 1/(1-96 beta^2). Thus the "
-             "coefficient of sqrt(Delta^T) is 1/sqrt(1-96 beta^2). Combined with Theorem 3, ...') and the poster's "
+             f"({SEED}:476-478: 'the constant weight we omit for the divergence term Delta^T is 1/(1-96 beta^2). Thus "
+             "the coefficient of sqrt(Delta^T) is 1/sqrt(1-96 beta^2). Combined with Theorem 3, ...') and the poster's "
              f"sqrt(C_Delta)/T ({POSTER}:146; Delta^T <= C_Delta/T^2 by Thm 5), the reading that gives the stated "
              "divergence bias T^(-1/(1+cL))",
 }
@@ -209,7 +221,7 @@ def read_divergence(expr: sp.Expr, reading: str) -> sp.Expr:
 C_ETA_TK = sp.log(lam * mu * N * K * T) / (lam * mu)
 C_READINGS = {
     "c fixed": f"c is the constant Thm 3 states ({SEED}:336 'where c is a constant'), held fixed as T grows",
-    "c = eta T K": f"c = eta T K with Thm 2's eta = log(lambda mu N K T)/(lambda mu K T), the smallest c with which one "
+    "c = eta T K": "c = eta T K with Thm 2's eta = log(lambda mu N K T)/(lambda mu K T), the smallest c with which one "
                    f"run meets both step rules Thm 6 combines ({SEED}:436-449): c = log(lambda mu N K T)/(lambda mu)",
 }
 SEP = " | "  # a compound reading: 'DIVERGENCE | C'
@@ -233,7 +245,8 @@ def under_reading(record, reading: str):
         raise ValueError(f"unknown reading of c {c_reading!r}: one of {sorted(C_READINGS)}")
     with_c = c_reading == "c = eta T K"
     if isinstance(record, OrderStatement):
-        out = replace(record, explicit=under_reading(record.explicit, reading)) if record.explicit is not None else record
+        out = (replace(record, explicit=under_reading(record.explicit, reading)) if record.explicit is not None
+               else record)
         if with_c:
             o = out.order
             out = replace(out, order=replace(o, expr=o.expr.xreplace({c: C_ETA_TK}), choice={**o.choice, c: C_ETA_TK}))
@@ -248,7 +261,8 @@ _thm3_requires = {"lr_schedule": "inverse", "nonnegative_losses": True, "equal_c
 THM3 = Bound(
     id="fedinit.thm3", paper=PAPER, title="Theorem 3: uniform stability of FedInit (as printed)",
     source=f"{SEED}, Thm 3, eq. (14); {POSTER}, table row 5 (the coefficient (1+beta)^(1/(beta c L)))",
-    symbols=S_, assumptions=("L_smooth", "bounded_variance(sigma_l)", "lipschitz(L_G)", "PL(mu)", "nonnegative_loss(U)"),
+    symbols=S_, assumptions=("L_smooth", "bounded_variance(sigma_l)", "lipschitz(L_G)", "PL(mu)",
+                             "nonnegative_loss(U)"),
     units=Units(lhs="f", alternative="fedinit.thm3.rederived", finding="fedinit.thm3.printed_divergence_term"),
     lhs="stability", lhs_description="sup_z E|f(w^T; z) - f(w~^T; z)| for data sets differing in one sample",
     lhs_kind="loss_range", expr=STAB_TERM_PRINTED + DIV_TERM_PRINTED, conditions=THM3_CONDITIONS,
@@ -272,7 +286,8 @@ THM3_REDERIVED = replace(  # the same statement with the constants the appendix 
          "No reading question here: the derivation sums sqrt(Delta^t) over the rounds (000 l. 1611-1624).")
 
 # The poster's stability bound (001:146, the table row 'E[F(w^T) - f(w^T)]', column 'Stability Bound'), as printed:
-#   (1/S) ((UTK)^{cL}/L)^{1/(1+cL)} + (1+beta)^{1/(beta c L)} (ULTK/(2(L_G^2 + S L_G sigma_l)))^{cL/(1+cL)} sqrt(C_Delta)/T.
+#   (1/S) ((UTK)^{cL}/L)^{1/(1+cL)} + (1+beta)^{1/(beta c L)}
+#   (ULTK/(2(L_G^2 + S L_G sigma_l)))^{cL/(1+cL)} sqrt(C_Delta)/T.
 # Eq. (14) (000:339-349) and the appendix's derivation carry 2(L_G^2 + S L_G sigma_l) inside the first bracket: the
 # poster drops it (and prints 1/S for 1/(S-1)).
 POSTER_STAB_TERM = (1 / S) * ((U * T * K) ** (c * L) / L) ** (1 / (1 + c * L))
@@ -288,9 +303,9 @@ POSTER_THM3 = Bound(
           "^(cL/(1+cL)) sqrt(C_Delta)/T'",
     note="As printed on the poster. Its first term lacks the factor 2(L_G^2 + S L_G sigma_l) that eq. (14) (000:345, "
          "OCR '[2(Lg+ SLgo)(UTK)') and the appendix derivation carry inside the bracket, so it has the units "
-         "[f]^((cL-1)/(1+cL)) [w]^(2/(1+cL)), not a loss's; its second term has eq. (14)'s printed divergence term with "
-         "sqrt(Delta^T) <= sqrt(C_Delta)/T (the 'final' reading), whose missing L_G is fedinit.thm3's finding. Checked "
-         "symbolically against eq. (14) (fedinit.poster.thm3 check) and in units.")
+         "[f]^((cL-1)/(1+cL)) [w]^(2/(1+cL)), not a loss's; its second term has eq. (14)'s printed divergence term "
+         "with sqrt(Delta^T) <= sqrt(C_Delta)/T (the 'final' reading), whose missing L_G is fedinit.thm3's finding. "
+         "Checked symbolically against eq. (14) (fedinit.poster.thm3 check) and in units.")
 register(POSTER_THM3)
 
 # ------------------------------------------------------------------------------------ Theorems 4 and 5
@@ -318,7 +333,8 @@ THM4 = Bound(
     units=Units(lhs="w^2"),
     lhs="avg_delta", lhs_description="(1/T) sum_{t=0}^{T-1} Delta^t", lhs_kind="divergence",
     expr=THM4_EXPR, definitions=OPT_DEFINITIONS, conditions=THM45_CONDITIONS,
-    order=Order(N * (sigma_l**2 + K * G**2) / T + sp.sqrt(N * K) * B**2 * (D + L * (sigma_l**2 + K * G**2)) / T ** sp.Rational(3, 2),
+    order=Order(N * (sigma_l**2 + K * G**2) / T
+                + sp.sqrt(N * K) * B**2 * (D + L * (sigma_l**2 + K * G**2)) / T ** sp.Rational(3, 2),
                       T, {eta: sp.sqrt(N / (K * T))}, source=f"{SEED}, eq. (16)/(31)", track=(N, K)),
     note="Explicit inequality = the last display of the proof before the O(.) (coefficients 534, 267, 801, 69, 267 "
          "read from the OCR and re-derived: 72+24=96, 195+72=267, 51+18=69; 534 = 2*267, 801 = 3*267). The main "
@@ -329,31 +345,32 @@ THM4_REDERIVED = replace(  # the same statement with the gradient term the appen
     source=f"{SEED}, App. A.2.5 (lines 1226-1314), Lemma 2 (eq. 24), Lemma 4 (eq. 26), Thm 1 (eq. 9)",
     units=Units(lhs="w^2"),
     expr=THM4_REDERIVED_EXPR, order=None,
-    quote=f"{SEED}:1268: '< 2C^2 K L^2 V_1^t + 2C^2 K^2 E||grad f(w^t)||^2' (OCR '< 2C?°K LV}} 4 2C*K2E||V f(w\")||2'); "
-          "l. 1273-1287 carry only the V_1 part ('24 C eta^2 K^2 L^2/N', '< 96 beta^2 Delta^t + 267 eta^2 K^2 B^2 "
-          "E||grad f(w^t)||^2 + 69 eta^2 K sigma_l^2 + 267 eta^2 K^2 G^2')",
-    note="Re-derived step by step from App. A.2.5 (l. 1226-1314). (i) Lemma 4: Delta^{t+1} <= 72 b^2 Delta^t + 51 eta^2 K s^2 + 195 "
-         "eta^2 K^2 G^2 + 195 eta^2 K^2 B^2 E||grad f(w^t)||^2 + (3 eta^2/(N C)) E||sum_{i in C} sum_k grad f_i(w_{i,k}^t)"
-         "||^2. (ii) The appendix (l. 1250-1268) splits grad f_i(w_{i,k}) = [grad f_i(w_{i,k}) - grad f_i(w^t)] + "
-         "grad f_i(w^t); since sum_{i in C} sum_k grad f_i(w^t) = C K grad f(w^t), E||sum sum grad f_i(w_{i,k})||^2 <= "
-         "2 C K L^2 sum_i sum_k E||w_{i,k} - w^t||^2 + 2 C^2 K^2 E||grad f(w^t)||^2 = 2 C^2 K L^2 V_1^t + 2 C^2 K^2 "
-         "E||grad f(w^t)||^2. (iii) Times 3 eta^2/(N C): 6 C eta^2 K L^2 V_1^t/N + 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2. "
-         "(iv) V_1^t by Lemma 2 (4 K b^2 Delta^t + 3 K^2 eta^2 (s^2 + 4 K G^2) + 12 K^3 eta^2 B^2 E||grad f||^2) and "
-         "C eta^2 K^2 L^2/N <= 1 (eta <= sqrt(N)/(sqrt(C) K L)) give 24 b^2, 18 eta^2 K s^2, 72 eta^2 K^2 G^2 and 72 "
-         "eta^2 K^2 B^2 E||grad f||^2: the printed 96 b^2, 69, 267 G^2 and 267 B^2. The appendix keeps only the V_1 part; "
-         "the second part of (iii), 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2, is dropped. Kept, the gradient coefficient is "
-         "g = 267 B^2 + 6 C/N instead of 267 B^2. (v) As printed: Delta^t <= 96 b^2 Delta^t + ..., rearranged with "
-         "(Delta^t - Delta^{t+1}), summed over t and divided by (1 - 96 b^2) T (Delta^0 - Delta^T <= 0 dropped); "
-         "(1/T) sum_t E||grad f(w^t)||^2 is bounded by Thm 1 (2D/(lambda eta K T) + kappa_2 eta L s^2/(lambda N) + "
-         "3 kappa_1 eta K L G^2/(lambda N)), which gives the three middle terms with 2g, g, 3g (534 B^2, 267 B^2, 801 "
-         "B^2 as printed). The omission adds 6C/(267 N B^2) relatively to those terms: 2.2% at N = C, B = 1, but 22% at "
-         "the paper's N/C = 0.1 (C/N = 10) and B = 1. The same dropped term enters Thm 5's proof (not re-encoded here).")
+    quote=f"{SEED}:1268: '< 2C^2 K L^2 V_1^t + 2C^2 K^2 E||grad f(w^t)||^2' (OCR '< 2C?°K LV}} 4 2C*K2E||V "
+          "f(w\")||2'); l. 1273-1287 carry only the V_1 part ('24 C eta^2 K^2 L^2/N', '< 96 beta^2 Delta^t + 267 eta^2 "
+          "K^2 B^2 E||grad f(w^t)||^2 + 69 eta^2 K sigma_l^2 + 267 eta^2 K^2 G^2')",
+    note="Re-derived step by step from App. A.2.5 (l. 1226-1314). (i) Lemma 4: Delta^{t+1} <= 72 b^2 Delta^t + 51 "
+         "eta^2 K s^2 + 195 eta^2 K^2 G^2 + 195 eta^2 K^2 B^2 E||grad f(w^t)||^2 + (3 eta^2/(N C)) E||sum_{i in C} "
+         "sum_k grad f_i(w_{i,k}^t)||^2. (ii) The appendix (l. 1250-1268) splits grad f_i(w_{i,k}) = [grad "
+         "f_i(w_{i,k}) - grad f_i(w^t)] + grad f_i(w^t); since sum_{i in C} sum_k grad f_i(w^t) = C K grad f(w^t), "
+         "E||sum sum grad f_i(w_{i,k})||^2 <= 2 C K L^2 sum_i sum_k E||w_{i,k} - w^t||^2 + 2 C^2 K^2 E||grad "
+         "f(w^t)||^2 = 2 C^2 K L^2 V_1^t + 2 C^2 K^2 E||grad f(w^t)||^2. (iii) Times 3 eta^2/(N C): 6 C eta^2 K L^2 "
+         "V_1^t/N + 6 (C/N) eta^2 K^2 E||grad f(w^t)||^2. (iv) V_1^t by Lemma 2 (4 K b^2 Delta^t + 3 K^2 eta^2 (s^2 + "
+         "4 K G^2) + 12 K^3 eta^2 B^2 E||grad f||^2) and C eta^2 K^2 L^2/N <= 1 (eta <= sqrt(N)/(sqrt(C) K L)) give 24 "
+         "b^2, 18 eta^2 K s^2, 72 eta^2 K^2 G^2 and 72 eta^2 K^2 B^2 E||grad f||^2: the printed 96 b^2, 69, 267 G^2 "
+         "and 267 B^2. The appendix keeps only the V_1 part; the second part of (iii), 6 (C/N) eta^2 K^2 E||grad "
+         "f(w^t)||^2, is dropped. Kept, the gradient coefficient is g = 267 B^2 + 6 C/N instead of 267 B^2. (v) As "
+         "printed: Delta^t <= 96 b^2 Delta^t + ..., rearranged with (Delta^t - Delta^{t+1}), summed over t and divided "
+         "by (1 - 96 b^2) T (Delta^0 - Delta^T <= 0 dropped); (1/T) sum_t E||grad f(w^t)||^2 is bounded by Thm 1 "
+         "(2D/(lambda eta K T) + kappa_2 eta L s^2/(lambda N) + 3 kappa_1 eta K L G^2/(lambda N)), which gives the "
+         "three middle terms with 2g, g, 3g (534 B^2, 267 B^2, 801 B^2 as printed). The omission adds 6C/(267 N B^2) "
+         "relatively to those terms: 2.2% at N = C, B = 1, but 22% at the paper's N/C = 0.1 (C/N = 10) and B = 1. The "
+         "same dropped term enters Thm 5's proof (not re-encoded here).")
 
 _THM5_REST = (69 * eta**2 * K * sigma_l**2 / (1 - 96 * beta**2) + 267 * eta**2 * K**2 * G**2 / (1 - 96 * beta**2)
               + 267 * B**2 * L / ((1 - 96 * beta**2) * lam**2 * mu) * (kappa2 * eta**2 * K * sigma_l**2 / N
                                                                         + 3 * kappa1 * eta**2 * K**2 * G**2 / N))
-# The D-part of the proof's last display: (534 eta K B^2/lambda) sum_{t=0}^{T-1} (96 beta^2)^{T-1-t} e^{-lambda mu eta K t} D,
-# a geometric sum q^T - r^T over q - r (q = e^{-lambda mu eta K}, r = 96 beta^2); the proof bounds it, under
+# The D-part of the proof's last display: (534 eta K B^2/lambda) sum_{t=0}^{T-1} (96 beta^2)^{T-1-t} e^{-lambda mu eta K
+# t} D, a geometric sum q^T - r^T over q - r (q = e^{-lambda mu eta K}, r = 96 beta^2); the proof bounds it, under
 # 96 beta^2 <= e^{-lambda mu eta K}, by T e^{-lambda mu eta K (T-1)} D (tight only at 96 beta^2 = e^{-lambda mu eta K}).
 _Q5, _R5 = sp.exp(-lam * mu * eta * K), 96 * beta**2
 THM5_D_TERM_EXACT = 534 * eta * K * B**2 * D / lam * (_Q5**T - _R5**T) / (_Q5 - _R5)
@@ -393,7 +410,8 @@ THM6_COMPOSED = Bound(
     source=f"{SEED}, eq. (3) with Thm 2 (eq. 11) and Thm 3 (eq. 14); the basis of Thm 6, eq. (18)",
     symbols=S_, assumptions=OPT_ASSUMPTIONS + ("lipschitz(L_G)", "PL(mu)", "nonnegative_loss(U)"),
     units=Units(lhs="f", alternative="fedinit.thm6.composed.rederived", finding="fedinit.thm3.printed_divergence_term"),
-    lhs="excess_risk", lhs_description="E[F(w^T)] - E[f(w*)] (population risk of the output minus the empirical optimum)",
+    lhs="excess_risk", lhs_description="E[F(w^T)] - E[f(w*)] (population risk of "
+                                       "the output minus the empirical optimum)",
     lhs_kind="loss_range", expr=THM2_EXPR + STAB_TERM_PRINTED + DIV_TERM_PRINTED, definitions=OPT_DEFINITIONS,
     conditions=THM1_CONDITIONS + (ETA_PL,) + THM3_CONDITIONS, readings=DIVERGENCE_READINGS,
     note="Thm 6 combines Thm 2 (which needs a constant eta <= 1/(lambda mu K), chosen as log(lambda mu N K T)/"
@@ -415,7 +433,8 @@ THM6 = OrderStatement(
     assumptions=THM6_COMPOSED.assumptions,
     statement="E_E <= O((D + L(sigma^2 + K G^2))/(NKT) + (1/S)[sigma_l (TK)^{cL}]^{1/(1+cL)} + "
               "(1+beta)-weighted divergence bias of order T^{-1/(1+cL)})",
-    order=Order((D + L * (sigma_l**2 + K * G**2)) / (N * K * T) + (sigma_l * (T * K) ** (c * L)) ** (1 / (1 + c * L)) / S
+    order=Order((D + L * (sigma_l**2 + K * G**2)) / (N * K * T)
+                + (sigma_l * (T * K) ** (c * L)) ** (1 / (1 + c * L)) / S
                       + sp.sqrt(D + G**2) * T ** (-1 / (1 + c * L)),
                       T, {eta: sp.log(lam * mu * N * K * T) / (lam * mu * K * T)}, up_to_log=True,
                       substitute=THM5_DIVERGENCE_ORDER, source=f"{SEED}, eq. (18)", track=(S,)),
@@ -430,11 +449,11 @@ THM6 = OrderStatement(
          "sqrt(D+G^2)/T (reading 'final'). Under both readings the stated stability bias (1/S)[...]^{1/(1+cL)} misses "
          "Thm 3's S-dependence: the bracket of eq. (14) carries 2(L_G^2 + S L_G sigma_l), so the term falls like "
          "S^{-cL/(1+cL)}, not 1/S. Under 'sum' the divergence term also misses the stated T^{-1/(1+cL)} (it grows like "
-         "T^{cL/(1+cL)} log T); under 'final' it is covered. Both readings of c (C_READINGS; issue 45): Thm 3 states c as "
-         "a constant (000:336), but Thm 6 combines it with Thm 2's constant step (000:436-449), and one run meets both "
-         "rules only with c >= eta T K = log(lambda mu N K T)/(lambda mu), which grows with T. With c = eta T K the "
-         "exponents cL/(1+cL) -> 1 and 1/(1+cL) -> 0: Thm 3's stability term falls like S^(-1) (the stated 1/S) and "
-         "grows like T, the stated divergence bias T^(-1/(1+cL)) tends to a constant: the stated order covers the "
+         "T^{cL/(1+cL)} log T); under 'final' it is covered. Both readings of c (C_READINGS; issue 45): Thm 3 states c "
+         "as a constant (000:336), but Thm 6 combines it with Thm 2's constant step (000:436-449), and one run meets "
+         "both rules only with c >= eta T K = log(lambda mu N K T)/(lambda mu), which grows with T. With c = eta T K "
+         "the exponents cL/(1+cL) -> 1 and 1/(1+cL) -> 0: Thm 3's stability term falls like S^(-1) (the stated 1/S) "
+         "and grows like T, the stated divergence bias T^(-1/(1+cL)) tends to a constant: the stated order covers the "
          "explicit bound, and both grow with T (the excess-risk bound does not vanish as T grows).")
 
 EQ3 = Identity(
@@ -453,14 +472,16 @@ EQ15 = Identity(
 # ------------------------------------------------------------------------------------ Lemmas 2-4
 
 LEMMA_ETA = _cond("eta_le_1_over_2sqrt2_KL", eta <= 1 / (2 * sp.sqrt(2) * K * L), f"{SEED}, Lemma 2 proof (derived)",
-                  "needs 4 K eta^2 L^2 <= 1/(K-1) - 1/(2K-1); eta <= 1/(2 sqrt(2) K L) suffices (printed value unreadable)")
+                  "needs 4 K eta^2 L^2 <= 1/(K-1) - 1/(2K-1); eta <= "
+                  "1/(2 sqrt(2) K L) suffices (printed value unreadable)")
 ETA_KL = _cond("eta_le_1_over_KL", eta <= 1 / (K * L), f"{SEED}, Lemma 3 proof ('eta^2 K^2 L^2 <= 1')")
 LEMMA2 = Bound(
     id="fedinit.lemma2", paper=PAPER, title="Lemma 2: bounded local updates",
     source=f"{SEED}, App. A.2.1, Lemma 2, eq. (24)", symbols=S_,
     assumptions=OPT_ASSUMPTIONS,
     lhs="V1", lhs_description="V_1^t = (1/C) sum_{i in C} sum_{k<K} E||w_{i,k}^t - w^t||^2", lhs_kind="local_path",
-    expr=4 * K * beta**2 * Delta_t + 3 * K**2 * eta**2 * (sigma_l**2 + 4 * K * G**2) + 12 * K**3 * eta**2 * B**2 * grad_norm2_t,
+    expr=4 * K * beta**2 * Delta_t + 3 * K**2 * eta**2 * (sigma_l**2 + 4 * K * G**2)
+         + 12 * K**3 * eta**2 * B**2 * grad_norm2_t,
     conditions=(K_MIN, LEMMA_ETA), requires={"full_participation": True},
     note="Averaged over all C clients: equal to the simulated average when every client trains (N = C).")
 LEMMA3 = Bound(
@@ -490,7 +511,8 @@ LEMMA4 = Bound(
          "K^2L^2) <= 195. The last coefficient 3 eta^2/(N C) is read off the proof of Thm 4 (24 C eta^2K^2L^2/N "
          "beta^2 = 3 eta^2/(NC) * 2 C^2 K L^2 * 4 K beta^2) and of App. A.2.2 (30 beta^2 eta^2 L/(C N^2 (1-72b^2))).")
 
-register(THM1, THM2, THM3, THM3_REDERIVED, THM4, THM4_REDERIVED, THM5, THM6_COMPOSED, THM6_COMPOSED_REDERIVED, THM6, EQ3, EQ15, LEMMA2, LEMMA3, LEMMA4)
+register(THM1, THM2, THM3, THM3_REDERIVED, THM4, THM4_REDERIVED, THM5, THM6_COMPOSED, THM6_COMPOSED_REDERIVED, THM6,
+         EQ3, EQ15, LEMMA2, LEMMA3, LEMMA4)
 
 # ------------------------------------------------------------------------------------ claims
 
@@ -503,7 +525,8 @@ def _unbiased(m, rel_tol=1e-10):
     if scale == 0:
         return ClaimOutcome(None, "no relaxation offset was ever non-zero (beta = 0 or a single round)", gap)
     ratio = gap / scale
-    return ClaimOutcome(ratio <= rel_tol, f"max gap {gap:.3g}, relative to the offsets {ratio:.3g} (tolerance {rel_tol:g})", ratio)
+    return ClaimOutcome(ratio <= rel_tol, f"max gap {gap:.3g}, relative to the offsets "
+                                          f"{ratio:.3g} (tolerance {rel_tol:g})", ratio)
 
 
 # The predicates below that decide from per-seed values take ``stats``, the checks' statistics policy (Student-t for the
@@ -533,7 +556,8 @@ def _insensitive(m, stats, max_rel_spread=0.1):
     pairs = list(combinations(range(len(betas)), 2))
     tests = {(i, j): stats.within((opt[i] - opt[j]) / ref, max_rel_spread, family=len(pairs)) for i, j in pairs}
     (wi, wj), worst = max(tests.items(), key=lambda kv: abs(kv[1].mean))
-    beyond = [f"beta {betas[i]:g} vs {betas[j]:g}: {e.mean:+.3g} +- {e.se:.2g}" for (i, j), e in tests.items() if e.outside]
+    beyond = [f"beta {betas[i]:g} vs {betas[j]:g}: {e.mean:+.3g} +- "
+              f"{e.se:.2g}" for (i, j), e in tests.items() if e.outside]
     refuting = [k for k, e in tests.items() if e.refutes]
     dlt = np.asarray(m["delta"], float)
     dspread = (np.nanmax(dlt) - np.nanmin(dlt)) / max(np.nanmin(dlt), 1e-300)
@@ -551,7 +575,8 @@ def _threshold(m, stats, min_drop=0.05):
     (stats.compare, a family of the two comparisons below) by at least min_drop relative. Supported: it falls and
     some beta > beta* diverges (the text: 'when beta is too large ... the local divergence level increases heavily').
     Refuted: the smallest mean is at beta = 0 and the first positive beta lies significantly above Delta^T(0) with the
-    record's minimum effect and enough seeds. Inconclusive otherwise (e.g. it falls but nothing in the grid diverged)."""
+    record's minimum effect and enough seeds. Inconclusive otherwise (e.g. it falls but nothing in the grid
+    diverged)."""
     b = np.asarray(m["beta"], float)
     d = np.asarray(m["delta"], float)
     div = np.asarray(m["diverged"], bool)
@@ -640,8 +665,10 @@ def _dominates(m):
 
 CLAIM_UNBIASED = Claim(
     id="fedinit.claim.unbiased", paper=PAPER, title="Relaxed initialisation keeps the global expectation unbiased",
-    quote=f"{POSTER}:76: '(1) Its global expectation is still unbiased, which is (1/N) sum_{{i in [N]}} w_{{i,0}}^t = w^t.'",
-    source=f"{POSTER}, Algorithm 1 and the sentence under eq. w_{{i,0}}^t = w^t + beta (w^t - w_{{i,K}}^{{t-1}})", symbols=S_,
+    quote=f"{POSTER}:76: '(1) Its global expectation is still "
+          "unbiased, which is (1/N) sum_{i in [N]} w_{i,0}^t = w^t.'",
+    source=f"{POSTER}, Algorithm 1 and the sentence under eq. w_{{i,0}}^t = w^t + beta (w^t - "
+           f"w_{{i,K}}^{{t-1}})", symbols=S_,
     statement="(1/N) sum_{i in N} w_{i,0}^t = w^t", predicate=_unbiased, parameters={"rel_tol": 1e-10},
     measurements=("unbiased_gap", "offset_scale"),
     readings={
@@ -651,8 +678,9 @@ CLAIM_UNBIASED = Claim(
         "selected_mean, no offset": "the displayed equality as written, a client idle at t-1 starting at w^t (it has "
                                     "no w_{i,K}^{t-1}; measure unbiased_gap_no_offset)",
         "selection_expectation, last model": "'global expectation' as the expectation over Algorithm 1's uniform "
-                                             "selection of N of C clients (line 3): (1/C) sum_{i in C} w_{i,0}^t equals "
-                                             "w^t, idle clients offset from their last local model (selection_gap)",
+                                             "selection of N of C clients (line 3): (1/C) sum_{i in C} w_{i,0}^t "
+                                             "equals w^t, idle clients offset from their last local model "
+                                             "(selection_gap)",
         "selection_expectation, no offset": "the same expectation, a client idle at t-1 starting at w^t "
                                             "(selection_gap_no_offset)"},
     note="The sentence follows the poster's Algorithm 1, which selects N of the C clients each round (line 3, "
@@ -711,28 +739,28 @@ CLAIM_K = Claim(
 CLAIM_DOMINATES = Claim(
     id="fedinit.claim.divergence_dominates", paper=PAPER, title="The divergence term sets the rate of the excess risk",
     source=f"{SEED}, Sec. 4.3.4, discussion of Thm 6 (eq. 18)", symbols=S_,
-    statement="In the excess-risk bound (Thm 2 + Thm 3) the divergence term decays slowest (is of the highest order) as "
-              "T and S grow", predicate=_dominates,
+    statement="In the excess-risk bound (Thm 2 + Thm 3) the divergence term decays slowest (is of the highest order) "
+              "as T and S grow", predicate=_dominates,
     measurements=("order_vs", "grid_top", "grid_last"),
-    quote=f"{SEED}:453: 'From the perspective of excess risk, the main restriction in the FL paradigm is the divergence "
-          "term with the bound of O(...)' (the order itself is garbled: 'O( pres )')",
+    quote=f"{SEED}:453: 'From the perspective of excess risk, the main restriction in the FL paradigm is the "
+          "divergence term with the bound of O(...)' (the order itself is garbled: 'O( pres )')",
     readings=DIVERGENCE_READINGS,
-    note="Decided under both readings of eq. (14)'s divergence factor (DIVERGENCE_READINGS). Under 'sum' the divergence "
-         "term grows like T^{cL/(1+cL)} log T, one log T above the stability term: 'higher'; under 'final' it decays "
-         "like T^{-1/(1+cL)} while the stability term grows like T^{cL/(1+cL)}: 'lower'. The support rests only on "
-         "the log T of the disputed reading. Read as a rate statement on the composed bound with Thm 3's re-derived constants (fedinit.thm6.composed."
-         "rederived; the printed ones are not supported by the appendix). Symbolically: the optimization term at Thm 2's "
-         "step choice eta = log(lambda mu N K T)/(lambda mu K T), the two stability terms with a fixed c, and sum_t "
-         "sqrt(Delta^t) (or sqrt(Delta^T)) replaced by Thm 5's order (as for fedinit.thm6), each split into "
-         "additive terms and their growth as T grows computed (theory.rates.growth), with S fixed and with S = T. Both Thm 3 terms carry "
-         "T^{cL/(1+cL)} S^{-cL/(1+cL)}; the divergence term has the extra log T factor of sum_t sqrt(Delta^t), so its "
-         "dominance over the stability term rests on that order (with a summable sum_t sqrt(Delta^t) the two are of the "
-         "same order). As S alone grows (T fixed) both Thm 3 terms fall like S^{-cL/(1+cL)} and the optimization term, "
-         "free of S, would overtake them: reported, not part of the verdict (the sentence is about the rounds T). "
-         "Numerically: the three terms over a (S, T, K, beta) grid at the admissible constant step, with the "
-         "runs' own sum_t sqrt(Delta^t) (or sqrt(Delta^T)) and c = eta T K (as fedinit.thm6.composed). Eq. (18) "
-         "is garbled and Sec. 4.3.4 calls the divergence bias O(1/T^{1/(1+cL)}), the order Thm 3's divergence term has "
-         "only under the reading 'final'.")
+    note="Decided under both readings of eq. (14)'s divergence factor (DIVERGENCE_READINGS). Under 'sum' the "
+         "divergence term grows like T^{cL/(1+cL)} log T, one log T above the stability term: 'higher'; under 'final' "
+         "it decays like T^{-1/(1+cL)} while the stability term grows like T^{cL/(1+cL)}: 'lower'. The support rests "
+         "only on the log T of the disputed reading. Read as a rate statement on the composed bound with Thm 3's "
+         "re-derived constants (fedinit.thm6.composed.rederived; the printed ones are not supported by the appendix). "
+         "Symbolically: the optimization term at Thm 2's step choice eta = log(lambda mu N K T)/(lambda mu K T), the "
+         "two stability terms with a fixed c, and sum_t sqrt(Delta^t) (or sqrt(Delta^T)) replaced by Thm 5's order (as "
+         "for fedinit.thm6), each split into additive terms and their growth as T grows computed "
+         "(theory.rates.growth), with S fixed and with S = T. Both Thm 3 terms carry T^{cL/(1+cL)} S^{-cL/(1+cL)}; the "
+         "divergence term has the extra log T factor of sum_t sqrt(Delta^t), so its dominance over the stability term "
+         "rests on that order (with a summable sum_t sqrt(Delta^t) the two are of the same order). As S alone grows (T "
+         "fixed) both Thm 3 terms fall like S^{-cL/(1+cL)} and the optimization term, free of S, would overtake them: "
+         "reported, not part of the verdict (the sentence is about the rounds T). Numerically: the three terms over a "
+         "(S, T, K, beta) grid at the admissible constant step, with the runs' own sum_t sqrt(Delta^t) (or "
+         "sqrt(Delta^T)) and c = eta T K (as fedinit.thm6.composed). Eq. (18) is garbled and Sec. 4.3.4 calls the "
+         "divergence bias O(1/T^{1/(1+cL)}), the order Thm 3's divergence term has only under the reading 'final'.")
 register(CLAIM_UNBIASED, CLAIM_INSENSITIVE, CLAIM_THRESHOLD, CLAIM_K, CLAIM_DOMINATES)
 
 

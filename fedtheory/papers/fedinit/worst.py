@@ -23,8 +23,17 @@ import numpy as np
 from fedtheory.checks import run_checks
 from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, fedinit
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (NeighbourClass, PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, coupled_runner,
-                             pooled_loss_gaps, register_pep, register_worst_case)
+from fedtheory.worst import (
+    NeighbourClass,
+    PEPSetting,
+    PEPSpec,
+    QuadraticClass,
+    WorstCaseSpec,
+    coupled_runner,
+    pooled_loss_gaps,
+    register_pep,
+    register_worst_case,
+)
 
 from . import records as TF
 from .checks.stability import stability_problem, stability_settings
@@ -100,9 +109,9 @@ def fedinit_spec(record_id: str = "fedinit.thm2", *, L: float, mu: float, B: flo
         raise ParameterError("runs", runs, "an integer >= 1")
     if lam is None:
         lam = best_lambda(eta=eta, K=K, L=L, B=B, N=N, beta=beta)
-    params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T, "beta": beta,
-              "sigma_l": sigma_l, "C": C, "N": N, "d": d, "lam": lam, "runs": runs, "client_mu": client_mu,
-              "aligned_fraction": aligned_fraction}
+    params = {"record_id": record_id, "L": L, "mu": mu, "B": B, "G": G, "D": D, "eta": eta, "K": K, "T": T,
+              "beta": beta, "sigma_l": sigma_l, "C": C, "N": N, "d": d, "lam": lam, "runs": runs,
+              "client_mu": client_mu, "aligned_fraction": aligned_fraction}
     space = QuadraticClass(C, d, L=L, mu=mu, client_mu=client_mu, B=B, G2=G**2, D=D, aligned_fraction=aligned_fraction)
     stochastic = sigma_l > 0 or N < C
     oracle = AdditiveNoise(sigma_l**2) if sigma_l > 0 else Exact()
@@ -166,7 +175,8 @@ def fedinit_stability_spec(record_id: str = "fedinit.thm3", *, L: float, c: floa
 
         sq = np.sum(np.sqrt(tr["delta"][1:, 0::2]), axis=0)  # the original runs' sum_{t=1}^T sqrt(Delta^t)
         return {**fixed, "L_G": visited("visited_max_grad"), "U": visited("visited_max_loss"),
-                "sigma_l": np.sqrt(visited("visited_max_grad_var")), "sum_sqrt_Delta": sq.reshape(P, -1).mean(axis=1)[:, None]}
+                "sigma_l": np.sqrt(visited("visited_max_grad_var")),
+                "sum_sqrt_Delta": sq.reshape(P, -1).mean(axis=1)[:, None]}
 
     params = {"record_id": record_id, "L": L, "c": c, "client_mu": client_mu, "K": K, "T": T, "beta": beta, "S": S,
               "C": C, "d": d, "dist2_max": dist2_max, "offset_scale": offset_scale, "label_noise": label_noise,
@@ -333,7 +343,8 @@ def fedinit_stability_reference(record_id: str):
     return reference
 
 
-for _rid in ("fedinit.thm2", "fedinit.thm1", "fedinit.thm4", "fedinit.thm4.rederived", "fedinit.thm5", "fedinit.lemma4"):
+for _rid in ("fedinit.thm2", "fedinit.thm1", "fedinit.thm4", "fedinit.thm4.rederived", "fedinit.thm5",
+             "fedinit.lemma4"):
     register_worst_case(_rid, fedinit_spec, reference=fedinit_reference(_rid),
                         description=f"FedInit on federated quadratics inside the record's assumptions (exact "
                                     f"G^2(B)): {_QUADRATIC[_rid][2]}")

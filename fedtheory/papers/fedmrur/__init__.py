@@ -9,8 +9,11 @@ about its experiments.
 * ``worst``: the worst-case search declarations;
 * ``experiments``: the statements about the experiments and their checks on logged runs (``check --runs DIR``).
 """
+# the order of these imports is the order the records and checks register in (and `fedtheory list` shows)
+# isort: off
 from . import algorithms  # noqa: F401 - registers MoFedSAM and FedMRUR
 from . import records  # noqa: F401 - registers the records
 from . import experiments  # noqa: F401 - registers the experiment statements and their checks on logged runs
 from . import checks  # noqa: F401 - registers the checks
 from . import worst  # noqa: F401 - registers the worst-case declarations
+# isort: on

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.checks import (CheckResult, Control, claim_result, in_training_regime, logged_runs_check, run_label,
-                              training_regime)
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    claim_result,
+    in_training_regime,
+    logged_runs_check,
+    run_label,
+    training_regime,
+)
 from fedtheory.theory import Claim, ClaimOutcome, Identity, SymbolSet, register
 
 FEDMRUR = "fedmrur"
@@ -45,7 +52,9 @@ def _near_orthogonal(m, *, stats, tol=0.1):
 
 
 NEAR_ORTHOGONAL = Claim(
-    id="fedmrur.exp.near_orthogonality", quote="003_7cb41999359df859.txt:108: 'According to [3], after a number of communication rounds, the cosine similarities of the local updates across clients are almost zero'", paper=FEDMRUR,
+    id="fedmrur.exp.near_orthogonality", quote="003_7cb41999359df859.txt:108: 'According to [3], after a number of "
+                                               "communication rounds, the cosine similarities of the local updates "
+                                               "across clients are almost zero'", paper=FEDMRUR,
     title="Client updates become nearly orthogonal after a number of rounds",
     source=f"{FEDMRUR_SEED}, Sec. 1 and 3.2 ('after a number of communication rounds, the cosine similarities of the "
            f"local updates across clients are almost zero', citing Charles et al. [3])", symbols=S_MRUR,
@@ -53,8 +62,8 @@ NEAR_ORTHOGONAL = Claim(
     parameters={"tol": 0.1}, min_effect=0.1, measurements=("cos_abs_mean", "cos_mean", "d_t_over_sqrtN"),
     note="A statement about FL in general (the motivation of normalized aggregation), so it is checked on every logged "
          "algorithm. 'Almost zero' is not quantified in the seed; the tolerance 0.1 is ours, stated up front, "
-         "and is the effect size (min_effect, the same number): the verdict is an equivalence test over the runs under the "
-         "statistics policy.")
+         "and is the effect size (min_effect, the same number): the verdict is an equivalence test over the runs under "
+         "the statistics policy.")
 
 
 register(D_T_AT_LEAST_1, NEAR_ORTHOGONAL)

@@ -50,9 +50,19 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Identity, OrderStatement, Order,
-                              SymbolSet, Units,
-                              register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Identity,
+    Order,
+    OrderStatement,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "fedmrur"
 SEED = "003_7cb41999359df859.txt"
@@ -153,26 +163,27 @@ THM1_CONDITIONS = (S_LE_N, ETA_L, ETA_G, C_POS, C_OK)
 # The readings of eq. (7) and of MoFedSAM's bound: Assumption 3 x the index of the average (module note). The first is
 # the text as printed; names are the keys of the rows' extra['readings'].
 READINGS = {
-    "client-mean, t=1..T": "Assumption 3 with E the mean over clients, (1/N) sum_p ||grad F_p - grad F||^2 <= sigma_g^2 "
-                           "(as written); the average over w^1..w^T (as printed)",
-    "client-mean, t=0..T-1": "Assumption 3 as the client mean; the average over the rounds Algorithm 1 runs, w^0..w^{T-1}",
+    "client-mean, t=1..T": "Assumption 3 with E the mean over clients, (1/N) sum_p ||grad F_p - grad F||^2 <= "
+                           "sigma_g^2 (as written); the average over w^1..w^T (as printed)",
+    "client-mean, t=0..T-1": "Assumption 3 as the client mean; the average "
+                             "over the rounds Algorithm 1 runs, w^0..w^{T-1}",
     "client-max, t=1..T": "Assumption 3 for every client, max_p ||grad F_p - grad F||^2 <= sigma_g^2; the average over "
                           "w^1..w^T",
     "client-max, t=0..T-1": "Assumption 3 for every client; the average over w^0..w^{T-1}",
 }
 THM1_QUOTE = ("003_7cb41999359df859.txt:134-136: 'Theorem 1. Let all the assumptions hold and with partial client "
-              "participation. If eta_l <= 1/sqrt(30 alpha K L), eta_g <= S/(2 alpha L (S-1)) satisfying ..., then for all "
-              "K >= 0 and T >= 1, we have: (1/sum_{t=1}^T d_t) sum_{t=1}^T E||grad F(w^t)||^2 d_t <= (F^0 - F^*)/(C alpha "
-              "eta_g sum_{t=1}^T d_t) + Phi, (7)'")
-RATE_QUOTE = ("003_7cb41999359df859.txt:142, 144, 148: 'Specifically, we set eta_g = Theta(sqrt(SK)/sqrt(T)) and eta_l = "
-              "Theta(1/sqrt(STK(L+r))), the convergence rate of the FedMRUR under partial client participation can be "
-              "bounded as: sum_{t=1}^T E||grad F(x_t)||^2 = O(1/sqrt(SKT)) + O(sqrt(K)/(ST)) + O(1/sqrt(KT)). (8)' and "
-              "Remark 3: 'when T is large enough, the dominant term O(1/sqrt(SKT)) in the bound achieves a linear "
+              "participation. If eta_l <= 1/sqrt(30 alpha K L), eta_g <= S/(2 alpha L (S-1)) satisfying ..., then for "
+              "all K >= 0 and T >= 1, we have: (1/sum_{t=1}^T d_t) sum_{t=1}^T E||grad F(w^t)||^2 d_t <= (F^0 - "
+              "F^*)/(C alpha eta_g sum_{t=1}^T d_t) + Phi, (7)'")
+RATE_QUOTE = ("003_7cb41999359df859.txt:142, 144, 148: 'Specifically, we set eta_g = Theta(sqrt(SK)/sqrt(T)) and eta_l "
+              "= Theta(1/sqrt(STK(L+r))), the convergence rate of the FedMRUR under partial client participation can "
+              "be bounded as: sum_{t=1}^T E||grad F(x_t)||^2 = O(1/sqrt(SKT)) + O(sqrt(K)/(ST)) + O(1/sqrt(KT)). (8)' "
+              "and Remark 3: 'when T is large enough, the dominant term O(1/sqrt(SKT)) in the bound achieves a linear "
               "speedup property'")
-REMARK2_QUOTE = ("003_7cb41999359df859.txt:146: 'Remark 2. Compared with the inequality (F^0 - F^*)/(C alpha eta_g T) + "
-                 "Phi of Theorem D.7 in MoFedSAM paper[31], the second constant term in (7) is same and the first term "
-                 "is less than the first term in MoFedSAM paper, which validates FedMRUR achieves faster convergence "
-                 "than MoFedSAM.'")
+REMARK2_QUOTE = ("003_7cb41999359df859.txt:146: 'Remark 2. Compared with the inequality (F^0 - F^*)/(C alpha eta_g T) "
+                 "+ Phi of Theorem D.7 in MoFedSAM paper[31], the second constant term in (7) is same and the first "
+                 "term is less than the first term in MoFedSAM paper, which validates FedMRUR achieves faster "
+                 "convergence than MoFedSAM.'")
 
 THM1_FIRST = D / (C * alpha * eta_g * sum_d)
 MOFEDSAM_FIRST = D / (C * alpha * eta_g * T)
@@ -193,12 +204,12 @@ THM1 = Bound(
     order=THM1_ORDER, requires={"server_rule": "normalized", "momentum": "global_update"}, quote=THM1_QUOTE,
     readings=READINGS,
     note="Run with Algorithm 1's descent sign (Delta_p = w^{t,0} - w^{t,K}; as printed, lines 13 and 16 step uphill: "
-         "fedmrur.alg1). sum_d is measured on the run (it is part of the statement); eq. (7) holds for each run's own d_t. "
-         "The regularizer's weight gamma does not appear: Assumption 1 bounds R's smoothness by r and the theorem "
+         "fedmrur.alg1). sum_d is measured on the run (it is part of the statement); eq. (7) holds for each run's own "
+         "d_t. The regularizer's weight gamma does not appear: Assumption 1 bounds R's smoothness by r and the theorem "
          "uses L + r (F_p = f_p + gamma R is (L + gamma r)-smooth, <= L + r when gamma <= 1); a run without the "
-         "regularizer (gamma = 0) is the instance r = 0, the limit of the paper's R as sigma -> oo. Conditions as printed "
-         "(module note). lhs_kind grad_norm2: a weighted average of ||grad f(w^t)||^2 is at most L^2 max_t ||w^t - "
-         "w*||^2.")
+         "regularizer (gamma = 0) is the instance r = 0, the limit of the paper's R as sigma -> oo. Conditions as "
+         "printed (module note). lhs_kind grad_norm2: a weighted average of ||grad f(w^t)||^2 is at most L^2 max_t "
+         "||w^t - w*||^2.")
 
 MOFEDSAM = Bound(
     id="fedmrur.mofedsam_thmD7", paper=PAPER, title="MoFedSAM's Theorem D.7 as FedMRUR's Remark 2 states it",
@@ -227,14 +238,15 @@ REMARK2 = Bound(
          "MoFedSAM's plain average of its own, 003:146) of different algorithms; a smaller upper bound on another "
          "quantity says nothing about which algorithm converges faster, so Remark 2's 'which validates FedMRUR "
          "achieves faster convergence than MoFedSAM' (003:146) does not follow from it (issue 45: explained here, "
-         "not counted: the inference is tested where it can be, on trajectories). That is claim fedmrur.claim.faster_than_mofedsam. lhs_kind 'none': the "
-         "left side is another bound's right side, not a measured quantity, so it has no trivial bound; the comparison "
-         "is a tautology of the encoding (an implementation self-check).")
+         "not counted: the inference is tested where it can be, on trajectories). That is claim "
+         "fedmrur.claim.faster_than_mofedsam. lhs_kind 'none': the left side is another bound's right side, not a "
+         "measured quantity, so it has no trivial bound; the comparison is a tautology of the encoding (an "
+         "implementation self-check).")
 register(THM1, MOFEDSAM, REMARK2)
 
 # Theorem 1's hypotheses as printed (003:134, the LaTeX of the seed): the clause after 'satisfying' is an expression
-# with no comparison (C, which eq. (7) and Phi divide by, is defined nowhere else in 003), and the range 'for all K >= 0'
-# includes K = 0, where C_max's 2(1 - alpha L)/(K N) and Phi's alpha (L+r) eta_g/(K^2 S N) divide by zero.
+# with no comparison (C, which eq. (7) and Phi divide by, is defined nowhere else in 003), and the range 'for all K >=
+# 0' includes K = 0, where C_max's 2(1 - alpha L)/(K N) and Phi's alpha (L+r) eta_g/(K^2 S N) divide by zero.
 THM1_CLAUSE = (r"\eta_g \leq \frac{S}{2\alpha L(S-1)}$ satisfying $\frac{3}{4} - \frac{2(1-\alpha L)}{KN} - "
                r"70(1-\alpha)K^2(L+r)^2\eta_l^2 - \frac{90\alpha(L+r)^3\eta_g\eta_l^2}{S} - "
                r"\frac{3\alpha(L+r)\eta_g}{2S}$, then for all $K \geq 0$ and $T \geq 1$")
@@ -292,13 +304,13 @@ ALG1 = Identity(
     id="fedmrur.alg1", paper=PAPER, title="Algorithm 1's server step as printed (lines 13, 15, 16)",
     source=f"{SEED}, Algorithm 1, lines 13-16", symbols=S_,
     lhs_text="w^{t+1} - w^t = -eta_g Delta^{t+1}, Delta^{t+1} = d_t mean_p (w_p^{t,K} - w_p^{t,0})  (as printed)",
-    rhs_text="a step along the clients' local progress, -eta_g d_t mean_p (w_p^{t,0} - w_p^{t,K}) (what a descent method "
-             "and the proof of Theorem 1 need)",
-    note="As printed, Delta_p is the local displacement w^K - w^0 (downhill) and line 16 subtracts it: the server moves "
-         "against the clients' progress, uphill (one local gradient step on f = ||w||^2/2: w^{t+1} = (1 + eta_g eta_l) "
-         "w^t). Line 10 adds (1 - alpha) Delta^t to a gradient with the same sign slip. The simulator runs the descent "
-         "sign (Delta_p = w^{t,0} - w^{t,K}; fedtheory.papers.fedmrur.algorithms), as every FedMRUR row says; the "
-         "printed sign is an erratum (fedmrur.alg1 check).",
+    rhs_text="a step along the clients' local progress, -eta_g d_t mean_p (w_p^{t,0} - w_p^{t,K}) (what a descent "
+             "method and the proof of Theorem 1 need)",
+    note="As printed, Delta_p is the local displacement w^K - w^0 (downhill) and line 16 subtracts it: the server "
+         "moves against the clients' progress, uphill (one local gradient step on f = ||w||^2/2: w^{t+1} = (1 + eta_g "
+         "eta_l) w^t). Line 10 adds (1 - alpha) Delta^t to a gradient with the same sign slip. The simulator runs the "
+         "descent sign (Delta_p = w^{t,0} - w^{t,K}; fedtheory.papers.fedmrur.algorithms), as every FedMRUR row says; "
+         "the printed sign is an erratum (fedmrur.alg1 check).",
     tolerance=0.0)
 register(EQ_DT, EQ3, ALG1)
 
@@ -327,7 +339,8 @@ def _near_orthogonal(m, *, stats, tol=0.15):
     n = cos.shape[0]
     per_run = np.nanmean(cos[-max(1, n // 4):], axis=0) if cos.ndim == 2 else cos
     eq = stats.within(per_run, tol)
-    text = (f"mean pairwise cosine, last quarter of the rounds: {eq.text()}; first round {float(np.nanmean(cos[0])):.3f}")
+    text = (f"mean pairwise cosine, last quarter of the rounds: {eq.text()}; first round "
+            f"{float(np.nanmean(cos[0])):.3f}")
     return ClaimOutcome(eq.decision, text, eq.mean)
 
 
@@ -337,8 +350,9 @@ def _enlarges(m, *, stats):
     supported when the normalized step is significantly longer, refuted when significantly shorter by at least
     the record's min_effect on enough seeds, inconclusive otherwise."""
     c = stats.compare(m["step_plain"], m["step_normalized"], paired=True)
-    text = (f"mean global step: normalized {np.nanmean(m['step_normalized']):.4g}, plain {np.nanmean(m['step_plain']):.4g}"
-            f" (normalized minus plain {_why(c)}); mean d_t {float(np.nanmean(m['d_t'])):.3f}")
+    text = (f"mean global step: normalized {np.nanmean(m['step_normalized']):.4g}, plain "
+            f"{np.nanmean(m['step_plain']):.4g} (normalized minus plain {_why(c)}); mean d_t "
+            f"{float(np.nanmean(m['d_t'])):.3f}")
     return ClaimOutcome(_greater(c), text, float(np.nanmean(m["step_normalized"]) / np.nanmean(m["step_plain"])))
 
 
@@ -416,7 +430,10 @@ CLAIM_ORTHOGONAL = Claim(
          "artefact. Under MoFedSAM 90% (1 - alpha) of each local update is the shared momentum, so its cosine is "
          "large by construction.")
 CLAIM_ENLARGES = Claim(
-    id="fedmrur.claim.enlarges_step", quote="003_7cb41999359df859.txt:23: 'As a result, the size of the global update becomes larger and compensates for the norm reduction introduced by model inconsistency'", paper=PAPER, title="Normalized aggregation enlarges the global step",
+    id="fedmrur.claim.enlarges_step", quote="003_7cb41999359df859.txt:23: 'As a result, the size of "
+                                            "the global update becomes larger and compensates for "
+                                            "the norm reduction introduced by model inconsistency'", paper=PAPER,
+    title="Normalized aggregation enlarges the global step",
     source=f"{SEED}, Sec. 3.2 and Figure 2 ('the size of the global update becomes larger')", symbols=S_,
     statement="with normalized aggregation the global step ||w^{t+1} - w^t|| is longer than with the plain mean",
     predicate=_enlarges, measurements=("step_normalized", "step_plain", "d_t"), min_effect=0.05,
@@ -440,7 +457,9 @@ CLAIM_COMPONENTS = Claim(
          "MoFedSAM to ~1e-6 in the weights: the H rows do not exercise the regulariser; the check reports by how much "
          "it would have to grow to matter.")
 CLAIM_PARTICIPATION = Claim(
-    id="fedmrur.claim.participation", quote="003_7cb41999359df859.txt:233: 'From this figure, we can observe that the client participation rate (PR) has a positive impact on the convergence speed, but the impact on test accuracy is little.'", paper=PAPER,
+    id="fedmrur.claim.participation", quote="003_7cb41999359df859.txt:233: 'From this figure, we can observe that the "
+                                            "client participation rate (PR) has a positive impact on the convergence "
+                                            "speed, but the impact on test accuracy is little.'", paper=PAPER,
     title="Lower participation slows convergence but barely changes accuracy",
     source=f"{SEED}, Sec. 5.3 'Impact of partial participation' and Figure 4(a)-(b)", symbols=S_,
     statement="a lower participation ratio S/N slows the decrease of the training loss; the final test accuracy "
@@ -451,7 +470,10 @@ CLAIM_PARTICIPATION = Claim(
          "the accuracy part. min_effect 0.1 is the speed part's: an early optimality gap smaller at the lowest "
          "ratio by 10% or more of the larger would contradict 'a positive impact on the convergence speed'.")
 CLAIM_FASTER = Claim(
-    id="fedmrur.claim.faster_than_mofedsam", quote="003_7cb41999359df859.txt:146: '... the second constant term in (7) is same and the first term is less than the first term in MoFedSAM paper, which validates FedMRUR achieves faster convergence than MoFedSAM.'", paper=PAPER, title="FedMRUR converges faster than MoFedSAM (Remark 2)",
+    id="fedmrur.claim.faster_than_mofedsam",
+    quote="003_7cb41999359df859.txt:146: '... the second constant term in (7) is same and the first term is less than "
+          "the first term in MoFedSAM paper, which validates FedMRUR achieves faster convergence than MoFedSAM.'",
+    paper=PAPER, title="FedMRUR converges faster than MoFedSAM (Remark 2)",
     source=f"{SEED}, Remark 2 ('validates FedMRUR achieves faster convergence than MoFedSAM') and Table 3",
     symbols=S_, statement="on the same problem, seeds and step sizes FedMRUR needs fewer rounds than MoFedSAM to reach "
                           "a given training optimality gap (Table 3 counts rounds to a target accuracy)",

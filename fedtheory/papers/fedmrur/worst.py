@@ -31,7 +31,6 @@ from fedtheory.validation import ParameterError
 from fedtheory.worst import SeparablePLClass, WorstCaseSpec, register_worst_case
 
 from . import checks as CF
-from . import records as TF
 from .algorithms import fedmrur, settings_of
 
 RECORDS = ("fedmrur.thm1", "fedmrur.mofedsam_thmD7")
@@ -49,8 +48,8 @@ def _cumulative(tr, normalized: bool):
 
 
 def fedmrur_spec(record_id: str = "fedmrur.thm1", *, D: float, sigma_g: float, eta_l: float, eta_g: float,
-                 L: float = 8.0, sigma_t: float = float(np.sqrt(0.05)), alpha: float = 0.1, rho: float = 0.05, K: int = 5,
-                 S: int = 5, N: int = 10, T: int = 300, d: int = 10, runs: int = 4, gradient_units: int = 1,
+                 L: float = 8.0, sigma_t: float = float(np.sqrt(0.05)), alpha: float = 0.1, rho: float = 0.05,
+                 K: int = 5, S: int = 5, N: int = 10, T: int = 300, d: int = 10, runs: int = 4, gradient_units: int = 1,
                  client_max: int = 0, s_min: float = 0.01, a_min: float = 0.0, a_max: float = 3.0,
                  check_seed: int | None = None) -> WorstCaseSpec:
     """FedMRUR eq. (7) (``fedmrur.thm1``, FedMRUR-N) or MoFedSAM's bound (``fedmrur.mofedsam_thmD7``, MoFedSAM) on
@@ -101,8 +100,8 @@ def fedmrur_spec(record_id: str = "fedmrur.thm1", *, D: float, sigma_g: float, e
         starts = space.encode(np.ones(d), np.full(d, 3.0), *start)[None]
     params = {"record_id": record_id, "D": D, "sigma_g": sigma_g, "eta_l": eta_l, "eta_g": eta_g, "L": L,
               "sigma_t": sigma_t, "alpha": alpha, "rho": rho, "K": K, "S": S, "N": N, "T": T, "d": d, "runs": runs,
-              "gradient_units": gradient_units, "client_max": client_max, "s_min": s_min, "a_min": a_min, "a_max": a_max,
-              "check_seed": check_seed}
+              "gradient_units": gradient_units, "client_max": client_max, "s_min": s_min, "a_min": a_min,
+              "a_max": a_max, "check_seed": check_seed}
     return WorstCaseSpec(
         record_id=record_id, space=space, algorithm=algorithm, config=config, measure=measure,
         constants_from_instance=constants, measures=("grad_norm2", "d_t"),
@@ -129,7 +128,8 @@ def check_instance(seed: int, N: int, d: int) -> tuple[np.ndarray, np.ndarray]:
 
 def check_start(space: SeparablePLClass, seed: int) -> np.ndarray:
     """The parameter vector of the check's PL instance in ``space``."""
-    return space.encode(np.ones(space.dim), np.full(space.dim, 3.0), *check_instance(seed, space.n_clients, space.dim))[None]
+    return space.encode(np.ones(space.dim), np.full(space.dim, 3.0),
+                        *check_instance(seed, space.n_clients, space.dim))[None]
 
 
 def fedmrur_reference(record_id: str):

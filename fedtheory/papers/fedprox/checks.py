@@ -32,7 +32,8 @@ def run(session: Session, c: float, draws: int, rounds: int | None = None):
         base = fedprox(mu=mu, server_rule="algorithm1")
         alg = dataclasses.replace(base, local=(*base.local, ExpectedDecrease(draws, mu)))
         cfg = RunConfig(rounds=T, local_steps=3, lr=1.0 / (L + mu), oracle=Exact())
-        tr = simulate(p, alg, cfg, session.seeds(1), w0=session.initial_point(p), measures=("opt_error", "visited_max_dist2"))
+        tr = simulate(p, alg, cfg, session.seeds(1), w0=session.initial_point(p),
+                      measures=("opt_error", "visited_max_dist2"))
         cert = certify(R.THM4, problem=p, oracle=cfg.oracle, visited=tr)
         gap = tr["opt_error"][:-1]  # f(w^t) - f*, t = 0..T-1
         lhs = gap + tr["prox_expected_change"]
@@ -66,8 +67,8 @@ def row(session: Session, c: float, draws: int, *, record=R.THM4, rounds: int | 
                         certification=r["cert"], trivial=r["trivial"], rounds=np.arange(r["T"])[keep], round_name="t",
                         problem=PROBLEM, params={"setting": f"mu={c:g}L K={draws}", "K": draws},
                         detail=f"B(w^t), gamma measured each round (max gamma {np.nanmax(r['values']['gamma']):.2g})"
-                               + (f"; the actual expected decrease is at least {r['decrease']:.3g} rho ||grad f(w^t)||^2"
-                                  if inside else "")
+                               + (f"; the actual expected decrease is at least {r['decrease']:.3g} rho "
+                                  "||grad f(w^t)||^2" if inside else "")
                                + (f"; {outside} of {r['T']} rounds have rho <= 0 at their own B(w^t), gamma (outside "
                                   "the theorem, not compared)" if outside and inside else ""))
 
@@ -78,7 +79,8 @@ def _double_rho(session: Session) -> list[CheckResult]:
 
 
 @check(f"{R.PAPER}.thm4", R.PAPER, "bound", measures=("opt_error", "prox_expected_change", "prox_B", "prox_gamma"),
-       problems=(PROBLEM,), algorithms=("FedProx, every device 3 gradient steps on its proximal problem, step 1/(L + mu)",),
+       problems=(PROBLEM,), algorithms=("FedProx, every device 3 gradient steps "
+                                        "on its proximal problem, step 1/(L + mu)",),
        seeds="one run per setting (deterministic; the expectation over the draw is exact)",
        control=Control("Theorem 4 claiming twice the decrease (2 rho) at mu = 50 L, K = 64, where the actual expected "
                        "decrease is about 1.4 rho ||grad f||^2: must be reported violated", _double_rho))

@@ -24,7 +24,8 @@ from fedtheory.theory import Bound, Condition, Definition, SymbolSet, Units, reg
 
 PAPER = "fedprox"
 ARXIV = "arXiv:1812.06127"
-SOURCE = f"Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, Federated Optimization in Heterogeneous Networks, MLSys 2020; {ARXIV}"
+SOURCE = ("Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, Federated "
+          f"Optimization in Heterogeneous Networks, MLSys 2020; {ARXIV}")
 
 register_paper(PAPER, collection="zoo", citation=f"{ARXIV}, Thm 4",
                title="Li et al. 2020 (FedProx): expected decrease under B-local dissimilarity")

@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from fedtheory.sim import Exact, RunConfig, fedprox
-from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSpec,
+    ProtocolSetting,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from . import records as R
 from .measures import ExpectedDecrease

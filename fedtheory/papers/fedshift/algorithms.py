@@ -32,7 +32,8 @@ def fedshift_by_name(base: str = "FedAvg", bits=8, quantizer: str = "kmeans", sh
     quantization) or 'model' (one block). inferior: 'partition' (the label-parity split's odd-label group when the
     partition is label-parity, else the odd-indexed clients, as that split marks them), 'odd', 'even', 'all', 'none'."""
     if str(base).lower().endswith("+ri") or resolve(base)[0].name == "FedShift":
-        raise ParameterError("base", base, "a registered server algorithm without '+RI' (e.g. FedAvg, FedProx, SCAFFOLD)")
+        raise ParameterError("base", base, "a registered server algorithm without "
+                                           "'+RI' (e.g. FedAvg, FedProx, SCAFFOLD)")
     if layers not in ("tensor", "model"):
         raise ParameterError("layers", layers, "'tensor' or 'model'")
     if inferior not in INFERIOR:

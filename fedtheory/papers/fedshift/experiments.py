@@ -47,8 +47,8 @@ def _fedshift_thm2_rows(session, logs, printed_only: bool = False):
                 res = np.where(live & np.isfinite(pred), np.abs(diff - pred) / np.maximum(scale, 1e-300), np.nan)
             worst = float(np.nanmax(res)) if np.isfinite(res).any() else float("nan")
             ok = undefined == 0 and worst <= tol
-            detail = (f"max over {int(live.sum())} logged rounds x runs of |measured - predicted| / (D_FA^2 + D_FS^2) = "
-                      f"{worst:.3g} (tolerance {tol:g} for {dtype} sums over {int(sum(blocks))} weights, "
+            detail = (f"max over {int(live.sum())} logged rounds x runs of |measured - predicted| / (D_FA^2 + D_FS^2) "
+                      f"= {worst:.3g} (tolerance {tol:g} for {dtype} sums over {int(sum(blocks))} weights, "
                       f"{len(blocks)} layer(s))" + (f"; undefined (m^(t+1) = 0) in {undefined}" if undefined else ""))
             if np.isfinite(res).any() and not ok:
                 t, r = np.unravel_index(np.nanargmax(np.where(np.isfinite(res), res, -1)), res.shape)
@@ -64,8 +64,8 @@ def _fedshift_thm2_rows(session, logs, printed_only: bool = False):
 
 
 @logged_runs_check("fedshift.exp.thm2", "fedshift", "identity", records=("fedshift.thm2", "fedshift.thm2.appendix"),
-           control=Control("the main text's eq. (12) alone, the printed form that differs from the appendix's derivation "
-                    "(eq. 30): it must be found violated on the same logs",
+           control=Control("the main text's eq. (12) alone, the printed form that differs from the appendix's "
+                    "derivation (eq. 30): it must be found violated on the same logs",
                     lambda s, logs: _fedshift_thm2_rows(s, logs, printed_only=True)))
 def fedshift_thm2(session, logs):
     """Theorem 2's divergence difference, measured (D_FA^2 - D_FS^2 of each round, both from the same client models)

@@ -56,8 +56,20 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from fedtheory.theory import (Bound, Claim, ClaimOutcome, Condition, Definition, Evaluator, Identity, OrderStatement,
-                              Order, SymbolSet, Units, register)
+from fedtheory.theory import (
+    Bound,
+    Claim,
+    ClaimOutcome,
+    Condition,
+    Definition,
+    Evaluator,
+    Identity,
+    Order,
+    OrderStatement,
+    SymbolSet,
+    Units,
+    register,
+)
 
 PAPER = "fedshift"
 SEED = "004_319ac838b1cb3f8f.txt"
@@ -76,7 +88,8 @@ m_t1 = S_.add("m_t1", "m^{t+1}: mean of the layer of the aggregate before the sh
 L = S_.add("L", "smoothness of each F_k (Assumption 1)", dim="f/w^2")
 mu = S_.add("mu", "strong convexity of each F_k (Assumption 2)", dim="f/w^2")
 E = S_.add("E", "local steps per round", sp.Interval(1, sp.oo), dim="1")
-tau = S_.add("tau", "step counter (the global model after t rounds is w_bar at tau = t E + 1)", sp.Interval(1, sp.oo), dim="1")
+tau = S_.add("tau", "step counter (the global model after t rounds is w_bar at tau = t E + 1)",
+             sp.Interval(1, sp.oo), dim="1")
 eps, beta, gamma, Gamma, G, sum_p_sigma2, sum_p2_sigma2, alpha, M, Delta1, B1, B2 = S_.table("""
     eps            1        positive     epsilon > 0 of the Young inequality (eq. 17-18)
     beta           w^2/f    positive     step-size constant: eta_tau = beta/(tau + gamma)
@@ -117,11 +130,13 @@ class ExactIdentity(Identity):
 
 # ------------------------------------------------------------------------------------ eq. (11), Theorem 2
 
-IDENTITY_TOL = 1e-10  # the identities' residual tolerance, relative (to D_FA^2 + D_FS^2; to max(|m|, RMS(w)) for eq. 11)
+# the identities' residual tolerance, relative (to D_FA^2 + D_FS^2; to max(|m|, RMS(w)) for eq. 11)
+IDENTITY_TOL = 1e-10
 EQ11 = ExactIdentity(
     id="fedshift.eq11", paper=PAPER, title="Mean of the shifted model", source=f"{SEED}, Sec. IV-A, eq. (11)",
     symbols=S_, lhs_text="m_hat^{t+1}", rhs_text="(S/K) m^{t+1}", lhs="shift_m_hat", expr=S / K * m_t1,
-    note="Exact for eq. (10) (the aggregate shifted by (I/K) m^{t+1}); evaluated per layer with S = K - I of the round.",
+    note="Exact for eq. (10) (the aggregate shifted by (I/K) "
+         "m^{t+1}); evaluated per layer with S = K - I of the round.",
     tolerance=IDENTITY_TOL)
 
 THM2_MAIN_EXPR = I * P / K * ((K + S) / K * m_t1**2 - 2 * m_t / m_t1**2)
@@ -178,14 +193,21 @@ def _COND31(mt, mt1, Ii, Kk):
 
 
 COND31_32 = Claim(
-    id="fedshift.cond31_32", quote="004_319ac838b1cb3f8f.txt:536-542: '1. Condition that FedShift divergence is smaller: D_FA - D_FS > 0 ... (K+S)/(2K) > m^t/m^{t+1} (31) ... 2. Condition that FedShift divergence is greater: D_FA - D_FS < 0 ... (K+S)/(2K) < m^t/m^{t+1} (32)' (LaTeX alt text)", paper=PAPER, title="Conditions (31)/(32): when FedShift's round diverges less",
+    id="fedshift.cond31_32", quote="004_319ac838b1cb3f8f.txt:536-542: '1. Condition that FedShift "
+                                   "divergence is smaller: D_FA - D_FS > 0 ... (K+S)/(2K) > m^t/m^{t+1} "
+                                   "(31) ... 2. Condition that FedShift divergence is greater: D_FA - "
+                                   "D_FS < 0 ... (K+S)/(2K) < m^t/m^{t+1} (32)' (LaTeX alt text)", paper=PAPER,
+    title="Conditions (31)/(32): when FedShift's round diverges less",
     source=f"{SEED}, App. B-A, conditions (31) and (32)", symbols=S_,
     statement="D_FA > D_FS iff (K+S)/(2K) > m^t/m^{t+1}; D_FA < D_FS iff (K+S)/(2K) < m^t/m^{t+1}",
     predicate=_sign_rule, parameters={"rel_tol": 1e-9}, measurements=("D_FA2", "D_FS2", "m_t", "m_t1", "I", "K"),
     note="Derived from eq. (30) (not from eq. (12)); valid for either sign of m^{t+1} when I >= 1 (module docstring). "
          "Checked per round on single-layer runs (with several layers the sign of the sum is not a per-layer rule).")
 EXAMPLE_4_3 = Claim(
-    id="fedshift.example_4_3", quote="004_319ac838b1cb3f8f.txt:544: 'Assume m^{t+1} > 0 and inferior and superior clients are 50% and 50%; then, when m^{t+1} > (4/3) m^t holds, the divergence of Fedshift's update is smaller than that of FedAvg's update.' (LaTeX alt text)", paper=PAPER, title="Worked example: 50/50 split, threshold m^{t+1} = (4/3) m^t",
+    id="fedshift.example_4_3", quote="004_319ac838b1cb3f8f.txt:544: 'Assume m^{t+1} > 0 and inferior and superior "
+                                     "clients are 50% and 50%; then, when m^{t+1} > (4/3) m^t holds, the divergence of "
+                                     "Fedshift's update is smaller than that of FedAvg's update.' (LaTeX alt text)",
+    paper=PAPER, title="Worked example: 50/50 split, threshold m^{t+1} = (4/3) m^t",
     source=f"{SEED}, App. B-A (after condition (32))", symbols=S_,
     statement="with m^{t+1} > 0 and I = S = K/2, D_FS < D_FA iff m^{t+1} > (4/3) m^t",
     measurements=(), note="Checked symbolically: solve (K+S)/(2K) = m^t/m^{t+1} at S = K/2.")
@@ -273,8 +295,8 @@ EQ20_EXPR = L / 2 / (tau + gamma) * (B1 * beta**2 / THM1_DEN + (gamma + 1) * Del
 THM1_EQ20 = replace(
     THM1_REDERIVED, id="fedshift.thm1.eq20", title="Theorem 1 as eq. (20) prints it (App. A-D)",
     source=f"{SEED}, App. A-D, eq. (20) (its last line, 004:490)",
-    quote=f"{SEED}:490 (LaTeX alt text): '= L/2 1/(tau+gamma) (B_1 beta^2 / ((1+1/eps) beta mu - 1/eps (tau+gamma) - 1) "
-          "+ (gamma+1) Delta_1) + L/2 B_2 M / ((1+1/eps) beta mu - 1/eps - 1/(tau+gamma)) (20)'",
+    quote=f"{SEED}:490 (LaTeX alt text): '= L/2 1/(tau+gamma) (B_1 beta^2 / ((1+1/eps) beta mu - 1/eps (tau+gamma) - "
+          "1) + (gamma+1) Delta_1) + L/2 B_2 M / ((1+1/eps) beta mu - 1/eps - 1/(tau+gamma)) (20)'",
     expr=EQ20_EXPR, units=Units(lhs="f"),
     note="The appendix's last line of eq. (20): the M-term's denominator (1+1/eps) beta mu - 1/eps - 1/(tau+gamma) "
          "differs from the line before it (line (4), 004:486), whose division by (tau+gamma) gives the main text's "
@@ -303,14 +325,14 @@ UPSILON = Definition(
     f"{SEED}, App. A-D (004:467: 'upsilon = max{{-(B_1 beta^2 + B_2 M (tau+gamma)^2)/(1 - (1+1/eps) beta mu + "
     "(tau+gamma)/eps), (gamma+1) Delta_1}}')",
     "The constant of the induction 'Delta_tau <= upsilon/(tau+gamma) for all tau = 1, 2, ...' (004:469-480). Its first "
-    "entry contains B_2 M (tau+gamma)^2 and, through its denominator, (tau+gamma)/eps: it depends on tau, the induction "
-    "variable, which the proof treats as a constant. The step goes through as a fixed-horizon argument because "
-    "upsilon is non-decreasing in tau where its denominator is positive (checked symbolically: "
+    "entry contains B_2 M (tau+gamma)^2 and, through its denominator, (tau+gamma)/eps: it depends on tau, the "
+    "induction variable, which the proof treats as a constant. The step goes through as a fixed-horizon argument "
+    "because upsilon is non-decreasing in tau where its denominator is positive (checked symbolically: "
     "fedshift.thm1.induction_constant), which the proof does not say; fedshift.thm1.rederived reads the theorem so.",
     title="upsilon, the induction's constant")
 LEMMA1_QUOTE = (f"{SEED}:395-399 (Lemma 1, LaTeX alt text): 'E[||w_bar^{{tau+1}} - w*||^2] <= (1 + 1/eps)((1 - eta_tau "
-                "mu) E[||w_bar^tau - w*||^2] + 6 L eta_tau^2 Gamma + 2 E[sum_k p_k ||w_bar^tau - w_k^*||^2]) + eta_tau^2 "
-                "E[||g_tau - g_bar_tau||^2] + (1 + eps) ||1_P||^2 E[(alpha m^{{t+1}})^2]'")
+                "mu) E[||w_bar^tau - w*||^2] + 6 L eta_tau^2 Gamma + 2 E[sum_k p_k ||w_bar^tau - w_k^*||^2]) + "
+                "eta_tau^2 E[||g_tau - g_bar_tau||^2] + (1 + eps) ||1_P||^2 E[(alpha m^{{t+1}})^2]'")
 LEMMA1_PRINTED = Bound(
     id="fedshift.lemma1", paper=PAPER, title="Lemma 1: one step of FedShift (as printed)",
     source=f"{SEED}, App. A-B, Lemma 1 (004:395-399); its proof App. A-C (004:449)", symbols=S_,
@@ -321,14 +343,14 @@ LEMMA1_PRINTED = Bound(
     conditions=(Condition("eta_le_1_over_4L", 4 * L * eta_t <= 1, f"{SEED}, Lemma 1 ('eta_tau <= 1/(4L)')"),),
     quote=LEMMA1_QUOTE,
     note="As printed, the third term is the distance to the clients' OPTIMA w_k^* (004:399; the proof's A_1 bound at "
-         "004:449 writes the same). The lemma it restates (Li et al. [57], Lemma 1) and the bound the proof of Theorem 1 "
-         "uses for this term (Lemma 3, 004:413, which bounds the distance to the clients' LOCAL MODELS w_k^tau by 4 "
+         "004:449 writes the same). The lemma it restates (Li et al. [57], Lemma 1) and the bound the proof of Theorem "
+         "1 uses for this term (Lemma 3, 004:413, which bounds the distance to the clients' LOCAL MODELS w_k^tau by 4 "
          "eta_tau^2 (E-1)^2 G^2, whence B_1's (1+1/eps) 8 (E-1)^2 G^2 at 004:438) have w_k^tau: an erratum "
          "(fedshift.lemma1_misprint), checked by fedshift.thm1.proof. Two further slips of the same proof, explained "
-         "here and not counted, since neither reaches a stated formula: 004:449 drops p_k (2 sum_k ||w_bar - w_k||^2; the "
-         "lemma's statement keeps it, and with sum_k p_k = 1 the statement's form is the one Li et al. derive); 004:461 "
-         "writes ||1_P|| = P for ||1_P||^2 = P (B_2 = (1+eps) P alpha^2 at 004:439 uses the latter, so B_2 is right). "
-         "Lemma 1 is not run: Theorem 1 is checked as a whole (fedshift.thm1, with the B_1 the proof needs).")
+         "here and not counted, since neither reaches a stated formula: 004:449 drops p_k (2 sum_k ||w_bar - w_k||^2; "
+         "the lemma's statement keeps it, and with sum_k p_k = 1 the statement's form is the one Li et al. derive); "
+         "004:461 writes ||1_P|| = P for ||1_P||^2 = P (B_2 = (1+eps) P alpha^2 at 004:439 uses the latter, so B_2 is "
+         "right). Lemma 1 is not run: Theorem 1 is checked as a whole (fedshift.thm1, with the B_1 the proof needs).")
 LEMMA3 = Bound(
     id="fedshift.lemma3", paper=PAPER, title="Lemma 3 (Li et al.'s Lemma 3): the clients' drift from the average",
     source=f"{SEED}, App. A-B, Lemma 3 (004:405-406, 413)", symbols=S_,
@@ -379,9 +401,9 @@ def _reduces(key, sentence_word):
         return ClaimOutcome(None, text + (f"; {why}" if why else ""), ratio)
     pred.__doc__ = (f"Paired over seeds (same client sampling), the {key} of the FedShift run averaged over rounds "
                     "against the run without the shift (stats.compare): supported when it is significantly below and "
-                    f"the reduction reaches the record's min_effect (the sentence says '{sentence_word}'); refuted when "
-                    "it is significantly above by at least min_effect on at least 10 seeds; inconclusive otherwise. "
-                    "Differences within rel_tol of the baseline are rounding level.")
+                    f"the reduction reaches the record's min_effect (the sentence says '{sentence_word}'); refuted "
+                    "when it is significantly above by at least min_effect on at least 10 seeds; inconclusive "
+                    "otherwise. Differences within rel_tol of the baseline are rounding level.")
     return pred
 
 
@@ -396,16 +418,22 @@ def _reduction_claim(key, sentence_word, *, note, **fields) -> Claim:
 
 CLAIM_DIVERGENCE = _reduction_claim(
     "divergence", "effectively reduces",
-    id="fedshift.claim.divergence", quote="004_319ac838b1cb3f8f.txt:310: 'Notably, as shown in the plot, FedShift effectively reduces the global model divergence across consecutive rounds compared to models without shift adjustments.'", title="FedShift reduces round-to-round divergence",
+    id="fedshift.claim.divergence", quote="004_319ac838b1cb3f8f.txt:310: 'Notably, as shown in the plot, FedShift "
+                                          "effectively reduces the global model divergence across consecutive rounds "
+                                          "compared to models without shift adjustments.'",
+    title="FedShift reduces round-to-round divergence",
     source=f"{SEED}, Sec. V-B3 and Fig. 9 (top)",
     statement="||w^{t+1} - w^t|| is smaller with the shift than without, across rounds",
     note="Compared between runs with and without the shift on the same seeds (as Fig. 9 does); the same-run comparison "
          "D_FS vs D_FA of Theorem 2 is reported alongside.")
 CLAIM_DRIFT = _reduction_claim(
     "drift", "significantly mitigates",
-    id="fedshift.claim.drift", quote="004_319ac838b1cb3f8f.txt:312: 'Again, the application of FedShift significantly mitigates the client drift effect, offering more stable convergence compared to non-shifting algorithms.'", title="FedShift reduces client drift",
+    id="fedshift.claim.drift", quote="004_319ac838b1cb3f8f.txt:312: 'Again, the application of FedShift significantly "
+                                     "mitigates the client drift effect, offering more stable convergence compared to "
+                                     "non-shifting algorithms.'", title="FedShift reduces client drift",
     source=f"{SEED}, Sec. V-B3 and Fig. 9 (bottom)",
-    statement="the mean L2 distance of the selected local models to the previous global model is smaller with the shift",
+    statement="the mean L2 distance of the selected local models to "
+              "the previous global model is smaller with the shift",
     note="Distance of the models the server receives (after dequantization) to the global model of the round's start.")
 
 
@@ -443,7 +471,10 @@ def _mean_to_zero(m, stats, near_zero=0.1, rel_tol=1e-6):
 
 
 CLAIM_MEAN = Claim(
-    id="fedshift.claim.mean_to_zero", quote="004_319ac838b1cb3f8f.txt:183: 'This finding is in accordance with the simulation results in which the average of weights becomes very close to 0 and shows stable training with FedShift.'", paper=PAPER, title="The weight mean goes to 0 and training is stabler",
+    id="fedshift.claim.mean_to_zero", quote="004_319ac838b1cb3f8f.txt:183: 'This finding is in accordance with the "
+                                            "simulation results in which the average of weights becomes very close to "
+                                            "0 and shows stable training with FedShift.'", paper=PAPER,
+    title="The weight mean goes to 0 and training is stabler",
     source=f"{SEED}, Sec. IV-B ('the average of weights becomes very close to 0 and shows stable training with "
            "FedShift') and eq. (11)", symbols=S_,
     statement="under FedShift the mean of the weights approaches 0 and the training curve is steadier",
@@ -483,7 +514,10 @@ def _every_bit_width(m, stats, rel_tol=1e-6):
 
 
 CLAIM_ACCURACY = Claim(
-    id="fedshift.claim.every_bit_width", quote="004_319ac838b1cb3f8f.txt:291: 'Finally, the integration of FedShift improved the performance of all baseline algorithms across all quantization bit-widths.'", paper=PAPER, title="FedShift improves accuracy at every bit width",
+    id="fedshift.claim.every_bit_width", quote="004_319ac838b1cb3f8f.txt:291: 'Finally, the integration of FedShift "
+                                               "improved the performance of all baseline algorithms across all "
+                                               "quantization bit-widths.'", paper=PAPER,
+    title="FedShift improves accuracy at every bit width",
     source=f"{SEED}, Sec. V-B1 and Table I ('improved the performance of all baseline algorithms across all "
            "quantization bit-widths'); Table II", symbols=S_,
     statement="for every mixed-precision setting 32+b, b = 4..8, the metric is better with the shift",

@@ -13,8 +13,8 @@ clients inferior (alpha = I/N = 1/2), full participation, E = 5 local steps, eta
 every local step with the paper's beta = 2/mu, gamma = max{8L/mu, E} - 1. The left side is the check's,
 E[F(w_bar_tau)] - F* at the horizon tau = T E + 1.
 
-epsilon: for every instance the bound is taken at the eps of ``fedtheory.papers.fedshift.checks.EPS_GRID`` that gives the
-smallest bound among those where the proof's denominator (1 + 1/eps) beta mu - (tau + gamma)/eps - 1 is positive
+epsilon: for every instance the bound is taken at the eps of ``fedtheory.papers.fedshift.checks.EPS_GRID`` that gives
+the smallest bound among those where the proof's denominator (1 + 1/eps) beta mu - (tau + gamma)/eps - 1 is positive
 (the check's choice for the rederived statement). The printed statement states only 'eps > 0'; where the
 denominator is not positive it is negative or undefined (finding fedshift.thm1.denominator). So the printed
 record is searched only where it is meaningful: the declaration adds the condition denominator_positive, and a
@@ -134,8 +134,9 @@ def fedshift_reference(record_id: str):
         r = rows[0]
         p = r.params
         params = {"record_id": record_id, "L": float(p["L"]), "mu": float(p["mu"]), "Delta1_max": float(p["Delta1"]),
-                  "E": int(p["E"]), "T": int(p["rounds"]), "sigma2": float(p["sum_p_sigma2"]), "alpha": float(p["alpha"]),
-                  "C": int(round(float(p["sum_p_sigma2"]) / float(p["sum_p2_sigma2"]))), "d": int(p["P"])}
+                  "E": int(p["E"]), "T": int(p["rounds"]), "sigma2": float(p["sum_p_sigma2"]),
+                  "alpha": float(p["alpha"]), "C": int(round(float(p["sum_p_sigma2"]) / float(p["sum_p2_sigma2"]))),
+                  "d": int(p["P"])}
         ratio, label = r.ratio, f"fedtheory check --only {record_id} --seed {seed}: {r.problem}, admissible"
         if record_id == "fedshift.thm1":
             vals = {k: float(p[k]) for k in ("L", "mu", "E", "tau", "beta", "gamma", "Gamma", "G", "sum_p_sigma2",

@@ -8,6 +8,9 @@ index (the RSG method) on an L-smooth, possibly non-convex f. The statements are
   and outside (2/L); Cor. 2.2 at its step rule for three horizons;
 * ``worst``: the PEP of Thm 2.1(a) at sigma = 0 (L-smooth non-convex class).
 """
+# the order of these imports is the order the records and checks register in (and `fedtheory list` shows)
+# isort: off
 from . import records  # noqa: F401 - registers the records
 from . import checks  # noqa: F401 - registers the checks
 from . import worst  # noqa: F401 - registers the PEP declaration
+# isort: on

@@ -16,10 +16,27 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, register_rate_check,
-                              run_settings)
-from fedtheory.sim import (AdditiveNoise, ClientSampling, Exact, LeastSquaresProblem, RunConfig, SeparablePLProblem,
-                           fedavg, heterogeneous_least_squares, simulate)
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    Session,
+    assess_bound,
+    certify,
+    check,
+    register_rate_check,
+    run_settings,
+)
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    Exact,
+    LeastSquaresProblem,
+    RunConfig,
+    SeparablePLProblem,
+    fedavg,
+    heterogeneous_least_squares,
+    simulate,
+)
 
 from . import records as R
 
@@ -80,7 +97,8 @@ def assess_thm(session: Session, record, key: str, h: float, label: str = "") ->
         lhs = tr["step_grad_norm2_mean"][:N]  # row s = mean over x_1..x_{s+1}: rows 0..N-1 are N = 1..N
         return lhs, np.broadcast_to(record.evaluate({**v, "N": T[:, None]}), lhs.shape)
 
-    return assess_bound(record, [values], per_round, per_round=True, certification=cert, settings=_settings(cfg, p, alg),
+    return assess_bound(record, [values], per_round, per_round=True, certification=cert,
+                        settings=_settings(cfg, p, alg),
                         trivial={"L": L, "visited_max_dist2": tr["visited_max_dist2"][0]}, rounds=T, round_name="N",
                         problem=p.name, params={"setting": f"gamma={h:g}/L{label}", "N": N,
                                                 "noise": oracle.name},

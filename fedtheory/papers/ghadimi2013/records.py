@@ -47,7 +47,7 @@ L, sigma, N, lr, Df0, Df2, Dt = S.table("""
     Df0    f      nonnegative  f(x_1) - f*
     Df2    w^2    nonnegative  D_f^2 = 2 (f(x_1) - f*)/L (eq. (2.5))
     Dt     w      positive     D~ > 0, the free parameter of the step rule (2.13)
-""")
+""")  # noqa: E501 - a table, one symbol per line
 
 DF2 = Definition(id="ghadimi2013.Df2", paper=PAPER, symbol=Df2, expr=2 * Df0 / L, source=SOURCE_21,
                  title="D_f^2 = 2 (f(x_1) - f*)/L (eq. (2.5))")

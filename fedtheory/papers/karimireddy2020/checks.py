@@ -11,8 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, ControlVariates, MeanUpdates, RunConfig,
-                           heterogeneous_least_squares, scaffold, simulate)
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    ControlVariates,
+    MeanUpdates,
+    RunConfig,
+    heterogeneous_least_squares,
+    scaffold,
+    simulate,
+)
 
 from . import records as R
 
@@ -44,8 +52,8 @@ TERM_SETTINGS = ((5, 1.0, 0.0, "x*", "initial controls (9 N h^2/S) C_0/(h W_T)")
 
 def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None = None, sigma2: float = SIGMA2,
         start: str = ""):
-    """SCAFFOLD with h = scale / (81 beta) (memoized): values for the bound, the weighted left side per horizon, settings.
-    sigma2, start ('x*': the optimum): a term-wise tightness setting."""
+    """SCAFFOLD with h = scale / (81 beta) (memoized): values for the bound, the weighted left side per horizon,
+    settings. sigma2, start ('x*': the optimum): a term-wise tightness setting."""
     size = session.pick(SIZES)
     T = rounds or size["rounds"]
 
@@ -63,8 +71,8 @@ def run(session: Session, S: int, eta_g, scale: float = 1.0, rounds: int | None 
         mu = float(cert.values["mu"]) if cert.applicable else float("nan")
         w = (1.0 - mu * h / 2.0) ** (-(np.arange(T) + 1.0))  # q^{-(r+1)}, r = 0..T-1
         lhs = np.cumsum(w[:, None] * tr["opt_error"][:-1], axis=0) / np.cumsum(w)[:, None]  # row T - 1: horizon T
-        values = {"N": N, "S": S, "K": K, "eta_l": eta_l, "eta_g": g, "dist0": float(np.sum((w0 - p.constants["w_star"].value) ** 2)),
-                  "C0": initial_controls_error(p)}
+        values = {"N": N, "S": S, "K": K, "eta_l": eta_l, "eta_g": g,
+                  "dist0": float(np.sum((w0 - p.constants["w_star"].value) ** 2)), "C0": initial_controls_error(p)}
         option_ii = any(isinstance(t, ControlVariates) for t in alg.local) and isinstance(alg.aggregate, MeanUpdates)
         settings = dict(R.SCAFFOLD_SC.requires) if option_ii else {}
         trivial = {"L": float(p.constants["L"].value), "visited_max_dist2": tr["visited_max_dist2"][0]}
@@ -86,7 +94,8 @@ def row(session: Session, S: int, eta_g, scale: float = 1.0, *, record=R.SCAFFOL
     return assess_bound(record, [r["values"]], per_round, per_round=True, settings=r["settings"],
                         certification=r["cert"], trivial=r["trivial"], rounds=Ts[:, 0], round_name="T",
                         problem=PROBLEM, params={"setting": r["label"] + label, "S": S, "h": r["h"]},
-                        detail=f"additive noise sigma^2 = {sigma2:g}; c_i^0 = 0, so C_0 = (1/N) sum_i ||grad f_i(x*)||^2")
+                        detail=f"additive noise sigma^2 = {sigma2:g}; c_i^0 "
+                               "= 0, so C_0 = (1/N) sum_i ||grad f_i(x*)||^2")
 
 
 def _tenth(session: Session) -> list[CheckResult]:

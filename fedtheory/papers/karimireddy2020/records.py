@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import Bound, Condition, Definition, OrderStatement, SymbolSet, Units, register
-from fedtheory.theory import register_paper
+from fedtheory.theory import Bound, Condition, Definition, OrderStatement, SymbolSet, Units, register, register_paper
 
 PAPER = "karimireddy2020"
 ARXIV = "arXiv:1910.06378v4"
@@ -99,7 +98,8 @@ G = S_.add("G", "(G, B)-bounded gradient dissimilarity, A1: (1/N) sum_i ||grad f
 B = S_.add("B", "B of A1 (B >= 1)", sp.Interval(1, sp.oo), dim="1")
 eps = S_.add("eps", "target accuracy E[f(x^R)] - f* <= eps", _pos, dim="f")
 FEDAVG_SC = OrderStatement(
-    id=f"{PAPER}.fedavg_sc", paper=PAPER, title="FedAvg, strongly convex clients: rounds to accuracy eps (an O~ statement)",
+    id=f"{PAPER}.fedavg_sc", paper=PAPER, title="FedAvg, strongly convex clients: rounds "
+                                                "to accuracy eps (an O~ statement)",
     source=f"{SOURCE}, Theorem I (Sec. 3), Theorem V (App. D)", symbols=S_,
     statement="R = O~( sigma^2/(mu K S eps) + (1 - S/N) G^2/(mu S eps) + sqrt(beta) G/(mu sqrt(eps)) + B^2 beta/mu ) "
               "rounds, with eta_g >= sqrt(S) and eta_l <= 1/((1 + B^2) 8 beta K eta_g)",

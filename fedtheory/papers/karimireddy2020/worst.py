@@ -1,17 +1,24 @@
-"""Worst case of SCAFFOLD's strongly convex bound (``fedtheory worst karimireddy2020.scaffold_sc``): federated quadratics
-whose every client spectrum lies in [mu, beta] (each f_i beta-smooth and mu-strongly convex), any client optima, a
-start within sqrt(dist2_max) of x*; SCAFFOLD option II with controls from 0, S of N clients per round, additive noise
-sigma^2, at the largest step h = 1/(81 beta). The left side at every horizon T is the geometrically weighted average
-of f(x^r) - f* over r < T, and the bound takes ||x^0 - x*||^2 and C_0 = (1/N) sum_i ||grad f_i(x*)||^2 from the
-instance."""
+"""Worst case of SCAFFOLD's strongly convex bound (``fedtheory worst karimireddy2020.scaffold_sc``): federated
+quadratics whose every client spectrum lies in [mu, beta] (each f_i beta-smooth and mu-strongly convex), any client
+optima, a start within sqrt(dist2_max) of x*; SCAFFOLD option II with controls from 0, S of N clients per round,
+additive noise sigma^2, at the largest step h = 1/(81 beta). The left side at every horizon T is the geometrically
+weighted average of f(x^r) - f* over r < T, and the bound takes ||x^0 - x*||^2 and C_0 = (1/N) sum_i ||grad f_i(x*)||^2
+from the instance."""
 from __future__ import annotations
 
 import numpy as np
 
 from fedtheory.sim import AdditiveNoise, RunConfig, scaffold
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSpec,
+    ProtocolSetting,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from . import records as R
 
@@ -41,11 +48,13 @@ def make(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float = 1.0, m
               "sigma2": sigma2, "d": d, "dist2_max": dist2_max, "runs": runs}
     return WorstCaseSpec(record_id, space, scaffold(server_lr=eta_g), cfg, measure, constants, measures=("loss",),
                          seeds=tuple(range(int(runs))), settings=dict(R.SCAFFOLD_SC.requires), params=params,
-                         note="client spectra in [mu, beta], any client optima, ||x^0 - x*||^2 <= dist2_max; h = 1/(81 beta)")
+                         note="client spectra in [mu, beta], any client optima, "
+                              "||x^0 - x*||^2 <= dist2_max; h = 1/(81 beta)")
 
 
 register_worst_case("karimireddy2020.scaffold_sc", make,
-                    description="SCAFFOLD (Karimireddy et al. 2020, Lemma 15 summed) on strongly convex quadratic clients")
+                    description="SCAFFOLD (Karimireddy et al. 2020, Lemma 15 "
+                                "summed) on strongly convex quadratic clients")
 
 
 def scaffold_pep(record_id: str = "karimireddy2020.scaffold_sc", *, beta: float = 1.0, mu: float = 0.1, N: int = 3,

@@ -10,6 +10,9 @@ No public copy of the theorems could be read: both records are written from memo
   at their edge and outside;
 * ``worst``: the PEP of each bound at sigma = 0 (local GD; exact classes).
 """
+# the order of these imports is the order the records and checks register in (and `fedtheory list` shows)
+# isort: off
 from . import records  # noqa: F401 - registers the records
 from . import checks  # noqa: F401 - registers the checks
 from . import worst  # noqa: F401 - registers the PEP declarations
+# isort: on

@@ -51,8 +51,8 @@ def heterogeneous_pep(record_id: str = "khaled2020.heterogeneous", *, L: float =
 
 _INT = {"M": int, "H": int}
 register_pep("khaled2020.identical", identical_pep, sizes=IDENTICAL_SIZES,
-             reference=check_reference("khaled2020.identical", "khaled2020.identical", ("L", "mu", "lr", "M", "H", "D0"),
-                                       setting="M=4 H=4", convert=_INT))
+             reference=check_reference("khaled2020.identical", "khaled2020.identical",
+                                       ("L", "mu", "lr", "M", "H", "D0"), setting="M=4 H=4", convert=_INT))
 register_pep("khaled2020.heterogeneous", heterogeneous_pep, sizes=HETEROGENEOUS_SIZES,
              reference=check_reference("khaled2020.heterogeneous", "khaled2020.heterogeneous",
                                         ("L", "zeta", "lr", "M", "H", "D0"), setting="M=4 H=4", convert=_INT))

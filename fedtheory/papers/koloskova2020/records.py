@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.theory import OrderStatement, Order, SymbolSet, register, register_paper
+from fedtheory.theory import Order, OrderStatement, SymbolSet, register, register_paper
 
 PAPER = "koloskova2020"
 ARXIV = "arXiv:2003.10422"
@@ -43,7 +43,7 @@ n, sigma_bar, zeta_bar, zeta_hat, eps, eps2, sigma_hat, F0 = S.table("""
     eps2       f^2/w^2  positive     target accuracy of the non-convex statement (an average squared gradient norm)
     sigma_hat  f/w      nonnegative  noise (non-convex): (1/n) sum_i E||grad F_i(x, xi) - grad f_i(x)||^2 <= sigma_hat^2 + M ||grad f(x)||^2
     F0         f        nonnegative  f(x^(0)) - f*
-""")
+""")  # noqa: E501 - a table, one symbol per line
 
 STRONGLY_CONVEX = OrderStatement(
     id=f"{PAPER}.thm2_sc", paper=PAPER, title="Decentralized SGD, strongly convex: iterations to accuracy eps (O~)",
@@ -60,7 +60,8 @@ STRONGLY_CONVEX = OrderStatement(
     note="Not checked on runs: an O~ complexity hides the constants and logarithms a row would compare with.",
 )
 NON_CONVEX = OrderStatement(
-    id=f"{PAPER}.thm2_nc", paper=PAPER, title="Decentralized SGD, non-convex: iterations to an eps-stationary average (O)",
+    id=f"{PAPER}.thm2_nc", paper=PAPER, title="Decentralized SGD, non-convex: iterations "
+                                              "to an eps-stationary average (O)",
     source=SOURCE, symbols=S,
     statement="T = O( sigma_hat^2/(n eps^2) + (zeta_hat tau + sigma_hat sqrt(p tau))/(p eps^(3/2)) + tau/(p eps) ) "
               "L (f(x^(0)) - f*), eps the target average of E||grad f||^2, up to the factors of the growth constants "

@@ -7,6 +7,9 @@ descent on an L-smooth mu-strongly convex f, tight on quadratics). The statement
   gamma = 2/(L + mu), 1/L and 1.9/L;
 * ``worst``: the PEP (exact for one client) and the search over quadratics (the class where the bound is attained).
 """
+# the order of these imports is the order the records and checks register in (and `fedtheory list` shows)
+# isort: off
 from . import records  # noqa: F401 - registers the records
 from . import checks  # noqa: F401 - registers the checks
 from . import worst  # noqa: F401 - registers the PEP and worst-case declarations
+# isort: on

@@ -16,8 +16,15 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, run_settings
-from fedtheory.sim import (ClientSampling, Exact, LeastSquaresProblem, RunConfig, fedavg, heterogeneous_least_squares,
-                           simulate)
+from fedtheory.sim import (
+    ClientSampling,
+    Exact,
+    LeastSquaresProblem,
+    RunConfig,
+    fedavg,
+    heterogeneous_least_squares,
+    simulate,
+)
 
 from . import records as R
 

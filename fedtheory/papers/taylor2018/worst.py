@@ -11,8 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, fedavg
-from fedtheory.worst import (PEPSetting, PEPSpec, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSetting,
+    PEPSpec,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 RID = "taylor2018.thm3_1"
 SETTINGS = {"local_steps": 1, "oracle": "exact", "full_participation": True, "aggregation": "mean of the models",
@@ -25,7 +32,8 @@ def thg_pep(record_id: str = RID, *, L: float = 4.0, mu: float = 0.5, lr: float 
                          D=D0, initial="distance", metric="dist2")
     return PEPSpec(record_id, setting, {"L": L, "mu": mu, "lr": lr, "N": int(N), "D0": D0}, settings=SETTINGS,
                    params={"record_id": record_id, "L": L, "mu": mu, "lr": lr, "N": int(N), "D0": D0},
-                   note="one client: gradient descent on the theorem's own class; the PEP's value is the exact worst case")
+                   note="one client: gradient descent on the theorem's own "
+                        "class; the PEP's value is the exact worst case")
 
 
 def thg_search(record_id: str = RID, *, L: float = 4.0, mu: float = 0.5, lr: float = 0.4, N: int = 30,
@@ -43,7 +51,8 @@ def thg_search(record_id: str = RID, *, L: float = 4.0, mu: float = 0.5, lr: flo
 
     params = {"record_id": record_id, "L": L, "mu": mu, "lr": lr, "N": int(N), "D0": D0, "d": int(d)}
     return WorstCaseSpec(record_id, space, fedavg(), config, measure, constants, seeds=(0,), settings=SETTINGS,
-                         params=params, note="quadratics with spectrum in [mu, L]: the class where the rate is attained")
+                         params=params, note="quadratics with spectrum in [mu, L]: "
+                                             "the class where the rate is attained")
 
 
 # the check's row at gamma = 2/(L + mu) on its two-eigenvalue quadratic (L, mu, D0 certified there); N capped (beyond 20

@@ -6,7 +6,8 @@ and every I iterations replace their models by the average; xbar^t = (1/N) sum_i
 f_i L-smooth; E||grad F_i(x; z) - grad f_i(x)||^2 <= sigma^2 and E||grad F_i(x; z)||^2 <= G^2 for every x and i),
 if 0 < gamma <= 1/L, then for every T >= 1
 
-    (1/T) sum_{t=1}^{T} E||grad f(xbar^{t-1})||^2 <= 2 (f(xbar^0) - f*)/(gamma T) + 4 gamma^2 I^2 G^2 L^2 + L gamma sigma^2/N,
+    (1/T) sum_{t=1}^{T} E||grad f(xbar^{t-1})||^2 <= 2 (f(xbar^0) - f*)/(gamma T) + 4 gamma^2 I^2 G^2 L^2 + L gamma
+    sigma^2/N,
 
 f = (1/N) sum_i f_i, f* its minimum. No public copy of the paper's text was found (the stored pages hold its
 introduction only): the record is written as known and marked unverified, so a finding on it is listed apart.
@@ -51,8 +52,8 @@ THM1 = Bound(
                 "T": "steps: T iterations, the average over xbar^0..xbar^{T-1} (row T - 1 of step measures)"},
     transcription="unverified: written as known; no public copy of the statement was found (the stored pages of "
                   f"{ARXIV} hold its introduction only)",
-    note="Assumption 1's bounds are over every x; the check uses Huber regression (global gradient bound) with additive "
-         "noise, so G^2 = G_grad^2 + sigma^2 is certified globally.",
+    note="Assumption 1's bounds are over every x; the check uses Huber regression (global gradient bound) with "
+         "additive noise, so G^2 = G_grad^2 + sigma^2 is certified globally.",
 )
 
 register(THM1)

@@ -14,8 +14,7 @@ import numpy as np
 
 from fedtheory.sim import AdditiveNoise, RunConfig, TrackGradients, fedavg
 from fedtheory.validation import ParameterError
-from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, register_pep,
-                             register_worst_case)
+from fedtheory.worst import PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, register_pep, register_worst_case
 
 from . import records as R
 

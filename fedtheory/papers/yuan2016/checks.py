@@ -18,8 +18,20 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check
-from fedtheory.sim import (Exact, LeastSquaresProblem, RunConfig, d_psgd, exponential, fully_connected, grid,
-                           heterogeneous_least_squares, huber_regression, opposed_huber, ring, simulate)
+from fedtheory.sim import (
+    Exact,
+    LeastSquaresProblem,
+    RunConfig,
+    d_psgd,
+    exponential,
+    fully_connected,
+    grid,
+    heterogeneous_least_squares,
+    huber_regression,
+    opposed_huber,
+    ring,
+    simulate,
+)
 
 from . import records as R
 from .measures import StackedGradient
@@ -112,8 +124,8 @@ def _params(key, topology, r) -> dict:
 
 def _row(session: Session, record, key: str, topology: str, rule, rounds: int | None, left, *, extra=None,
          detail: str = "") -> CheckResult:
-    """One DGD run's rows k = 1, 2, ... of ``record``: ``left(trace)`` the left side (rows k = 1..), ``extra(trace)`` the
-    run's values besides the step and the problem's constants; every k is a statement of the text."""
+    """One DGD run's rows k = 1, 2, ... of ``record``: ``left(trace)`` the left side (rows k = 1..), ``extra(trace)``
+    the run's values besides the step and the problem's constants; every k is a statement of the text."""
     r = run(session, key, topology, rule, rounds)
     p, top, tr = r["p"], r["top"], r["trace"]
     cert = certify(record, problem=p, oracle=r["cfg"].oracle, topology=top, visited=tr)
@@ -169,9 +181,9 @@ def _per_agent(session: Session) -> list[CheckResult]:
        problems=tuple(LABELS[k] for k in ("opposed_huber", "huber", "ls")),
        algorithms=("DGD = D-PSGD with local_steps = 1, exact gradients, x(0) = 0; Metropolis W",),
        seeds="one run per setting (deterministic)",
-       control=Control("Lemma 1 with D read per agent (the largest single agent's gradient, not the stacked one), on the "
-                       "complete graph of 16 agents with one Huber loss opposed to fifteen: must be reported violated "
-                       "(the first step puts agent 0 at 1.875 alpha D from the mean)", _per_agent))
+       control=Control("Lemma 1 with D read per agent (the largest single agent's gradient, not the stacked one), on "
+                       "the complete graph of 16 agents with one Huber loss opposed to fifteen: must be reported "
+                       "violated (the first step puts agent 0 at 1.875 alpha D from the mean)", _per_agent))
 def lemma1(session: Session) -> list[CheckResult]:
     """The measured max_i ||x_(i)(k) - xbar(k)|| of DGD at every k against Lemma 1 (D: the stacked gradient bound of
     (10))."""
@@ -215,8 +227,8 @@ def _thm3_no_neighbourhood(session: Session) -> list[CheckResult]:
 @check(f"{R.PAPER}.thm3", R.PAPER, "bound", measures=("dist2_opt",), problems=(LABELS["ls"],),
        algorithms=("DGD = D-PSGD with local_steps = 1, exact gradients, x(0) = 0; Metropolis W",),
        seeds="one run per setting (deterministic)",
-       control=Control("Theorem 3 without its neighbourhood term c4/sqrt(1 - c3^2), over 600 rounds at the largest step "
-                       "(DGD with a fixed step stops at a point O(alpha) from x*): must be reported violated",
+       control=Control("Theorem 3 without its neighbourhood term c4/sqrt(1 - c3^2), over 600 rounds at the largest "
+                       "step (DGD with a fixed step stops at a point O(alpha) from x*): must be reported violated",
                        _thm3_no_neighbourhood))
 def thm3(session: Session) -> list[CheckResult]:
     """The measured ||xbar(k) - x*|| of DGD at every k against Theorem 3, strongly convex f, at the largest step the

@@ -27,7 +27,8 @@ class StackedGradient(LocalTransform):
         return g
 
     def measures(self) -> dict[str, str]:
-        return {"dgd_stacked_grad": "||h(k)|| = (sum_i ||grad f_i(x_i(k))||^2)^(1/2), row k = the models starting round k",
+        return {"dgd_stacked_grad": "||h(k)|| = (sum_i ||grad f_i(x_i(k))||^2)^(1/2), "
+                                    "row k = the models starting round k",
                 "dgd_agent_grad": "max_i ||grad f_i(x_i(k))||, row k = the models starting round k"}
 
     def measure(self, rs) -> dict[str, np.ndarray]:

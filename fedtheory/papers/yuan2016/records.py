@@ -62,7 +62,7 @@ k, D, L_h, gap0, mu_fbar, L_fbar, e0, c1, c2, delta, c3, c4 = S.table("""
     delta    f/w^2  positive     delta = c2/(2 (1 - alpha c2)) (Theorem 3's choice)
     c3       1      positive     c3 = sqrt(1 - alpha c2 + alpha delta - alpha^2 delta c2) = sqrt(1 - alpha c2/2)
     c4       w      nonnegative  c4 = sqrt(alpha^3 (alpha + 1/delta) L_h^2 D^2/(1 - beta)^2)
-""")
+""")  # noqa: E501 - a table, one symbol per line
 
 D_DEF = Definition(id=f"{PAPER}.D", paper=PAPER, symbol=D, expr=sp.sqrt(2 * L_h * gap0),
                    source=f"{SOURCE}, (10) (p. 7)", title="D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))")
@@ -95,14 +95,15 @@ LEMMA1 = Bound(
     expr=alpha * D / (1 - beta),
     requires=REQUIRES, quantities=QUANTITIES,
     transcription=f"checked against {TEXT}: Lemma 1 (p. 8) and (10), Theorem 1 (p. 7)",
-    note="D is the text's stacked bound ((10): ||h(k)|| <= D, the norm of R^{np}); the check applies the lemma with the "
-         "smallest D for which its hypothesis holds on the run, D = max_k ||h(k)|| (measure dgd_stacked_grad). The "
+    note="D is the text's stacked bound ((10): ||h(k)|| <= D, the norm of R^{np}); the check applies the lemma with "
+         "the smallest D for which its hypothesis holds on the run, D = max_k ||h(k)|| (measure dgd_stacked_grad). The "
          "per-agent reading (D = max_i ||grad f_i||) is refuted by the text and is the check's negative control. "
          "Assumption 1's 'each f_i bounded below' has no catalogue entry (the lemma does not use it).",
 )
 
 THM1 = Bound(
-    id=f"{PAPER}.thm1", paper=PAPER, title="DGD: the stacked gradient stays below D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))",
+    id=f"{PAPER}.thm1", paper=PAPER, title="DGD: the stacked gradient stays below "
+                                           "D = sqrt(2 L_h sum_i (f_i(0) - f_i^o))",
     source=f"{SOURCE}, Theorem 1, (9)-(10) (p. 7)", symbols=S,
     assumptions=("L_smooth(L_h)", "convex", "mixing_matrix(beta)"),
     lhs="dgd_stacked_grad", lhs_kind="stacked_grad_norm",

@@ -19,8 +19,15 @@ import dataclasses
 import numpy as np
 
 from fedtheory.sim import Exact, RunConfig, d_psgd
-from fedtheory.worst import (PEPSpec, ProtocolSetting, QuadraticClass, WorstCaseSpec, check_reference, register_pep,
-                             register_worst_case)
+from fedtheory.worst import (
+    PEPSpec,
+    ProtocolSetting,
+    QuadraticClass,
+    WorstCaseSpec,
+    check_reference,
+    register_pep,
+    register_worst_case,
+)
 
 from . import checks, records as R
 from .measures import StackedGradient
@@ -35,7 +42,8 @@ def _setup(n: int, d: int, L: float, mu: float, topology: str, alpha: float, rou
 
 
 def make_lemma1(record_id: str = "yuan2016.lemma1", *, n: int = 8, d: int = 2, L: float = 1.0, mu: float = 0.05,
-                topology: str = "complete", alpha: float = 0.5, rounds: int = 40, dist2_max: float = 25.0) -> WorstCaseSpec:
+                topology: str = "complete", alpha: float = 0.5, rounds: int = 40,
+                dist2_max: float = 25.0) -> WorstCaseSpec:
     n, d, rounds = int(n), int(d), int(rounds)
     top, space, alg, cfg = _setup(n, d, L, mu, topology, alpha, rounds, dist2_max)
 
@@ -55,7 +63,8 @@ def make_lemma1(record_id: str = "yuan2016.lemma1", *, n: int = 8, d: int = 2, L
 
 
 def make_thm1(record_id: str = "yuan2016.thm1", *, n: int = 8, d: int = 2, L: float = 1.0, mu: float = 0.05,
-              topology: str = "complete", alpha: float = 0.05, rounds: int = 40, dist2_max: float = 25.0) -> WorstCaseSpec:
+              topology: str = "complete", alpha: float = 0.05, rounds: int = 40,
+              dist2_max: float = 25.0) -> WorstCaseSpec:
     n, d, rounds = int(n), int(d), int(rounds)
     top, space, alg, cfg = _setup(n, d, L, mu, topology, alpha, rounds, dist2_max)
 

@@ -27,15 +27,30 @@ gradients), the PL non-convex and separable families, logistic regression with a
 from .base import CLIENT_CONSTANTS, ClientView, Constant, Constants, Problem
 from .huber import HuberProblem, huber_regression, opposed_huber
 from .interpolated import InterpolatedProblem
-from .least_squares import (B_MIN_ROUNDING, GaussianClientModel, LeastSquaresProblem, heterogeneous_least_squares,
-                            identical_least_squares, least_squares_noise_at_optimum, quadratic_B_min, quadratic_G2)
+from .least_squares import (
+                            B_MIN_ROUNDING,
+                            GaussianClientModel,
+                            LeastSquaresProblem,
+                            heterogeneous_least_squares,
+                            identical_least_squares,
+                            least_squares_noise_at_optimum,
+                            quadratic_B_min,
+                            quadratic_G2,
+)
 from .logistic import LogisticProblem, digits_logistic, digits_split, synthetic_logistic
-from .pl import (AMPLITUDE_MAX, PLNonconvexProblem, SeparablePLProblem, linear_shift_G2, pl_nonconvex, pl_ratio,
-                 pl_ratio_infimum)
+from .pl import (
+                            AMPLITUDE_MAX,
+                            PLNonconvexProblem,
+                            SeparablePLProblem,
+                            linear_shift_G2,
+                            pl_nonconvex,
+                            pl_ratio,
+                            pl_ratio_infimum,
+)
 
-__all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "GaussianClientModel",
-           "HuberProblem", "InterpolatedProblem", "huber_regression", "least_squares_noise_at_optimum", "opposed_huber",
-           "LeastSquaresProblem", "LogisticProblem", "PLNonconvexProblem", "Problem", "SeparablePLProblem",
-           "digits_logistic", "digits_split", "heterogeneous_least_squares", "identical_least_squares",
-           "linear_shift_G2", "pl_nonconvex", "quadratic_B_min", "quadratic_G2",
-           "pl_ratio", "pl_ratio_infimum", "synthetic_logistic"]
+__all__ = ["AMPLITUDE_MAX", "B_MIN_ROUNDING", "CLIENT_CONSTANTS", "ClientView", "Constant", "Constants",
+           "GaussianClientModel", "HuberProblem", "InterpolatedProblem", "huber_regression",
+           "least_squares_noise_at_optimum", "opposed_huber", "LeastSquaresProblem", "LogisticProblem",
+           "PLNonconvexProblem", "Problem", "SeparablePLProblem", "digits_logistic", "digits_split",
+           "heterogeneous_least_squares", "identical_least_squares", "linear_shift_G2", "pl_nonconvex",
+           "quadratic_B_min", "quadratic_G2", "pl_ratio", "pl_ratio_infimum", "synthetic_logistic"]

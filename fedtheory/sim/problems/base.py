@@ -13,7 +13,8 @@ import numpy as np
 from ..._validation import check_int, check_random_state
 from ..certificates import VISITED_ONLY, Certificate, certified, from_visited, refused, undeclared, visited_values
 
-__all__ = ["CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "Problem", "gather", "sample_rows", "shared_index"]
+__all__ = ["CLIENT_CONSTANTS", "ClientView", "Constant", "Constants", "Problem", "gather", "sample_rows",
+           "shared_index"]
 
 
 @dataclass(frozen=True)

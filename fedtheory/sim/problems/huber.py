@@ -190,7 +190,8 @@ class HuberProblem(Problem):
         found = [_minimise_huber(self.X[0, i], self.y[0, i], self.delta) for i in range(self.n_clients)]
         W = np.stack([w for w, _, _ in found])
         F = np.array([f for _, f, _ in found])
-        how = f"L-BFGS per client from its least-squares fit, final max_i ||grad f_i|| = {max(g for *_, g in found):.1e}"
+        how = ("L-BFGS per client from its least-squares fit, final max_i ||grad f_i|| = "
+               f"{max(g for *_, g in found):.1e}")
         return {"w_star_clients": Constant(W, "computed", how), "f_star_clients": Constant(F, "computed", how)}
 
     def sample_gradient_variance(self) -> Constant:
@@ -227,8 +228,8 @@ class HuberProblem(Problem):
                              B=1.0, family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0,
                                                                     np.sqrt(np.mean(b ** 2)), np.inf)))
         if name == "heterogeneity_global":
-            return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2", kind="bound",
-                             sigma_g=float(np.sqrt(np.mean(b ** 2))))
+            return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2",
+                             kind="bound", sigma_g=float(np.sqrt(np.mean(b ** 2))))
         if name == "heterogeneity_max":
             return certified(name, how + ": ||g_i - mean g|| <= b_i + mean_q b_q", kind="bound",
                              zeta=float(np.max(b + b.mean())))
@@ -274,7 +275,8 @@ def huber_regression(n_clients: int = 10, dim: int = 5, samples_per_client: int 
     noise_std = check_float("noise_std", noise_std, 0.0)
     rng = check_random_state(random_state)
     means = heterogeneity * 0.5 * rng.standard_normal((n_clients, dim))
-    w_true = rng.standard_normal(dim) / np.sqrt(dim) + heterogeneity * rng.standard_normal((n_clients, dim)) / np.sqrt(dim)
+    w_true = (rng.standard_normal(dim) / np.sqrt(dim)
+              + heterogeneity * rng.standard_normal((n_clients, dim)) / np.sqrt(dim))
     X = means[:, None, :] + rng.standard_normal((n_clients, S, dim))
     y = np.einsum("csd,cd->cs", X, w_true) + noise_std * rng.standard_normal((n_clients, S))
     return HuberProblem(X, y, delta=delta, name="huber_regression")

@@ -21,7 +21,8 @@ B_MIN_ROUNDING = 1e-12
 
 
 def _moments_batched(H: np.ndarray, h: np.ndarray):
-    """H (P,C,d,d), h (P,C,d) -> Hbar, hbar, M = (1/C) sum_i H_i^2, m = (1/C) sum_i H_i h_i, s = (1/C) sum_i ||h_i||^2."""
+    """H (P,C,d,d), h (P,C,d) -> Hbar, hbar, M = (1/C) sum_i H_i^2, m = (1/C) sum_i H_i h_i, s = (1/C) sum_i
+    ||h_i||^2."""
     C = H.shape[1]
     Hbar, hbar = H.mean(axis=1), h.mean(axis=1)
     M = np.einsum("pcde,pcef->pdf", H, H) / C
@@ -52,7 +53,8 @@ def quadratic_G2(H: np.ndarray, h: np.ndarray, B: float) -> np.ndarray:
     sup_w (1/C) sum_i ||H_i w - h_i||^2 - B^2 ||Hbar w - hbar||^2 = c0 + b' A^+ b, A = B^2 Hbar^2 - M, b = m - B^2
     Hbar hbar, c0 = s - B^2 ||hbar||^2 (inf where A is not PSD or b leaves A's range). An eigenvalue of A, or a part
     of b, at the rounding level of the terms it is the difference of (1e-12 of ||M|| and ||B^2 Hbar^2||, 1e-6 of
-    ||m|| and ||B^2 Hbar hbar||) counts as zero: identical clients at B = 1 give G^2 = the spread of the h_i, not inf."""
+    ||m|| and ||B^2 Hbar hbar||) counts as zero: identical clients at B = 1 give G^2 = the spread of the h_i, not
+    inf."""
     Hbar, hbar, M, m, s = _moments_batched(H, h)
     A = B**2 * Hbar @ Hbar - M
     Hh = B**2 * np.einsum("pde,pe->pd", Hbar, hbar)
@@ -113,7 +115,8 @@ class _LSView(ClientView):
         step. On the shared path the iterates are kept runs last, (N, d, R) C-contiguous: each client's product is
         one BLAS call on a contiguous (d, R) block (``_Hw`` hands BLAS the transposed (R, N, d) layout, 1.2-2.5x
         slower at R = 64; with this project's OpenBLAS 0.3.31 the two layouts round alike for d <= 15, R = 1 and the
-        R >= 48 tried, within an ulp of a product otherwise). Every elementwise operation is the loop's, in its order."""
+        R >= 48 tried, within an ulp of a product otherwise). Every elementwise operation is the loop's, in its
+        order."""
         lr = np.asarray(lr, dtype=np.float64)
         if noise is not None:
             noise = noise.transpose(1, 2, 3, 0) if self.shared else noise.transpose(1, 0, 2, 3)  # step k: noise[k]
@@ -244,7 +247,8 @@ class LeastSquaresProblem(Problem):
 
     @classmethod
     def identical(cls, X: np.ndarray, y: np.ndarray, n_clients: int, *, ridge: float = 0.0,
-                  model: GaussianClientModel | None = None, name: str = "identical_least_squares") -> "LeastSquaresProblem":
+                  model: GaussianClientModel | None = None,
+                  name: str = "identical_least_squares") -> "LeastSquaresProblem":
         """Every one of ``n_clients`` clients holds the same data: X (S, d), y (S,), so every f_i = f (the
         identical-data setting of local SGD analyses, e.g. Stich 2019: the workers differ only in their stochastic
         gradients, which the oracle draws independently per client). Gamma = 0, B_min = 1, G^2(1) = 0.
@@ -363,7 +367,6 @@ class LeastSquaresProblem(Problem):
     @cached_property
     def _constants(self) -> dict[str, Constant]:
         Hbar = self.H[0].mean(axis=0)
-        hbar = self.h[0].mean(axis=0)
         eig = np.linalg.eigvalsh(Hbar)
         L = float(np.max(np.linalg.eigvalsh(self.H)))  # over all variants: both coupled runs are L-smooth
         tol = 1e-10 * max(eig.max(), 1e-300)
@@ -372,11 +375,13 @@ class LeastSquaresProblem(Problem):
             strongly_convex = True
         else:
             pos = eig[eig > tol]
-            mu = Constant(float(pos.min()), "exact", "PL constant of f (not strongly convex): smallest non-zero eigenvalue")
+            mu = Constant(float(pos.min()), "exact",
+                          "PL constant of f (not strongly convex): smallest non-zero eigenvalue")
             strongly_convex = False
         w_star, f_star = self._variant_optimum(0)
         return {
-            "L": Constant(L, "exact", "max over clients of the largest Hessian eigenvalue (Assumption 1: each f_i L-smooth)"),
+            "L": Constant(L, "exact", "max over clients of the largest Hessian "
+                                      "eigenvalue (Assumption 1: each f_i L-smooth)"),
             "mu": mu,
             "strongly_convex": Constant(strongly_convex, "exact"),
             "w_star": Constant(w_star, "exact", "normal equations (min-norm solution when f is only PL)"),
@@ -418,8 +423,8 @@ class LeastSquaresProblem(Problem):
         X = self.X[0]
         D = np.einsum("csd,cse->csde", X, X) - (self.H[0] - self.ridge * np.eye(self.dim))[:, None]
         if np.max(np.abs(D)) > 1e-12 * max(float(np.max(np.abs(self.H[0]))), 1e-300):
-            return Constant(np.inf, "exact", "unbounded over w: the deviation (x x' - H_i) w is linear in w; along a run "
-                                             "measure 'visited_max_grad_var'")
+            return Constant(np.inf, "exact", "unbounded over w: the deviation (x x' - H_i) w is linear in w; along a "
+                                             "run measure 'visited_max_grad_var'")
         r = X * self.y[0][..., None] - self.h[0][:, None, :]  # every x_j x_j' equal: the variance does not depend on w
         return Constant(float(np.max(np.mean(np.sum(r**2, axis=-1), axis=1))), "exact", "independent of w")
 
@@ -443,7 +448,8 @@ class LeastSquaresProblem(Problem):
         return eig, 1e-10 * max(float(np.abs(eig).max()), 1e-300)
 
     def _G_of_B(self, B) -> np.ndarray:
-        """The smallest G with the (G, B) dissimilarity at each B (array in, array out): sqrt(G^2(B)), inf below B_min."""
+        """The smallest G with the (G, B) dissimilarity at each B (array in, array out): sqrt(G^2(B)), inf below
+        B_min."""
         B = np.asarray(B, dtype=float)
         G2 = [quadratic_G2(self.H[:1], self.h[:1], float(b))[0] for b in B.ravel()]
         return np.sqrt(np.asarray(G2, dtype=float)).reshape(B.shape)
@@ -463,12 +469,15 @@ class LeastSquaresProblem(Problem):
             i = int(np.argmin(lo))
             if name == "convex":
                 return (certified(name, "every client Hessian H_i is positive semidefinite") if lo[i] >= 0 else
-                        refused(name, f"client {i}'s Hessian has the eigenvalue {lo[i]:.4g} < 0 (ridge {self.ridge:g})"))
+                        refused(name, f"client {i}'s Hessian has the eigenvalue "
+                                      f"{lo[i]:.4g} < 0 (ridge {self.ridge:g})"))
             return (certified(name, "smallest eigenvalue over the client Hessians H_i (min over variants)",
                               mu=float(lo[i])) if lo[i] > 0 else
-                    refused(name, f"client {i} is not strongly convex: its Hessian's smallest eigenvalue is {lo[i]:.4g}"))
+                    refused(name, f"client {i} is not strongly convex: its "
+                                  f"Hessian's smallest eigenvalue is {lo[i]:.4g}"))
         if name == "convex_global":
-            return (certified(name, "the mean Hessian is positive semidefinite") if bounded_below else refused(name, unbounded))
+            return (certified(name, "the mean Hessian is positive semidefinite")
+                    if bounded_below else refused(name, unbounded))
         if name == "strongly_convex":
             if c["strongly_convex"].value:
                 return certified(name, c["mu"].note, mu=c["mu"].value)
@@ -510,7 +519,8 @@ class LeastSquaresProblem(Problem):
 
     def neighbours(self, replacements, random_state=0) -> "LeastSquaresProblem":
         if self.model is None:
-            raise ParameterError("problem", self.name, "a problem with a known data distribution to draw the replacement from")
+            raise ParameterError("problem", self.name,
+                                 "a problem with a known data distribution to draw the replacement from")
         def draw(rng, client):
             x, y = self.model.draw(rng, client, 1)
             return x[0], y[0]
@@ -688,7 +698,8 @@ def least_squares_noise_at_optimum(
     X = np.empty((n_clients, S, dim))
     for i in range(n_clients):
         Q = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
-        scale = np.sqrt(np.geomspace(1.0, 1.0 / condition, dim) * np.exp(0.3 * heterogeneity * rng.standard_normal(dim)))
+        scale = np.sqrt(np.geomspace(1.0, 1.0 / condition, dim)
+                        * np.exp(0.3 * heterogeneity * rng.standard_normal(dim)))
         X[i] = heterogeneity * 0.5 * rng.standard_normal(dim) + rng.standard_normal((S, dim)) @ (Q * scale).T
     w_star = rng.standard_normal(dim) / np.sqrt(dim)
     e = rng.standard_normal((n_clients, S))

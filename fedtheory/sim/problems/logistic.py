@@ -7,8 +7,8 @@ from functools import cached_property
 import numpy as np
 
 from ..._validation import ParameterError, check_finite, check_float, check_int, check_random_state
+from ..certificates import Certificate, certified
 from ..partition import dirichlet_label_skew
-from ..certificates import Certificate, certified, refused
 from .base import ClientView, Constant, Problem, gather, shared_index
 
 __all__ = ["LogisticProblem", "digits_logistic", "digits_split", "synthetic_logistic"]
@@ -238,10 +238,11 @@ class LogisticProblem(Problem):
             return certified(name, how + ": mean_i ||grad f_i||^2 = ||grad f||^2 + mean_i ||grad f_i - grad f||^2 <= "
                                          "||grad f||^2 + mean_i b_i^2, so G^2 = mean_i b_i^2 for every B >= 1",
                              kind="bound", B=1.0,
-                             family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(np.mean(b**2)), np.inf)))
+                             family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(np.mean(b**2)),
+                                                             np.inf)))
         if name == "heterogeneity_global":
-            return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2", kind="bound",
-                             sigma_g=float(np.sqrt(np.mean(b**2))))
+            return certified(name, how + ": mean_i ||g_i - mean g||^2 <= mean_i ||g_i||^2 <= mean_i b_i^2",
+                             kind="bound", sigma_g=float(np.sqrt(np.mean(b**2))))
         if name == "heterogeneity_max":
             return certified(name, how + ": ||g_i - mean g|| <= b_i + mean_q b_q", kind="bound",
                              zeta=float(np.sqrt(np.max((b + b.mean()) ** 2))))
@@ -258,7 +259,8 @@ class LogisticProblem(Problem):
         Xt, yt = self.test
         W = w.reshape(-1, self.n_features, self.n_classes)
         Z = np.matmul(Xt, W)  # (R, S, k)
-        ce = _logsumexp(Z) - np.take_along_axis(Z, np.broadcast_to(yt[None, :, None], (Z.shape[0], len(yt), 1)), -1)[..., 0]
+        ce = _logsumexp(Z) - np.take_along_axis(Z, np.broadcast_to(yt[None, :, None], (Z.shape[0], len(yt), 1)),
+                                                -1)[..., 0]
         return ce.mean(axis=1) + 0.5 * self.reg * np.sum(w**2, axis=1)
 
     def test_accuracy(self, w):
@@ -268,7 +270,8 @@ class LogisticProblem(Problem):
 
     @cached_property
     def _constants(self):
-        lam = [np.linalg.eigvalsh(self.X[0, i, :s].T @ self.X[0, i, :s] / s).max() for i, s in enumerate(self.client_sizes)]
+        lam = [np.linalg.eigvalsh(self.X[0, i, :s].T @ self.X[0, i, :s] / s).max()
+               for i, s in enumerate(self.client_sizes)]
         L = 0.5 * float(max(lam)) + self.reg
         w, f, gn = self._minimise(0)
         return {
@@ -300,7 +303,8 @@ class LogisticProblem(Problem):
         X = self.X[0]  # padded rows are 0 and add nothing
         lam = np.linalg.eigvalsh(np.einsum("csf,csg->cfg", X, X) / self.client_sizes[:, None, None])[:, -1]
         return {
-            "L_clients": Constant(0.5 * lam + self.reg, "bound", "lambda_max(X_i'X_i/S_i)/2 + reg (softmax Hessian <= I/2)"),
+            "L_clients": Constant(0.5 * lam + self.reg, "bound",
+                                  "lambda_max(X_i'X_i/S_i)/2 + reg (softmax Hessian <= I/2)"),
             "mu_clients": Constant(np.full(self.n_clients, self.reg), "exact",
                                    "reg: the cross-entropy is flat along W + v 1' (a shift common to all classes), so "
                                    "the L2 term's reg is each f_i's exact strong convexity"),
@@ -327,8 +331,8 @@ class LogisticProblem(Problem):
                 w = w - step
             W[i], F[i] = w, f(w)
             gmax = max(gmax, float(np.linalg.norm(g(w))))
-        how = (f"L-BFGS + Newton per client, final max_i ||grad f_i|| = {gmax:.1e} (so ||w - w_i*|| <= {gmax / self.reg:.1e} "
-               f"and f_i - f_i* <= {gmax**2 / (2 * self.reg):.1e} by reg-strong convexity)")
+        how = (f"L-BFGS + Newton per client, final max_i ||grad f_i|| = {gmax:.1e} (so ||w - w_i*|| <= "
+               f"{gmax / self.reg:.1e} and f_i - f_i* <= {gmax**2 / (2 * self.reg):.1e} by reg-strong convexity)")
         return {"w_star_clients": Constant(W, "computed", how), "f_star_clients": Constant(F, "computed", how)}
 
     def _client_hessian(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -342,8 +346,8 @@ class LogisticProblem(Problem):
     def sample_gradient_variance(self) -> Constant:
         sq = np.einsum("csf,csf->c", self.X[0], self.X[0]) / self.client_sizes
         return Constant(float(2 * sq.max()), "bound",
-                        "max_i (2/S_i) sum_j ||x_ij||^2: the variance is at most the mean of ||x_j||^2 ||p_j - e_y||^2, "
-                        "and ||p - e_y||^2 <= 2")
+                        "max_i (2/S_i) sum_j ||x_ij||^2: the variance is at most the mean of ||x_j||^2 ||p_j - "
+                        "e_y||^2, and ||p - e_y||^2 <= 2")
 
     def heterogeneity_G2(self, B: float) -> Constant:
         raise NotImplementedError("logistic regression: G^2(B) has no closed form; measure it over visited points "

@@ -141,7 +141,8 @@ def _certify_linear_shift(p: Problem, name: str, visited, h: np.ndarray, lowest_
                                "G^2 = (1/C) sum_i ||h_i||^2 for every B >= 1", B=1.0,
                          family=("G", lambda B: np.where(np.asarray(B, float) >= 1.0, np.sqrt(sq.mean()), np.inf)))
     if name == "heterogeneity_global":
-        return certified(name, "grad f_i - grad f = h_i at every w: (1/C) sum_i ||h_i||^2", sigma_g=float(np.sqrt(sq.mean())))
+        return certified(name, "grad f_i - grad f = h_i at every w: (1/C) sum_i ||h_i||^2",
+                         sigma_g=float(np.sqrt(sq.mean())))
     if name == "heterogeneity_max":
         return certified(name, "grad f_i - grad f = h_i at every w: max_i ||h_i||^2", zeta=float(np.sqrt(sq.max())))
     if name == "heterogeneity_at_optimum":
@@ -232,10 +233,11 @@ class PLNonconvexProblem(Problem):
     def _client_curvature(self):
         C = self.n_clients
         return {
-            "L_clients": Constant(np.full(C, 8.0), "exact", "each f_i = g + h_i.w has the Hessian of g: |2 + 6 cos 2x| <= 8"),
+            "L_clients": Constant(np.full(C, 8.0), "exact",
+                                  "each f_i = g + h_i.w has the Hessian of g: |2 + 6 cos 2x| <= 8"),
             "mu_clients": Constant(np.full(C, -4.0), "exact",
-                                   "f_i is non-convex: inf_w lambda_min(Hessian) = 2 - 6 = -4 (4-weakly convex, no strong "
-                                   "convexity); only the global f is PL, with constant mu"),
+                                   "f_i is non-convex: inf_w lambda_min(Hessian) = 2 - 6 = -4 (4-weakly convex, no "
+                                   "strong convexity); only the global f is PL, with constant mu"),
         }
 
     @cached_property
@@ -400,7 +402,8 @@ class SeparablePLProblem(Problem):
             raise ParameterError("a", (float(a.min()), float(a.max())), f"amplitudes in [0, {AMPLITUDE_MAX}]")
         scale = max(float(np.abs(h).max()), 1e-300)
         if np.abs(h.mean(axis=1)).max() > 1e-12 * scale:
-            raise ParameterError("h", float(np.abs(h.mean(axis=1)).max()), "client terms with sum_i h_i = 0 (centre them)")
+            raise ParameterError("h", float(np.abs(h.mean(axis=1)).max()),
+                                 "client terms with sum_i h_i = 0 (centre them)")
         self.c, self.a, self.h = c, a, h
         self.name = name
         self.n_variants, self.n_clients, self.dim = h.shape
@@ -448,8 +451,8 @@ class SeparablePLProblem(Problem):
         # coordinate j of f_i is c_j (x^2 + a_j sin^2 x + (h_ij / c_j) x)
         c, a = self.c[0], self.a[0]
         w = _separable_coordinate_minimisers(self.h[0] / c, a)
-        how = ("coordinate-wise: the global minimiser of x^2 + a_j sin^2 x + (h_ij / c_j) x is the best of at most three "
-               "roots of the derivative on its increasing pieces, found by bisection to machine precision")
+        how = ("coordinate-wise: the global minimiser of x^2 + a_j sin^2 x + (h_ij / c_j) x is the best of at most "
+               "three roots of the derivative on its increasing pieces, found by bisection to machine precision")
         return {
             "w_star_clients": Constant(w, "exact", how),
             "f_star_clients": Constant(self._client_losses_at(w), "exact", "f_i(w_i*)"),

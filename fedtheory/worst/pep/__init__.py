@@ -10,16 +10,46 @@ symmetric reduction that solves the SDP: docs/worst-case.md ("PEP: exact worst c
 import sys
 
 from ..._deprecation import face_aliases
-from .build import FederatedPEP, PairRows, build_pep
-from .instance import Counterexample, counterexample, counterexample_script, write_counterexample
+
+# the names of _MOVED are imported for their deprecated aliases and the face's own use (hence the noqa: F401)
+from .build import FederatedPEP, PairRows, build_pep  # noqa: F401
+from .instance import Counterexample, counterexample, counterexample_script, write_counterexample  # noqa: F401
 from .protocol import PEPRefusal, ProtocolSetting, SpectralMixing, protocol_pep
-from .record import (PEP_PROFILES, RTOL, PEPSpec, check_reference, pep_entries, pep_sizes, pep_spec, pep_worst_case,
-                     register_pep, run_pep)
-from .reduction import isotypic_bases, rebased, sparsified
-from .setting import (FUNCTION_CLASSES, INITIALS, MAX_STEPS, METRICS, PEP_EXTRA, SERVER_RULES, MissingExtraError,
-                      PEPSetting, pep_available)
-from .solve import (ACCEPT_GAP, ACCEPT_MIN_EIG, ACCEPT_VIOLATION, BASES, DIFFERENCES_BELOW, METHODS, SOLVERS, PEPResult,
-                    solve_pep)
+from .record import (  # noqa: F401
+    PEP_PROFILES,
+    RTOL,
+    PEPSpec,
+    check_reference,
+    pep_entries,
+    pep_sizes,
+    pep_spec,
+    pep_worst_case,
+    register_pep,
+    run_pep,
+)
+from .reduction import isotypic_bases, rebased, sparsified  # noqa: F401
+from .setting import (  # noqa: F401
+    FUNCTION_CLASSES,
+    INITIALS,
+    MAX_STEPS,
+    METRICS,
+    PEP_EXTRA,
+    SERVER_RULES,
+    MissingExtraError,
+    PEPSetting,
+    pep_available,
+)
+from .solve import (  # noqa: F401
+    ACCEPT_GAP,
+    ACCEPT_MIN_EIG,
+    ACCEPT_VIOLATION,
+    BASES,
+    DIFFERENCES_BELOW,
+    METHODS,
+    SOLVERS,
+    PEPResult,
+    solve_pep,
+)
 
 __all__ = [
     # a record's PEP: the declaration and its run

@@ -14,8 +14,8 @@ import numpy as np
 from ..._validation import FedTheoryError, ParameterError, check_choice
 from .setting import PEPSetting, require_pep
 
-__all__ = ["FederatedPEP", "PEPBuilder", "PairRows", "Query", "build_pep", "expr_coef", "interpolation_template", "leaf_coef",
-           "sparse_row"]
+__all__ = ["FederatedPEP", "PEPBuilder", "PairRows", "Query", "build_pep", "expr_coef", "interpolation_template",
+           "leaf_coef", "sparse_row"]
 
 
 @dataclass
@@ -297,7 +297,8 @@ class PEPBuilder:
         self.Point = Point
         self.pb = PEP()
         if s.function_class == "convex":
-            self.fs = [self.pb.declare_function(SmoothStronglyConvexFunction, mu=s.client_mu, L=s.L) for _ in range(s.C)]
+            self.fs = [self.pb.declare_function(SmoothStronglyConvexFunction, mu=s.client_mu, L=s.L)
+                       for _ in range(s.C)]
             self.interp = SmoothStronglyConvexFunction.set_smoothness_strong_convexity_constraint_i_j
         else:
             self.fs = [self.pb.declare_function(SmoothFunction, L=s.L) for _ in range(s.C)]

@@ -117,7 +117,8 @@ def reconstruct(pep: FederatedPEP, gram: np.ndarray, F: np.ndarray):
     L, mu = s.L, _class_mu(s)
     parts = []
     for j in range(C):
-        rows = [(q.coef @ V, V[q.grads[j]], F[q.values[j]]) for q in pep.queries if q.grads[j] >= 0 and q.values[j] >= 0]
+        rows = [(q.coef @ V, V[q.grads[j]], F[q.values[j]]) for q in pep.queries
+                if q.grads[j] >= 0 and q.values[j] >= 0]
         X, Gr, Fv = (np.array(v) for v in zip(*rows))
         parts.append(interpolant_data(X, Gr, Fv, L, mu))
     p = getattr(s, "p", None)
@@ -400,7 +401,7 @@ def main():
 
 if __name__ == "__main__":
     raise SystemExit(main())
-'''
+'''  # noqa: E501 - the text of the code it writes, kept as it runs
 
 
 SCRIPT_METRICS = ("opt_error", "dist2", "grad_norm2", "weighted_opt_error", "avg_grad_norm2")
@@ -412,7 +413,8 @@ def counterexample_script(cx: Counterexample) -> str:
     from ...sim.problems import interpolant as module
 
     if cx.data.get("metric") not in SCRIPT_METRICS or cx.data.get("initial") not in ("distance", "function"):
-        raise ParameterError("metric", cx.data.get("metric"), "a measure the script replays: " + ", ".join(SCRIPT_METRICS)
+        raise ParameterError("metric", cx.data.get("metric"),
+                             "a measure the script replays: " + ", ".join(SCRIPT_METRICS)
                              + " (with initial 'distance' or 'function')")
 
     source = inspect.getsource(module)

@@ -523,10 +523,11 @@ class ProtocolSetting:
             s(self, "draws", check_int("draws", self.draws, 1))
             n = math.comb(self.C + self.draws - 1, self.draws)
             if n > MAX_DRAW_POINTS:
-                raise ParameterError("draws", self.draws, f"at most the number of draws whose multisets of the {self.C} "
-                                     f"clients are <= {MAX_DRAW_POINTS} points (here {n})")
+                raise ParameterError("draws", self.draws, "at most the number of draws whose multisets of the "
+                                     f"{self.C} clients are <= {MAX_DRAW_POINTS} points (here {n})")
         if self.initial == "none" and self.metric in STAR_METRICS:
-            raise ParameterError("initial", "none", "an initial condition for a measure of f* or x* (" + self.metric + ")")
+            raise ParameterError("initial", "none",
+                                 "an initial condition for a measure of f* or x* (" + self.metric + ")")
         if self.metric == "weighted_opt_error":
             a = np.asarray(self.metric_weights if self.metric_weights is not None else [], dtype=float)
             if a.shape != (self.T,) or not np.all(np.isfinite(a)) or a.min() < 0 or a.sum() <= 0:
@@ -606,8 +607,8 @@ class ProtocolSetting:
                      "point (relaxes 'for all w')",
                "bounded_gradient": f"||grad f_i(w)||^2 <= {self.G:g}^2 for every i at every point where f_i is queried "
                                    "(relaxes 'for all w')",
-               "local_dissimilarity": f"sum_i p_i ||grad f_i(w^t)||^2 <= {self.B:g}^2 ||grad f(w^t)||^2 at the server's "
-                                      "model starting every round"}[self.heterogeneity]
+               "local_dissimilarity": f"sum_i p_i ||grad f_i(w^t)||^2 <= {self.B:g}^2 ||grad f(w^t)||^2 at the "
+                                      "server's model starting every round"}[self.heterogeneity]
         if self.stacked_grad_bound is not None:
             het += (f"; sum_i ||grad f_i(x_i^t)||^2 <= {self.stacked_grad_bound:g}^2 at the agents' models starting "
                     f"every round t = 0..{self.T} (relaxes 'for every k')")
@@ -817,8 +818,8 @@ def _plugin_of(tb) -> str:
 
 def _run(algorithm, s: ProtocolSetting, b: _Builder):
     """T rounds of ``algorithm`` through ``sim.rounds.run_round`` on points: the server iterates w^0..w^T."""
-    from ...sim.rules import State
     from ...sim.rounds import commit_round, run_round
+    from ...sim.rules import State
 
     C = s.C
     w0 = b.point_leaf(("w0",))
@@ -1202,7 +1203,6 @@ def _snapshot(b: _Builder, server, metric, constraints, lmis, star, star_grads, 
                for q in qs]
     X = np.array([q.coef for q in queries])
     pair_rows = []
-    npts = len(qs)
     full = 0
     for j in range(C):  # client functions' interpolation (symmetric: function 0's, one pair per orbit)
         have = [a for a, q in enumerate(qs) if j in q.grads]
@@ -1240,6 +1240,7 @@ def _snapshot(b: _Builder, server, metric, constraints, lmis, star, star_grads, 
         setting=s, n=n, m=m, rows=rows, objective=(*sparse_row(metric), "objective", "objective"), queries=queries,
         server=[leaf_coef(w, n) for w in server], point_labels=[b.labels.get(i, ("?",)) for i in range(n)],
         value_labels=[b.vlabels.get(i, ("?",)) for i in range(m)], w0_leaf=b.w0.counter,
-        star_leaf=None if star is None else star.counter, star_grads=[g.counter for g in star_grads] if symmetric else [],
+        star_leaf=None if star is None else star.counter,
+        star_grads=[g.counter for g in star_grads] if symmetric else [],
         full_constraints=full, build_s=build_s, pair_rows=pair_rows, symmetric=symmetric, zero_sums=zero_sums,
         lmis=lmi_rows, iterates=[leaf_coef(p, n) for p in b.iterates])

@@ -111,8 +111,8 @@ class PEPSpec:
     def build(self):
         """The PEP as numbers: the hand-written FedAvg/FedInit PEP of a ``PEPSetting``, or the round protocol's PEP of
         ``algorithm`` over a ``ProtocolSetting``."""
-        from .protocol import ProtocolSetting, protocol_pep
         from .build import build_pep
+        from .protocol import ProtocolSetting, protocol_pep
 
         if isinstance(self.setting, ProtocolSetting):
             if self.algorithm is None:

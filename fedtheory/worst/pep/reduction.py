@@ -41,7 +41,8 @@ def _orbits_of_pairs(perms: list[np.ndarray], n: int) -> np.ndarray:
     for p in perms:
         src.append(a * n + b)
         dst.append(p[a] * n + p[b])
-    g = sps.coo_matrix((np.ones(sum(len(s) for s in src)), (np.concatenate(src), np.concatenate(dst))), shape=(n * n, n * n))
+    g = sps.coo_matrix((np.ones(sum(len(s) for s in src)), (np.concatenate(src), np.concatenate(dst))),
+                       shape=(n * n, n * n))
     _, lab = connected_components(g, directed=True, connection="weak")
     _, lab = np.unique(lab, return_inverse=True)
     return lab.reshape(n, n)
@@ -112,7 +113,8 @@ def isotypic_bases(labels: list[tuple], C: int, *, drop_trivial: tuple = ()) -> 
             blocks["(C-2,1,1)"].append(vec([((s, i, j), 1.0) for i, j in cyc] + [((s, j, i), -1.0) for i, j in cyc]))
         if C >= 4:  # symmetric, zero vertex sums: {0,1} - {2,1} - {0,3} + {2,3}
             pairs = [((0, 1), 1.0), ((2, 1), -1.0), ((0, 3), -1.0), ((2, 3), 1.0)]
-            blocks["(C-2,2)"].append(vec([((s, a, b), w) for (a, b), w in pairs] + [((s, b, a), w) for (a, b), w in pairs]))
+            blocks["(C-2,2)"].append(vec([((s, a, b), w) for (a, b), w in pairs]
+                                         + [((s, b, a), w) for (a, b), w in pairs]))
     out = {}
     for name, cols in blocks.items():
         if not cols:
@@ -160,7 +162,8 @@ def rebased(pep: FederatedPEP) -> FederatedPEP:
     def row(r):
         gi, gj, gv, fi, fv, c = r[:6]
         off = gi != gj
-        W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+        W = sps.coo_matrix((np.concatenate([gv, gv[off]]),
+                            (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
                            shape=(n, n))
         Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
         keep = Wn.data != 0
@@ -193,7 +196,8 @@ def _changed(pep: FederatedPEP, M: np.ndarray, **extra) -> FederatedPEP:
     def row(r):
         gi, gj, gv, fi, fv, c = r[:6]
         off = gi != gj
-        W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+        W = sps.coo_matrix((np.concatenate([gv, gv[off]]),
+                            (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
                            shape=(n, n))
         Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
         k = np.abs(Wn.data) > 1e-14 * max(1.0, np.abs(Wn.data).max(initial=0.0))
@@ -265,7 +269,8 @@ def eliminated(pep: FederatedPEP) -> FederatedPEP:
     def row(r):
         gi, gj, gv, fi, fv, c = r[:6]
         off = gi != gj
-        W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+        W = sps.coo_matrix((np.concatenate([gv, gv[off]]),
+                            (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
                            shape=(n, n))
         Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
         k = Wn.data != 0

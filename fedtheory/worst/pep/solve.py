@@ -292,14 +292,16 @@ CAP = 1e3
 ACCEPT_GAP = 1e-4  # relative primal-dual gap an 'optimal_inaccurate' solution must meet to be used
 ACCEPT_VIOLATION = 1e-6  # largest constraint violation of the rebuilt Gram matrix, relative to max(1, D, value)
 # smallest eigenvalue of the rebuilt Gram matrix, relative to its largest: at the solvers' stalling level (~1e-7), not
-# below it (Clarabel 0.11 ends (3, 2, 3) at beta = 0.3 at -1.1e-8, its value 3.5e-8 from the closed form (1 - eta mu)^(2KT) D)
+# below it (Clarabel 0.11 ends (3, 2, 3) at beta = 0.3 at -1.1e-8,
+# its value 3.5e-8 from the closed form (1 - eta mu)^(2KT) D)
 ACCEPT_MIN_EIG = -1e-7
 
 
 def _accept(res: PEPResult, s: PEPSetting) -> tuple[float | None, str]:
     """The value to use, or None. 'optimal' is used as is; 'optimal_inaccurate' (Clarabel's AlmostSolved: these
     PEPs are degenerate, and interior-point solvers stall near 1e-7 relative) only when the rebuilt Gram matrix is
-    PSD to ACCEPT_MIN_EIG, meets every generated constraint to ACCEPT_VIOLATION and the duality gap is below ACCEPT_GAP."""
+    PSD to ACCEPT_MIN_EIG, meets every generated constraint to ACCEPT_VIOLATION and the duality gap is below
+    ACCEPT_GAP."""
     if res.status == "optimal":
         return res.primal, res.detail
     if res.status != "optimal_inaccurate" or res.primal is None:

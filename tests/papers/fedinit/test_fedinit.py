@@ -3,20 +3,28 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory.checks import run_checks
-from fedtheory.papers.fedinit.checks import admissible_eta
-from fedtheory.sim import (AdditiveNoise, Minibatch, RunConfig, fedinit, heterogeneous_least_squares, pl_nonconvex,
-                           scaffold, simulate)
 from fedtheory.papers.fedinit import records as F
+from fedtheory.papers.fedinit.checks import admissible_eta
+from fedtheory.sim import (
+    AdditiveNoise,
+    Minibatch,
+    RunConfig,
+    fedinit,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    scaffold,
+    simulate,
+)
 
 
 @given(seed=st.integers(0, 10_000), beta=st.floats(0.0, 1.5), N=st.sampled_from([None, 2, 4]),
        rule=st.sampled_from(["algorithm1", "code"]), local=st.sampled_from(["sgd", "scaffold"]))
 def test_eq15_holds_to_machine_precision(seed, beta, N, rule, local):
-    p = pl_nonconvex(6, 4, 10, random_state=seed) if seed % 2 else heterogeneous_least_squares(6, 4, 10, random_state=seed)
+    p = (pl_nonconvex(6, 4, 10, random_state=seed) if seed % 2
+         else heterogeneous_least_squares(6, 4, 10, random_state=seed))
     alg = fedinit(beta, server_rule=rule) if local == "sgd" else scaffold(rule).with_relaxed_init(beta)
     tr = simulate(p, alg, RunConfig(rounds=5, local_steps=3, lr=0.05, clients_per_round=N, oracle=Minibatch(2)),
                   [seed], measures=("eq15_residual",))
@@ -245,7 +253,8 @@ def test_start_probe_measures_without_changing_the_algorithm():
     assert np.nanmax(probed["selection_gap"][1:]) > 1e-3  # partial participation: the expected mean start is off
     full = dataclasses.replace(cfg, clients_per_round=None)
     assert np.nanmax(simulate(p, _probe(0.2), full, [0], measures=("selection_gap",))["selection_gap"]) < 1e-13
-    shifted = simulate(p, _probe(0.2, shift=np.full((1, 4), 0.5)), full, [0], measures=("selection_gap", "unbiased_gap"))
+    shifted = simulate(p, _probe(0.2, shift=np.full((1, 4), 0.5)), full, [0],
+                       measures=("selection_gap", "unbiased_gap"))
     assert np.allclose(shifted["selection_gap"], 1.0) and np.allclose(shifted["unbiased_gap"], 1.0)
 
 
@@ -259,7 +268,8 @@ def test_thm5_rate_is_a_loose_proof_step():
     assert res.verdict == "proof_step_loose" and not res.is_finding
     without = dataclasses.replace(F.THM5, exact=None, order=dataclasses.replace(F.THM5.order, substitute={}))
     plain = rate_check(without)
-    assert plain.verdict == "rate_inconsistent" and plain.detail == rate_check(dataclasses.replace(F.THM5, exact=None)).detail
+    assert plain.verdict == "rate_inconsistent"
+    assert plain.detail == rate_check(dataclasses.replace(F.THM5, exact=None)).detail
     assert "534*B**2*D*exp(log(K*N*T*lam*mu)/T)" in plain.detail
     exact_terms = {t["term"]: t for t in res.extra["exact_terms"] if "534" in t["term"] and t["T_power"] == "-2"}
     assert exact_terms and all(t["exponents"] == {"N": "-1", "K": "-1"} for t in exact_terms.values())
@@ -323,7 +333,8 @@ def test_divergence_term_order_from_the_records():
     assert set(sym["order_vs"].values()) == {"higher"}
     lead = sym["leading"]
     assert lead["optimization_term (S fixed)"]["T_power"] == "-1"
-    assert lead["divergence_term (S fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
+    assert lead["divergence_term (S "
+                "fixed)"]["log_power"] == "1" and lead["stability_term (S fixed)"]["log_power"] == "0"
     final = _order_vs("final")
     assert final["order_vs"]["stability_term (S fixed)"] == "lower"
     assert final["leading"]["divergence_term (S fixed)"]["T_power"] == "-1/(L*c + 1)"
@@ -369,7 +380,8 @@ def test_threshold_rule_uses_the_statistics_policy():
     assert F.CLAIM_THRESHOLD.evaluate(up, stats=pol).supported is False
     assert F.CLAIM_THRESHOLD.evaluate({**up, "delta_runs": rising[:, :6]}, stats=pol).supported is None  # 6 seeds
     tiny = np.vstack([1.0 + noise, 1.01 + noise, 1.02 + noise, 1.03 + noise])  # significant, below the 5% effect
-    assert F.CLAIM_THRESHOLD.evaluate({**up, "delta": tiny.mean(axis=1), "delta_runs": tiny}, stats=pol).supported is None
+    assert F.CLAIM_THRESHOLD.evaluate({**up, "delta": tiny.mean(axis=1), "delta_runs": tiny},
+                                      stats=pol).supported is None
 
 
 def test_interior_K_rule_never_takes_the_grid_edge_as_evidence():

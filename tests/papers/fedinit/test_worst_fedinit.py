@@ -9,16 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory.cli import main
 from fedtheory.sim import AdditiveNoise, LeastSquaresProblem, Minibatch, RunConfig, fedinit, simulate
+from fedtheory.testing import scaled_bound
 from fedtheory.theory.core import get
 from fedtheory.worst import evaluate, make_spec, replay, worst_case
-from fedtheory.worst.spec import worst_case_entries
 from fedtheory.worst.coupled import CoupledInstances, NeighbourClass
-from fedtheory.testing import scaled_bound
+from fedtheory.worst.spec import worst_case_entries
 
 # small and fast: every condition of Thms 4, 5 and Lemma 4 holds (checked below through the records)
 SMALL = dict(L=2.0, mu=0.5, B=1.2, G=0.4, D=1.5, eta=0.005, K=2, T=20, beta=0.05, sigma_l=0.0, C=3, d=3)
@@ -40,7 +39,8 @@ def test_quadratic_specs_instances_inside_the_class_and_conditions_hold(rid, par
     inst = spec.space.decode(spec.space.random(12, np.random.default_rng(4)))
     assert spec.space.violations(inst) == [[] for _ in range(12)]
     k = inst.constants(params["B"])
-    assert np.all(k["L"] <= params["L"]) and np.all(k["mu"] >= params["mu"]) and np.all(k["G2"] <= params["G"] ** 2 + 1e-14)
+    assert np.all(k["L"] <= params["L"]) and np.all(k["mu"] >= params["mu"])
+    assert np.all(k["G2"] <= params["G"] ** 2 + 1e-14)
     np.testing.assert_allclose(k["D"], params["D"], rtol=1e-9)
     ev = evaluate(spec, inst)
     vals = {kk: v for kk, v in ev.values.items() if np.ndim(v) == 0}
@@ -52,15 +52,17 @@ def test_partial_participation_runs_through_the_engine_and_matches_separate_runs
     """(1/T) sum_t Delta^t of one instance, batched in the search's population, equals the same quantity from
     separate simulate calls (one per seed) on a LeastSquaresProblem built from the instance's data alone."""
     spec = make_spec("fedinit.thm4.rederived", PARTIAL)
-    assert spec.config.clients_per_round == 2 and spec.seeds == (0, 1, 2) and spec.settings["full_participation"] is False
+    assert spec.config.clients_per_round == 2 and spec.seeds == (0, 1, 2)
+    assert spec.settings["full_participation"] is False
     inst = spec.space.decode(spec.space.random(5, np.random.default_rng(0)))
     ev = evaluate(spec, inst)
     p = 3
     lp = LeastSquaresProblem(inst.X[p], inst.y[p])
     by_hand = []
     for s in spec.seeds:
-        tr = simulate(lp, fedinit(PARTIAL["beta"]), RunConfig(rounds=PARTIAL["T"], local_steps=PARTIAL["K"], lr=PARTIAL["eta"],
-                                                              clients_per_round=2, oracle=AdditiveNoise(PARTIAL["sigma_l"] ** 2)),
+        tr = simulate(lp, fedinit(PARTIAL["beta"]),
+                      RunConfig(rounds=PARTIAL["T"], local_steps=PARTIAL["K"], lr=PARTIAL["eta"], clients_per_round=2,
+                                oracle=AdditiveNoise(PARTIAL["sigma_l"] ** 2)),
                       [s], w0=inst.w0[p], measures=("delta",))
         by_hand.append(np.mean(tr["delta"][:-1, 0]))
     np.testing.assert_allclose(ev.lhs[p], by_hand, rtol=1e-12)
@@ -204,8 +206,10 @@ def test_replay_of_a_per_round_stochastic_instance(tmp_path):
 
 
 @pytest.mark.parametrize("argv,name", [
-    (["worst", "fedinit.thm4", "--no-reference", "--set", "N=7", *sum((["--set", f"{k}={v}"] for k, v in SMALL.items()), [])], "N"),
-    (["worst", "fedinit.thm3", "--no-reference", "--set", "L=1", "--set", "c=0.1", "--set", "client_mu=2"], "client_mu"),
+    (["worst", "fedinit.thm4", "--no-reference", "--set", "N=7",
+      *sum((["--set", f"{k}={v}"] for k, v in SMALL.items()), [])], "N"),
+    (["worst", "fedinit.thm3", "--no-reference", "--set", "L=1", "--set", "c=0.1", "--set", "client_mu=2"],
+     "client_mu"),
     (["worst", "li2020.thm1", "--plugin", str(EXAMPLE), "--setting", "x"], "--setting"),
 ])
 def test_cli_bad_input_names_the_parameter(argv, name, capsys):
@@ -249,7 +253,8 @@ def test_stability_sides_scale_as_the_docs_say():
     specs = {rid: make_spec(rid, STAB) for rid in ("fedinit.thm3", "fedinit.thm3.rederived")}
     inst = specs["fedinit.thm3"].space.decode(specs["fedinit.thm3"].space.random(2, np.random.default_rng(7)))
     a = 10.0
-    big = CoupledInstances(inst.X, a * inst.y, a * inst.w0, inst.theta, X2=inst.X2, y2=a * inst.y2, replaced=inst.replaced)
+    big = CoupledInstances(inst.X, a * inst.y, a * inst.w0, inst.theta, X2=inst.X2, y2=a * inst.y2,
+                           replaced=inst.replaced)
     ev = {rid: (evaluate(s, inst), evaluate(s, big)) for rid, s in specs.items()}
     e0, e1 = ev["fedinit.thm3.rederived"]
     np.testing.assert_allclose(e1.lhs_all, a**2 * e0.lhs_all, rtol=1e-8, atol=1e-12)

@@ -4,18 +4,31 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedcm, pl_nonconvex, simulate,
-                           synthetic_logistic)
+from fedtheory.papers.fedmrur.algorithms import (
+    fedmrur,
+    fedmrur_h,
+    fedmrur_n,
+    mofedsam,
+    settings_of,
+    weighted_grad_norm2,
+)
+from fedtheory.sim import AdditiveNoise, Exact, Minibatch, RunConfig, fedcm, pl_nonconvex, simulate, synthetic_logistic
 from fedtheory.sim.engine import Algorithm
-from fedtheory.papers.fedmrur.algorithms import fedmrur, fedmrur_h, fedmrur_n, mofedsam, settings_of, weighted_grad_norm2
-from fedtheory.sim.hyperbolic import (HyperbolicRegularizer, NormalizedAggregation, lifted_sqdist, lorentz_inner,
-                                      lorentz_lift, lorentz_sqdist, r_bound, regularizer_hessian)
-from fedtheory.sim.rules import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
+from fedtheory.sim.hyperbolic import (
+    HyperbolicRegularizer,
+    NormalizedAggregation,
+    lifted_sqdist,
+    lorentz_inner,
+    lorentz_lift,
+    lorentz_sqdist,
+    r_bound,
+    regularizer_hessian,
+)
 from fedtheory.sim.reference import reference_simulate
+from fedtheory.sim.rules import SAM, Aggregator, ClientMomentum, MeanUpdates, RoundState, State
 
 ALGS = {
     "fedmrur": lambda: fedmrur(rho=0.1, gamma=0.5, sigma=2.0, server_lr=0.8),
@@ -82,7 +95,8 @@ def test_plain_normalized_aggregation_is_mean_updates_and_momentum_modes_agree()
 def test_fedcm_is_unchanged_by_the_new_momentum_options():
     p = synthetic_logistic(6, 3, 3, 12, random_state=2)
     cfg = RunConfig(rounds=4, local_steps=3, lr=0.05, clients_per_round=3, oracle=Minibatch(2))
-    explicit = Algorithm("FedCM", local=(ClientMomentum(0.4, delta="mean", units="gradient"),), aggregate=MeanUpdates(1.0))
+    explicit = Algorithm("FedCM", local=(ClientMomentum(0.4, delta="mean", units="gradient"),),
+                         aggregate=MeanUpdates(1.0))
     assert np.array_equal(simulate(p, fedcm(0.4), cfg, [5], measures=()).final_w,
                           simulate(p, explicit, cfg, [5], measures=()).final_w)
     assert ClientMomentum(0.4).params() == {"alpha": 0.4}
@@ -161,7 +175,8 @@ def test_regularizer_gradient_matches_finite_differences(seed, beta, sigma, gamm
     h = 1e-6
     for i in range(p.n_clients):
         X, wts = _client(p, i)
-        num = np.array([(_R(X, wts, w + h * e, wg, beta, sigma, 3) - _R(X, wts, w - h * e, wg, beta, sigma, 3)) / (2 * h)
+        num = np.array([(_R(X, wts, w + h * e, wg, beta, sigma, 3) - _R(X, wts, w - h * e, wg, beta, sigma, 3))
+                        / (2 * h)
                         for e in np.eye(p.dim)])
         np.testing.assert_allclose(g[i], gamma * num, rtol=1e-5, atol=1e-7 * (1 + np.abs(num).max()))
     # at w = w^t the gradient of R vanishes (its minimum): grad F(w^t) = grad f(w^t)
@@ -292,8 +307,8 @@ def test_weighted_grad_norm_helper():
 
 
 def test_printed_momentum_units_are_unstable_at_the_papers_settings():
-    """Module note of fedtheory.papers.fedmrur.algorithms: with Delta^t in displacement units the momentum recursion has gain
-    ~ eta_l K (1 - alpha) d_t along directions where the loss is flat; at eta_l = 0.1, K = 15, alpha = 0.1 that is
+    """Module note of fedtheory.papers.fedmrur.algorithms: with Delta^t in displacement units the momentum recursion has
+    gain ~ eta_l K (1 - alpha) d_t along directions where the loss is flat; at eta_l = 0.1, K = 15, alpha = 0.1 that is
     >= 1.35 and logistic regression (weakly curved) blows up, while the gradient-unit momentum stays bounded. At
     K eta_l = 1 the two units coincide."""
     p = synthetic_logistic(10, 10, 3, 20, random_state=0)
@@ -333,7 +348,8 @@ def test_bad_input_names_the_parameter():
             return rs.sent.mean(axis=1)
 
     with pytest.raises(ParameterError, match="delta"):
-        simulate(logi, Algorithm("x", local=(ClientMomentum(0.1, delta="global_update"),), aggregate=Silent()), cfg, [0])
+        simulate(logi, Algorithm("x", local=(ClientMomentum(0.1, delta="global_update"),),
+                                 aggregate=Silent()), cfg, [0])
 
 
 def test_settings_and_names():

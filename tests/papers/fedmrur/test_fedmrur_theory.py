@@ -5,8 +5,8 @@ import pytest
 import sympy as sp
 
 from fedtheory.checks import StatsPolicy
-from fedtheory.papers.fedmrur.checks import admissible_steps, c_max, logistic_sigma_g2_bound
 from fedtheory.papers.fedmrur import records as T
+from fedtheory.papers.fedmrur.checks import admissible_steps, c_max, logistic_sigma_g2_bound
 from fedtheory.theory.rates import check_order
 
 BASE = {"alpha": 1.0, "L": 1.0, "r": 0.0, "eta_l": 1.0, "eta_g": 1.0, "K": 1.0, "S": 1.0, "N": 1.0, "C": 1.0}

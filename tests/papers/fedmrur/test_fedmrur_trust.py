@@ -4,11 +4,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.checks import Session, all_checks, combine_readings, faster_order, run_checks
+from fedtheory.checks import CheckResult, Session, all_checks, combine_readings, faster_order, run_checks
 from fedtheory.checks.registry import CONTROLLED_KINDS
-from fedtheory.papers.fedmrur.checks import bounds as CB, common as CF, statement as CS, symbolic as CY
-from fedtheory.checks import CheckResult
 from fedtheory.papers.fedmrur import records as T
+from fedtheory.papers.fedmrur.checks import bounds as CB, common as CF, statement as CS, symbolic as CY
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +89,8 @@ def test_checks_show_they_can_fail_or_say_why_not():
     for i, s in specs.items():
         if s.kind in CONTROLLED_KINDS and i not in by_design:
             assert s.control is not None, i
-    assert "hyperboloid" in specs["fedmrur.eq3"].self_check and "d_t >= 1" in specs["fedmrur.remark2.symbolic"].self_check
+    assert "hyperboloid" in specs["fedmrur.eq3"].self_check
+    assert "d_t >= 1" in specs["fedmrur.remark2.symbolic"].self_check
 
 
 def test_self_checks_by_design_are_listed_apart(results):
@@ -145,8 +145,8 @@ def test_controls_listing_tells_self_checks_by_design_from_by_rule(capsys):
 
     assert cli.main(["check", "--controls", "--only", "fedmrur.eq3", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "1 implementation self-check(s) by design (no mutation of the statement could make them fail): fedmrur.eq3 " \
-        "(the lift" in out and "by rule" not in out
+    assert ("1 implementation self-check(s) by design (no mutation of the statement could make them fail): "
+            "fedmrur.eq3 (the lift" in out and "by rule" not in out)
 
 
 # ------------------------------------------------------------------------------------ issue 36
@@ -192,8 +192,8 @@ def test_theorem_1s_unit_slips_are_one_counted_finding_false_as_measured(results
     readings of eta_g: one counted finding. Issue 45, item 1: it escalates to false as stated only where a run as
     measured, or a rescaled run inside rule 8's regime, fails; eq. (7) on the PL problem fails on the run as measured
     under every reading of A and three of B (the fourth at loss x 0.355, parameters x 0.5)."""
-    from fedtheory.checks.results import group_findings
     from fedtheory.checks.output import summarize_findings
+    from fedtheory.checks.results import group_findings
 
     units = [r for r in results if r.id.endswith(".units") and r.finding == T.UNITS_FINDING]
     assert {r.id for r in units} == {"fedmrur.C_max.units", "fedmrur.Phi.units", "fedmrur.thm1.units",
@@ -227,7 +227,8 @@ def test_algorithm_1_as_printed_steps_uphill_and_the_correction_is_in_the_output
     """Issue 36, item 6: the simulator's sign correction was silent (a docstring only)."""
     rows = {r.id: r for r in _by(results, "fedmrur.alg1.printed") + _by(results, "fedmrur.alg1.printed_run")
             + _by(results, "fedmrur.alg1.corrected_run")}
-    assert rows["fedmrur.alg1.printed"].verdict == "violated" and rows["fedmrur.alg1.printed"].finding_class == "erratum"
+    assert rows["fedmrur.alg1.printed"].verdict == "violated"
+    assert rows["fedmrur.alg1.printed"].finding_class == "erratum"
     assert rows["fedmrur.alg1.printed_run"].verdict == "violated"
     assert rows["fedmrur.alg1.corrected_run"].verdict == "holds"
     assert rows["fedmrur.alg1.printed"].quote.startswith("003_7cb41999359df859.txt:76, 79")
@@ -257,7 +258,8 @@ def test_the_sum_erratum_and_the_rate_finding_are_two_causes(results):
     missed = [t for t in eq8[0].extra["terms"] if t["covered_by"] is None]
     assert missed and all("sqrt(K)" not in t["term"] or "sqrt(T)" in t["term"] for t in missed)
     assert eq8[0].extra["as_printed_missed"] > len(missed)
-    pair = [x for x in shared_lines(results) if set(x["findings"]) == {"fedmrur.eq8.sum_left_side", "fedmrur.thm1.rate"}]
+    pair = [x for x in shared_lines(results) if set(x["findings"]) == {"fedmrur.eq8.sum_left_side",
+                                                                       "fedmrur.thm1.rate"}]
     assert pair and "003:144" in pair[0]["lines"] and pair[0]["independent"]
     assert all(x["independent"] for x in shared_lines(results)), shared_lines(results)
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from fedtheory.checks import Session
-from fedtheory.papers.fedprox import checks as C
-from fedtheory.papers.fedprox import records as R
+from fedtheory.papers.fedprox import checks as C, records as R
 from fedtheory.papers.fedprox.measures import ExpectedDecrease
 from fedtheory.sim import Exact, RunConfig, fedprox, heterogeneous_least_squares, simulate
 

@@ -6,21 +6,31 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fedtheory._validation import ParameterError
 from fedtheory.checks import StatsPolicy, run_checks
-from fedtheory.papers.fedshift.checks import counterexample_text
-from fedtheory.sim import (AdditiveNoise, Exact, Minibatch, RunConfig, fedavg, fedprox, heterogeneous_least_squares,
-                           pl_nonconvex, scaffold, simulate, synthetic_logistic)
+from fedtheory.papers.fedshift import records as F
 from fedtheory.papers.fedshift.algorithms import digits_parity_logistic, fedshift
+from fedtheory.papers.fedshift.checks import counterexample_text
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    Minibatch,
+    RunConfig,
+    fedavg,
+    fedprox,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    scaffold,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.mixed_precision import WeightShift, mixed_precision, reference_mixed_precision
 from fedtheory.sim.partition import label_parity_shards
-from fedtheory.sim.rules import Prox
 from fedtheory.sim.quantize import Blocks, ErrorFeedback, Quantize
 from fedtheory.sim.reference import reference_simulate
-from fedtheory.papers.fedshift import records as F
+from fedtheory.sim.rules import Prox
 
 BASES = {"fedavg": lambda: fedavg(), "fedavg_code": lambda: fedavg("code", server_lr=0.7),
          "fedprox": lambda: fedprox(0.3), "scaffold": lambda: scaffold()}
@@ -95,8 +105,8 @@ def test_shift_measures_equal_independent_computations():
     np.testing.assert_allclose(tr["shift_divergence"][:, 1] ** 2, tr["shift_D_FA2"][:, 1], rtol=1e-12)
     np.testing.assert_allclose(tr["shift_drift"], np.linalg.norm(cl["received"] - w[:, :, None], axis=3).mean(axis=2),
                                atol=1e-14)
-    np.testing.assert_allclose(tr["shift_drift_local"], np.linalg.norm(cl["local"] - w[:, :, None], axis=3).mean(axis=2),
-                               atol=1e-14)
+    np.testing.assert_allclose(tr["shift_drift_local"],
+                               np.linalg.norm(cl["local"] - w[:, :, None], axis=3).mean(axis=2), atol=1e-14)
     inf_sel = inferior[sel]
     qe = np.sum((cl["received"] - cl["local"]) ** 2, axis=3)
     np.testing.assert_allclose(tr["quant_error2"], np.sum(qe * inf_sel, axis=2) / np.maximum(inf_sel.sum(axis=2), 1),
@@ -260,7 +270,8 @@ def test_thm1_printed_needs_the_denominator_condition():
     ok = _thm1_values(eps=2 * thr)
     assert float(F.THM1.evaluate(ok)) >= float(F.THM1_REDERIVED.evaluate(ok)) > 0
     # the printed record is the general one at beta = 2/mu, gamma = max(8L/mu, E) - 1
-    assert sp.simplify(F.THM1_PRINTED_EXPR - F.THM1_EXPR.subs({F.beta: 2 / F.mu, F.gamma: sp.Max(8 * F.L / F.mu, F.E) - 1})) == 0
+    assert sp.simplify(F.THM1_PRINTED_EXPR
+                       - F.THM1_EXPR.subs({F.beta: 2 / F.mu, F.gamma: sp.Max(8 * F.L / F.mu, F.E) - 1})) == 0
 
 
 # ------------------------------------------------------------------------------------ claims
@@ -284,7 +295,8 @@ def test_claim_decision_rules():
             "osc_shift": 0.1 + 0.01 * r, "osc_base": 0.1 + 0.01 * r}
     st_mean = _stats(F.CLAIM_MEAN)
     assert F.CLAIM_MEAN.evaluate(good, stats=st_mean).supported is True
-    assert F.CLAIM_MEAN.evaluate({**good, "abs_mean_shift": 0.3 + 0.001 * r}, stats=st_mean).supported is False  # not near 0
+    # not near 0
+    assert F.CLAIM_MEAN.evaluate({**good, "abs_mean_shift": 0.3 + 0.001 * r}, stats=st_mean).supported is False
     assert F.CLAIM_MEAN.evaluate({**good, "osc_shift": 0.5 + 0.01 * r}, stats=st_mean).supported is False  # less stable
     bits = {"bits": np.array([4, 8]), "metric_shift": np.array([[0.8, 0.81, 0.82], [0.9, 0.91, 0.92]]),
             "metric_base": np.array([[0.7, 0.71, 0.72], [0.85, 0.86, 0.87]]), "higher_is_better": True}
@@ -332,7 +344,8 @@ def test_fedshift_quick_profile(fedshift_results):
     assert by["fedshift.thm2.counterexample"][0].verdict == "violated"
     assert by["fedshift.thm1.denominator"][0].verdict == "violated"
     assert by["fedshift.thm1.rate.rate"][0].verdict == "rate_consistent"
-    adm = {r.id: r for r in by["fedshift.thm1"] + by["fedshift.thm1.rederived"] if r.params["setting"].startswith("adm")}
+    adm = {r.id: r for r in by["fedshift.thm1"]
+                            + by["fedshift.thm1.rederived"] if r.params["setting"].startswith("adm")}
     assert adm["fedshift.thm1"].verdict == "violated" and adm["fedshift.thm1"].bound < 0
     assert adm["fedshift.thm1.rederived"].verdict == "holds" and adm["fedshift.thm1.rederived"].ratio >= 1
     prac = [r for r in by["fedshift.thm1"] + by["fedshift.thm1.rederived"] if r.params["setting"].startswith("prac")]
@@ -364,7 +377,8 @@ def test_fedshift_quick_profile(fedshift_results):
             if "pl_nonconvex" in str(r.problem):
                 # the weight mean and the error: supported; divergence (-0.9%) and drift (-0.1%) fall short of the
                 # 1% the sentences' 'effectively reduces' / 'significantly mitigates' need: inconclusive
-                want = "inconclusive" if rid in ("fedshift.claim.divergence", "fedshift.claim.drift") else "claim_supported"
+                want = ("inconclusive" if rid in ("fedshift.claim.divergence", "fedshift.claim.drift")
+                        else "claim_supported")
                 assert r.verdict == want, (rid, r.detail)
     for r in fedshift_results:
         d = r.to_json()

@@ -10,10 +10,10 @@ import inspect
 import numpy as np
 import pytest
 
-from fedtheory.checks import Session, StatsPolicy, all_checks, claim_result, run_checks, run_control
+from fedtheory.checks import Session, StatsPolicy, all_checks, claim_result, run_control
 from fedtheory.checks.registry import CONTROLLED_KINDS
-from fedtheory.papers.fedshift.checks import algebra as CA, theorem1 as C1, theorem1_symbolic as CS, theorem2 as C2
 from fedtheory.papers.fedshift import records as F
+from fedtheory.papers.fedshift.checks import algebra as CA, theorem1 as C1, theorem1_symbolic as CS, theorem2 as C2
 
 CLAIMS = (F.CLAIM_DIVERGENCE, F.CLAIM_DRIFT, F.CLAIM_MEAN, F.CLAIM_ACCURACY)
 
@@ -37,7 +37,8 @@ def test_thm1_bound_rows_are_judged_against_the_runs_trivial_bound(session):
     assert red.verdict == "holds" and red.vacuous and red.bound > red.trivial_bound >= red.measured
     # the trivial bound is the run's own: w^0 is a visited point, so it is at least (L/2) ||w^0 - w*||^2
     run = C1._thm1_runs(session)
-    assert red.trivial_bound >= 0.5 * run["trivial"]["L"] * run["vals"]["Delta1"] * (1 - 1e-12)  # Delta1 = ||w0 - w*||^2
+    # Delta1 = ||w0 - w*||^2
+    assert red.trivial_bound >= 0.5 * run["trivial"]["L"] * run["vals"]["Delta1"] * (1 - 1e-12)
     # the printed bound is negative there (the denominator finding): below its trivial bound, so not vacuous
     assert printed.verdict == "violated" and printed.bound < 0 and not printed.vacuous
 

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 from fedtheory.checks import Session
-from fedtheory.papers.karimireddy2020 import checks as C
-from fedtheory.papers.karimireddy2020 import records as R
+from fedtheory.papers.karimireddy2020 import checks as C, records as R
 
 
 def test_scaffold_bound_at_a_point_worked_by_hand():

@@ -1,7 +1,6 @@
 """Khaled, Mishchenko & Richtarik (2020), written from memory (zoo, unverified): the records against hand
 computations, the per-sample certificate, the checks' verdicts and negative controls, and that their findings are
 listed apart (the transcription is unverified)."""
-import numpy as np
 import pytest
 
 from fedtheory.checks import Session

@@ -20,7 +20,8 @@ def test_no_simulation_check_runs_them_and_their_units_are_checked():
 
     for rec in (R.STRONGLY_CONVEX, R.NON_CONVEX):
         assert [c.kind for c in checks_of(rec.id)] == ["symbolic"]  # the units check only
-    assert units_analysis(R.STRONGLY_CONVEX)["verdict"] == "holds" and units_analysis(R.NON_CONVEX)["verdict"] == "holds"
+    assert units_analysis(R.STRONGLY_CONVEX)["verdict"] == "holds"
+    assert units_analysis(R.NON_CONVEX)["verdict"] == "holds"
     o = R.STRONGLY_CONVEX.order  # a term with eps^2 for eps: not an iteration count
     bad = dataclasses.replace(R.STRONGLY_CONVEX, id="koloskova2020.bad",
                               order=dataclasses.replace(o, expr=o.expr + R.sigma_bar ** 2 / (R.mu * R.n * R.eps ** 2)))

@@ -4,16 +4,32 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory._validation import ParameterError
-from fedtheory.sim import AdditiveNoise, Exact, LocalMomentum, LocalTransform, MeanUpdates, Minibatch, RunConfig, d_psgd, dfedavg, dfedavgm, dfedsam, heterogeneous_least_squares, oledfl_sam, oledfl_sgd, pl_nonconvex, simulate
+from fedtheory.checks import StatsPolicy, claim_result
+from fedtheory.papers.oledfl import records as T
+from fedtheory.sim import (
+    AdditiveNoise,
+    Exact,
+    LocalMomentum,
+    LocalTransform,
+    MeanUpdates,
+    Minibatch,
+    RunConfig,
+    d_psgd,
+    dfedavg,
+    dfedavgm,
+    dfedsam,
+    heterogeneous_least_squares,
+    oledfl_sam,
+    oledfl_sgd,
+    pl_nonconvex,
+    simulate,
+)
 from fedtheory.sim.gossip import Gossip, reference_gossip, with_ole
 from fedtheory.sim.problems import LeastSquaresProblem
 from fedtheory.sim.topology import Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring
-from fedtheory.checks import StatsPolicy, claim_result
-from fedtheory.papers.oledfl import records as T
 
 M = 6
 
@@ -247,8 +263,8 @@ def test_gossip_parameter_errors(ls):
 def test_gossip_mix_torch_matches_numpy(ls):
     torch = pytest.importorskip("torch")
     g = Gossip([Ring(M), Exponential(M), RandomKNeighbour(M, 2)])
-    from fedtheory.sim.rules import State
     from fedtheory.sim.rng import RunStreams
+    from fedtheory.sim.rules import State
 
     g.setup(State(w=np.zeros((3, 4))), 3, M, 4)
     B = g.round_matrix(RunStreams([0, 1, 2]))
@@ -268,7 +284,8 @@ def test_rho_beta_is_the_consensus_contraction(m, seed, beta):
     ring = np.arange(m)
     from fedtheory.sim.topology import canonical_edges, metropolis_matrix
 
-    W = metropolis_matrix(m, *canonical_edges(m, np.concatenate([i, ring]), np.concatenate([j, (ring + 1) % m]))).toarray()
+    W = metropolis_matrix(m, *canonical_edges(m, np.concatenate([i, ring]),
+                                              np.concatenate([j, (ring + 1) % m]))).toarray()
     e = np.linalg.eigvalsh(W)[::-1]
     Wb = (1 + beta) * W - beta * np.eye(m)
     direct = np.linalg.norm(Wb - np.full((m, m), 1.0 / m), 2)
@@ -341,7 +358,8 @@ def test_divergence_rule():
     assert out.supported is None and "not reproduced (150 rounds, 10 runs" in out.detail
     # every covered beta converged: refuted (the check adds the seeds rule and the scope)
     assert ev(np.zeros(7), conv=np.ones(7)).supported is False
-    assert ev([0, 0, 1, 1, 1, 1, 1]).supported is True  # diverging below 1 too is not against the sentence (no converse)
+    # diverging below 1 too is not against the sentence (no converse)
+    assert ev([0, 0, 1, 1, 1, 1, 1]).supported is True
     # a majority of the runs decides a beta; the counts are reported
     k = {"beta": b, "runs_diverged": np.array([0, 0, 0, 0, 1, 2, 3]), "runs": 3, "diverged": np.zeros(7, bool)}
     out = T.CLAIM_DIVERGE.evaluate(k)
@@ -516,8 +534,8 @@ def test_paired_seeds_draw_a_time_varying_graph_once_and_get_each_runs_own_matri
 
     import scipy.sparse as sps
 
-    from fedtheory.sim.rng import RunStreams
     from fedtheory.sim.gossip import Gossip
+    from fedtheory.sim.rng import RunStreams
     from fedtheory.sim.topology import canonical_edges, metropolis_matrix
 
     m = 7

@@ -78,7 +78,8 @@ def test_claims_decided_from_seeds_use_the_statistics_policy(claim):
 
 def _opt(best, diverged_after, lam=(0.979, 0.724, 0.39, 0.0), runs=10):
     """Per topology an optimum at grid index best[j], every beta after diverged_after[j] diverged (None: none)."""
-    S = np.full((len(lam), len(BETAS), runs), 10.0) + 0.01 * np.random.default_rng(4).standard_normal((len(lam), len(BETAS), runs))
+    S = (np.full((len(lam), len(BETAS), runs), 10.0)
+         + 0.01 * np.random.default_rng(4).standard_normal((len(lam), len(BETAS), runs)))
     div = np.zeros((len(lam), len(BETAS)), bool)
     for j, (i, d) in enumerate(zip(best, diverged_after)):
         S[j, i] -= 3.0
@@ -99,7 +100,8 @@ def test_an_optimum_at_a_divergence_boundary_or_a_grid_edge_is_never_evidence():
     assert claim_result(T.CLAIM_OPT_BETA, mm, seeds=10).verdict == "claim_refuted"
     out = T.CLAIM_OPT_BETA.evaluate(mm, stats=StatsPolicy(min_effect=T.MIN_EFFECT))
     assert "divergence boundary" in out.detail and "grid edge" in out.detail
-    assert "never evidence of an interior optimum" in out.detail and "inverted, exp (lambda 0.39) above grid" in out.detail
+    assert ("never evidence of an interior "
+            "optimum" in out.detail and "inverted, exp (lambda 0.39) above grid" in out.detail)
     # the lazy W: larger beta better up to 0.99 everywhere: every optimum at the edge of the paper's range
     assert claim_result(T.CLAIM_OPT_BETA, _opt([4, 4, 4, 4], [None] * 4), seeds=10).verdict == "inconclusive"
     # beta >= 1 is outside the paper's range: an optimum there is not judged either
@@ -173,7 +175,8 @@ def test_table_findings_are_errata_and_the_only_counted_findings(quick):
         (row,) = by[cid]
         assert row.verdict == "claim_refuted" and row.finding_class == "erratum" and row.is_finding
     assert sorted(group_findings(res)) == sorted(["oledfl.table.margin_vs_dfedsam|the paper's Tables II-IV|as printed",
-                                                  "oledfl.table.speedup_arithmetic|the paper's Tables II-IV|as printed"])
+                                                  "oledfl.table.speedup_arithmetic|the "
+                                                  "paper's Tables II-IV|as printed"])
 
 
 def test_corrected_tables_pass():

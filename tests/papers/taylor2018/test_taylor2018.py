@@ -29,7 +29,8 @@ def test_two_eigenvalue_quadratic_attains_the_bound_at_the_balanced_step():
 
     L, mu, N = 4.0, 0.5, 12
     p = checks.two_eigenvalue_quadratic(L, mu)
-    assert p.constants["L"].value == pytest.approx(L, rel=1e-14) and p.constants["mu"].value == pytest.approx(mu, rel=1e-14)
+    assert p.constants["L"].value == pytest.approx(L, rel=1e-14)
+    assert p.constants["mu"].value == pytest.approx(mu, rel=1e-14)
     w0 = np.array([1.5, -2.0])
     g = 2 / (L + mu)
     x = w0 * np.array([(1 - g * L) ** N, (1 - g * mu) ** N])

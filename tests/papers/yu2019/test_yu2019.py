@@ -3,8 +3,7 @@ profile and its negative control; the record is an unverified transcription."""
 import pytest
 
 from fedtheory.checks import Session
-from fedtheory.papers.yu2019 import checks as C
-from fedtheory.papers.yu2019 import records as R
+from fedtheory.papers.yu2019 import checks as C, records as R
 
 
 def test_thm1_at_a_point_worked_by_hand():

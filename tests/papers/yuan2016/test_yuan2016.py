@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from fedtheory.checks import Session
-from fedtheory.papers.yuan2016 import checks as C
-from fedtheory.papers.yuan2016 import records as R
+from fedtheory.papers.yuan2016 import checks as C, records as R
 from fedtheory.papers.yuan2016.measures import StackedGradient
-from fedtheory.sim import Exact, RunConfig, d_psgd, fully_connected, heterogeneous_least_squares, ring, simulate
+from fedtheory.sim import Exact, RunConfig, d_psgd, heterogeneous_least_squares, ring, simulate
 
 
 def test_lemma1_at_a_point_worked_by_hand():
@@ -75,7 +74,8 @@ def test_checks_hold_on_the_quick_profile():
     assert lemma1[0].ratio == pytest.approx(4.0 / 1.875, rel=1e-6)  # complete graph: 0.4 vs 0.1875 (alpha = 0.1)
     thm1 = C.thm1(s)
     assert [r.verdict for r in thm1] == ["holds", "holds"]
-    assert thm1[1].ratio == pytest.approx(1 / 0.99, rel=1e-6)  # the equal-curvature quadratics: ||h(1)|| = (1 - alpha) D
+    # the equal-curvature quadratics: ||h(1)|| = (1 - alpha) D
+    assert thm1[1].ratio == pytest.approx(1 / 0.99, rel=1e-6)
     thm3 = C.thm3(s)
     assert [r.verdict for r in thm3] == ["holds", "not_applicable", "holds"]  # issue 45: c3^k e0 dominates the last
     assert "step_9" in thm3[1].conditions_failed[0]
@@ -84,7 +84,8 @@ def test_checks_hold_on_the_quick_profile():
 def test_the_per_agent_reading_of_D_is_violated_and_the_text_is_not():
     """The issue's case: 16 agents, complete graph, agent 0's Huber loss opposed to the others. The first step puts
     agent 0 at alpha |g_0 - gbar| = alpha (1 + 14/16) = 1.875 alpha from the mean: 1.875 times the per-agent reading's
-    bound alpha D (D = 1, every agent's gradient norm), within the text's, alpha ||h|| = 4 alpha (||h(0)|| = sqrt(16))."""
+    bound alpha D (D = 1, every agent's gradient norm), within the text's, alpha ||h|| = 4 alpha (||h(0)|| =
+    sqrt(16))."""
     s = Session(seed=0, profile="quick")
     (per_agent,) = C._per_agent(s)
     assert per_agent.verdict == "violated" and per_agent.is_finding
@@ -105,10 +106,9 @@ def test_records_say_how_they_were_transcribed():
 
 
 def test_worst_case_searches_hold_and_a_scaled_bound_is_broken():
+    from fedtheory.papers.yuan2016 import worst as W
     from fedtheory.testing import scaled_bound
     from fedtheory.worst import worst_case
-
-    from fedtheory.papers.yuan2016 import worst as W
 
     for make in (W.make_lemma1, W.make_thm1):
         spec = make(rounds=10)

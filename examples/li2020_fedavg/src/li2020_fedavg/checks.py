@@ -6,8 +6,15 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, register_rate_check
-from fedtheory.sim import (AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg,
-                           simulate)
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    LeastSquaresProblem,
+    RunConfig,
+    TrackGradients,
+    fedavg,
+    simulate,
+)
 
 from . import records as R
 
@@ -68,7 +75,8 @@ def run(session: Session, E: int, heterogeneity: float, schedule: str = "inverse
             cfg = RunConfig(rounds=ITERATIONS // E, local_steps=E, lr=vals["lr"], lr_schedule="inverse_step",
                             lr_offset=vals["lr_offset"], oracle=AdditiveNoise(sigma2), clients_per_round=K)
         else:  # a constant step, as people run FedAvg in practice
-            cfg = RunConfig(rounds=ITERATIONS // E, local_steps=E, lr=1.0 / (4 * vals["L"]), oracle=AdditiveNoise(SIGMA2))
+            cfg = RunConfig(rounds=ITERATIONS // E, local_steps=E, lr=1.0 / (4 * vals["L"]),
+                            oracle=AdditiveNoise(SIGMA2))
             vals = {**vals, "lr": cfg.lr, "lr_offset": 0.0}
         alg = dataclasses.replace(fedavg(), local=(TrackGradients(),))
         runs = 8 if session.quick else 32
@@ -111,8 +119,8 @@ def assess(session: Session, record, E: int, heterogeneity: float, schedule: str
                                 + ("" if sigma2 == SIGMA2 else f" sigma^2={sigma2:g}")
                                 + (" from w*" if start == "optimum" else "") + label,
                                 "E": E, "heterogeneity": heterogeneity},
-                        detail="L = max_k L_k, mu = min_k mu_k, Gamma exact; G^2 = sigma^2 + max visited ||grad F_k||^2 "
-                               "(certified)")
+                        detail="L = max_k L_k, mu = min_k mu_k, Gamma exact; G^2 = sigma^2 + max visited ||grad "
+                               "F_k||^2 (certified)")
 
 
 def _halved(session: Session) -> list[CheckResult]:

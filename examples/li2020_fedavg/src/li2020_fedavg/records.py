@@ -18,9 +18,9 @@ Transcription: no public copy of arXiv:1907.02189's text was found (the stored p
 introduction only); the statements are written as known, and one third-party summary seen agrees on B, gamma,
 kappa and C = (4/K) E^2 G^2. Every record says so (``transcription``): a finding on them is listed apart, not counted.
 """
-import sympy as sp
-
 import dataclasses
+
+import sympy as sp
 
 from fedtheory.theory import Bound, Condition, Definition, Order, SymbolSet, register, register_paper
 
@@ -74,7 +74,8 @@ THM1 = Bound(
     requires={"lr_schedule": "inverse_step", "full_participation": True},
     order=Order(expr=1 / T, variable=T, source=SOURCE),
     # Li et al.'s E counts local steps (fedtheory's local_steps) and T iterations from w_1 (T - 1 steps taken)
-    quantities={"E": "local_steps", "T": "steps: T - 1 local steps taken (w_1 is the start; after R rounds T = R E + 1)"},
+    quantities={"E": "local_steps",
+                "T": "steps: T - 1 local steps taken (w_1 is the start; after R rounds T = R E + 1)"},
     transcription=UNVERIFIED,
     note="Transcribed from the theorem statement; Assumption 4 (bounded gradients) is certified on the region the run "
          "visits (least squares has no global gradient bound).",
@@ -88,7 +89,8 @@ C = S.add("C", "the sampling constant of Theorems 2 and 3", NONNEG, dim="f^2/w^2
 C_SCHEME1 = Definition(id="li2020.C_scheme1", paper=PAPER, symbol=C, expr=4 * E ** 2 * G ** 2 / K,
                        source="Li et al., ICLR 2020, Theorem 2", title="C = (4/K) E^2 G^2 (Scheme I)")
 C_SCHEME2 = Definition(id="li2020.C_scheme2", paper=PAPER, symbol=C, expr=(N - K) / (N - 1) * 4 * E ** 2 * G ** 2 / K,
-                       source="Li et al., ICLR 2020, Theorem 3", title="C = ((N - K)/(N - 1)) (4/K) E^2 G^2 (Scheme II)")
+                       source="Li et al., ICLR 2020, Theorem 3",
+                       title="C = ((N - K)/(N - 1)) (4/K) E^2 G^2 (Scheme II)")
 _PARTIAL = {"E": "local_steps", "N": "clients", "K": "clients_per_round",
             "T": "steps: T - 1 local steps taken (w_1 is the start; after R rounds T = R E + 1)"}
 THM2 = dataclasses.replace(

@@ -21,12 +21,14 @@ from fedtheory.worst import QuadraticClass, WorstCaseSpec, register_worst_case
 
 
 def make(record_id: str = "li2020.thm1", *, L: float, mu: float, E: int = 5, rounds: int = 80, sigma2: float = 0.1,
-         C: int = 10, d: int = 10, Delta1_max: float = 100.0, offset_scale: float = 1.0, runs: int = 4) -> WorstCaseSpec:
+         C: int = 10, d: int = 10, Delta1_max: float = 100.0, offset_scale: float = 1.0,
+         runs: int = 4) -> WorstCaseSpec:
     E, rounds, C, d = int(E), int(rounds), int(C), int(d)
     space = QuadraticClass(C, d, L=L, mu=mu, client_mu=mu, dist2_max=Delta1_max, offset_scale=offset_scale)
     lr, lr_offset = 2.0 / mu, max(8.0 * L / mu, float(E))
     oracle = AdditiveNoise(sigma2) if sigma2 > 0 else Exact()
-    config = RunConfig(rounds=rounds, local_steps=E, lr=lr, lr_schedule="inverse_step", lr_offset=lr_offset, oracle=oracle)
+    config = RunConfig(rounds=rounds, local_steps=E, lr=lr, lr_schedule="inverse_step", lr_offset=lr_offset,
+                       oracle=oracle)
     seeds = tuple(range(int(runs))) if sigma2 > 0 else (0,)
 
     def measure(tr, inst, which):  # (rounds, R): a statement at every T = t E + 1 from the first round on (at T = 1

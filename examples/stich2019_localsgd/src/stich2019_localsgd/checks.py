@@ -17,10 +17,27 @@ import dataclasses
 
 import numpy as np
 
-from fedtheory.checks import (CheckResult, Control, Session, assess_bound, certify, check, register_rate_check,
-                              run_settings)
-from fedtheory.sim import (AdditiveNoise, ClientSampling, RunConfig, StepWeights, TrackGradients, fedavg,
-                           heterogeneous_least_squares, identical_least_squares, simulate)
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    Session,
+    assess_bound,
+    certify,
+    check,
+    register_rate_check,
+    run_settings,
+)
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    RunConfig,
+    StepWeights,
+    TrackGradients,
+    fedavg,
+    heterogeneous_least_squares,
+    identical_least_squares,
+    simulate,
+)
 
 from . import records as R
 

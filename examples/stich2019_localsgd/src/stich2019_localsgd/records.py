@@ -56,7 +56,8 @@ a, sigma2, G, D0, lr, lr_offset, kappa, S_T = S.table("""
 _t = sp.Symbol("t", integer=True, nonnegative=True)  # the summation index of S_T (not a value anyone passes)
 
 KAPPA = Definition(id="stich2019.kappa", paper=PAPER, symbol=kappa, expr=L / mu, source=SOURCE, title="kappa = L/mu")
-S_T_DEF = Definition(id="stich2019.S_T", paper=PAPER, symbol=S_T, expr=sp.factor(sp.summation((a + _t) ** 2, (_t, 0, T - 1))),
+S_T_DEF = Definition(id="stich2019.S_T", paper=PAPER, symbol=S_T,
+                     expr=sp.factor(sp.summation((a + _t) ** 2, (_t, 0, T - 1))),
                      source=SOURCE, title="S_T = sum_{t=0}^{T-1} (a + t)^2 (in closed form)",
                      note="The theorem states S_T >= T^3/3; the record uses the exact sum.")
 

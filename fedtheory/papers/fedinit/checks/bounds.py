@@ -8,8 +8,22 @@ from fedtheory.checks import Session, assess_bound, certify, check
 from fedtheory.sim import AdditiveNoise, ClientSampling, RunConfig, fedinit, heterogeneous_least_squares, simulate
 
 from .. import records as fedinit_records
-from .common import (BETAS, K_LOCAL, PAPER, SIGMA2, SIZES, B_ref, admissible_eta, base_values, bound_runs, candidates,
-                     exact_heterogeneity, problems, slices, trivial_values)
+from .common import (
+    BETAS,
+    K_LOCAL,
+    PAPER,
+    SIGMA2,
+    SIZES,
+    B_ref,
+    admissible_eta,
+    base_values,
+    bound_runs,
+    candidates,
+    exact_heterogeneity,
+    problems,
+    slices,
+    trivial_values,
+)
 
 PROBLEMS = ("heterogeneous_least_squares", "heterogeneous_least_squares(heterogeneity=0.3, condition=2)",
             "pl_nonconvex", "full: rank-6 least squares, logistic regression on digits")

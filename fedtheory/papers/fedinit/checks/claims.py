@@ -80,8 +80,8 @@ def _claim_unbiased(session, shift_scale: float = 0.0) -> list[CheckResult]:
     shift = np.full((R, p.dim), shift_scale / np.sqrt(p.dim)) if shift_scale else None
     out = []
     for label, N, rule in UNBIASED_SETTINGS:
-        tr = simulate(p, _probe(0.1, rule, shift), RunConfig(rounds=30, local_steps=K_LOCAL, lr=0.05, clients_per_round=N,
-                                                             oracle=AdditiveNoise(SIGMA2)),
+        tr = simulate(p, _probe(0.1, rule, shift), RunConfig(rounds=30, local_steps=K_LOCAL, lr=0.05,
+                                                             clients_per_round=N, oracle=AdditiveNoise(SIGMA2)),
                       session.seeds(R), w0=w0, measures=("unbiased_gap", "init_offset", "selection_gap",
                                                          "selection_gap_no_offset", "unbiased_gap_no_offset"))
         gaps = {"selected_mean, last model": tr["unbiased_gap"],
@@ -102,8 +102,8 @@ def _claim_unbiased(session, shift_scale: float = 0.0) -> list[CheckResult]:
 @check("fedinit.claim.unbiased", PAPER, "claim", measures=("unbiased_gap", "init_offset", "selection_gap",
                                                           "selection_gap_no_offset", "unbiased_gap_no_offset"),
        problems=("heterogeneous_least_squares(10 clients)",), algorithms=("FedInit",), seeds="4 per setting (exact)",
-       control=Control("every start shifted by a fixed vector of norm 0.01 (w_{i,0} = w^t + beta (w^t - w_i^last) + s): "
-                       "the mean start is then w^t + s, so the claim must be refuted in every setting",
+       control=Control("every start shifted by a fixed vector of norm 0.01 (w_{i,0} = w^t + beta (w^t - w_i^last) + "
+                       "s): the mean start is then w^t + s, so the claim must be refuted in every setting",
                        lambda s: _claim_unbiased(s, shift_scale=0.01)))
 def claim_unbiased(session):
     """(1/N) sum_{i in N_t} w_{i,0}^t = w^t (poster) under its four readings ('global expectation': the selected
@@ -144,7 +144,8 @@ INSENSITIVE_BETAS = (0.0, 0.025, 0.05, 0.075, 0.1)
 
 
 def _claim_insensitive(session, mutation: str = "", only_admissible: bool = False) -> list[CheckResult]:
-    """The check's logic; mutation: the simulator of _beta_sweep (a control); only_admissible: the in-scope row alone."""
+    """The check's logic; mutation: the simulator of _beta_sweep (a control); only_admissible: the in-scope row
+    alone."""
     out = []
     R = session.pick(SIZES)["claim_runs"]
     betas = INSENSITIVE_BETAS
@@ -159,7 +160,8 @@ def _claim_insensitive(session, mutation: str = "", only_admissible: bool = Fals
     settings = settings[:1] if only_admissible else settings
     for label, eta, N, Tn, mild, limit in settings:
         m = _beta_sweep(session, betas, eta, N, Tn, R, mild=mild, mutation=mutation)
-        res = claim_result(fedinit_records.CLAIM_INSENSITIVE, {"beta": m["beta"], "opt_error": m["opt_error_runs"], "delta": m["delta"]},
+        res = claim_result(fedinit_records.CLAIM_INSENSITIVE,
+                           {"beta": m["beta"], "opt_error": m["opt_error_runs"], "delta": m["delta"]},
                            problem="sc_least_squares_mild" if mild else "sc_least_squares",
                            params={"setting": label, "eta": eta, "rounds": Tn, "runs": R},
                            detail=f"the runs removed {100 * m['progress']:.1f}% of f(w^0) - f* in {Tn} rounds",
@@ -208,7 +210,8 @@ def _claim_threshold(session, mutation: str = "") -> list[CheckResult]:
 
 
 @check("fedinit.claim.divergence_threshold", PAPER, "claim", measures=("delta", "opt_error"),
-       problems=("heterogeneous_least_squares",), algorithms=("FedInit",), seeds="10 (quick) / 32 (full) per beta, paired",
+       problems=("heterogeneous_least_squares",), algorithms=("FedInit",),
+       seeds="10 (quick) / 32 (full) per beta, paired",
        control=Control("the relaxation's sign flipped (w_{i,0} = w^t - beta (w^t - w_i^last): the start pulled towards "
                        "the client's stale local model, the paper's negative beta of Table 3): Delta^T must then grow "
                        "with beta from 0, and the claim be refuted", lambda s: _claim_threshold(s, mutation="flip")))
@@ -241,7 +244,8 @@ def _claim_K(session, rounds: int = 20, per_round: int | None = 5) -> list[Check
     for K in K_GRID:
         tr = session.memo(("fedinit", "interior_K", K, rounds, per_round, R), lambda K=K: simulate(
             p, fedinit(0.1), RunConfig(rounds=rounds, local_steps=K, lr=0.05, clients_per_round=per_round,
-                                       oracle=AdditiveNoise(SIGMA2)), session.seeds(R), w0=w0, measures=("population",)))
+                                       oracle=AdditiveNoise(SIGMA2)), session.seeds(R), w0=w0,
+            measures=("population",)))
         risk.append(tr["population"][-1] - F_star)
     m = {"K": np.array(K_GRID, float), "risk_runs": np.array(risk)}
     return [claim_result(fedinit_records.CLAIM_K, m, problem="sc_least_squares(heterogeneity=1.5)",

@@ -9,8 +9,15 @@ import sympy as sp
 
 from fedtheory.checks import Session, cached_symbolic, combine_readings
 from fedtheory.checks.symbolic_cache import expr_from_srepr, symbolic_part
-from fedtheory.sim import (AdditiveNoise, RunConfig, digits_logistic, fedinit, heterogeneous_least_squares,
-                           pl_nonconvex, simulate)
+from fedtheory.sim import (
+    AdditiveNoise,
+    RunConfig,
+    digits_logistic,
+    fedinit,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    simulate,
+)
 
 from .. import records as fedinit_records
 from ..records import under_reading

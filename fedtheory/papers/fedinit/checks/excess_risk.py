@@ -5,16 +5,36 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import (CheckResult, Control, assess_bound, cached_symbolic, certify, check, claim_result,
-                              combine_readings)
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    assess_bound,
+    cached_symbolic,
+    certify,
+    check,
+    claim_result,
+    combine_readings,
+)
 from fedtheory.checks.symbolic_cache import symbolic_part
 from fedtheory.sim import AdditiveNoise, ClientSampling, RunConfig, fedinit, heterogeneous_least_squares, simulate
 from fedtheory.theory import expand_sum, growth
 
 from .. import records as fedinit_records
 from ..records import DIVERGENCE_READINGS, read_divergence
-from .common import (BETAS, K_LOCAL, PAPER, SIGMA2, SIZES, B_ref, admissible_eta, base_values, bound_runs, by_reading,
-                     candidates, slices)
+from .common import (
+    BETAS,
+    K_LOCAL,
+    PAPER,
+    SIGMA2,
+    SIZES,
+    B_ref,
+    admissible_eta,
+    base_values,
+    bound_runs,
+    by_reading,
+    candidates,
+    slices,
+)
 
 
 @check("fedinit.thm6.composed", PAPER, "bound", records=("fedinit.thm6.composed", "fedinit.thm6.composed.rederived"),
@@ -92,7 +112,8 @@ def _order_vs(reading: str = "sum", div_factor: sp.Expr = sp.S.One):
                 lead_out[f"{k} ({rname})"] = d
         return {"order_vs": out, "leading": lead_out}
 
-    return cached_symbolic(["fedinit.claim.divergence_dominates", "v2"] + [sp.srepr(e) for e in exprs.values()], compute)
+    return cached_symbolic(["fedinit.claim.divergence_dominates", "v2"]
+                           + [sp.srepr(e) for e in exprs.values()], compute)
 
 
 def _dominates_grid(session):

@@ -5,14 +5,21 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory.checks import CheckResult, Control, check, combine_readings, faster_order, fit_rate, rate_check, \
-    rate_verdict
+from fedtheory.checks import (
+    CheckResult,
+    Control,
+    check,
+    combine_readings,
+    faster_order,
+    fit_rate,
+    rate_check,
+    rate_verdict,
+)
 from fedtheory.sim import AdditiveNoise, RunConfig, fedinit, heterogeneous_least_squares, simulate
 
 from .. import records as fedinit_records
 from ..records import under_reading
 from .common import K_LOCAL, PAPER, SIGMA2, SIZES, B_ref, admissible_eta
-
 
 RATE_RECORDS = (fedinit_records.THM1, fedinit_records.THM2, fedinit_records.THM4, fedinit_records.THM5,
                 fedinit_records.THM6, fedinit_records.POSTER_GEN)
@@ -50,10 +57,10 @@ def _rates(faster: bool = False) -> list[CheckResult]:
             if all(per[k].verdict == "rate_consistent" for k in c_eta):
                 row.detail = ("with c = eta T K (Thm 6 combines Thm 2's constant step with Thm 3's eta_tau = c/tau, "
                               "000:336, 436-449; one run meets both only with c >= eta T K = log(lambda mu N K T)/"
-                              "(lambda mu), growing like log T) the exponents cL/(1+cL) -> 1, 1/(1+cL) -> 0: the stated "
-                              "order covers every term, and it grows like T (stability bias) with a divergence bias "
-                              "that tends to a constant: eq. (18) does not vanish as T grows. With c fixed (Thm 3's "
-                              "'c is a constant') the stability bias misses Thm 3's S-dependence. " + row.detail)
+                              "(lambda mu), growing like log T) the exponents cL/(1+cL) -> 1, 1/(1+cL) -> 0: the "
+                              "stated order covers every term, and it grows like T (stability bias) with a divergence "
+                              "bias that tends to a constant: eq. (18) does not vanish as T grows. With c fixed (Thm "
+                              "3's 'c is a constant') the stability bias misses Thm 3's S-dependence. " + row.detail)
         out.append(row)
     return out
 
@@ -67,7 +74,8 @@ def rates(session):
     return _rates()
 
 
-POSTER_FINDING = "fedinit.poster.stability_factor"  # the poster's stability term lacks eq. (14)'s 2(L_G^2 + S L_G sigma_l)
+# the poster's stability term lacks eq. (14)'s 2(L_G^2 + S L_G sigma_l)
+POSTER_FINDING = "fedinit.poster.stability_factor"
 
 
 def _poster_rows(poster=None) -> list[CheckResult]:
@@ -121,7 +129,8 @@ def _thm1_measured_rate(session, stated: float = -0.5) -> list[CheckResult]:
         Y = []
         for Tn in Ts:
             eta = c0 * np.sqrt(C / (K_LOCAL * Tn))
-            tr = simulate(p, fedinit(beta), RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, oracle=AdditiveNoise(SIGMA2)),
+            tr = simulate(p, fedinit(beta),
+                          RunConfig(rounds=Tn, local_steps=K_LOCAL, lr=eta, oracle=AdditiveNoise(SIGMA2)),
                           session.seeds(R), w0=w0, measures=("grad_norm2",))
             Y.append(np.mean(tr["grad_norm2"][:-1], axis=0))
         return np.array(Y)
@@ -130,7 +139,8 @@ def _thm1_measured_rate(session, stated: float = -0.5) -> list[CheckResult]:
     slope, lo, hi = fit_rate(np.array(Ts), Y, seed=session.seed)
     verdict = rate_verdict(slope, lo, hi, stated)
     return [CheckResult("fedinit.thm1.measured_rate", PAPER, "rate", verdict, measured=slope, bound=stated,
-                        problem="sc_least_squares(heterogeneity=0.3, condition=2)", source=fedinit_records.THM1.order.source,
+                        problem="sc_least_squares(heterogeneity=0.3, condition=2)",
+                        source=fedinit_records.THM1.order.source,
                         params={"T_grid": list(Ts), "runs": R, "beta": beta, "eta": f"{c0:.4g} sqrt(N/(K T))",
                                 "eta_max": eta_adm},
                         detail=f"fitted exponent of (1/T) sum_t ||grad f(w^t)||^2 in T: {slope:.3f} "

@@ -70,13 +70,15 @@ def thm3(session):
                 "(>= the theorem's sup_z E|.|); U, L_G, sigma_l measured over the points the runs visited")
         for rec in (fedinit_records.THM3, fedinit_records.THM3_REDERIVED):
             if "vals" not in run:  # an assumption the runs do not certify (a diverged run): not applicable, named
-                out.append(assess_bound(rec, [{}], np.zeros(run["R"]), check_id=rec.id, problem="sc_least_squares(5x5x20)",
-                                        settings=settings, certification=run["cert"],
+                out.append(assess_bound(rec, [{}], np.zeros(run["R"]), check_id=rec.id,
+                                        problem="sc_least_squares(5x5x20)", settings=settings,
+                                        certification=run["cert"],
                                         params={"setting": f"eta_tau = c/tau, c = {c:.3g}", "runs": run["R"]}))
                 continue
             out.append(by_reading(rec, lambda r: assess_bound(
                 r, [run["vals"]], run["gap"], check_id=r.id, problem="sc_least_squares(5x5x20)", settings=settings,
-                trivial={"U": run["vals"]["U"]}, detail=note + f"; mean ||w^T - w~^T|| = {np.mean(run['param_gap']):.3g}",
+                trivial={"U": run["vals"]["U"]},
+                detail=note + f"; mean ||w^T - w~^T|| = {np.mean(run['param_gap']):.3g}",
                 params={"setting": f"eta_tau = c/tau, c = {c:.3g}", "runs": run["R"], "oracle": "minibatch(1)"},
                 certification=run["cert"])))
     return out

@@ -18,8 +18,8 @@ Settings (quick profile; the full profile uses more seeds and rounds):
   runs visited). N = 10 clients, S = 5 per round, K = 5, alpha = 0.1, additive gradient noise of exact
   variance sigma_t^2 = 0.05.
 * Two readings of the global step (the seed does not say which its proof uses; module note of
-  fedtheory.papers.fedmrur.algorithms): A, Alg. 1 as printed, w^{t+1} = w^t - eta_g Delta^{t+1} with Delta in displacement
-  units (the paper's eta_g = 1 is then plain averaging); B, Delta in gradient units (divided by K eta_l, as
+  fedtheory.papers.fedmrur.algorithms): A, Alg. 1 as printed, w^{t+1} = w^t - eta_g Delta^{t+1} with Delta in
+  displacement units (the paper's eta_g = 1 is then plain averaging); B, Delta in gradient units (divided by K eta_l, as
   FedCM/MoFedSAM scale their momentum), i.e. the simulator's server step is eta_g/(K eta_l). The theorem's
   eta_g and eta_l are the same in both; each is run at settings where every condition of Theorem 1 holds
   (eta_g = 0.9 S/(2 alpha L (S-1)), eta_l leaving C_max at half its eta_l = 0 value).

@@ -11,7 +11,6 @@ from .. import records as fedmrur_records
 from ..algorithms import fedmrur
 from .common import ALPHA, K_LOCAL, N_CLIENTS, PAPER, RHO, S_PART, admissible_steps, bound_problems
 
-
 ALG1_FINDING = "fedmrur.alg1_sign"  # Algorithm 1's printed server step moves against the clients' progress
 
 
@@ -67,13 +66,13 @@ def _alg1_rows(session, flip_corrected: bool = False):
                           quote=fedmrur_records.ALG1_QUOTE,
                           params={"setting": f"FedMRUR-N, alpha = 1, eta_g = {eta_g:.3g}, eta_l = {eta_l:.3g}, exact "
                                              "gradients, 30 rounds", "rounds": 30},
-                          detail=("NEGATIVE CONTROL: the corrected algorithm's server sign reflected. " if flip_corrected
-                                  and label == "corrected" else "")
+                          detail=("NEGATIVE CONTROL: the corrected algorithm's server sign reflected. "
+                                  if flip_corrected and label == "corrected" else "")
                           + f"f(w^t) - f* from {oe[0]:.4g} at w^0 to {oe[-1]:.4g} after 30 rounds: "
                           + ("uphill" if up else "downhill")
                           + (" (Algorithm 1 as printed: lines 13 and 16)" if label == "printed" else
-                             " (the simulator's Algorithm 1: Delta_p = w^{t,0} - w^{t,K}, the descent sign every FedMRUR "
-                             "row runs; the correction of the printed lines 13 and 16)"),
+                             " (the simulator's Algorithm 1: Delta_p = w^{t,0} - w^{t,K}, the descent sign every "
+                             "FedMRUR row runs; the correction of the printed lines 13 and 16)"),
                           finding=ALG1_FINDING if label == "printed" or flip_corrected else "",
                           finding_class="erratum" if up else "")
         out.append(row)

@@ -10,8 +10,21 @@ from fedtheory.sim.hyperbolic import r_bound, regularizer_hessian
 
 from .. import records as fedmrur_records
 from ..algorithms import settings_of, weighted_grad_norm2
-from .common import (ALPHA, HYP, K_LOCAL, LABEL, PAPER, SIZES, STEP_READINGS, bound_problems, c_max, certification,
-                     setting_runs, setting_slice, thm1_values)
+from .common import (
+    ALPHA,
+    HYP,
+    K_LOCAL,
+    LABEL,
+    PAPER,
+    SIZES,
+    STEP_READINGS,
+    bound_problems,
+    c_max,
+    certification,
+    setting_runs,
+    setting_slice,
+    thm1_values,
+)
 
 
 def _lhs(tr, sl, weighted: bool):
@@ -50,7 +63,8 @@ def _detail(e, run, s, sl, vals):
     parts = [f"eta_g = {vals['eta_g']:.3g}, eta_l = {vals['eta_l']:.3g}, C = {vals['C']:.3g}, r = {vals['r']:.3g}",
              f"mean d_t = {np.nanmean(tr['d_t'][:, sl]):.3f} (1/(1-alpha) = {1 / (1 - ALPHA):.3f})",
              f"f(w^T) - f* = {np.nanmean(tr['opt_error'][-1, sl]):.3g}",
-             f"sigma_g^2 = {e['sigma_g2']:.3g} (client mean) / {e['sigma_g2_max']:.3g} (client max), {e['sigma_g2_kind']}"]
+             f"sigma_g^2 = {e['sigma_g2']:.3g} (client mean) / "
+             f"{e['sigma_g2_max']:.3g} (client max), {e['sigma_g2_kind']}"]
     if s in ("A", "B"):
         server = vals["eta_g"] if s == "A" else vals["eta_g"] / (K_LOCAL * vals["eta_l"])
         parts.append(f"simulator server step {server:.3g} x displacement")
@@ -140,7 +154,8 @@ def _decide_readings(bound, e, run, s, weighted) -> CheckResult:
     res.detail += ". " + _detail(e, run, s, sl, base)
     if res.verdict == "violated":
         res.extra["robustness"] = _robustness(bound, e, run, s, sl, weighted, cert, params, rows)
-        res.finding = fedmrur_records.UNITS_FINDING  # rule 8: the units erratum, false as stated where every reading fails
+        # rule 8: the units erratum, false as stated where every reading fails
+        res.finding = fedmrur_records.UNITS_FINDING
     violated = [k for k, r in rows.items() if r.verdict == "violated"]
     if res.verdict == "ambiguous":
         res.detail = ((f"ambiguous, not counted: violated under {len(violated)} of {len(rows)} readings ("
@@ -167,8 +182,8 @@ def join_step_readings(rows: dict[str, CheckResult]) -> dict[str, CheckResult]:
                 m = x.get("margin")
                 return (bool(x.get("fragile")), -(m if isinstance(m, (int, float)) else float("inf")))
             weaker, which = max((ra, "A"), (rb, "B"), key=lambda p: weakness(p[0]))
-            joined = {**weaker, "text": f"{weaker.get('text', '')} (from reading {which} of eta_g: the finding needs both "
-                                        "readings, so it is as robust as the weaker)"}
+            joined = {**weaker, "text": f"{weaker.get('text', '')} (from reading {which} of eta_g: the finding needs "
+                                        "both readings, so it is as robust as the weaker)"}
             a.extra["robustness"], b.extra["robustness"] = joined, dict(joined)
         return rows
     if va == vb:
@@ -272,7 +287,8 @@ def thm1(session):
     N = 10, S = 5, K = 5, at every horizon T' against D/(C alpha eta_g sum_t d_t) + Phi, C = C_max: admissible steps
     under each reading of eta_g (A, B; joined) and the paper's practice, every reading of Assumption 3 and of the
     average's index decided and joined; L, sigma_g, sigma_t and r certified."""
-    return _bound_results(session, fedmrur_records.THM1, {"pl_nonconvex": "FedMRUR-N", "synthetic_logistic": "FedMRUR"}, True)
+    return _bound_results(session, fedmrur_records.THM1,
+                          {"pl_nonconvex": "FedMRUR-N", "synthetic_logistic": "FedMRUR"}, True)
 
 
 @check("fedmrur.mofedsam_thmD7", PAPER, "bound", records=("fedmrur.mofedsam_thmD7",))
@@ -280,7 +296,8 @@ def mofedsam_bound(session):
     """MoFedSAM's Theorem D.7 as Remark 2 states it (003:146): the measured plain average (1/T') sum_t
     ||grad F(w^t)||^2 of MoFedSAM at every horizon T' against (F^0 - F^*)/(C alpha eta_g T') + Phi, Phi eq. (7)'s, on
     the problems and settings of fedmrur.thm1 (both readings of eta_g, every reading of Assumption 3 and the index)."""
-    return _bound_results(session, fedmrur_records.MOFEDSAM, {"pl_nonconvex": "MoFedSAM", "synthetic_logistic": "MoFedSAM"}, False)
+    return _bound_results(session, fedmrur_records.MOFEDSAM,
+                          {"pl_nonconvex": "MoFedSAM", "synthetic_logistic": "MoFedSAM"}, False)
 
 
 @check("fedmrur.remark2", PAPER, "bound", records=("fedmrur.remark2",))
@@ -304,9 +321,13 @@ def remark2(session):
                                     self_check=True,
                                     detail="implementation self-check: the two right sides differ by D (sum_d - T)/"
                                            "(C alpha eta_g T sum_d) >= 0 because every d_t >= 1 (a tautology of the "
-                                           "encoding; fedmrur.remark2.symbolic proves it for every value). first terms {np.mean(lhs - fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} "
-                                           f"(eq. 7) vs {float(fedmrur_records.MOFEDSAM.evaluate_expr(fedmrur_records.MOFEDSAM_FIRST, vals)):.4g} "
-                                           f"(MoFedSAM); Phi {float(fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} in both"))
+                                           "encoding; fedmrur.remark2.symbolic proves it for every value). first terms "
+                                           "{np.mean(lhs - "
+                                           "fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} "
+                                           # the f-strings' placeholders are single expressions (no line break before
+                                           # Python 3.12)
+                                           f"(eq. 7) vs {float(fedmrur_records.MOFEDSAM.evaluate_expr(fedmrur_records.MOFEDSAM_FIRST, vals)):.4g} "  # noqa: E501
+                                           f"(MoFedSAM); Phi {float(fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} in both"))  # noqa: E501
     return out
 
 
@@ -349,4 +370,5 @@ def assumption1_r(session):
                                "plug into Theorem 1), not a statement of the paper: "
                                f"max spectral norm of the exact Hessian of R at {n_pts} random points of the balls "
                                f"||w - w_g|| <= {radius:.3g} (the measured radius) around w^0 and the final global "
-                               "models, vs the closed-form r bound (fedtheory.sim.hyperbolic.r_bound) at the same centres")]
+                               "models, vs the closed-form r bound "
+                               "(fedtheory.sim.hyperbolic.r_bound) at the same centres")]

@@ -11,9 +11,20 @@ from fedtheory.sim.hyperbolic import reference_regularizer_grad
 from .. import records as fedmrur_records
 from ..algorithms import fedmrur, mofedsam
 from ..experiments import PAPER_ROUNDS, PAPER_ROUNDS_SOURCE
-from .common import (ALPHA, HYP, K_LOCAL, LABEL, N_CLIENTS, PAPER, PRACTICE, S_PART, SIGMA2, bound_problems,
-                     setting_runs, setting_slice)
-
+from .common import (
+    ALPHA,
+    HYP,
+    K_LOCAL,
+    LABEL,
+    N_CLIENTS,
+    PAPER,
+    PRACTICE,
+    S_PART,
+    SIGMA2,
+    bound_problems,
+    setting_runs,
+    setting_slice,
+)
 
 # Each claim check is a function of its mutation (None: the check itself); its negative control runs the same
 # function under a mutation a reader agrees breaks the claim, and must report claim_refuted.
@@ -37,7 +48,8 @@ def _near_orthogonal_rows(session, first_round_only: bool = False):
     problems = bound_problems(session)
     for e in problems:
         for variant in ("FedAvg", "MoFedSAM"):
-            run = setting_runs(session, e, variant) if variant == "MoFedSAM" else setting_runs(session, e, variant, settings=("P",))
+            run = (setting_runs(session, e, variant) if variant == "MoFedSAM"
+                   else setting_runs(session, e, variant, settings=("P",)))
             sl = setting_slice(run, "P")
             cos = run["trace"]["cos_pairwise"][:, sl]
             res = claim_result(fedmrur_records.CLAIM_ORTHOGONAL, {"cos_pairwise": cos[:1] if first_round_only else cos},
@@ -79,7 +91,8 @@ def _enlarges_rows(session, server_scale: float = 1.0):
         nrm = setting_runs(session, e, "FedMRUR-N", settings=_BN, server_scale=server_scale)
         for s in ("P", "B"):
             m = {"step_normalized": _first_half(nrm["trace"], setting_slice(nrm, s)),
-                 "step_plain": _first_half(mo["trace"], setting_slice(mo, s)), "d_t": nrm["trace"]["d_t"][:, setting_slice(nrm, s)]}
+                 "step_plain": _first_half(mo["trace"], setting_slice(mo, s)),
+                 "d_t": nrm["trace"]["d_t"][:, setting_slice(nrm, s)]}
             out.append(claim_result(fedmrur_records.CLAIM_ENLARGES, m, problem=e["key"], settings=2 * len(problems),
                                     seeds=nrm["R"],
                                     params={"setting": f"{LABEL[s]}, FedMRUR-N vs MoFedSAM",
@@ -112,8 +125,9 @@ def _faster_rows(session, server_scale: float = 1.0):
                  "gap_mofedsam": mo["trace"]["opt_error"][:, setting_slice(mo, s)]}
             out.append(claim_result(fedmrur_records.CLAIM_FASTER, m, problem=e["key"], settings=2 * len(problems),
                                     seeds=fm["R"],
-                                    params={"setting": f"{LABEL[s]}, {variant} vs MoFedSAM", "server_scale": server_scale,
-                                            "algorithm": f"{variant} vs MoFedSAM", "rounds": fm["T"]}))
+                                    params={"setting": f"{LABEL[s]}, {variant} vs MoFedSAM",
+                                            "server_scale": server_scale, "algorithm": f"{variant} vs MoFedSAM",
+                                            "rounds": fm["T"]}))
     return out
 
 
@@ -186,20 +200,22 @@ def _components_rows(session, chance: bool = False):
     per_unit = paper["ratio_median"] / (PRACTICE["gamma"] / PRACTICE["sigma"])  # the ratio is ~ linear in gamma/sigma
     reg_note = (f"hyperbolic regulariser at the paper's gamma = {PRACTICE['gamma']:g}, sigma = {PRACTICE['sigma']:g}: "
                 f"||gamma grad R|| / ||grad f_p|| along the run median {paper['ratio_median']:.2g}, max "
-                f"{paper['ratio_max']:.2g}; FedMRUR-H's final weights differ from MoFedSAM's by {paper['weight_dist']:.2g} "
-                f"(test accuracy {paper['acc_diff']:+.4f}) over {paper['R']} seeds x {paper['T']} rounds: negligible on "
-                f"this problem. At gamma = {HYP_STRONG['gamma']:g}, sigma = {HYP_STRONG['sigma']:g} the ratio is median "
-                f"{strong['ratio_median']:.2g} (max {strong['ratio_max']:.2g}), the weights differ by "
-                f"{strong['weight_dist']:.2g} (accuracy {strong['acc_diff']:+.4f}). The ratio is about "
-                f"(2 gamma/sigma) lambda_max(J'J) ||w_p - w^t|| / ||grad f_p||: for it to reach 0.1 here gamma/sigma must "
-                f"be ~{0.1 / per_unit:.2g} (the paper's is {PRACTICE['gamma'] / PRACTICE['sigma']:.1g}); a problem where "
-                "it matters at the paper's constants needs representations whose squared Lorentz distance D_p is of "
-                "order sigma = 1e4 (exp(D/sigma) then departs from 1), i.e. large logits/features drifting far from the "
-                "global model's in one round (a deep network's high-dimensional features, not 3 logits)")
+                f"{paper['ratio_max']:.2g}; FedMRUR-H's final weights differ from MoFedSAM's by "
+                f"{paper['weight_dist']:.2g} (test accuracy {paper['acc_diff']:+.4f}) over {paper['R']} seeds x "
+                f"{paper['T']} rounds: negligible on this problem. At gamma = {HYP_STRONG['gamma']:g}, sigma = "
+                f"{HYP_STRONG['sigma']:g} the ratio is median {strong['ratio_median']:.2g} (max "
+                f"{strong['ratio_max']:.2g}), the weights differ by {strong['weight_dist']:.2g} (accuracy "
+                f"{strong['acc_diff']:+.4f}). The ratio is about (2 gamma/sigma) lambda_max(J'J) ||w_p - w^t|| / "
+                f"||grad f_p||: for it to reach 0.1 here gamma/sigma must be ~{0.1 / per_unit:.2g} (the paper's is "
+                f"{PRACTICE['gamma'] / PRACTICE['sigma']:.1g}); a problem where it matters at the paper's constants "
+                "needs representations whose squared Lorentz distance D_p is of order sigma = 1e4 (exp(D/sigma) then "
+                "departs from 1), i.e. large logits/features drifting far from the global model's in one round (a deep "
+                "network's high-dimensional features, not 3 logits)")
     variants = ("FedMRUR-N", "FedMRUR-H", "FedMRUR")
     for s in ("P", "B"):
         for variant in variants:
-            run = setting_runs(session, e, variant) if variant == "FedMRUR" else setting_runs(session, e, variant, settings=_BN)
+            run = (setting_runs(session, e, variant) if variant == "FedMRUR"
+                   else setting_runs(session, e, variant, settings=_BN))
             hp = "gamma=0.005, sigma=1e4" if s == "P" else f"gamma={HYP['gamma']:g}, sigma={HYP['sigma']:g}"
             aw, ao = run["acc"][setting_slice(run, s)], base["acc"][setting_slice(base, s)]
             if chance:
@@ -213,7 +229,8 @@ def _components_rows(session, chance: bool = False):
                                                      "FedMRUR": "both"}[variant],
                                        "regularizer": hp if variant != "FedMRUR-N" else "-"},
                                detail="final test accuracy on the held-out pool"
-                                      + ("; control: the component's model is w = 0 (chance accuracy)" if chance else ""))
+                                      + ("; control: the component's model is w = 0 (chance accuracy)"
+                                         if chance else ""))
             res.scope = "extrapolation"
             res.detail = ("extrapolation, not counted: Table 4 is a CIFAR-100 / ResNet ablation (Dirichlet-0.3); "
                           "this is a 3-class synthetic logistic problem. " + res.detail)
@@ -248,19 +265,21 @@ def _participation_rows(session, chance_lowest: bool = False):
     e = [x for x in bound_problems(session) if x["hyperbolic"]][0]
     gaps, accs = [], []
     for S in PARTICIPATION_S:
-        run = setting_runs(session, e, "FedMRUR") if S == S_PART else setting_runs(session, e, "FedMRUR", clients_per_round=S,
-                                                                        settings=("P",))
+        run = (setting_runs(session, e, "FedMRUR") if S == S_PART
+               else setting_runs(session, e, "FedMRUR", clients_per_round=S, settings=("P",)))
         sl = setting_slice(run, "P")
         gaps.append(run["trace"]["opt_error"][max(1, run["T"] // 5), sl])
         accs.append(run["acc"][sl])
     if chance_lowest:
         accs[0] = _chance_accuracy(e, accs[0].size)
-    m = {"ratio": np.array(PARTICIPATION_S, float) / N_CLIENTS, "early_gap": np.array(gaps), "final_acc": np.array(accs)}
+    m = {"ratio": np.array(PARTICIPATION_S, float) / N_CLIENTS, "early_gap": np.array(gaps),
+         "final_acc": np.array(accs)}
     return [claim_result(fedmrur_records.CLAIM_PARTICIPATION, m, problem=e["key"], settings=1, seeds=run["R"],
                          params={"setting": LABEL["P"], "algorithm": "FedMRUR", "rounds": run["T"],
                                  "early_round": max(1, run["T"] // 5)},
                          detail="early gap: f(w^t) - f* at t = T/5; accuracy on the held-out pool at T"
-                                + ("; control: the lowest ratio's model is w = 0 (chance accuracy)" if chance_lowest else ""))]
+                                + ("; control: the lowest ratio's model is w = 0 (chance accuracy)"
+                                   if chance_lowest else ""))]
 
 
 @check("fedmrur.claim.participation", PAPER, "claim", records=("fedmrur.claim.participation",),

@@ -6,14 +6,21 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.checks import Session, certify
-from fedtheory.sim import AdditiveNoise, Algorithm, ClientSampling, NormalizedAggregation, RunConfig, pl_nonconvex, \
-    simulate, synthetic_logistic
+from fedtheory.sim import (
+    AdditiveNoise,
+    Algorithm,
+    ClientSampling,
+    NormalizedAggregation,
+    RunConfig,
+    pl_nonconvex,
+    simulate,
+    synthetic_logistic,
+)
 from fedtheory.sim.hyperbolic import r_bound
 from fedtheory.validation import ParameterError
 
 from .. import records as fedmrur_records
 from ..algorithms import fedmrur
-
 
 PAPER = "fedmrur"
 ALPHA, RHO, K_LOCAL, SIGMA2 = 0.1, 0.05, 5, 0.05

@@ -11,7 +11,6 @@ from fedtheory.sim.hyperbolic import lifted_sqdist, lorentz_inner, lorentz_lift,
 from .. import records as fedmrur_records
 from .common import HYP, PAPER, bound_problems, setting_runs
 
-
 D_T_ROUNDING = 1e-12  # d_t >= 1 up to rounding (its defining ratio is computed in floating point)
 SHELL_ROUNDING = 1e-12  # |<L, L>_L + beta| / (1 + ||z||^2) of a lifted point: on the hyperboloid up to rounding
 
@@ -68,7 +67,8 @@ def eq3(session):
         worst_self = max(worst_self, float(np.max(np.abs(lifted_sqdist(Z, Z, beta)))))
         worst_form = max(worst_form, float(np.max(np.abs(d_printed - d_stable) / scale)))
     facts = ident and worst_shell <= SHELL_ROUNDING and worst_neg <= 0 and worst_self == 0
-    return [identity_result(fedmrur_records.EQ3, worst_form, ok=facts, problem=e["key"], params={"beta": beta, "models": len(W) - 1},
+    return [identity_result(fedmrur_records.EQ3, worst_form, ok=facts, problem=e["key"],
+                            params={"beta": beta, "models": len(W) - 1},
                             detail=f"symbolic identity {'verified' if ident else 'FAILED'}; on the logits of "
                                f"{len(W) - 1} final models vs w^0 over all samples: max |<L,L>_L + beta|/(1+||z||^2) = "
                                f"{worst_shell:.2g}, min distance {-worst_neg:.3g} (>= 0), distance to itself "

@@ -8,7 +8,6 @@ from fedtheory.checks import CheckResult, Control, check
 from .. import records as fedmrur_records
 from .common import PAPER
 
-
 STATEMENT_FINDING = "fedmrur.thm1.statement"  # Theorem 1's hypotheses as printed do not make a statement (003:134)
 _RELATIONS = (r"\leq", r"\geq", r"\le ", r"\ge ", r"\lt", r"\gt", "<", ">", "=", r"\ne")
 
@@ -34,15 +33,16 @@ def _statement_rows(clause: str | None = None, k_min=None, expr=None, var=None, 
                       "K >= 1 the formulas are as inconsistent in units as before, and a units-consistent printing "
                       "would still lack the comparison and admit K = 0")}})
     rows = [CheckResult("fedmrur.thm1.clause", PAPER, "symbolic", "holds" if rel else "violated",
-                        finding_class="" if rel else "erratum", **{**common, "finding": "" if rel else STATEMENT_FINDING,
-                                                                   "extra": {} if rel else common["extra"]},
+                        finding_class="" if rel else "erratum",
+                        **{**common, "finding": "" if rel else STATEMENT_FINDING,
+                           "extra": {} if rel else common["extra"]},
                         detail=(f"the clause after 'satisfying' contains the comparison {rel[0]!r}" if rel else
                                 f"the clause after 'satisfying' is an expression with no comparison (no \\leq, \\geq, "
                                 f"<, > or =): '{clause[:90]}...'. Theorem 1's C, by which eq. (7)'s first term and "
-                                "Phi are divided (003:136-140), is defined nowhere else in 003: the statement as printed "
-                                "leaves C free (the checks read 'C_max >= C > 0' and take C = C_max, the bounds' "
-                                "smallest; the robustness sweeps of the bound rows try C = 0.5..1 C_max). An erratum: "
-                                "the printed hypothesis is incomplete" + (f" ({what})" if what else "")))]
+                                "Phi are divided (003:136-140), is defined nowhere else in 003: the statement as "
+                                "printed leaves C free (the checks read 'C_max >= C > 0' and take C = C_max, the "
+                                "bounds' smallest; the robustness sweeps of the bound rows try C = 0.5..1 C_max). An "
+                                "erratum: the printed hypothesis is incomplete" + (f" ({what})" if what else "")))]
     at = sp.simplify(expr.subs(var, k_min))
     undefined = at.has(sp.zoo, sp.nan, sp.oo, -sp.oo) or at is sp.nan
     rows.append(CheckResult("fedmrur.thm1.K_range", PAPER, "symbolic", "violated" if undefined else "holds",
@@ -51,9 +51,10 @@ def _statement_rows(clause: str | None = None, k_min=None, expr=None, var=None, 
                                "extra": common["extra"] if undefined else {}},
                             detail=(f"'for all {var} >= {k_min}' includes {var} = {k_min}, where the statement's own "
                                     f"expressions are undefined (C_max's 2(1 - alpha L)/(K N) and Phi's alpha (L+r) "
-                                    f"eta_g/(K^2 S N) divide by {var}: {sp.sstr(at)[:80]}); the range the statement can "
-                                    f"mean is {var} >= 1 (the checks use K = 5)" if undefined else
-                                    f"every expression is defined at {var} = {k_min}") + (f" ({what})" if what else "")))
+                                    f"eta_g/(K^2 S N) divide by {var}: {sp.sstr(at)[:80]}); the range the statement "
+                                    f"can mean is {var} >= 1 (the checks use K = 5)" if undefined else
+                                    f"every expression is defined at {var} = {k_min}")
+                            + (f" ({what})" if what else "")))
     return rows
 
 
@@ -61,8 +62,8 @@ def _statement_control(session):
     T = fedmrur_records
     stripped = sp.latex(T.ETA_L.relation.rhs)  # Theorem 1's first hypothesis with its comparison deleted
     return _statement_rows(clause=f"\\eta_l {stripped}", k_min=0, var=T.S, expr=T.PHI_BRACKET,
-                           what="control: the hypothesis eta_l <= 1/sqrt(30 alpha K L) with its comparison deleted, and "
-                                "the range S >= 0")
+                           what="control: the hypothesis eta_l <= 1/sqrt(30 alpha K L) with its comparison deleted, "
+                                "and the range S >= 0")
 
 
 @check("fedmrur.thm1.statement", PAPER, "symbolic", records=("fedmrur.thm1", "fedmrur.C_max", "fedmrur.Phi"),

@@ -84,10 +84,11 @@ def _eq8_rows(order=None) -> list[CheckResult]:
         as_printed = rate_check(T.EQ8_PRINTED)
         n_printed = sum(t["covered_by"] is None for t in as_printed.extra.get("terms", []))
         n_here = sum(t["covered_by"] is None for t in rep.extra.get("terms", []))
-        rep.detail = ("eq. (8)'s left side is printed as sum_{t=1}^T E||grad F(x_t)||^2 (003:144), where eq. (7), which "
-                      "it summarises, bounds an average: a sum of T non-negative terms cannot be O(1/sqrt(T)) unless the "
-                      "gradients vanish like T^(-3/2), and eq. (7) gives the sum T times its bound. The printed left "
-                      "side differs from its derivation (an erratum; fedmrur.thm1.rate reads eq. (8) as the average). "
+        rep.detail = ("eq. (8)'s left side is printed as sum_{t=1}^T E||grad F(x_t)||^2 (003:144), where eq. (7), "
+                      "which it summarises, bounds an average: a sum of T non-negative terms cannot be O(1/sqrt(T)) "
+                      "unless the gradients vanish like T^(-3/2), and eq. (7) gives the sum T times its bound. The "
+                      "printed left side differs from its derivation (an erratum; fedmrur.thm1.rate reads eq. (8) as "
+                      "the average). "
                       + ("Decided against eq. (8)'s order with fedmrur.thm1.rate's missed sqrt(K/(S T)) added (under "
                          f"which eq. (7) is consistent): {n_here} term(s) of the sum still miss it, each by the factor "
                          f"T the sum adds (against the order as printed: {n_printed}). "

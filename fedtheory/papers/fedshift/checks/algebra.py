@@ -32,7 +32,8 @@ def _algebra_rows(appendix, threshold):
                                if main and not ok else {},
                                detail=("equals ||a||^2 - ||a - (I/K) m^(t+1) 1||^2 with 1'a = P (m^(t+1) - m^t) "
                                        "identically (S = K - I)" if ok else
-                                       f"differs from the derivation by {sp.factor(gap)}; not homogeneous in the weights")))
+                                       f"differs from the derivation by {sp.factor(gap)}; not homogeneous in the "
+                                       "weights")))
     eq29 = sp.simplify(R.EQ29_EXPR - appendix.expr) == 0
     out.append(CheckResult("fedshift.eq29_eq30", PAPER, "symbolic", "holds" if eq29 else "violated",
                            source=f"{R.SEED}, App. B-A, eqs. (29)-(30)",
@@ -42,9 +43,9 @@ def _algebra_rows(appendix, threshold):
     fac = sp.simplify((appendix.expr - 2 * R.I * R.P / R.K * R.m_t1**2 * R.COND31_MARGIN).subs(R.S, R.K - R.I))
     out.append(CheckResult("fedshift.cond31_32.derivation", PAPER, "symbolic", "holds" if fac == 0 else "violated",
                            source=R.COND31_32.source,
-                           detail=("eq. (30) = 2 (IP/K) (m^(t+1))^2 ((K+S)/(2K) - m^t/m^(t+1)): with I >= 1, m^(t+1) != 0 "
-                                   "the sign of D_FA^2 - D_FS^2 is that of (K+S)/(2K) - m^t/m^(t+1), for either sign of "
-                                   "m^(t+1)" if fac == 0 else f"remainder {sp.factor(fac)}")))
+                           detail=("eq. (30) = 2 (IP/K) (m^(t+1))^2 ((K+S)/(2K) - m^t/m^(t+1)): with I >= 1, "
+                                   "m^(t+1) != 0 the sign of D_FA^2 - D_FS^2 is that of (K+S)/(2K) - m^t/m^(t+1), for "
+                                   "either sign of m^(t+1)" if fac == 0 else f"remainder {sp.factor(fac)}")))
     # worked example: S = K/2
     sol = sp.solve(sp.Eq(R.COND31_MARGIN.subs(R.S, R.K / 2), 0), R.m_t1)
     thr = [sp.simplify(v / R.m_t) for v in sol]

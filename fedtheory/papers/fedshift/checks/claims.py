@@ -63,8 +63,8 @@ def regime_boundary(res: CheckResult, run) -> CheckResult:
         res.scope = "regime_boundary"
         res.finding = REGIME_FINDING
         res.detail = (f"regime boundary, not a refutation: this problem's optimum has |mean(w*)|/RMS(w*) = {ratio:.3g} "
-                      f"> {MEAN_TOL:g}; without the shift the weight mean settles at |m^(t+1)|/RMS = {without:.3g} over "
-                      f"the last quarter of rounds (the shift holds it at {with_shift:.3g}, against the optimum): "
+                      f"> {MEAN_TOL:g}; without the shift the weight mean settles at |m^(t+1)|/RMS = {without:.3g} "
+                      f"over the last quarter of rounds (the shift holds it at {with_shift:.3g}, against the optimum): "
                       f"outside the regime the paper's argument assumes ({REGIME_QUOTE}). " + res.detail)
     return res
 
@@ -126,8 +126,8 @@ def _bits_rows(session, keys, mutation=""):
         out.append(regime_boundary(claim_result(fedshift_records.CLAIM_ACCURACY, m, problem=LABELS[key],
                                                 params={"setting": quantizer, **_claim_params(run)},
                                                 settings=len(cells), seeds=R,
-                                                detail=f"{what}, mean over seeds per bit width {list(bits)}: with shift "
-                                                       f"{np.round(metric[0].mean(axis=1), 4).tolist()}, without "
+                                                detail=f"{what}, mean over seeds per bit width {list(bits)}: with "
+                                                       f"shift {np.round(metric[0].mean(axis=1), 4).tolist()}, without "
                                                        f"{np.round(metric[1].mean(axis=1), 4).tolist()}"), run))
     return out
 
@@ -146,8 +146,8 @@ def _claim_control(rows_fn, in_regime, what):
                    lambda s: rows_fn(s, tuple(CONTROL_PROBLEMS)) + in_regime(s))
 
 
-_OVERSHIFT_TEXT = (f"with the simulator shifting by {OVERSHIFT:g} (I/K) m^(t+1) instead of (I/K) m^(t+1) (the weight mean "
-                   "overshoots 0 every round)")
+_OVERSHIFT_TEXT = (f"with the simulator shifting by {OVERSHIFT:g} (I/K) m^(t+1) instead of (I/K) m^(t+1) (the weight "
+                   "mean overshoots 0 every round)")
 
 
 @check("fedshift.claim.divergence", PAPER, "claim",
@@ -166,9 +166,10 @@ def claim_divergence(session):
                               lambda s: _reduction_rows(s, IN_REGIME, fedshift_records.CLAIM_DRIFT, "drift",
                                                         "overshift"), _OVERSHIFT_TEXT))
 def claim_drift(session):
-    """Sec. V-B3 (004:312): FedShift mitigates client drift. The mean distance of the received (quantized) local models to the
-    previous global model, over rounds, with the shift against without (same seeds), 4-bit k-means, on least squares,
-    the PL problem and digits; a refutation where the optimum's weight mean is not ~0 is the regime boundary."""
+    """Sec. V-B3 (004:312): FedShift mitigates client drift. The mean distance of the received (quantized) local models
+    to the previous global model, over rounds, with the shift against without (same seeds), 4-bit k-means, on least
+    squares, the PL problem and digits; a refutation where the optimum's weight mean is not ~0 is the regime
+    boundary."""
     return _reduction_rows(session, tuple(PROBLEMS), fedshift_records.CLAIM_DRIFT, "drift")
 
 

@@ -7,12 +7,19 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import Session
-from fedtheory.sim import AdditiveNoise, LeastSquaresProblem, RunConfig, fedavg, heterogeneous_least_squares, \
-    mixed_precision, pl_nonconvex, simulate
+from fedtheory.sim import (
+    AdditiveNoise,
+    LeastSquaresProblem,
+    RunConfig,
+    fedavg,
+    heterogeneous_least_squares,
+    mixed_precision,
+    pl_nonconvex,
+    simulate,
+)
 from fedtheory.sim.mixed_precision import WeightShift
 
 from ..algorithms import DIGITS_LAYERS, digits_parity_logistic
-
 
 PAPER = "fedshift"
 K_LOCAL = 5
@@ -43,8 +50,9 @@ PROBLEMS = {  # key -> description shown in the table
     "digits": "digits parity (2 layers)",
 }
 # The claims' negative control: ls(d=32) with its optimum translated by OFFSET_RMS RMS(w*) along 1_P
-# (|mean(w*)|/RMS(w*) from 0.345 to 0.93 at seed 0). Every round the shift moves all P weights by (I/K) m^{t+1} toward 0, away
-# from the optimum, and local training must undo it: FedShift must lose on divergence, drift, weight mean and error.
+# (|mean(w*)|/RMS(w*) from 0.345 to 0.93 at seed 0). Every round the shift moves all P weights by (I/K) m^{t+1} toward
+# 0, away from the optimum, and local training must undo it:
+# FedShift must lose on divergence, drift, weight mean and error.
 OFFSET_RMS = 2.0
 CONTROL_PROBLEMS = {"ls_offset": f"ls(d=32), optimum + {OFFSET_RMS:g} RMS(w*) 1_P"}
 LABELS = {**PROBLEMS, **CONTROL_PROBLEMS}

@@ -8,8 +8,17 @@ import dataclasses
 import numpy as np
 
 from fedtheory.checks import CheckResult, Control, Session, assess_bound, certify, check, fit_rate, rate_verdict
-from fedtheory.sim import AdditiveNoise, ClientSampling, LeastSquaresProblem, RunConfig, TrackGradients, fedavg, \
-    heterogeneous_least_squares, mixed_precision, simulate
+from fedtheory.sim import (
+    AdditiveNoise,
+    ClientSampling,
+    LeastSquaresProblem,
+    RunConfig,
+    TrackGradients,
+    fedavg,
+    heterogeneous_least_squares,
+    mixed_precision,
+    simulate,
+)
 
 from .. import records as fedshift_records
 from .common import K_LOCAL, PAPER, SIGMA2, SIZES, odd_clients
@@ -25,7 +34,8 @@ def _thm1_runs(session: Session, practice: bool = False):
         mu = float(p.certify("strongly_convex_clients").constants["mu"])  # Assumption 2 is on each F_k
         L = float(p.certify("L_smooth").constants["L"])
         beta = float(fedshift_records.BETA_CHOICE.subs(fedshift_records.mu, mu))
-        gamma = float(fedshift_records.GAMMA_CHOICE.subs({fedshift_records.L: L, fedshift_records.mu: mu, fedshift_records.E: K_LOCAL}))
+        gamma = float(fedshift_records.GAMMA_CHOICE.subs({fedshift_records.L: L, fedshift_records.mu: mu,
+                                                          fedshift_records.E: K_LOCAL}))
         w0 = session.initial_point(p)
         inferior = odd_clients(C)
         alg = mixed_precision(fedavg(), inferior, quantizer=None, shift=True)
@@ -81,9 +91,11 @@ def thm1(session):
             if practice:
                 res.params = {k: v for k, v in res.params.items() if k not in ("beta", "gamma")}
             if res.verdict in ("holds", "violated") and res.params.get("eps") is not None:
-                den = float(fedshift_records.THM1_REDERIVED.evaluate_expr(fedshift_records.THM1_DEN, {**vals, "eps": res.params["eps"]}))
-                res.detail = (f"smallest bound over {len(EPS_GRID)} eps in [1e-2, 1e8] at eps = {res.params['eps']:.4g}, "
-                              f"where the denominator (1+1/eps) beta mu - (tau+gamma)/eps - 1 = {den:.3g}. " + res.detail)
+                den = float(fedshift_records.THM1_REDERIVED.evaluate_expr(fedshift_records.THM1_DEN,
+                                                                          {**vals, "eps": res.params["eps"]}))
+                res.detail = (f"smallest bound over {len(EPS_GRID)} eps in [1e-2, 1e8] at eps = "
+                              f"{res.params['eps']:.4g}, where the denominator (1+1/eps) beta mu - (tau+gamma)/eps - 1 "
+                              f"= {den:.3g}. " + res.detail)
                 if res.verdict == "violated" and den <= 0:
                     res.finding = THM1_DEN_FINDING  # the same defect as fedshift.thm1.denominator, seen on a run
                     res.finding_class = THM1_DEN_CLASS
@@ -125,7 +137,8 @@ def _measured_rate_rows(session, stated: float = -1.0):
         mu = float(np.min(np.linalg.eigvalsh(p.H[0])))
         L = float(p.constants["L"].value)
         beta = float(fedshift_records.BETA_CHOICE.subs(fedshift_records.mu, mu))
-        gamma = float(fedshift_records.GAMMA_CHOICE.subs({fedshift_records.L: L, fedshift_records.mu: mu, fedshift_records.E: K_LOCAL}))
+        gamma = float(fedshift_records.GAMMA_CHOICE.subs({fedshift_records.L: L, fedshift_records.mu: mu,
+                                                          fedshift_records.E: K_LOCAL}))
         w0 = session.initial_point(p)
         alg = mixed_precision(fedavg(), odd_clients(10), quantizer=None, shift=True)
         cfg = RunConfig(rounds=max(Ts), local_steps=K_LOCAL, lr=beta, lr_schedule="inverse_step", lr_offset=gamma,
@@ -140,12 +153,14 @@ def _measured_rate_rows(session, stated: float = -1.0):
                   f"stated {stated:g}; max over the second half of rounds of mean (m^(t+1))^2 = {M:.3g}")
         if label.endswith("!= 0"):
             out.append(CheckResult("fedshift.thm1.measured_rate", PAPER, "rate", "not_applicable", measured=slope,
-                                   bound=stated, problem=p.name, source=fedshift_records.THM1_RATE.source, params=params,
+                                   bound=stated, problem=p.name, source=fedshift_records.THM1_RATE.source,
+                                   params=params,
                                    conditions_failed=[f"M -> 0 (the weight mean stays away from 0: M = {M:.3g})"],
                                    detail=detail + "; the stated rate presumes M -> 0", extra={"ci": [lo, hi]}))
         else:
             out.append(CheckResult("fedshift.thm1.measured_rate", PAPER, "rate", rate_verdict(slope, lo, hi, stated),
-                                   measured=slope, bound=stated, problem=p.name, source=fedshift_records.THM1_RATE.source,
+                                   measured=slope, bound=stated, problem=p.name,
+                                   source=fedshift_records.THM1_RATE.source,
                                    params=params, detail=detail, extra={"ci": [lo, hi],
                                                                         "values": Y.mean(axis=1).tolist()}))
     return out

@@ -12,7 +12,6 @@ from fedtheory.theory import growth
 from .. import records as fedshift_records
 from .common import PAPER, exact_robustness
 
-
 THM1_DEN_FINDING = "fedshift.thm1.denominator"  # 'eps > 0' does not keep the proof's denominator positive
 THM1_DEN_CLASS = "false_as_stated"  # inside Thm 1's stated choice (eps > 0) the printed bound is negative
 
@@ -129,8 +128,8 @@ LEMMA1_FINDING = "fedshift.lemma1_misprint"  # Lemma 1 prints w_k^* where its us
 
 def _induction_row(numerator=None, denominator=None):
     """The induction of Theorem 1's proof (004:467-480): its constant upsilon (fedshift.upsilon) against the induction
-    variable tau. Constant in tau: holds. Non-decreasing where its denominator D(tau) is positive: the step 'Delta_tau <=
-    upsilon/(tau+gamma) => Delta_{tau+1} <= upsilon/(tau+gamma+1)' proves Delta_tau <= upsilon(tau)/(tau+gamma) only
+    variable tau. Constant in tau: holds. Non-decreasing where its denominator D(tau) is positive: the step 'Delta_tau
+    <= upsilon/(tau+gamma) => Delta_{tau+1} <= upsilon/(tau+gamma+1)' proves Delta_tau <= upsilon(tau)/(tau+gamma) only
     because upsilon(tau) <= upsilon(tau+1), which the proof does not say: proof_step_loose (rule 4: a loose step is not
     a false theorem; fedshift.thm1.rederived reads the theorem at a fixed horizon). Decreasing: the induction does not
     go through as written (violated, an erratum of the proof). numerator, denominator: upsilon's first entry (default
@@ -157,17 +156,18 @@ def _induction_row(numerator=None, denominator=None):
               f"(tau+gamma)/eps - 1 its first entry's denominator); d/dtau of the first entry has the sign of "
               f"{sp.sstr(num_d)}" + (" (D = D(tau))" if is_den else "") + ": ")
     if sign == "increasing":
-        detail += ("non-negative wherever D(tau) > 0 (positive unless B_1 = B_2 M = 0), so upsilon grows with the induction variable. The induction (004:469-480: "
-                   "'assuming Delta_tau <= upsilon/(tau+gamma) ... <= upsilon/(tau+gamma+1) ... holds for all tau = 1, 2, "
-                   "...') treats upsilon as a constant. It proves Delta_tau <= upsilon(tau)/(tau+gamma) only because "
-                   "upsilon(tau) <= upsilon(tau+1), a step the proof does not state; and through B_2 M (tau+gamma)^2 the "
-                   "bound it proves does not fall like 1/tau when M > 0. A loose step of the proof, not a false theorem "
-                   "(rule 4; fedshift.thm1.rederived reads upsilon at the horizon, the largest it takes; the condition "
-                   "D > 0 the step needs is fedshift.thm1.denominator's finding): not counted")
+        detail += ("non-negative wherever D(tau) > 0 (positive unless B_1 = B_2 M = 0), so upsilon grows with the "
+                   "induction variable. The induction (004:469-480: 'assuming Delta_tau <= upsilon/(tau+gamma) ... <= "
+                   "upsilon/(tau+gamma+1) ... holds for all tau = 1, 2, ...') treats upsilon as a constant. It proves "
+                   "Delta_tau <= upsilon(tau)/(tau+gamma) only because upsilon(tau) <= upsilon(tau+1), a step the "
+                   "proof does not state; and through B_2 M (tau+gamma)^2 the bound it proves does not fall like 1/tau "
+                   "when M > 0. A loose step of the proof, not a false theorem (rule 4; fedshift.thm1.rederived reads "
+                   "upsilon at the horizon, the largest it takes; the condition D > 0 the step needs is "
+                   "fedshift.thm1.denominator's finding): not counted")
     elif sign == "decreasing":
         detail += ("non-positive: upsilon shrinks as tau grows, so the step from tau to tau + 1 needs a "
-                   "hypothesis the previous step did not give (upsilon(tau+1) < upsilon(tau)): the induction does not go "
-                   "through as written")
+                   "hypothesis the previous step did not give (upsilon(tau+1) < upsilon(tau)): the induction does not "
+                   "go through as written")
     elif sign == "constant":
         detail += "upsilon does not depend on tau: the induction is valid as written"
     else:
@@ -177,7 +177,8 @@ def _induction_row(numerator=None, denominator=None):
                        finding="fedshift.thm1.induction" if verdict == "violated" else "",
                        finding_class="erratum" if verdict == "violated" else "",
                        extra={"upsilon_in_tau": sign, **({"robustness": exact_robustness(
-                           "exact (a sign)", "the sign of d upsilon/d tau for every value of the constants where D > 0")}
+                           "exact (a sign)", "the sign of d upsilon/d tau for every "
+                                             "value of the constants where D > 0")}
                            if verdict == "violated" else {})})
 
 
@@ -213,9 +214,9 @@ def _lemma1_row(seed: int, printed=None, bounded=None):
                  f"another quantity. At E = 1 Lemma 3's bound is {sp.sstr(at_e1)} (every step synchronises), while the "
                  f"printed term is at least the spread of the clients' optima, min over w_bar of sum_k p_k ||w_bar - "
                  f"w_k^*||^2 = {spread:.4g} on the check's Theorem 1 problem (heterogeneous least squares, 10 clients; "
-                 f"{at_w0:.4g} at w^0): Lemma 3 cannot bound it. Li et al.'s Lemma 1 [57], which 004:449 cites for A_1, "
-                 "has the local models w_k^tau: the printed w_k^* is an erratum of the lemma, and Theorem 1 stands "
-                 "with the lemma as derived (fedshift.thm1.rederived's B_1). Not counted with it (explained in "
+                 f"{at_w0:.4g} at w^0): Lemma 3 cannot bound it. Li et al.'s Lemma 1 [57], which 004:449 cites for "
+                 "A_1, has the local models w_k^tau: the printed w_k^* is an erratum of the lemma, and Theorem 1 "
+                 "stands with the lemma as derived (fedshift.thm1.rederived's B_1). Not counted with it (explained in "
                  "fedshift.lemma1's note): 004:449 drops p_k, 004:461 writes ||1_P|| = P for ||1_P||^2 = P"))
     return CheckResult("fedshift.lemma1.printed", PAPER, "symbolic", "holds" if same else "violated",
                        source=R.LEMMA1_PRINTED.source, quote=R.LEMMA1_QUOTE, measured=spread, bound=float(at_e1),
@@ -234,9 +235,9 @@ def _proof_control(session):
 
 @check("fedshift.thm1.proof", PAPER, "symbolic", records=("fedshift.upsilon", "fedshift.lemma1", "fedshift.lemma3"),
        cost="symbolic",
-       control=Control("upsilon's first entry replaced by (B_1 beta^2 + B_2 M)/(tau + gamma), which falls with tau (the "
-                       "induction must then be reported not to go through), and Lemma 1's term and Lemma 3's swapped "
-                       "(they must still be found to differ)", _proof_control))
+       control=Control("upsilon's first entry replaced by (B_1 beta^2 + B_2 M)/(tau + gamma), which falls with tau "
+                       "(the induction must then be reported not to go through), and Lemma 1's term and Lemma 3's "
+                       "swapped (they must still be found to differ)", _proof_control))
 def thm1_proof(session):
     """Theorem 1's proof against itself: the induction's constant upsilon against the induction variable (004:467-480),
     and Lemma 1's printed term against the one Lemma 3 bounds where the proof combines them (004:399, 413, 438)."""
@@ -265,8 +266,9 @@ def _printing_rows(printed=None):
                                    "exact (a symbolic difference)", "the printed line against the line before it, for "
                                    "every value of the constants: no free choice removes it")},
                                quote=R.THM1_EQ20.quote if not main else R.THM1_QUOTE,
-                               detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M (tau+gamma)^2/((1+1/eps) "
-                                       "beta mu - (tau+gamma)/eps - 1), for every value" if ok else
+                               detail=("equals the proof's line (4), (L/2)(1/(tau+gamma)) B_2 M "
+                                       "(tau+gamma)^2/((1+1/eps) beta mu - (tau+gamma)/eps - 1), for every value"
+                                       if ok else
                                        f"differs from the proof's line (4), of which it is the last step: printed / "
                                        f"line (4) = {sp.sstr(ratio)}, not 1" + (
                                            " (beta mu not divided by tau + gamma; where both denominators are positive "
@@ -284,8 +286,8 @@ def _printing_control(session):
 
 
 @check("fedshift.thm1.printings", PAPER, "symbolic", records=("fedshift.thm1", "fedshift.thm1.eq20"), cost="symbolic",
-       control=Control("the M-term with the last 1/(tau + gamma) of its denominator dropped, as eq. (20)'s row: it must "
-                       "differ from line (4)", _printing_control))
+       control=Control("the M-term with the last 1/(tau + gamma) of its denominator dropped, as eq. (20)'s row: it "
+                       "must differ from line (4)", _printing_control))
 def thm1_printings(session):
     """Theorem 1's M-term as printed in the main text and in eq. (20), each against the proof's line (4)."""
     return _printing_rows()

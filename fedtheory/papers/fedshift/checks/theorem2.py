@@ -2,9 +2,8 @@
 exact rational instances that decide eq. (12) against its derivation."""
 from __future__ import annotations
 
-from fractions import Fraction
-
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 import sympy as sp
@@ -54,7 +53,8 @@ def _exact_instance(prev, received, inferior):
     shifted = [a - Fraction(Ii, Kk) * m_next for a in agg]
     fa = sum((a - b) ** 2 for a, b in zip(agg, prev))
     fs = sum((a - b) ** 2 for a, b in zip(shifted, prev))
-    vals = {fedshift_records.I: Ii, fedshift_records.S: Kk - Ii, fedshift_records.K: Kk, fedshift_records.P: P, fedshift_records.m_t: sp.Rational(m_prev.numerator, m_prev.denominator),
+    vals = {fedshift_records.I: Ii, fedshift_records.S: Kk - Ii, fedshift_records.K: Kk, fedshift_records.P: P,
+            fedshift_records.m_t: sp.Rational(m_prev.numerator, m_prev.denominator),
             fedshift_records.m_t1: sp.Rational(m_next.numerator, m_next.denominator)}
     return sp.Rational((fa - fs).numerator, (fa - fs).denominator), vals
 
@@ -75,14 +75,15 @@ def counterexample_text(rec) -> tuple[bool, str]:
         agree = sp.simplify(pred - exact) == 0
         ok &= bool(agree)
         sign = "" if agree or sp.sign(pred) == sp.sign(exact) else " (wrong sign: it predicts the opposite comparison)"
-        parts.append(f"w^t = {tuple(str(x) for x in ex['prev'])}, client models {[tuple(str(x) for x in v) for v in ex['received']]}"
-                     f" (client 0 inferior, K = {len(ex['received'])}): D_FA^2 - D_FS^2 = {exact}, "
-                     f"m^t = {vals[fedshift_records.m_t]}, m^(t+1) = {vals[fedshift_records.m_t1]}; {rec.id} gives {pred}{sign}")
+        parts.append(f"w^t = {tuple(str(x) for x in ex['prev'])}, client models "
+                     f"{[tuple(str(x) for x in v) for v in ex['received']]} (client 0 inferior, K = "
+                     f"{len(ex['received'])}): D_FA^2 - D_FS^2 = {exact}, m^t = {vals[fedshift_records.m_t]}, m^(t+1) "
+                     f"= {vals[fedshift_records.m_t1]}; {rec.id} gives {pred}{sign}")
     return ok, " | ".join(parts)
 
 
-EQ12_EXACT = ("a misprint against the authors' own derivation (eqs. (29)-(30)), shown symbolically and by exact rational "
-              "instances: no constant, problem or horizon removes it")
+EQ12_EXACT = ("a misprint against the authors' own derivation (eqs. (29)-(30)), shown symbolically and by exact "
+              "rational instances: no constant, problem or horizon removes it")
 
 
 EQ12_FINDING = "fedshift.eq12_misprint"  # one misprint of eq. (12): the measured, derivation and counterexample rows
@@ -132,8 +133,9 @@ def _thm2_rows(session, records):
                 detail += ". Exact counterexample: " + exact
             fields = {}
             if rec.id == fedshift_records.THM2_MAIN.id:
-                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS, "extra": {"robustness": exact_robustness(
-                    f"eq. (12) off by up to {worst:.3g} relative on measured rounds", EQ12_EXACT)}}
+                fields = {"finding": EQ12_FINDING, "finding_class": EQ12_CLASS,
+                          "extra": {"robustness": exact_robustness(
+                              f"eq. (12) off by up to {worst:.3g} relative on measured rounds", EQ12_EXACT)}}
             elif rec.id == fedshift_records.THM2_APPENDIX.id:
                 fields = {"self_check": True, "extra": {"self_check_reason": THM2_APPENDIX_SELF_CHECK}}
                 detail = THM2_APPENDIX_SELF_CHECK + ". " + detail
@@ -191,5 +193,6 @@ def cond31_32(session):
     Kk = _K(tr)
     m = {"D_FA2": tr["shift_D_FA2"], "D_FS2": tr["shift_D_FS2"], "m_t": tr["shift_m_prev"], "m_t1": tr["shift_m_next"],
          "I": tr["shift_I"], "K": np.full(tr["shift_I"].shape, Kk)}
-    return [claim_result(fedshift_records.COND31_32, m, problem=batch_label(run), params={"runs": tr.runs, "rounds": run["T"]},
+    return [claim_result(fedshift_records.COND31_32, m, problem=batch_label(run),
+                         params={"runs": tr.runs, "rounds": run["T"]},
                          detail="rounds of runs with and without the shift (the identity holds for any start)")]

@@ -9,7 +9,6 @@ from fedtheory.sim import AdditiveNoise, RunConfig, heterogeneous_least_squares
 
 from .. import records as oledfl_records
 
-
 PAPER = "oledfl"
 BETAS = (0.0, 0.3, 0.6, 0.9, 0.99, 1.0, 1.1)
 K_LOCAL = 5

@@ -117,7 +117,8 @@ def ca_equivalence(session, sim_beta=OLE_BETA):
             res_mean = max(res_mean, _rel(rounds[t]["w0"][r].mean(axis=0), rounds[t]["xbar"][r]))
     out = []
     mut = f"NEGATIVE CONTROL: {_REVERSED_RUN}. " if sim_beta != OLE_BETA else ""
-    for label, res in (("x_{i,0} = [((1+beta) W - beta I) X^{t-1,K}]_i", res_ca), ("mean_i x_{i,0}^t = x_bar^t", res_mean)):
+    for label, res in (("x_{i,0} = [((1+beta) W - beta I) X^{t-1,K}]_i", res_ca),
+                       ("mean_i x_{i,0}^t = x_bar^t", res_mean)):
         out.append(identity_result(oledfl_records.CA_FORM, res, problem=problem_label(p),
                                    params={"setting": f"{label}; five topologies", "beta": beta},
                                    detail=mut + "max relative residual over rounds, runs and clients; W taken from the "
@@ -151,7 +152,8 @@ def laziness_equivalence(session, beta_prime=_beta_prime):
             t2 = simulate(p, oledfl_sgd(plain, beta2), run_config(30), seeds, **kw)
             res = _rel(t1.iterates, t2.iterates)
             out.append(identity_result(oledfl_records.LAZY_EQUIV, res, problem=problem_label(p),
-                                       params={"setting": f"{plain.label()}, a={a:g}, beta={beta:g} vs beta'={beta2:.3g}",
+                                       params={"setting": f"{plain.label()}, a={a:g}, beta={beta:g} vs "
+                                                          f"beta'={beta2:.3g}",
                                                "beta": beta},
                                        detail=("NEGATIVE CONTROL: beta' = beta. " if beta_prime is not _beta_prime
                                                else "") + "max relative difference of the average models x_bar^t over "
@@ -177,7 +179,8 @@ def claim_beta0(session):
         t2 = simulate(p, b, run_config(20), session.seeds(2), w0=w0, measures=("opt_error",), keep_iterates=True)
         mm = {"max_abs_diff": float(np.max(np.abs(t1.iterates - t2.iterates)))}
         out.append(claim_result(oledfl_records.CLAIM_BETA0, mm, problem=problem_label(p),
-                                params={"setting": f"{na} vs {nb}; ring and random topologies", "eta": LR, "rounds": 20},
+                                params={"setting": f"{na} vs {nb}; ring and random topologies", "eta": LR,
+                                        "rounds": 20},
                                 detail="x_bar^t over 20 rounds, 2 runs per topology"))
     return out
 

@@ -9,7 +9,17 @@ from fedtheory.sim import Minibatch, d_psgd, dfedavg, oledfl_sgd, simulate
 from fedtheory.sim.topology import paper_topologies
 
 from .. import records as oledfl_records
-from .common import EPS_FRACTION, K_LOCAL, LR, PAPER, SIZES, finite_mean_along, problem_label, run_config, shared_problem
+from .common import (
+    EPS_FRACTION,
+    K_LOCAL,
+    LR,
+    PAPER,
+    SIZES,
+    finite_mean_along,
+    problem_label,
+    run_config,
+    shared_problem,
+)
 from .stability import STAB_NOTE, coupled_gap
 
 

@@ -11,11 +11,11 @@ from fedtheory.sim.topology import mixing_lambda, mixing_matrix_properties, pape
 from .. import records as oledfl_records
 from .common import PAPER, PAPER_M, SIZES, shared_problem
 
-
 # Definition 1 cannot fail against the paper, by rule (docs/verdict-rules.md, rule 2): it keeps its control, which
 # shows that the check's logic catches a matrix that breaks it.
-DEF1_BY_CONSTRUCTION = ("Definition 1 states what a mixing matrix is, not a property that can be false; the check tests "
-                        "that the tool's own Metropolis matrices meet it (a property of the tool, not of the paper)")
+DEF1_BY_CONSTRUCTION = ("Definition 1 states what a mixing matrix is, not a property that can be false; the check "
+                        "tests that the tool's own Metropolis matrices meet it (a property of the tool, not of the "
+                        "paper)")
 
 
 def _def1_row(label, mats, detail_head, problem):
@@ -100,8 +100,8 @@ def lemma3(session):
             # Definition 1 for every drawn W_k: checked on the draws this check multiplies (a fixed-W certificate
             # does not exist for a topology that draws W each round)
             drawn = (refused("mixing_matrix", "; ".join(broken[:4])) if broken else
-                     certified("mixing_matrix", f"each of the {K_MAX} drawn W_k satisfies Definition 1 (checked to 1e-10); "
-                                                "lambda of each from its eigenvalues", region="visited",
+                     certified("mixing_matrix", f"each of the {K_MAX} drawn W_k satisfies Definition 1 (checked to "
+                                                "1e-10); lambda of each from its eigenvalues", region="visited",
                                **{"lambda": np.asarray(lams)}))
             cert = certify(rec, extra=(drawn,))
         else:
@@ -130,9 +130,9 @@ def lemma3(session):
                                extra={"vacuity": "vacuous" if vacuous else "informative",
                                       "trivial_bound_formula": formula, "certificates": cert.summary()},
                                detail=f"{label}: ||. - 11^T/m||_2 (matrix formed explicitly, norm from its spectrum) "
-                                      f"against the bound for every k, absolute tolerance {atol:g} for rounding; ratio = "
-                                      f"smallest bound/measured over k with measured > {atol:g}; shown: the k with the "
-                                      "least slack; trivial bound " + formula))
+                                      f"against the bound for every k, absolute tolerance {atol:g} for rounding; ratio "
+                                      f"= smallest bound/measured over k with measured > {atol:g}; shown: the k with "
+                                      "the least slack; trivial bound " + formula))
     return out
 
 
@@ -141,8 +141,8 @@ def lemma3(session):
                        lambda s: claim_sparsity(s, order=(1, 0, 2, 3))))
 def claim_sparsity(session, order=(0, 1, 2, 3)):
     """Sec. V-C / Table V (002:171): the sparse connectivity order Ring > Grid > Exponential > Full, read as
-    lambda(ring) > lambda(grid) > lambda(exponential) > lambda(full) = 0 for the Metropolis W, at the paper's m = 100 and
-    at the checks' m."""
+    lambda(ring) > lambda(grid) > lambda(exponential) > lambda(full) = 0 for the Metropolis W, at the paper's m = 100
+    and at the checks' m."""
     out = []
     p, _ = shared_problem(session)
     for m in (PAPER_M, p.n_clients):

@@ -11,8 +11,19 @@ from fedtheory.sim import Minibatch, oledfl_sgd, simulate
 from fedtheory.sim.topology import paper_topologies
 
 from .. import records as oledfl_records
-from .common import (LR, PAPER, SIZES, STAB_BETAS, WEIGHTS, beta_grid_rows, join_w, problem_label, run_config,
-                     shared_problem, topology_info)
+from .common import (
+    LR,
+    PAPER,
+    SIZES,
+    STAB_BETAS,
+    WEIGHTS,
+    beta_grid_rows,
+    join_w,
+    problem_label,
+    run_config,
+    shared_problem,
+    topology_info,
+)
 from .mutations import DECOUPLED_FOR_OLE, DECOUPLED_WELL_CONNECTED, SimMutation
 
 
@@ -91,8 +102,8 @@ def claim_stability_beta(session, mutation=None):
        control=Control(DECOUPLED_WELL_CONNECTED.label,
                        lambda s: claim_stability_topology(s, DECOUPLED_WELL_CONNECTED)))
 def claim_stability_topology(session, mutation=None):
-    """Remark 3 (002:109): better connectivity (smaller lambda) gives a smaller generalization error. DFedAvg's (beta = 0)
-    stability gap on coupled runs must not decrease as lambda grows over the four static topologies, on both readings
+    """Remark 3 (002:109): better connectivity (smaller lambda) gives a smaller generalization error. DFedAvg's (beta =
+    0) stability gap on coupled runs must not decrease as lambda grows over the four static topologies, on both readings
     of W."""
     out = []
     p, _ = shared_problem(session)
@@ -102,7 +113,8 @@ def claim_stability_topology(session, mutation=None):
         st = _stability(session, laziness, mutation)
         mm = {"x": [i["lam"] for i in st["info"]], "samples": st["gap"][:, 0],
               "names": [i["name"] for i in st["info"]], "paired": True}
-        by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=problem_label(p), settings=len(weights),
+        by_w.setdefault(label, []).append(claim_result(oledfl_records.CLAIM_STAB_TOPO, mm, problem=problem_label(p),
+                                                       settings=len(weights),
                                 seeds=st["P"],
                                 params={"setting": f"DFedAvg (beta=0), {label}", "eta": LR, "rounds": st["T"],
                                         "pairs": st["P"], "oracle": "minibatch(1)"},

@@ -12,9 +12,27 @@ from fedtheory.sim import oledfl_sgd, simulate
 from fedtheory.sim.topology import paper_topologies
 
 from .. import records as oledfl_records
-from .common import (BETAS, EPS_FRACTION, K_LOCAL, LAZY, LR, LR_DECAY, METROPOLIS, PAPER, SIGMA2, SIZES, WEIGHTS,
-                     beta_grid_rows, derived_text, finite_mean_along, join_w, problem_label, run_config, shared_problem,
-                     topology_info)
+from .common import (
+    BETAS,
+    EPS_FRACTION,
+    K_LOCAL,
+    LAZY,
+    LR,
+    LR_DECAY,
+    METROPOLIS,
+    PAPER,
+    SIGMA2,
+    SIZES,
+    WEIGHTS,
+    beta_grid_rows,
+    derived_text,
+    finite_mean_along,
+    join_w,
+    problem_label,
+    run_config,
+    shared_problem,
+    topology_info,
+)
 from .mutations import CAPPED_OLE, FOLDED_OLE, REVERSED_OLE, SimMutation
 
 
@@ -88,7 +106,8 @@ def claim_speed(session, mutation=None):
     on both readings of W; one row per topology."""
     return _per_topology_claim(session, oledfl_records.CLAIM_SPEED, "reach",
                                lambda sw, j: f"measured: rounds until f(x_bar^t) - f* <= {sw['eps']:.3g} "
-                                             f"({EPS_FRACTION:g} of the initial error; {sw['T'] + 1} = never)", mutation)
+                                             f"({EPS_FRACTION:g} of the initial error; {sw['T'] + 1} = "
+                                             "never)", mutation)
 
 
 @check("oledfl.claim.ole_improves_consistency", PAPER, "claim",
@@ -108,8 +127,9 @@ def claim_consistency(session, mutation=None):
 
 @check("oledfl.claim.diverges_at_beta_ge_1", PAPER, "claim",
        control=Control(CAPPED_OLE.label, lambda s: claim_diverge(s, mutation=CAPPED_OLE),
-                       uncounted="every row is an extrapolation: the sentence reports the paper's CIFAR-10 experiment on "
-                                 "the random topology (002, line 177), which a least-squares run does not reproduce"))
+                       uncounted="every row is an extrapolation: the sentence reports the paper's CIFAR-10 experiment "
+                                 "on the random topology (002, line 177), which a least-squares run does not "
+                                 "reproduce"))
 def claim_diverge(session, mutation=None):
     """The stripped threshold's two readings ('beta >= 1', 'beta > 1') are decided apart and joined
     (combine_readings). Every row is scope 'extrapolation': the sentence reports the paper's CIFAR-10 experiment."""
@@ -124,13 +144,13 @@ def claim_diverge(session, mutation=None):
                   "runs": sw["R"], "rounds": sw["T"], "diverged": k > sw["R"] / 2}
             detail = (("NEGATIVE CONTROL: " + mutation.label + ". ") if mutation else "") + derived_text(info) + (
                 f". Diverged = flagged by the engine or f(x_bar^T) > f(x^0), in a majority of the runs; converged = "
-                f"reached f(x_bar^t) - f* <= {sw['eps']:.3g} ({EPS_FRACTION:g} of the initial error) without diverging. "
-                "The sentence reports the paper's CIFAR-10 experiment on the random topology (Fig. 8(a)); a "
+                f"reached f(x_bar^t) - f* <= {sw['eps']:.3g} ({EPS_FRACTION:g} of the initial error) without "
+                "diverging. The sentence reports the paper's CIFAR-10 experiment on the random topology (Fig. 8(a)); a "
                 "least-squares run tests it outside that regime (scope 'extrapolation')")
             rows = {}
             for reading in rec.readings:
-                r = claim_result(dataclasses.replace(rec, parameters={"reading": reading}), mm, problem=problem_label(p),
-                                 params=_params(sw, j, weights), seeds=sw["R"], detail=detail)
+                r = claim_result(dataclasses.replace(rec, parameters={"reading": reading}), mm,
+                                 problem=problem_label(p), params=_params(sw, j, weights), seeds=sw["R"], detail=detail)
                 r.scope = "extrapolation"
                 rows[reading] = r
             row = combine_readings(rows)
@@ -176,10 +196,9 @@ def claim_optimal_beta(session, mutation=None):
                        "full graph's lambda, ...): the measured order then runs against the stated one",
                        lambda s: claim_connectivity(s, reverse_lambda=True)))
 def claim_connectivity(session, reverse_lambda=False):
-    """Remark 1 (002:76): better connectivity (smaller lambda) converges faster. Over the four static Table V topologies,
-    (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) must not decrease as lambda grows, for DFedAvg (beta = 0)
-    and for OledFL at each topology's best beta < 1, on both readings of W."""
-    out = []
+    """Remark 1 (002:76): better connectivity (smaller lambda) converges faster. Over the four static Table V
+    topologies, (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) must not decrease as lambda grows, for DFedAvg
+    (beta = 0) and for OledFL at each topology's best beta < 1, on both readings of W."""
     p, _ = shared_problem(session)
     rows = []
     for laziness, weights in WEIGHTS:
@@ -203,7 +222,8 @@ def claim_connectivity(session, reverse_lambda=False):
             claim_result(oledfl_records.CLAIM_TOPOLOGY, mm, problem=problem_label(p), settings=len(rows), seeds=sw["R"],
                                 params={"setting": f"{label}, {weights}", "eta": LR, "rounds": sw["T"], "runs": sw["R"],
                                         "beta": [BETAS[i] for i in idx]},
-                                detail=("NEGATIVE CONTROL: lambdas assigned in reverse order. " if reverse_lambda else "")
+                                detail=("NEGATIVE CONTROL: lambdas assigned in reverse order. "
+                                        if reverse_lambda else "")
                                 + "measured: (1/T) sum_t ||grad f(x_bar^t)||^2 (Theorem 1's left side) on the four "
                                   "Table V topologies"))
     return join_w(by_w)

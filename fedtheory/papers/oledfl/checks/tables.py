@@ -16,15 +16,16 @@ def theorems(session):
     """Theorems 1 and 2 (Sec. IV-C/D): their formulas are stripped from the seed, so no bound or rate can be evaluated;
     one inconclusive row each, naming the claims that check their stated consequences in their place."""
     out = []
-    for rec, claims in ((oledfl_records.THM1, "oledfl.claim.beta_lowers_error, .beta_speeds_convergence, .connectivity_speeds_"
-                                 "convergence, .optimal_beta_vs_lambda, .local_steps_speed"),
-                        (oledfl_records.THM2, "oledfl.claim.ole_lowers_stability_gap, .connectivity_lowers_stability_gap, "
-                                 "oledfl.remark4")):
+    for rec, claims in ((oledfl_records.THM1, "oledfl.claim.beta_lowers_error, .beta_speeds_convergence, "
+                                 ".connectivity_speeds_convergence, .optimal_beta_vs_lambda, .local_steps_speed"),
+                        (oledfl_records.THM2, "oledfl.claim.ole_lowers_stability_gap, "
+                                 ".connectivity_lowers_stability_gap, oledfl.remark4")):
         out.append(CheckResult(rec.id, PAPER, "bound", "inconclusive", source=rec.source,
-                               extra={"vacuity": "no bound: the theorem's formulas are stripped from the seed, there is "
-                                                 "nothing to compare with a trivial bound"},
+                               extra={"vacuity": "no bound: the theorem's formulas are stripped from the seed, there "
+                                                 "is nothing to compare with a trivial bound"},
                                detail="the theorem's formulas (bound, conditions, rate) are not in the seed text; no "
-                                      f"bound or rate can be evaluated. Its stated consequences are checked as: {claims}"))
+                                      "bound or rate can be evaluated. Its stated "
+                                      f"consequences are checked as: {claims}"))
     return out
 
 
