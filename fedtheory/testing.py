@@ -20,17 +20,24 @@ from typing import Any, Mapping
 import numpy as np
 
 from ._validation import ParameterError, check_float, check_int
-from .sim.problems import (GaussianClientModel, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem, Problem,
-                           heterogeneous_least_squares, pl_nonconvex, synthetic_logistic)
+from .sim.problems import (
+    GaussianClientModel,
+    LeastSquaresProblem,
+    LogisticProblem,
+    PLNonconvexProblem,
+    Problem,
+    heterogeneous_least_squares,
+    pl_nonconvex,
+    synthetic_logistic,
+)
 
-__all__ = ["CONTRACT", "assert_bound_holds", "check_algorithm", "least_squares_problems", "logistic_problems", "pl_problems",
-           "scaled_bound"]
+__all__ = ["CONTRACT", "assert_bound_holds", "check_algorithm", "least_squares_problems", "logistic_problems",
+           "pl_problems", "scaled_bound"]
 
 def _hypothesis():
     """(hypothesis.strategies, hypothesis.assume); a clear ImportError where hypothesis is missing."""
     try:
-        from hypothesis import assume
-        from hypothesis import strategies as st
+        from hypothesis import assume, strategies as st
     except ImportError as err:  # a test dependency only
         raise ImportError("fedtheory.testing's strategies need hypothesis: pip install fedtheory[test]") from err
     return st, assume
@@ -98,7 +105,8 @@ def least_squares_problems(*, L: Any = (0.5, 10.0), mu: Any = (0.01, 1.0), n_cli
         C, d, S = draw_(_draw(st, *Cr, True)), draw_(_draw(st, *dr, True)), draw_(_draw(st, *Sr, True))
         S = max(S, d + 1)  # enough samples per client for a full-rank mean Hessian
         base = heterogeneous_least_squares(C, d, S, heterogeneity=draw_(_draw(st, *hr)), condition=condition,
-                                           noise_std=draw_(_draw(st, *nr)), random_state=draw_(st.integers(0, 2**31 - 1)))
+                                           noise_std=draw_(_draw(st, *nr)),
+                                           random_state=draw_(st.integers(0, 2**31 - 1)))
         L0, mu0 = base.constants["L"].value, base.constants["mu"].value
         if L_t == mu_t:
             s2, r = 0.0, L_t  # a pure ridge: every client's Hessian is L I
@@ -310,8 +318,8 @@ def _reference_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
     """(T+1, R, d) global models of the naive reference for the algorithm's communication kind."""
     import dataclasses as _dc
 
-    from .sim.mixed_precision import WeightShift, reference_mixed_precision
     from .sim.gossip import Gossip, reference_gossip
+    from .sim.mixed_precision import WeightShift, reference_mixed_precision
     from .sim.quantize import ErrorFeedback
     from .sim.reference import reference_simulate
 
@@ -336,9 +344,9 @@ def _torch_models(problem, algorithm, config, seeds, w0) -> np.ndarray:
     import torch
 
     from .sim.problem_oracle import ProblemOracle
-    from .sim.rules import State
     from .sim.rng import RunStreams
     from .sim.rounds import commit_round, run_round
+    from .sim.rules import State
 
     streams = RunStreams(seeds)
     R, C, d, K = streams.runs, problem.n_clients, problem.dim, config.local_steps
@@ -420,8 +428,8 @@ def check_algorithm(algorithm, *, problem=None, rounds: int = 4, local_steps: in
     """
     from .sim.config import RunConfig
     from .sim.engine import simulate
-    from .sim.rules import AdditiveNoise
     from .sim.problems import heterogeneous_least_squares
+    from .sim.rules import AdditiveNoise
 
     unknown = [c for c in checks if c not in CONTRACT]
     if unknown:

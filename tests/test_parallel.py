@@ -345,9 +345,9 @@ def test_train_cells_on_two_workers_equal_serial_cells_bit_for_bit(cluster, seri
 def test_train_worker_killed_mid_cell_resumes_from_its_checkpoint(cluster, serial_cells, tmp_path):
     """SIGKILL one worker process after round 3 of whichever cell gets there first (checkpoint at round 2): the cell
     is retried, resumes from round 2, and every cell's directory equals the uninterrupted run's."""
+    from fedtheory.empirical.run_directory import FAULT_ENV, FAULT_ONCE_ENV
     from fedtheory.empirical.runs import MANIFEST
     from fedtheory.empirical.sweep import cells_equal, train_sweep
-    from fedtheory.empirical.run_directory import FAULT_ENV, FAULT_ONCE_ENV
 
     marker = str(tmp_path / "fired")
     cluster.client.run(lambda: os.environ.update({FAULT_ENV: "kill_after_round:3", FAULT_ONCE_ENV: marker}))

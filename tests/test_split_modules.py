@@ -1,8 +1,8 @@
 """The modules split along their seams (issue 46, item 3) that keep their own part: ``fedtheory.sim.engine`` keeps
 ``simulate`` (its configuration, measure tables, trace, problem oracle, recorders and simulation log moved to modules
 of their own); ``fedtheory.empirical.trainer`` keeps the rounds on networks (the run directory's lifecycle moved to
-``run_directory``, where a run executes to ``device``). A name that moved still imports from the old module for one release, with a
-FedTheoryDeprecationWarning that names where it lives now, and nothing shipped imports it from there."""
+``run_directory``, where a run executes to ``device``). A name that moved still imports from the old module for one
+release, with a FedTheoryDeprecationWarning that names where it lives now, and nothing shipped imports it from there."""
 from __future__ import annotations
 
 import ast

@@ -334,7 +334,8 @@ def run_settings(problem, algorithm, config) -> dict[str, Any]:
         ``identical_clients`` (where the problem says) and ``aggregation``.
     """
     out = {"local_steps": config.local_steps, "oracle": config.oracle.name, "lr_schedule": config.lr_schedule,
-           "step_origin": config.step_origin, "full_participation": config.clients_per_round in (None, problem.n_clients),
+           "step_origin": config.step_origin,
+           "full_participation": config.clients_per_round in (None, problem.n_clients),
            "aggregation": "mean of the models" if isinstance(algorithm.aggregate, MeanModels) else "other"}
     identical = getattr(problem, "identical_clients", None)
     if identical is not None:

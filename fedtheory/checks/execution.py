@@ -101,7 +101,8 @@ def unverified_rule(rows: list[CheckResult]) -> None:
     for r in rows:
         rec = known.get(r.id) or known.get(str(r.params.get("record", "")) if isinstance(r.params, dict) else "")
         if rec is not None and getattr(rec, "transcription", "") and "transcription" not in r.extra:
-            r.extra["transcription"] = str(rec.transcription)  # how the statement was read (the report's tightness table)
+            # how the statement was read (the report's tightness table)
+            r.extra["transcription"] = str(rec.transcription)
         if rec is None or not getattr(rec, "unverified", False):
             continue
         if r.verdict in FINDINGS and r.scope == "inside":

@@ -26,9 +26,9 @@ _TRAIN_FIELDS = ("dataset", "data_dir", "partition", "alpha", "classes_per_clien
 def cmd_train(args) -> int:
     from ..empirical import algorithms as A
     from ..empirical.config import TrainConfig, parse_hyperparameters
+    from ..empirical.run_directory import TrainingInterrupted
     from ..empirical.runs import MANIFEST, read_manifest
     from ..empirical.sweep import SWEEP, is_sweep, train_sweep
-    from ..empirical.run_directory import TrainingInterrupted
     from ..empirical.trainer import train
 
     if args.list_algorithms:

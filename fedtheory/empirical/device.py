@@ -103,6 +103,8 @@ def choose_path(requested: str, device: torch.device, model: str, image_shape, s
         return "batched", (f"auto: batched for {model} on {h}x{w} images on a CPU with vmap (per-call overhead "
                            f"dominates; vmap over the clients is faster there: benchmarks/results/empirical.json)")
     why = ("the stacked engine cannot take the model, and vmap lost to client-by-client calls on 32x32 images"
-           if model in CPU_STACKED_MODELS else "client by client measured faster than either batched engine for CNN2 on "
+           if model in CPU_STACKED_MODELS
+           else "client by client measured faster than either batched engine for CNN2 on "
            f"32x32 images; the stacked engine is used for {', '.join(CPU_STACKED_MODELS)} only")
-    return "sequential", f"auto: sequential for {model} on {h}x{w} images on a CPU ({why}: benchmarks/results/empirical.json)"
+    return ("sequential", f"auto: sequential for {model} on {h}x{w} images on a CPU ({why}: "
+                          "benchmarks/results/empirical.json)")

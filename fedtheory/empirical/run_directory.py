@@ -27,13 +27,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
 from .._signals import note_signal, raise_if_received
 from .._validation import FedTheoryError, ParameterError
+from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
 from .config import EXTENSIBLE_FIELDS, TrainConfig
 from .device import versions
-from .runs import (CHECKPOINT, MANIFEST, MAX_CHECKPOINT_BYTES, METRICS, NON_REPRODUCIBLE, PREV_CHECKPOINT, SCHEMA,
-                   RunDirError, read_manifest, scan_metrics, truncate_metrics, write_manifest)
+from .runs import (
+    CHECKPOINT,
+    MANIFEST,
+    MAX_CHECKPOINT_BYTES,
+    METRICS,
+    NON_REPRODUCIBLE,
+    PREV_CHECKPOINT,
+    SCHEMA,
+    RunDirError,
+    read_manifest,
+    scan_metrics,
+    truncate_metrics,
+    write_manifest,
+)
 
 __all__ = ["FAULT_ENV", "FAULT_ONCE_ENV", "Consistency", "RunDirectory", "TrainingInterrupted", "fault", "finish",
            "install_stop_handlers", "now"]
@@ -73,8 +85,8 @@ class RunDirectory:
         mpath, cpath, ppath, xpath = d / MANIFEST, d / CHECKPOINT, d / PREV_CHECKPOINT, d / METRICS
         if not self.resume:
             if mpath.exists() or cpath.exists() or ppath.exists() or xpath.exists():
-                raise ParameterError("out", str(d), "a new or empty directory (it holds a run; pass --resume to continue "
-                                     "it, or choose another directory)")
+                raise ParameterError("out", str(d), "a new or empty directory (it holds a run; pass --resume to "
+                                     "continue it, or choose another directory)")
             d.mkdir(parents=True, exist_ok=True)
             write_manifest(d, manifest)
             return 0, manifest, []
@@ -208,7 +220,8 @@ class RunDirectory:
                 continue
             note = None
             if errors or too_new:
-                note = "; ".join(errors + too_new) + f"; falling back to {path.name} (round {r}): the rounds after it " \
+                note = "; ".join(errors
+                                 + too_new) + f"; falling back to {path.name} (round {r}): the rounds after it " \
                                                       "are recomputed"
             return ck, path, note, bool(errors) and path == ppath
         if too_new:
@@ -228,8 +241,9 @@ class RunDirectory:
             raise RunDirError(f"{path}: the checkpoint belongs to different settings")
         state.w = ck["w"].to(self.dtype)
         if set(ck["server"]) != set(state.server) or set(ck["clients"]) != set(state.clients):
-            raise RunDirError(f"{path}: the checkpoint's algorithm state ({sorted(ck['server'])}, {sorted(ck['clients'])}) "
-                              f"does not match this algorithm's ({sorted(state.server)}, {sorted(state.clients)})")
+            raise RunDirError(f"{path}: the checkpoint's algorithm state ({sorted(ck['server'])}, "
+                              f"{sorted(ck['clients'])}) does not match this algorithm's ({sorted(state.server)}, "
+                              f"{sorted(state.clients)})")
         state.server.update(ck["server"])
         state.clients.update(ck["clients"])
         try:

@@ -34,27 +34,37 @@ import torch
 
 from .._deprecation import moved_name
 from .._validation import ParameterError
-from ..sim.rules import RoundState, State
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
-from . import algorithms as A
-from . import device as _device
-from . import run_directory as _run_directory
+from ..sim.rules import RoundState, State
+from . import algorithms as A, device as _device, run_directory as _run_directory
 from .augment import crop_flip
 from .config import TrainConfig
 from .data import ImageDataset, load_dataset
+
+# what the trainer uses of the modules split from this one, under private names: the public names resolve through
+# __getattr__ below, with a warning naming the module that has them now
+from .device import (
+    CPU_WORKERS as _CPU_WORKERS,
+    choose_engine as _choose_engine,
+    choose_path as _choose_path,
+    resolve_device as _resolve_device,
+    versions as _versions,
+)
 from .functional import FlatModel, GradFn, Workers, per_sample_eval
 from .models import build_model
 from .objectives import adapter_for
 from .partitions import partition_with_groups, summarize
+from .run_directory import (
+    Consistency as _Consistency,
+    RunDirectory as _RunDirectory,
+    TrainingInterrupted as _TrainingInterrupted,
+    fault as _fault,
+    finish as _finish,
+    install_stop_handlers as _install_stop_handlers,
+    now as _now,
+)
 from .runs import MEASURES, METRICS, ROUND_COLUMNS, SCHEMA, STATE_COLUMNS, MetricsWriter, RunDirLock, out_of_range
 from .sampling import TrainStreams, draw_augmentation, draw_minibatches, local_steps_for
-# what the trainer uses of the modules split from this one, under private names: the public names resolve through
-# __getattr__ below, with a warning naming the module that has them now
-from .device import (CPU_WORKERS as _CPU_WORKERS, choose_engine as _choose_engine, choose_path as _choose_path,
-                     resolve_device as _resolve_device, versions as _versions)
-from .run_directory import (Consistency as _Consistency, RunDirectory as _RunDirectory,
-                            TrainingInterrupted as _TrainingInterrupted, fault as _fault, finish as _finish,
-                            install_stop_handlers as _install_stop_handlers, now as _now)
 
 __all__ = ["GRAM_CHUNK_ELEMENTS", "ImpossibleMeasure", "NetworkOracle", "TrainResult", "Trainer", "pairwise_cosines",
            "train"]
@@ -210,7 +220,8 @@ class Trainer:
         for s in streams.model_seeds():
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(s)
-                m = build_model(self.config.model, self.data.image_shape, self.data.n_classes, **self.config.model_options)
+                m = build_model(self.config.model, self.data.image_shape, self.data.n_classes,
+                                **self.config.model_options)
             ws.append(self.flat.flat(m).to(device=self.device, dtype=self.dtype))
         return torch.stack(ws)
 
@@ -229,7 +240,7 @@ class Trainer:
 
     def _round(self, t: int, state: State, streams: TrainStreams, alive: np.ndarray) -> tuple[dict, RoundState]:
         """Round t through the shared protocol (sim.rounds.run_round), with the network's minibatch oracle."""
-        cfg, R = self.config, self.R
+        R = self.R
         lr_t = self.schedule.at_round(t, self.lr_runs)
         lr = torch.as_tensor(lr_t[:, None, None], dtype=self.dtype, device=self.device)
         oracles: list[NetworkOracle] = []
@@ -268,7 +279,8 @@ class Trainer:
         out["d_t"] = norms.sum(1) / torch.linalg.vector_norm(U.sum(1), dim=-1)
         if N > 1:
             vals = pairwise_cosines(U)
-            out.update(cos_mean=vals.mean(1), cos_abs_mean=vals.abs().mean(1), cos_min=vals.amin(1), cos_max=vals.amax(1))
+            out.update(cos_mean=vals.mean(1), cos_abs_mean=vals.abs().mean(1), cos_min=vals.amin(1),
+                       cos_max=vals.amax(1))
         else:
             nan = torch.full((R,), float("nan"), dtype=U.dtype, device=U.device)
             out.update(cos_mean=nan, cos_abs_mean=nan, cos_min=nan, cos_max=nan)
@@ -486,7 +498,8 @@ class Trainer:
             "objective_terms": [{"plugin": p.name, "parameters": list(a.names)} for p, a in self.objectives],
             "columns": self.columns, "versions": _versions(self.device),
             "execution": {"path": self.path, "path_requested": cfg.path, "path_reason": self.path_reason,
-                          "engine": self.grad_fn.engine, "engine_reason": f"{self.engine_rule}; {self.grad_fn.engine_reason}"
+                          "engine": self.grad_fn.engine,
+                          "engine_reason": f"{self.engine_rule}; {self.grad_fn.engine_reason}"
                           if self.path == "batched" else self.grad_fn.engine_reason},
             "started_at": _now(), "resumes": [],
         }

@@ -122,7 +122,8 @@ def checks_source(draft: LatexDraft, name: str) -> str:
     body = worked_check(name).split('"""', 2)[2].lstrip("\n")
     body = body.replace("R.THM1", var).replace('f"{R.PAPER}.thm1"', repr(first.id)).replace("def thm1(", "def check_1(")
     # measure the record's own left side (the skeleton's opt_error against a distance bound "held" in silence)
-    body = body.replace('measures=("opt_error", "visited_max_dist2")', f'measures=({var}.lhs, "opt_error", "visited_max_dist2")')
+    body = body.replace('measures=("opt_error", "visited_max_dist2")',
+                        f'measures=({var}.lhs, "opt_error", "visited_max_dist2")')
     body = body.replace('tr["opt_error"][-1]', f"tr[{var}.lhs][-1]").replace('measures=("opt_error",)',
                                                                             f"measures=({var}.lhs,)")
     return _CHECKS.format(name=name, bound=first.id) + "".join("# " + ln if ln.strip() else "#\n"

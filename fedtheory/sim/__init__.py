@@ -4,33 +4,108 @@ The modules that write algorithms register them into ``algorithms``' registry wh
 all, so the core's algorithms are registered once any part of ``fedtheory.sim`` is imported. A paper plug-in registers
 its own (FedMRUR's, FedShift's) when it loads: ``fedtheory.plugins.load_plugins()`` completes the table."""
 from .._deprecation import face_aliases
-from .algorithms import (Algorithm, AlgorithmSpec, algorithms, build_algorithm, fedavg, fedcm, fedinit, fednova, fedprox,
-                         fedsam, register_algorithm, resolve, scaffold, unregister_algorithm)
 from . import gossip  # noqa: F401 - registers the gossip algorithms
+from .algorithms import (
+    Algorithm,
+    AlgorithmSpec,
+    algorithms,
+    build_algorithm,
+    fedavg,
+    fedcm,
+    fedinit,
+    fednova,
+    fedprox,
+    fedsam,
+    register_algorithm,
+    resolve,
+    scaffold,
+    unregister_algorithm,
+)
+from .certificates import Certificate, ClientSampling, certified, from_visited, refused, unknown
 from .config import RunConfig, StepWeights
 from .engine import simulate
-from .measure_tables import DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
-from .problem_oracle import ProblemOracle
-from .trace import Trace
-from .rounds import LocalOracle, StepSchedule, commit_round, run_round
-from .rules import (SAM, AdditiveNoise, Aggregator, ClientMomentum, ClientSteps, Communication, Compressor,
-                      ControlVariates, Exact, LocalTransform, MeanModels, MeanUpdates, Minibatch, NormalizedAveraging,
-                      Oracle, PlainInit, Plugin, Prox, ProximalSolve, RelaxedInit, RoundState, Server,
-                      State)
-from .measures import TrackGradients, measure_catalogue, register_measure, registered_measures
-from .problems import (Constant, Constants, HuberProblem, InterpolatedProblem, LeastSquaresProblem, LogisticProblem, PLNonconvexProblem,
-                       Problem, SeparablePLProblem, digits_logistic, heterogeneous_least_squares, huber_regression,
-                       identical_least_squares, least_squares_noise_at_optimum, opposed_huber, pl_nonconvex,
-                       pl_ratio_infimum, quadratic_B_min, quadratic_G2, synthetic_logistic)
-from .rng import RunStreams
-from .certificates import Certificate, ClientSampling, certified, from_visited, refused, unknown
-from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
+from .gossip import (
+    Gossip,
+    LocalMomentum,
+    d_psgd,
+    dfedavg,
+    dfedavgm,
+    dfedsam,
+    oledfl_sam,
+    oledfl_sgd,
+    reference_gossip,
+    with_ole,
+)
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
+from .measure_tables import DEFAULT_MEASURES, ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
+from .measures import TrackGradients, measure_catalogue, register_measure, registered_measures
 from .mixed_precision import WeightShift, mixed_precision, reference_mixed_precision
-from .gossip import (Gossip, LocalMomentum, d_psgd, dfedavg, dfedavgm, dfedsam, oledfl_sam, oledfl_sgd, reference_gossip,
-                     with_ole)
-from .topology import (Exponential, FullyConnected, Grid2D, RandomKNeighbour, Ring, Topology, exponential,
-                       fully_connected, grid, paper_topologies, random_k_neighbour, ring)
+from .problem_oracle import ProblemOracle
+from .problems import (
+    Constant,
+    Constants,
+    HuberProblem,
+    InterpolatedProblem,
+    LeastSquaresProblem,
+    LogisticProblem,
+    PLNonconvexProblem,
+    Problem,
+    SeparablePLProblem,
+    digits_logistic,
+    heterogeneous_least_squares,
+    huber_regression,
+    identical_least_squares,
+    least_squares_noise_at_optimum,
+    opposed_huber,
+    pl_nonconvex,
+    pl_ratio_infimum,
+    quadratic_B_min,
+    quadratic_G2,
+    synthetic_logistic,
+)
+from .rng import RunStreams
+from .rounds import LocalOracle, StepSchedule, commit_round, run_round
+from .rules import (
+    SAM,
+    AdditiveNoise,
+    Aggregator,
+    ClientMomentum,
+    ClientSteps,
+    Communication,
+    Compressor,
+    ControlVariates,
+    Exact,
+    LocalTransform,
+    MeanModels,
+    MeanUpdates,
+    Minibatch,
+    NormalizedAveraging,
+    Oracle,
+    PlainInit,
+    Plugin,
+    Prox,
+    ProximalSolve,
+    RelaxedInit,
+    RoundState,
+    Server,
+    State,
+)
+from .stability import StabilityResult, coupled_runs, measured_heterogeneity_G2
+from .topology import (
+    Exponential,
+    FullyConnected,
+    Grid2D,
+    RandomKNeighbour,
+    Ring,
+    Topology,
+    exponential,
+    fully_connected,
+    grid,
+    paper_topologies,
+    random_k_neighbour,
+    ring,
+)
+from .trace import Trace
 
 __all__ = [
     # algorithms: each a composition of rules (below); register_algorithm adds one, build_algorithm / resolve find one
@@ -81,7 +156,8 @@ def _moved(name: str, module: str):
 
 
 __getattr__ = face_aliases(__name__, {
-    "OppositeLookahead": (lambda: RelaxedInit, "use RelaxedInit(beta): the same rule (OledFL's Ole is FedInit's relaxed start on each client's mixed model)"),
+    "OppositeLookahead": (lambda: RelaxedInit, "use RelaxedInit(beta): the same rule (OledFL's Ole is FedInit's "
+                                               "relaxed start on each client's mixed model)"),
     "algorithms": (lambda: _moved("algorithms", "algorithms")(), "use fedtheory.plugins.algorithms() (it loads the "
                    "plug-ins first)"),
     **{name: (_moved(name, module), f"not part of the plug-in API: import it from {__name__}.{module}")

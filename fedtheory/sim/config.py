@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import ParameterError, check_float, check_int, per_run
-from .rules import Exact, Oracle
 from .problems import Problem
 from .rounds import StepSchedule
+from .rules import Exact, Oracle
 
 __all__ = ["RunConfig", "StepWeights"]
 
@@ -133,4 +133,5 @@ class StepWeights:
 
     def describe(self) -> dict[str, Any]:
         off = np.asarray(self.offset, dtype=float)
-        return {"power": float(self.power), "offset": off.tolist() if off.ndim else float(off), "ratio": float(self.ratio)}
+        return {"power": float(self.power), "offset": off.tolist() if off.ndim else float(off),
+                "ratio": float(self.ratio)}

@@ -18,27 +18,38 @@ import numpy as np
 
 from .._deprecation import moved_name
 from .._validation import ParameterError, check_finite, check_int, per_run
+from . import (
+    config as _config,
+    measure_tables as _measure_tables,
+    problem_oracle as _problem_oracle,
+    recorders as _recorders,
+    simulation_log as _simulation_log,
+    trace as _trace,
+)
 from .algorithms import Algorithm, fedavg, fedcm, fedinit, fedprox, fedsam, scaffold  # noqa: F401 - re-exported
-from .rules import RoundState, State, on_request
-from .problems import Problem
-from .rng import RunStreams
-from .rounds import commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
-from . import config as _config
-from . import measure_tables as _measure_tables
-from . import problem_oracle as _problem_oracle
-from . import recorders as _recorders
-from . import simulation_log as _simulation_log
-from . import trace as _trace
+
 # what simulate uses of the modules split from this one, under private names: the public names resolve through
 # __getattr__ below, with a warning naming the module that has them now
 from .config import StepWeights as _StepWeights
-from .measure_tables import (DEFAULT_MEASURES as _DEFAULT_MEASURES, ROUND_MEASURES as _ROUND_MEASURES,
-                             STATE_MEASURES as _STATE_MEASURES, STEP_MEASURES as _STEP_MEASURES,
-                             VISITED_MEASURES as _VISITED_MEASURES)
+from .measure_tables import (
+    DEFAULT_MEASURES as _DEFAULT_MEASURES,
+    ROUND_MEASURES as _ROUND_MEASURES,
+    STATE_MEASURES as _STATE_MEASURES,
+    STEP_MEASURES as _STEP_MEASURES,
+    VISITED_MEASURES as _VISITED_MEASURES,
+)
 from .problem_oracle import ProblemOracle as _ProblemOracle
-from .recorders import (StepAverages as _StepAverages, StepMeasures as _StepMeasures,
-                        record_round_measures as _record_round, record_state_measures as _record_state,
-                        record_visited_measures as _record_visited)
+from .problems import Problem
+from .recorders import (
+    StepAverages as _StepAverages,
+    StepMeasures as _StepMeasures,
+    record_round_measures as _record_round,
+    record_state_measures as _record_state,
+    record_visited_measures as _record_visited,
+)
+from .rng import RunStreams
+from .rounds import commit_round, divergence_flags, park_runs, run_round, versions  # noqa: F401 - versions re-exported
+from .rules import RoundState, State, on_request
 from .simulation_log import report_simulation as _report_simulation
 from .trace import Trace as _Trace
 
@@ -232,7 +243,8 @@ def simulate(
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for t in rounds:
-            steps = _StepMeasures(measures, state, R, N, d, w_star_clients if track_dist else None) if step_hooks else None
+            steps = (_StepMeasures(measures, state, R, N, d, w_star_clients if track_dist else None)
+                     if step_hooks else None)
             step_lr = (lambda k, t=t: schedule.at_step(t, k, lr)[:, None, None]) if schedule.per_step else None
             if averages is None:
                 before = steps.before_step if steps is not None else None

@@ -29,14 +29,13 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .._validation import ParameterError, check_choice, check_float, per_run
-from .backend import ops
 from .algorithms import Algorithm, register_algorithm
+from .backend import ops
 from .config import RunConfig
-from .rules import (SAM, Communication, LocalTransform, MeanModels,
-                      RelaxedInit, RoundState, every_client)
-from .reference import NaiveClients, naive_grad, naive_start
 from .problems import Problem
+from .reference import NaiveClients, naive_grad, naive_start
 from .rng import RunStreams, state_key
+from .rules import SAM, Communication, LocalTransform, MeanModels, RelaxedInit, RoundState, every_client
 from .topology import Topology, canonical_edges, metropolis_matrix, topology_by_name
 
 if TYPE_CHECKING:
@@ -100,7 +99,8 @@ class Gossip(Communication):
     def participants(self, streams, runs, n_clients, per_round):
         if per_round != n_clients:
             raise ParameterError("clients_per_round", per_round,
-                                 f"None or {n_clients} under Gossip (every client trains every round, seed 002 Sec. V-A)")
+                                 f"None or {n_clients} under Gossip (every "
+                                 "client trains every round, seed 002 Sec. V-A)")
         return every_client(runs, n_clients)
 
     def anchor(self, state, sel):
@@ -224,7 +224,8 @@ class LocalMomentum(LocalTransform):
         return {"theta": self.theta}
 
     def setup(self, state, runs, n_clients, dim):
-        self.set_param("theta", per_run(check_float("theta", self.theta, 0.0, 1.0, high_inclusive=False, size=runs), runs))
+        self.set_param("theta",
+                       per_run(check_float("theta", self.theta, 0.0, 1.0, high_inclusive=False, size=runs), runs))
 
     def round_start(self, rs):
         rs.extra["local_momentum"] = None
@@ -360,7 +361,8 @@ def with_ole(algorithm: Algorithm, beta) -> Algorithm:
     """Any gossip algorithm with Ole added (the plug-in of seed 002: 'OledFL can seamlessly integrate existing DFL
     optimizers')."""
     if not isinstance(algorithm.comm, Gossip):
-        raise ParameterError("algorithm.comm", repr(algorithm.comm), "a Gossip communication (Ole is OledFL's DFL plug-in)")
+        raise ParameterError("algorithm.comm", repr(algorithm.comm),
+                             "a Gossip communication (Ole is OledFL's DFL plug-in)")
     return dataclasses.replace(algorithm, name=algorithm.name + "+Ole", init=RelaxedInit(beta))
 
 
@@ -444,7 +446,8 @@ def reference_gossip(problem: Problem, algorithm: Algorithm, config: RunConfig, 
             for i in range(m):
                 grad_at = naive_grad(problem, config.oracle, draws, run=r, pos=i, client=i, variant=int(variants[r]))
                 z0 = naive_start(algorithm.init, x[r][i], last[r][i], r)
-                z, _ = clients.local_steps(z0, x[r][i], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r], K, r, i)
+                z, _ = clients.local_steps(z0, x[r][i], grad_at, lambda k, r=r: config.lr_at_step(t, k, lr0)[r], K,
+                                           r, i)
                 starts.append(z0)
                 ends.append(z)
             W = static[r] if r in static else _naive_metropolis(m, *tops[r].edges(gens[r]), tops[r].laziness)

@@ -10,7 +10,8 @@ STATE_MEASURES = {  # indexed by t = 0..T (the global model w^t)
     "loss": "f(w^t)",
     "opt_error": "f(w^t) - f* (f* of the run's own data variant: problem.variant_optima())",
     "grad_norm2": "||grad f(w^t)||^2",
-    "delta": "Delta^t = (1/C) sum_{i in C} ||w_i^last - w^t||^2 (seed 000 Table 4 / Thm 3; w_i^last = client i's latest local model)",
+    "delta": "Delta^t = (1/C) sum_{i in C} ||w_i^last - w^t||^2 (seed 000 "
+             "Table 4 / Thm 3; w_i^last = client i's latest local model)",
     "population": "F(w^t), population risk (known distribution)",
     "gen_gap": "F(w^t) - f(w^t): population minus empirical risk (known distribution)",
     "test_loss": "held-out loss at w^t",
@@ -25,8 +26,8 @@ ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^
     "drift": "(1/N) sum_{i in N_t} ||w_{i,K}^t - w^t||^2 (seed 001 consistency row; client drift)",
     "unbiased_gap": "||(1/N) sum_{i in N_t} w_{i,0}^t - w^t||",
     "init_offset": "max_{i in N_t} ||w_{i,0}^t - w^t|| (size of the initialisation offsets)",
-    "client_deviation_max": "max_{i in N_t} ||w_{i,K}^t - w^{t+1}||: the largest deviation of a participant's local end "
-                            "point from the new global model (the largest of delta_code's terms, not squared)",
+    "client_deviation_max": "max_{i in N_t} ||w_{i,K}^t - w^{t+1}||: the largest deviation of a participant's local "
+                            "end point from the new global model (the largest of delta_code's terms, not squared)",
     "V1": "(1/N) sum_{i in N_t} sum_{k<K} ||w_{i,k}^t - w^t||^2 (seed 000 Table 4, V_1)",
     "V2": "||w^{t+1} - w^t||^2 (seed 000 Table 4, V_2)",
     "local_grad_sum2": "||sum_{i in N_t} sum_{k<K} grad f_i(w_{i,k}^t)||^2 (exact gradients)",
@@ -35,7 +36,8 @@ ROUND_MEASURES = {  # indexed by round t = 0..T-1 (the round that maps w^t to w^
 
 VISITED_MEASURES = {  # one row: running maxima over the visited points (the global models and the local end points)
     "visited_max_loss": "max over the visited points w of max_ij f(w; z_ij) (per-sample loss)",
-    "visited_max_grad": "max over the visited points w of max_ij ||grad f(w; z_ij)|| (per-sample gradient norm, not squared)",
+    "visited_max_grad": "max over the visited points w of max_ij ||grad f(w; "
+                        "z_ij)|| (per-sample gradient norm, not squared)",
     "visited_max_dist2": "max over every point the run visited (w^0, the global models, every local iterate "
                          "w_{i,k}, the local end points) of ||w - w*||^2, w* = problem.constants['w_star'] (each "
                          "run's own data variant's)",
@@ -53,7 +55,8 @@ STEP_MEASURES = {  # indexed by the local step s = t K + k = 0..T K (xbar_s: the
     "step_grad_norm2_mean": "(1/(s+1)) sum_{j=0}^{s} ||grad f(xbar_j)||^2: the running mean of step_grad_norm2 "
                             "(non-convex theorems' average over iterations; (1/T) sum_{t=0}^{T-1} is row T-1)",
     "avg_opt_error": "f(xhat_s) - f*, xhat_s = (1/(s+1)) sum_{j=0}^{s} xbar_j: the uniform running average of "
-                     "xbar_0..xbar_s (inclusive; a paper's average of the first T iterates xbar_0..xbar_{T-1} is row T-1)",
+                     "xbar_0..xbar_s (inclusive; a paper's average of the "
+                     "first T iterates xbar_0..xbar_{T-1} is row T-1)",
     "avg_dist2": "||xhat_s - w*||^2 (xhat_s as in avg_opt_error)",
     "wavg_opt_error": "f(xtilde_s) - f*, xtilde_s = sum_{j<=s} w_j xbar_j / sum_{j<=s} w_j: the weighted running "
                       "average of xbar_0..xbar_s (inclusive), weights w_j = ratio^j (offset + j)^power from "

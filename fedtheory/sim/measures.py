@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 
 from .config import StepWeights
-from .measure_tables import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
-from .recorders import TrackGradients
-from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
-from .mixed_precision import WeightShift
 from .gossip import Gossip
-from .rules import Plugin, RelaxedInit
+from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation
+from .measure_tables import ROUND_MEASURES, STATE_MEASURES, STEP_MEASURES, VISITED_MEASURES
+from .mixed_precision import WeightShift
 from .quantize import Quantize
+from .recorders import TrackGradients
+from .rules import Plugin, RelaxedInit
 from .topology import ring
 
 INDEXING = {
@@ -42,8 +42,10 @@ MEASURE_DIMENSIONS = {
     "loss": "f", "opt_error": "f", "grad_norm2": "f^2/w^2", "delta": "w^2", "population": "f", "gen_gap": "f",
     "test_loss": "f", "client_grad_norm2": "f^2/w^2", "dist2_opt": "w^2", "delta_code": "w^2", "drift": "w^2",
     "unbiased_gap": "w", "init_offset": "w", "V1": "w^2", "V2": "w^2", "local_grad_sum2": "f^2/w^2",
-    "visited_max_loss": "f", "visited_max_grad": "f/w", "visited_max_dist2": "w^2", "visited_max_grad_var": "f^2/w^2", "eq15_residual": "1",
-    "visited_client_grad2": "f^2/w^2", "visited_client_grad2_running": "f^2/w^2", "quant_error2": "w^2", "shift_m_prev": "w", "shift_m_next": "w",
+    "visited_max_loss": "f", "visited_max_grad": "f/w", "visited_max_dist2": "w^2", "visited_max_grad_var": "f^2/w^2",
+    "eq15_residual": "1",
+    "visited_client_grad2": "f^2/w^2", "visited_client_grad2_running": "f^2/w^2", "quant_error2": "w^2",
+    "shift_m_prev": "w", "shift_m_next": "w",
     "shift_m_hat": "w", "shift_rms_next": "w", "shift_D_FA2": "w^2", "shift_D_FS2": "w^2", "shift_I": "1",
     "shift_divergence": "w", "shift_drift": "w", "shift_drift_local": "w", "consensus": "w^2", "consensus_init": "w^2",
     "consensus_max": "w", "client_deviation_max": "w",

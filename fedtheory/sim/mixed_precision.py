@@ -23,14 +23,14 @@ import dataclasses
 import numpy as np
 
 from .._validation import ParameterError, per_run
-from .backend import ops
 from .algorithms import Algorithm
+from .backend import ops
 from .config import RunConfig
-from .rules import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
-from .reference import NaiveClients, naive_grad
 from .problems import Problem
 from .quantize import Blocks, ErrorFeedback, Quantize, client_mask, quantize_dequantize
+from .reference import NaiveClients, naive_grad
 from .rng import RunStreams
+from .rules import Aggregator, MeanModels, MeanUpdates, PlainInit, RoundState
 
 __all__ = ["MEASURES", "WeightShift", "mixed_precision", "reference_mixed_precision"]
 
@@ -42,7 +42,8 @@ MEASURES = {
     "shift_D_FA2": "D_FA^2 = ||w^{t+1} - w^t||^2 (no shift)",
     "shift_D_FS2": "D_FS^2 = ||w_hat^{t+1} - w^t||^2 (FedShift), from the same client models",
     "shift_I": "|I^t|: inferior clients among the selected",
-    "shift_divergence": "||w^{t+1}_used - w^t||: the round-to-round L2 distance of the run's own global model (Fig. 9 top)",
+    "shift_divergence": "||w^{t+1}_used - w^t||: the round-to-round L2 "
+                        "distance of the run's own global model (Fig. 9 top)",
     "shift_drift": "(1/K) sum_{k in K_t} ||sent_k - w^t||: mean L2 distance of the received local models to the "
                    "previous global (Fig. 9 bottom)",
     "shift_drift_local": "(1/K) sum_{k in K_t} ||w_{k,K}^t - w^t||, before quantization",
@@ -68,7 +69,8 @@ class WeightShift(Aggregator):
         self.shift = shift
 
     def params(self):
-        return {"shift": np.asarray(self.shift, dtype=np.float64), **{f"base.{k}": v for k, v in self.base.params().items()}}
+        return {"shift": np.asarray(self.shift, dtype=np.float64),
+                **{f"base.{k}": v for k, v in self.base.params().items()}}
 
     def setup(self, state, runs, n_clients, dim):
         self.base.setup(state, runs, n_clients, dim)
@@ -199,7 +201,8 @@ def mixed_precision(base: Algorithm, inferior, *, bits=8, quantizer: str | None 
     elif error_feedback:
         raise ParameterError("error_feedback", True, "False when quantizer is None (nothing to feed back)")
     flag = np.asarray(shift)
-    tag = "+FedShift" if flag.ndim == 0 and bool(flag) else "+MixedPrecision" if flag.ndim == 0 else "+MixedPrecision/FedShift"
+    tag = ("+FedShift" if flag.ndim == 0 and bool(flag)
+           else "+MixedPrecision" if flag.ndim == 0 else "+MixedPrecision/FedShift")
     return dataclasses.replace(base, name=base.name + ("+EF" if error_feedback else "") + tag,
                                aggregate=WeightShift(base.aggregate, inferior, layers, shift), compress=compress)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import ParameterError
-from .rules import Exact, Oracle, RoundState
 from .problems import Problem
+from .rules import Exact, Oracle, RoundState
 
 __all__ = ["ProblemOracle"]
 

@@ -116,8 +116,8 @@ class StepAverages:
                 g = vals["grad_norm2"].reshape(n, R)
                 total = self.g_sum + np.cumsum(g, axis=0)
                 self.g_sum = total[-1]
-                rec["step_grad_norm2_mean"][s0:s0 + n] = np.where(alive[None, :], total / (s0 + 1 + np.arange(n))[:, None],
-                                                                  np.nan)
+                running_mean = total / (s0 + 1 + np.arange(n))[:, None]
+                rec["step_grad_norm2_mean"][s0:s0 + n] = np.where(alive[None, :], running_mean, np.nan)
             for q, v in vals.items():
                 if f"{kind}_{q}" in self.measures:
                     rec[f"{kind}_{q}"][s0:s0 + n] = np.where(alive[None, :], v.reshape(n, R), np.nan)

@@ -16,12 +16,26 @@ import numpy as np
 
 from .algorithms import Algorithm
 from .config import RunConfig
-from .recorders import TrackGradients
 from .hyperbolic import HyperbolicRegularizer, NormalizedAggregation, reference_regularizer_grad
-from .rules import (AdditiveNoise, ClientMomentum, ClientSteps, ControlVariates, Exact, MeanModels, MeanUpdates,
-                      Minibatch, NormalizedAveraging, PlainInit, Prox, ProximalSolve, RelaxedInit, SAM)
 from .problems import Problem
+from .recorders import TrackGradients
 from .rng import RunStreams
+from .rules import (
+    SAM,
+    AdditiveNoise,
+    ClientMomentum,
+    ClientSteps,
+    ControlVariates,
+    Exact,
+    MeanModels,
+    MeanUpdates,
+    Minibatch,
+    NormalizedAveraging,
+    PlainInit,
+    Prox,
+    ProximalSolve,
+    RelaxedInit,
+)
 
 
 def _scalar(v, r):

@@ -15,8 +15,8 @@ from .._validation import check_float, check_int
 from .algorithms import Algorithm
 from .config import RunConfig
 from .engine import simulate
-from .trace import Trace
 from .problems import Constant, Problem
+from .trace import Trace
 
 
 @dataclass
