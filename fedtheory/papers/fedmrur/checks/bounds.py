@@ -316,18 +316,17 @@ def remark2(session):
             if fedmrur_records.THM1.conditions_failed(vals):
                 continue
             lhs = fedmrur_records.THM1.evaluate(vals)
+            phi = float(fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals))
+            first_eq7 = float(np.mean(lhs - phi))
+            first_mofedsam = float(fedmrur_records.MOFEDSAM.evaluate_expr(fedmrur_records.MOFEDSAM_FIRST, vals))
             out.append(assess_bound(fedmrur_records.REMARK2, [vals], lhs, problem=e["key"],
                                     params={"setting": LABEL[s], "algorithm": variant, "runs": run["R"]},
                                     self_check=True,
                                     detail="implementation self-check: the two right sides differ by D (sum_d - T)/"
                                            "(C alpha eta_g T sum_d) >= 0 because every d_t >= 1 (a tautology of the "
                                            "encoding; fedmrur.remark2.symbolic proves it for every value). first terms "
-                                           "{np.mean(lhs - "
-                                           "fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} "
-                                           # the f-strings' placeholders are single expressions (no line break before
-                                           # Python 3.12)
-                                           f"(eq. 7) vs {float(fedmrur_records.MOFEDSAM.evaluate_expr(fedmrur_records.MOFEDSAM_FIRST, vals)):.4g} "  # noqa: E501
-                                           f"(MoFedSAM); Phi {float(fedmrur_records.THM1.evaluate_expr(fedmrur_records.PHI_EXPR, vals)):.4g} in both"))  # noqa: E501
+                                           f"{first_eq7:.4g} (eq. 7) vs {first_mofedsam:.4g} (MoFedSAM); Phi "
+                                           f"{phi:.4g} in both"))
     return out
 
 
