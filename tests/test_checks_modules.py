@@ -81,3 +81,19 @@ def test_nothing_shipped_imports_the_old_paths():
                 if any(n in ("fedtheory.checks.base", "fedtheory.checks.verdicts") for n in names):
                     users.append(f"{path.relative_to(repo)}:{node.lineno}")
     assert users == []
+
+
+def test_the_setting_column_does_not_repeat_a_mapped_symbol_its_text_says():
+    """A trial user's row read '... K = 1 eta=0.33 K=1': the text's 'K = 1' (spaces around '=') was not recognised
+    as saying K=1. Any spacing, any delimiter; a different value is still shown."""
+    from fedtheory.checks import CheckResult
+    from fedtheory.checks.output import _setting
+
+    def setting(text):
+        r = CheckResult("a.b", "a", "bound", "holds", params={"setting": text, "K": 1, "eta": 0.33},
+                        extra={"quantities": {"K": "local_steps"}})
+        return _setting(r)
+
+    assert setting("eta*eta_g = 1/(2L), K = 1") == "eta*eta_g = 1/(2L), K = 1 eta=0.33"
+    assert setting("K=1, full participation") == "K=1, full participation eta=0.33"
+    assert setting("K = 10") == "K = 10 K=1 eta=0.33"  # in the order of params

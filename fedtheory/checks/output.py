@@ -43,13 +43,15 @@ def fmt_number(x: Any) -> str:
 def _setting(r: CheckResult) -> str:
     text = "" if r.params.get("setting") is None else str(r.params["setting"])
     mapped = (r.extra or {}).get("quantities") or {}
+    said = re.sub(r"\s*=\s*", "=", text)  # "K = 1" says K=1
     parts = [text] if text else []
     for k, v in r.params.items():
         if k == "setting" or v is None:
             continue
         if k in _SETTING_KEYS:
             parts.append(f"{k}={fmt_number(v)}")
-        elif k in mapped and not isinstance(v, (list, dict)) and f" {k}={fmt_number(v)} " not in f" {text} ":
+        elif k in mapped and not isinstance(v, (list, dict)) and not re.search(
+                rf"(?<![\w.]){re.escape(k)}={re.escape(fmt_number(v))}(?![\w.])", said):
             parts.append(f"{k}={fmt_number(v)}")  # a paper symbol the record maps, unless the setting text says it
     return " ".join(parts)
 
