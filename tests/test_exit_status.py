@@ -171,20 +171,24 @@ def test_a_signal_dropped_in_a_finalizer_is_raised_after_the_hook_not_inside_it(
     """Before: the unraisable hook delivered the dropped signal again from inside itself, so the handler raised
     there and Python printed 'Exception ignored in sys.unraisablehook' with a traceback (1 SIGINT in 30 at random
     moments of `fedtheory check`). Now the hook returns quietly and the signal is raised at the main thread's next
-    line."""
+    line. (SIGTERM here: a test runner may own SIGINT's handler.)"""
     import types
 
-    from fedtheory._signals import ending_signals
+    from fedtheory._signals import Terminated, ending_signals
 
-    with ending_signals():
-        with pytest.raises(KeyboardInterrupt):  # the first delivery, as a finalizer would have swallowed it
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(1)
-        dropped = types.SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None,
-                                        err_msg=None, object=None)
-        sys.unraisablehook(dropped)  # returns: nothing raised inside the hook
-        with pytest.raises(KeyboardInterrupt):
-            time.sleep(2)  # raised here, within 5 ms
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever an earlier test left: the CLI's starting state
+    try:
+        with ending_signals():
+            with pytest.raises(Terminated):  # the first delivery, as a finalizer would have swallowed it
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
+            dropped = types.SimpleNamespace(exc_type=Terminated, exc_value=Terminated(signal.SIGTERM),
+                                            exc_traceback=None, err_msg=None, object=None)
+            sys.unraisablehook(dropped)  # returns: nothing raised inside the hook
+            with pytest.raises(Terminated):
+                time.sleep(2)  # raised here, within 5 ms
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def test_a_forked_child_of_a_run_ends_silently_on_a_signal():
@@ -194,26 +198,30 @@ def test_a_forked_child_of_a_run_ends_silently_on_a_signal():
     once, printing nothing; the parent still raises."""
     from fedtheory._signals import Terminated, ending_signals
 
-    with ending_signals():
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: say it is ready, then wait to be ended; it never returns into pytest
-            try:
-                os.close(r)
-                os.write(w, b"x")
-                while True:
-                    time.sleep(0.01)
-            finally:
-                os._exit(1)
-        os.close(w)
-        assert os.read(r, 1) == b"x"
-        os.close(r)
-        os.kill(pid, signal.SIGTERM)
-        _, status = os.waitpid(pid, 0)
-        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 143, status
-        with pytest.raises(Terminated):
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(1)
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever an earlier test left: the CLI's starting state
+    try:
+        with ending_signals():
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: say it is ready, then wait to be ended; it never returns into pytest
+                try:
+                    os.close(r)
+                    os.write(w, b"x")
+                    while True:
+                        time.sleep(0.01)
+                finally:
+                    os._exit(1)
+            os.close(w)
+            assert os.read(r, 1) == b"x"
+            os.close(r)
+            os.kill(pid, signal.SIGTERM)
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 143, status
+            with pytest.raises(Terminated):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 @pytest.mark.parametrize("seed", ["1e3", "9" * 5000])
