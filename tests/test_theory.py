@@ -316,3 +316,17 @@ def test_a_name_declared_twice_in_a_table_names_the_line():
     S = SymbolSet("t_table_twice", strict=True)
     with pytest.raises(Exception, match=r"symbol x defined twice; symbol table line 3: 'x  1  count  again'"):
         S.table("x  1  positive  first\n\nx  1  count  again")
+
+
+def test_explain_says_when_the_left_side_is_not_described():
+    """A trial user's record without lhs_description printed 'where dist2_opt =' and nothing after it."""
+    import sympy as sp
+
+    from fedtheory.theory import Bound, SymbolSet
+
+    S = SymbolSet("undescribed")
+    D = S.add("D", "gap", sp.Interval(0, sp.oo), dim="f")
+    text = Bound(id="undescribed.t", paper="undescribed", title="t", source="s", symbols=S, lhs="opt_error",
+                 expr=D).explain()
+    (line,) = [ln for ln in text.splitlines() if ln.strip().startswith("where")]
+    assert line.strip() == "where opt_error = (no lhs_description: say what the left side is in the simulator's terms)"

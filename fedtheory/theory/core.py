@@ -913,7 +913,8 @@ class Bound(Record):
         lines = [f"{self.id}  [{self.kind}]  {self.title}", f"source: {self.source}",
                  "assumptions:" + (" -" if not self.assumptions else "")]
         lines += [f"  {a}: {describe(a)}" for a in self.assumptions]
-        lines += [f"statement: {self.lhs} <= {formula_text(self.expr)}", f"  where {self.lhs} = {self.lhs_description}"
+        described = self.lhs_description or "(no lhs_description: say what the left side is in the simulator's terms)"
+        lines += [f"statement: {self.lhs} <= {formula_text(self.expr)}", f"  where {self.lhs} = {described}"
                   + (f"  [lhs_kind {self.lhs_kind}]" if self.lhs_kind else "")]
         for d in self.definitions:
             rhs = formula_text(d.expr) if d.expr is not None else "(in words; see its record)"
