@@ -97,3 +97,14 @@ def test_the_setting_column_does_not_repeat_a_mapped_symbol_its_text_says():
     assert setting("eta*eta_g = 1/(2L), K = 1") == "eta*eta_g = 1/(2L), K = 1 eta=0.33"
     assert setting("K=1, full participation") == "K=1, full participation eta=0.33"
     assert setting("K = 10") == "K = 10 K=1 eta=0.33"  # in the order of params
+
+
+def test_a_zero_bound_that_holds_shows_no_ratio_of_zero():
+    """A trial user's exactly-zero bound that held (measured 5.6e-32, equal within rounding) printed ratio 0."""
+    from fedtheory.checks import CheckResult, format_table
+
+    held = CheckResult("z.b", "z", "bound", "holds", measured=5.6e-32, bound=0.0, ratio=0.0)
+    broke = CheckResult("z.c", "z", "bound", "violated", measured=1e-3, bound=0.0, ratio=0.0)
+    lines = format_table([held, broke], width=200).splitlines()
+    assert any(ln.startswith("z.b") and ln.rstrip().endswith("= 0") for ln in lines)
+    assert any(ln.startswith("z.c") and ln.rstrip().endswith(" 0") and "= 0" not in ln for ln in lines)

@@ -40,6 +40,14 @@ def fmt_number(x: Any) -> str:
     return f"{v:.3g}"
 
 
+def _ratio_text(r: CheckResult) -> str:
+    """bound / measured; a bound of exactly 0 that holds (the measured value equal to it within the run's rounding,
+    rule 10) shows '= 0', not a ratio of 0 that reads like a failure."""
+    if r.verdict == "holds" and isinstance(r.bound, (int, float)) and r.bound == 0:
+        return "= 0"
+    return fmt_number(r.ratio)
+
+
 def _setting(r: CheckResult) -> str:
     text = "" if r.params.get("setting") is None else str(r.params["setting"])
     mapped = (r.extra or {}).get("quantities") or {}
@@ -93,7 +101,7 @@ def format_table(results: Sequence[CheckResult], width: int | None = None, verbo
     width = width or shutil.get_terminal_size((160, 24)).columns
     header = ["id", "problem", "setting", "verdict", "measured", "bound", "ratio"]
     rows = [[r.id, str(r.problem or "-"), _setting(r), r.verdict + row_marks(r), fmt_number(r.measured),
-             fmt_number(r.bound), fmt_number(r.ratio)] for r in results]
+             fmt_number(r.bound), _ratio_text(r)] for r in results]
     widths = [min(max([len(h)] + [len(row[i]) for row in rows]), cap) for i, (h, cap) in
               enumerate(zip(header, (40, 26, 44, 40, 10, 10, 10)))]
 
