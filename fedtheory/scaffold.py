@@ -2,6 +2,6 @@
 ``fedtheory new-paper`` writes; ``fedtheory.sim.scaffold`` is the SCAFFOLD algorithm). A name imported from here still
 resolves there, with a FedTheoryDeprecationWarning."""
 from . import skeleton as _new
-from ._deprecation import renamed_module
+from .deprecation import renamed_module
 
 __getattr__ = renamed_module(__name__, _new)

@@ -174,7 +174,7 @@ def test_a_signal_dropped_in_a_finalizer_is_raised_after_the_hook_not_inside_it(
     line. (SIGTERM here: a test runner may own SIGINT's handler.)"""
     import types
 
-    from fedtheory._signals import Terminated, ending_signals
+    from fedtheory.signals import Terminated, ending_signals
 
     before = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever an earlier test left: the CLI's starting state
     try:
@@ -196,7 +196,7 @@ def test_a_forked_child_of_a_run_ends_silently_on_a_signal():
     inside multiprocessing's start-up when the parent ended it (a SIGTERM in the first 2 s of `fedtheory check`:
     1 run in 60 printed a 'Process-1: Traceback'). A forked child that inherits the handlers now exits 143 at
     once, printing nothing; the parent still raises."""
-    from fedtheory._signals import Terminated, ending_signals
+    from fedtheory.signals import Terminated, ending_signals
 
     before = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever an earlier test left: the CLI's starting state
     try:

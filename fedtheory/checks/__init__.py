@@ -18,7 +18,7 @@ What the command line uses to write and summarize (exit codes, the table, the JS
 """
 from __future__ import annotations
 
-from .._deprecation import face_aliases
+from ..deprecation import face_aliases
 from .bounds import assess_bound
 
 # the names of _MOVED are imported for their deprecated aliases and the face's own use (hence the noqa: F401)

@@ -4,7 +4,7 @@
 ``FedTheoryDeprecationWarning`` naming its module."""
 from __future__ import annotations
 
-from .._deprecation import moved_name
+from ..deprecation import moved_name
 from . import (
     comparisons as _comparisons,
     controls as _controls,

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._signals import raise_if_received
+from ..signals import raise_if_received
 from ..theory.core import MissingValuesError, registry
 from .registry import CONTROLLED_KINDS, CheckSpec
 from .results import FINDINGS, CheckResult

@@ -47,7 +47,7 @@ def logged_runs_check(id: str, paper: str, kind: str, records=(), *, control: Co
         The decorator; it returns ``fn`` unchanged.
     """
     if isinstance(control, tuple):  # the API before 0.2: (what is mutated, fn)
-        from .._deprecation import warn_deprecated
+        from ..deprecation import warn_deprecated
 
         warn_deprecated(f"{id}: logged_runs_check(control=(description, fn))", "pass control=Control(description, fn)")
         control = Control(*control)
@@ -69,7 +69,7 @@ def logged_runs_check(id: str, paper: str, kind: str, records=(), *, control: Co
 
 def run_check(id: str, paper: str, kind: str, records=(), *, control=None, self_check: str = ""):
     """Deprecated since 0.2 (removed in 0.3): :func:`logged_runs_check`."""
-    from .._deprecation import warn_deprecated
+    from ..deprecation import warn_deprecated
 
     warn_deprecated("fedtheory.checks.run_check", "renamed logged_runs_check (and its "
                                                   "control= is a Control, like check's)")

@@ -4,7 +4,7 @@
 here still resolves, with a ``FedTheoryDeprecationWarning`` naming its module."""
 from __future__ import annotations
 
-from .._deprecation import moved_name
+from ..deprecation import moved_name
 from . import (
     bounds as _bounds,
     certification as _certification,

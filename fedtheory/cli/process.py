@@ -10,8 +10,8 @@ import time
 import warnings
 from typing import Sequence
 
-from .._signals import Terminated, ending_signals, exit_status, received
 from .._validation import FedTheoryError, ParameterError, one_line
+from ..signals import Terminated, ending_signals, exit_status, received
 from . import check, list_explain, new_paper, report, train, worst
 from .parser import build_parser
 
@@ -56,7 +56,7 @@ def _own_warnings_in_one_line():
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: parse ``argv``, run the command, return its exit status (see the module docstring).
 
-    Every moment of the run is covered by one handler of the signals that end it (``fedtheory._signals``): a signal
+    Every moment of the run is covered by one handler of the signals that end it (``fedtheory.signals``): a signal
     gives 128 + its number and one line on stderr, never a traceback, wherever it lands (an import, a check, a
     solver that swallowed the exception it raised, the writing of the outputs)."""
     os.environ.setdefault(THP_ENV, "1")

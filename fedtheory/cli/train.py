@@ -8,8 +8,8 @@ import os
 import shlex
 import sys
 
-from .._signals import exit_status
 from .._validation import ParameterError
+from ..signals import exit_status
 from .execution import executor, report_execution
 from .tables import print_table
 

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._signals import note_signal, raise_if_received
 from .._validation import FedTheoryError, ParameterError
 from ..files import FileRefused, fsync_dir, open_regular, parse_json, write_error_text
+from ..signals import note_signal, raise_if_received
 from .config import EXTENSIBLE_FIELDS, TrainConfig
 from .device import versions
 from .runs import (

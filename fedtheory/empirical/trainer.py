@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._deprecation import moved_name
 from .._validation import ParameterError
+from ..deprecation import moved_name
 from ..sim.rounds import StepSchedule, commit_round, divergence_flags, park_runs, run_round
 from ..sim.rules import RoundState, State
 from . import algorithms as A, device as _device, run_directory as _run_directory

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .._deprecation import face_aliases
+from ..deprecation import face_aliases
 
 # the names of _MOVED are imported for their deprecated aliases and the face's own use (hence the noqa: F401)
 from .draft import (  # noqa: F401

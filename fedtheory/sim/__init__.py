@@ -3,7 +3,7 @@
 The modules that write algorithms register them into ``algorithms``' registry when imported; this face imports them
 all, so the core's algorithms are registered once any part of ``fedtheory.sim`` is imported. A paper plug-in registers
 its own (FedMRUR's, FedShift's) when it loads: ``fedtheory.plugins.load_plugins()`` completes the table."""
-from .._deprecation import face_aliases
+from ..deprecation import face_aliases
 from . import gossip  # noqa: F401 - registers the gossip algorithms
 from .algorithms import (
     Algorithm,

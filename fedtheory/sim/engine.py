@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from .._deprecation import moved_name
 from .._validation import ParameterError, check_finite, check_int, per_run
+from ..deprecation import moved_name
 from . import (
     config as _config,
     measure_tables as _measure_tables,

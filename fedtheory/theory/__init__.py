@@ -9,7 +9,7 @@ record names come from the catalogue (:data:`CATALOGUE`; a plug-in adds its own 
 """
 from __future__ import annotations
 
-from .._deprecation import face_aliases
+from ..deprecation import face_aliases
 from . import (
     assumptions as _assumptions,
     core as _core,

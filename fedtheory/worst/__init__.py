@@ -9,7 +9,7 @@ builds the spec from today's check constants; ``replay(FILE)`` re-runs a stored 
 """
 import sys
 
-from .._deprecation import face_aliases
+from ..deprecation import face_aliases
 from .coupled import CoupledInstances, NeighbourClass, coupled_runner, pooled_loss_gaps
 from .huber import HuberClass, HuberInstances
 from .nonconvex import PLInstances, SeparablePLClass

@@ -1,6 +1,6 @@
 """Deprecated (since 0.2, removed in 0.3): ``fedtheory.worst.space`` is now ``fedtheory.worst.quadratic``, a name that
 says what it holds. A name imported from here still resolves there, with a FedTheoryDeprecationWarning."""
-from .._deprecation import renamed_module
+from ..deprecation import renamed_module
 from . import quadratic as _new
 
 __getattr__ = renamed_module(__name__, _new)

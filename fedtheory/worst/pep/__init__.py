@@ -9,7 +9,7 @@ symmetric reduction that solves the SDP: docs/worst-case.md ("PEP: exact worst c
 """
 import sys
 
-from ..._deprecation import face_aliases
+from ...deprecation import face_aliases
 
 # the names of _MOVED are imported for their deprecated aliases and the face's own use (hence the noqa: F401)
 from .build import FederatedPEP, PairRows, build_pep  # noqa: F401
