@@ -130,6 +130,20 @@ def isotypic_bases(labels: list[tuple], C: int, *, drop_trivial: tuple = ()) -> 
     return out
 
 
+def _gram_part(gi, gj, gv, Ms, n: int, rtol: float = 0.0):
+    """A row's Gram-matrix part (lower-triangle entries gi >= gj with values gv, symmetric) over new leaves, the old
+    ones being Ms's rows' combinations of them: the lower triangle of Ms' W Ms as (rows, cols, values), entries at or
+    below ``rtol`` times max(1, the largest) dropped (``rtol`` 0: exact zeros only)."""
+    import scipy.sparse as sps
+
+    off = gi != gj
+    W = sps.coo_matrix((np.concatenate([gv, gv[off]]), (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
+                       shape=(n, n))
+    Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
+    keep = (np.abs(Wn.data) > rtol * max(1.0, np.abs(Wn.data).max(initial=0.0))) if rtol else Wn.data != 0
+    return Wn.row[keep], Wn.col[keep], Wn.data[keep]
+
+
 def rebased(pep: FederatedPEP) -> FederatedPEP:
     """The same PEP over better-scaled leaves: every client's gradient and value at a point p (not w^0, not w*)
     replaced by its difference from that client's gradient and value at w^0, g_j(p) = g_j(w^0) + d_j(p),
@@ -161,13 +175,7 @@ def rebased(pep: FederatedPEP) -> FederatedPEP:
 
     def row(r):
         gi, gj, gv, fi, fv, c = r[:6]
-        off = gi != gj
-        W = sps.coo_matrix((np.concatenate([gv, gv[off]]),
-                            (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
-                           shape=(n, n))
-        Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
-        keep = Wn.data != 0
-        a, b, v = Wn.row[keep], Wn.col[keep], Wn.data[keep]
+        a, b, v = _gram_part(gi, gj, gv, Ms, n)
         f = np.zeros(m)
         np.add.at(f, fi, fv)
         fnew = f @ N
@@ -195,13 +203,7 @@ def _changed(pep: FederatedPEP, M: np.ndarray, **extra) -> FederatedPEP:
 
     def row(r):
         gi, gj, gv, fi, fv, c = r[:6]
-        off = gi != gj
-        W = sps.coo_matrix((np.concatenate([gv, gv[off]]),
-                            (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
-                           shape=(n, n))
-        Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
-        k = np.abs(Wn.data) > 1e-14 * max(1.0, np.abs(Wn.data).max(initial=0.0))
-        return (Wn.row[k], Wn.col[k], Wn.data[k], fi, fv, c, *r[6:])
+        return (*_gram_part(gi, gj, gv, Ms, n, rtol=1e-14), fi, fv, c, *r[6:])
 
     zero_sums = []
     for leaves, w, key in pep.zero_sums:  # sum_l w_l v_l = 0 over old leaves is (w' M[leaves]) over the new ones
@@ -268,13 +270,7 @@ def eliminated(pep: FederatedPEP) -> FederatedPEP:
 
     def row(r):
         gi, gj, gv, fi, fv, c = r[:6]
-        off = gi != gj
-        W = sps.coo_matrix((np.concatenate([gv, gv[off]]),
-                            (np.concatenate([gi, gj[off]]), np.concatenate([gj, gi[off]]))),
-                           shape=(n, n))
-        Wn = sps.tril(Ms.T @ W.tocsr() @ Ms).tocoo()
-        k = Wn.data != 0
-        return (Wn.row[k], Wn.col[k], Wn.data[k], fi, fv, c, *r[6:])
+        return (*_gram_part(gi, gj, gv, Ms, n), fi, fv, c, *r[6:])
 
     labels = [pep.point_labels[i] for i in keep]
     return dc.replace(pep, n=len(keep), rows=[row(r) for r in pep.rows], objective=row(pep.objective),
