@@ -18,6 +18,7 @@ from fedtheory.checks import (
 from fedtheory.checks.mutants import format_mutation_table, mutation_payload, score_record  # noqa: E402
 from fedtheory.plugins import record  # noqa: E402
 from fedtheory.worst.mutants import PEPLayer  # noqa: E402
+from fedtheory.worst.pep import solve_pep  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -143,3 +144,46 @@ def test_a_kill_is_judged_at_the_setting_it_was_made():
     assert q["provably_false"] == 3 and q["killed"] == 1 and q["killed_undecided_there"] == 1
     assert abs(q["power"] - 1 / 3) < 1e-12
     assert q["false_alarms"] == 1 and q["true_killed_elsewhere_undecided"] == 1
+
+
+@pytest.fixture(scope="module")
+def cor2_2_scores():
+    """Ghadimi & Lan's Corollary 2.2 scored with and without the PEP layer: its check rows are stochastic (a
+    statistical kill), its PEP a subclass (deterministic gradients, sigma = 0 inside a variance bound sigma^2)."""
+    rec = record("ghadimi2013.cor2_2")
+    spec = [all_checks()["ghadimi2013.cor2_2"]]
+    return (score_record(rec, spec, Session(), layers=[PEPLayer()]), score_record(rec, spec, Session()))
+
+
+def test_a_statistical_kill_is_decided_by_a_later_deterministic_layer(cor2_2_scores):
+    """A mutant the (noisy) check rows kill first and the PEP's rebuilt instance refutes too: the PEP's kill decides
+    its truth (provably false at the PEP's setting), the first killer stays 'simulation' in the by-layer counts, and
+    the power without the PEP layer does not count it. Without the PEP layer the same kill stays undecided (the
+    control: the rule does not count a statistical kill)."""
+    with_pep, without = cor2_2_scores
+    o = {x.mutant.description: x for x in with_pep.outcomes}["the whole bound x 1/10"]
+    assert o.status == "killed" and o.layer == "simulation" and o.decided_by == "pep"
+    assert o.kill_setting == "classified" and o.kill_truth == "provably_false" and o.truth == "provably_false"
+    assert any(r.startswith("pep: the PEP's worst case rebuilt") for r in o.rows)
+    assert o.as_dict()["decided_by"] == "pep"
+    q = with_pep.power()
+    assert q["killed"] == q["provably_false"] > 0 and q["killed_without_pep"] == 0 and q["false_alarms"] == 0
+    assert with_pep.by_layer()["pep"] == 0  # counted where it was first killed
+    c = {x.mutant.description: x for x in without.outcomes}["the whole bound x 1/10"]
+    assert c.status == "killed" and c.kill_truth == "undecided" and not c.decided_by
+
+
+def test_a_subclass_instance_is_judged_at_the_constants_its_certificates_admit():
+    """The PEP's instance for Corollary 2.2 has deterministic gradients (sigma = 0 certified), where the statement
+    asks sigma > 0: the bound is evaluated at the PEP's setting's sigma, which the certificate admits (a variance
+    bound is an upper constant), so the instance can refute a false mutant; a setting the certificates do not admit
+    is never used."""
+    from fedtheory.worst.pep.instance import counterexample
+    from fedtheory.worst.pep.record import pep_sizes, pep_spec
+
+    spec, _, _ = pep_spec("ghadimi2013.cor2_2", budget=pep_sizes("ghadimi2013.cor2_2", "quick"))
+    pep = spec.build()
+    cx = counterexample(spec, pep, solve_pep(pep), spec.simulated_algorithm())
+    assert cx.in_class and cx.values["sigma"] == spec.values["sigma"] > 0
+    assert not spec.record.conditions_failed(dict(cx.values))
+    assert cx.values["L"] == spec.values["L"]  # the setting's L: the instance is L-smooth with its own L <= it

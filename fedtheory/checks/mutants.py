@@ -95,6 +95,9 @@ class MutantOutcome:
     kill_setting: str = ""
     kill_truth: str = ""
     kill_note: str = ""
+    # a later layer that also reports the mutant, deterministically, where the first kill was statistical: its kill
+    # decides the truth above ('layer' stays the first that reported it, as in the by-layer counts)
+    decided_by: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"kind": self.mutant.kind, "mutant": self.mutant.description, "status": self.status,
@@ -103,6 +106,8 @@ class MutantOutcome:
             out.update(truth=self.truth, truth_reason=self.truth_reason)
         if self.kill_setting:
             out.update(kill_setting=self.kill_setting, kill_truth=self.kill_truth, kill_note=self.kill_note)
+        if self.decided_by:
+            out.update(decided_by=self.decided_by)
         return out
 
 
@@ -150,7 +155,7 @@ class RecordScore:
         # setting; a value kill counts where the mutant is provably false
         by_form = sum(o.status == "killed" and o.layer in ("units", "rate") for o in false)
         proven = killed(false, "provably_false") + by_form
-        without = by_form + sum(o.status == "killed" and o.layer in VALUE_LAYERS and o.layer != "pep"
+        without = by_form + sum(o.status == "killed" and o.layer in VALUE_LAYERS and (o.decided_by or o.layer) != "pep"
                                 and o.kill_truth == "provably_false" for o in false)
         return {"provably_false": len(false), "killed": proven, "killed_without_pep": without,
                 "killed_by_form": by_form, "killed_undecided_there": killed(false, "undecided"),
@@ -536,18 +541,23 @@ def score_record(record, specs: Sequence[CheckSpec], session: Session, *,
             rows = [r for r in _simulation_rows(specs, session) if r.id == record.id] if specs else []
         killed = [r for k, r in _keyed(rows).items() if k in base and _is_finding(r) and not _is_finding(base[k])]
         if killed:
-            outcomes.append(MutantOutcome(m, "killed", "simulation",
-                                          rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}"
-                                                for r in killed], **_row_kill(killed, classifiers)))
+            o = MutantOutcome(m, "killed", "simulation",
+                              rows=[f"{r.problem} ({(r.params or {}).get('setting')}): {r.verdict}" for r in killed],
+                              **_row_kill(killed, classifiers))
+            if o.kill_truth == "undecided":  # a statistical kill: a later layer's deterministic one decides its truth
+                for name, row in _reported_by(deciding, m):
+                    where = _kill_where(deciding, name, m)
+                    if where["kill_setting"] == "classified" or where["kill_truth"] == "provably_false":
+                        o.rows.append(f"{name}: {row}")
+                        o.decided_by = name
+                        o.kill_setting, o.kill_truth, o.kill_note = (where["kill_setting"], where["kill_truth"],
+                                                                     where["kill_note"])
+                        break
+            outcomes.append(o)
             continue
         by = _decided_by(deciding, m)
         if by is not None:
-            where = getattr(dict(deciding)[by[0]], "kill_setting", None)
-            outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]],
-                                          **(dict(zip(("kill_setting", "kill_truth", "kill_note"), where(m)))
-                                             if callable(where) else {"kill_setting": "other",
-                                                                      "kill_truth": "undecided",
-                                                                      "kill_note": "a layer that names no setting"})))
+            outcomes.append(MutantOutcome(m, "killed", by[0], rows=[by[1]], **_kill_where(deciding, by[0], m)))
             continue
         if not holding and not deciding:
             outcomes.append(MutantOutcome(m, "undecided", reason=(
@@ -599,13 +609,26 @@ def _row_kill(killed: Sequence[CheckResult], classifiers: Sequence[Any]) -> dict
                                                                "; no PEP decides that setting")}
 
 
-def _decided_by(deciding: Sequence[tuple[str, PreparedLayer]], mutant: Mutant) -> tuple[str, str] | None:
-    """(the first layer that reports the mutant, its row), or None."""
+def _kill_where(deciding: Sequence[tuple[str, PreparedLayer]], name: str, mutant: Mutant) -> dict[str, str]:
+    """Where the layer ``name`` made its kill of ``mutant`` and the mutant's truth there (``kill_setting``,
+    ``kill_truth``, ``kill_note``): the layer's own account, or a setting it does not name (undecided)."""
+    where = getattr(dict(deciding)[name], "kill_setting", None)
+    return (dict(zip(("kill_setting", "kill_truth", "kill_note"), where(mutant)))
+            if callable(where) else {"kill_setting": "other", "kill_truth": "undecided",
+                                     "kill_note": "a layer that names no setting"})
+
+
+def _reported_by(deciding: Sequence[tuple[str, PreparedLayer]], mutant: Mutant):
+    """(each layer that reports the mutant, its row), in the layers' order; lazily."""
     for name, prepared in deciding:
         row = prepared.decide(mutant)
         if row:
-            return name, row
-    return None
+            yield name, row
+
+
+def _decided_by(deciding: Sequence[tuple[str, PreparedLayer]], mutant: Mutant) -> tuple[str, str] | None:
+    """(the first layer that reports the mutant, its row), or None."""
+    return next(_reported_by(deciding, mutant), None)
 
 
 def _survivor_reason(base: Mapping[str, CheckResult], rows: Sequence[CheckResult], low: float | None, *,

@@ -276,12 +276,18 @@ def counterexample(spec, pep: FederatedPEP, result, algorithm) -> Counterexample
     if not cert.applicable:
         reasons.append("the instance does not certify every assumption: " + "; ".join(cert.failures))
     else:
+        setting_values = dict(values)
         for k, v in cert.values.items():
             if k in values and np.ndim(v) == 0 and v is not None:
                 values[k] = float(v)
         bad = cert.admits(values)
         if bad:
             reasons.append("values below the instance's certificates: " + "; ".join(bad))
+        elif record.conditions_failed(values) and not record.conditions_failed(setting_values) \
+                and not cert.admits(setting_values):
+            # the tightest constants leave the statement's conditions (sigma = 0 where it asks sigma > 0); the PEP's
+            # setting is admitted by the same certificates (each constant on its admitted side): the bound there
+            values = setting_values
     in_class = not reasons
     failed = record.conditions_failed(values)
     if failed:
