@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["FileRefused", "MAX_JSON_DEPTH", "check_writable", "fsync_dir", "json_depth", "open_regular", "parse_json",
-           "read_json", "read_regular", "user_dir_mode", "user_file_mode", "write_atomic", "write_error_text",
-           "write_target", "written_by_fedtheory"]
+__all__ = ["CACHE_ENV", "FileRefused", "MAX_JSON_DEPTH", "cache_dir", "check_writable", "fsync_dir", "json_depth",
+           "open_regular", "parse_json", "read_json", "read_regular", "user_dir_mode", "user_file_mode",
+           "write_atomic", "write_error_text", "write_target", "written_by_fedtheory"]
 
 #: How deeply a JSON file fedtheory reads may nest objects and lists. What fedtheory writes nests at most ~10 levels
 #: (a results file: payload, results, record, extra, measurements, series, ...); a deeper file is refused, named.
@@ -131,6 +131,22 @@ def read_json(path: str | os.PathLike, limit: int, what: str = "file") -> Any:
     """The JSON value in ``path``, read as :func:`read_regular` reads it (a regular file of at most ``limit``
     bytes) and parsed by :func:`parse_json`; any refusal is a :class:`FileRefused` naming the file and why."""
     return parse_json(read_regular(path, limit, what), path, what)
+
+
+#: The environment variable naming the folder of fedtheory's caches (the symbolic results, the listings of
+#: ``fedtheory list``); empty: no cache is read or written. Unset: ``$XDG_CACHE_HOME/fedtheory``, else
+#: ``~/.cache/fedtheory``.
+CACHE_ENV = "FEDTHEORY_CACHE"
+
+
+def cache_dir(kind: str) -> Path | None:
+    """The folder of one of fedtheory's caches (``kind``: ``"symbolic"``, ``"listing"``) under ``$FEDTHEORY_CACHE``
+    (see :data:`CACHE_ENV`), or None when caches are off (``FEDTHEORY_CACHE=''``). Nothing is created here."""
+    root = os.environ.get(CACHE_ENV)
+    if root == "":
+        return None
+    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fedtheory"
+    return base / kind
 
 
 def _size(n: int) -> str:

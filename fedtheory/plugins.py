@@ -32,11 +32,13 @@ import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ._validation import FedTheoryError
-from .sim.algorithms import AlgorithmSpec, algorithms as algorithm_table
-from .theory.core import Definition, Record, get, registered_ids, registering_for, registry
+
+if TYPE_CHECKING:  # imported where used: this module's constants are read without sympy (`fedtheory list`)
+    from .sim.algorithms import AlgorithmSpec
+    from .theory.core import Definition, Record
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "PluginError", "PluginInfo", "PluginWarning", "algorithms", "load_plugin",
            "load_plugins", "loaded_plugins", "papers", "record", "records"]
@@ -132,7 +134,13 @@ _LOADED: dict[str, PluginInfo] = {}  # key: module name or resolved file path
 _AUTO_DONE = False
 # What load_plugin counts of each plug-in: kind -> the ids of that kind registered so far. The records are the theory
 # layer's, below this module; a registry above it joins with count_registered when it is imported.
-_COUNTED: dict[str, Callable[[], Iterable[str]]] = {"records": registered_ids}
+def _record_ids() -> Iterable[str]:
+    from .theory.core import registered_ids
+
+    return registered_ids()
+
+
+_COUNTED: dict[str, Callable[[], Iterable[str]]] = {"records": _record_ids}
 
 
 def count_registered(kind: str, ids: Callable[[], Iterable[str]]) -> None:
@@ -209,6 +217,8 @@ def _import_target(target: str) -> tuple[str, str]:
 def _holds_records(modname: str) -> bool:
     """Whether the imported module ``modname`` or one of its imported submodules holds a record: a paper plug-in that
     was imported before load_plugin (its records are registered already, none is new)."""
+    from .theory.core import Definition, Record
+
     for name, mod in list(sys.modules.items()):
         if mod is not None and (name == modname or name.startswith(modname + ".")):
             if any(isinstance(v, (Record, Definition)) for v in list(vars(mod).values())):
@@ -244,6 +254,8 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
         When the target does not exist or its import raises (``sys.exit()`` included), naming the plug-in, its
         origin, the exception and the plug-in's line it came from.
     """
+    from .theory.core import registering_for
+
     existing = _LOADED.get(target) or _LOADED.get(str(Path(target).expanduser().resolve()))
     if existing is not None:
         return existing
@@ -261,7 +273,7 @@ def load_plugin(target: str, *, name: str | None = None, origin: str = "--plugin
         what = (f"it called sys.exit({exc.code!r}) while being imported" if isinstance(exc, SystemExit)
                 else f"{type(exc).__name__}: {exc}")
         raise PluginError(f"plug-in {name or target!r} ({origin}: {target}) failed to import: {what}{last}") from exc
-    _run_record_hooks(set(registered_ids()) - before["records"])
+    _run_record_hooks(set(_record_ids()) - before["records"])
     after = _snapshot()
     new = {kind: sorted(ids - before.get(kind, set())) for kind, ids in after.items()}
     info = PluginInfo(name or Path(modname).name, target, origin, modname, new["records"], new.get("checks", []))
@@ -323,7 +335,7 @@ def load_plugins(extra: Iterable[str] = ()) -> list[PluginInfo]:
                 load_plugin(entry.strip(), origin=f"${ENV_VAR}")
     for target in extra:
         load_plugin(target, origin="--plugin")
-    _run_record_hooks(registered_ids())  # records registered outside a plug-in (imported directly) too
+    _run_record_hooks(_record_ids())  # records registered outside a plug-in (imported directly) too
     return loaded_plugins()
 
 
@@ -419,6 +431,8 @@ def records() -> dict[str, Record | Definition]:
     dict of str to Record or Definition
         The records and definitions by id.
     """
+    from .theory.core import registry
+
     load_plugins()
     return registry()
 
@@ -441,6 +455,8 @@ def record(record_id: str) -> Record | Definition:
     ParameterError
         When no record has this id; the message names the closest ids.
     """
+    from .theory.core import get
+
     load_plugins()
     return get(record_id)
 
@@ -466,5 +482,7 @@ def algorithms() -> dict[str, AlgorithmSpec]:
         The algorithm table: each name with its factory (whose keyword arguments are the hyperparameters) and
         its source.
     """
+    from .sim.algorithms import algorithms as algorithm_table
+
     load_plugins()
     return algorithm_table()

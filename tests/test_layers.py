@@ -355,13 +355,13 @@ def test_no_module_imports_another_modules_private_names():
 
 def test_the_command_line_is_one_module_per_command_under_its_dispatch():
     """fedtheory/cli/: the face exports ``main`` (the console script ``fedtheory.cli:main``); ``process`` dispatches
-    to the command modules, which import the shared parts (outputs, execution, tables) and never the dispatch, the
-    parser or each other."""
+    to the command modules, which import the shared parts (outputs, execution, tables, listing) and never the
+    dispatch, the parser or each other."""
     import fedtheory.cli as cli
 
     assert cli.__all__ == ["main"] and cli.main.__module__ == "fedtheory.cli.process"
     commands = {"fedtheory.cli." + m for m in ("list_explain", "check", "report", "train", "worst", "new_paper")}
-    shared = {"fedtheory.cli." + m for m in ("outputs", "execution", "tables")}
+    shared = {"fedtheory.cli." + m for m in ("outputs", "execution", "tables", "listing")}
     inside = [i for i in IMPORTS if i.source.startswith("fedtheory.cli.") and i.target.startswith("fedtheory.cli.")]
     assert {i.target for i in inside if i.source == "fedtheory.cli.process"} >= commands
     assert sorted(str(i) for i in inside if i.source in commands and i.target not in shared) == []

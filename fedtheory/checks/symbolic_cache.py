@@ -9,16 +9,14 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..files import cache_dir
+
 __all__ = ["SHIPPED_SYMBOLIC", "cached_symbolic", "expr_from_srepr", "fresh_symbolic", "symbolic_key", "symbolic_part",
            "symbolic_parts"]
 
 
 def _symbolic_cache_dir() -> Path | None:
-    root = os.environ.get("FEDTHEORY_CACHE")
-    if root == "":
-        return None
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "fedtheory"
-    return base / "symbolic"
+    return cache_dir("symbolic")
 
 
 SHIPPED_SYMBOLIC = Path(__file__).with_name("symbolic_cache.json")

@@ -7,8 +7,9 @@ its status).
 
 One module per part: ``parser`` (the argparse parser), ``process`` (:func:`main`: signals, warnings, exit statuses,
 a reader that leaves, the dispatch), ``outputs`` (--out / --report: checked before the run, written after it),
-``execution`` (--workers / --scheduler), ``tables``; and one module per command: ``list_explain``, ``check`` (with
---mutants and --controls), ``report``, ``train``, ``worst``, ``new_paper``.
+``execution`` (--workers / --scheduler), ``tables``, ``listing`` (the listings of ``list``, kept between runs); and
+one module per command: ``list_explain``, ``check`` (with --mutants and --controls), ``report``, ``train``,
+``worst``, ``new_paper``.
 """
 from __future__ import annotations
 

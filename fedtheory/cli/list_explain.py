@@ -7,22 +7,47 @@ import shlex
 import shutil
 
 from .._validation import ParameterError
+from .listing import cached_listing
 from .tables import print_table
 
 __all__ = ["cmd_explain", "cmd_list"]
 
 
 def cmd_list(args) -> int:
+    targets = list(getattr(args, "plugin", None) or [])
     if args.plugins:
-        from ..plugins import load_plugins
-
-        rows = [i.as_dict() for i in load_plugins()]
+        rows = cached_listing("plugins", targets, lambda: [i.as_dict() for i in _load(targets)])
         if args.format == "json":
             print(json.dumps(rows, indent=2))
         else:
             print_table(["plug-in", "origin", "module", "records", "checks"],
                         [[r["name"], r["origin"], r["module"], r["records"], r["checks"]] for r in rows])
         return 0
+    if args.checks:
+        every = cached_listing("checks", targets, lambda: _check_rows(targets))
+        _validate_paper(args.paper, {r["paper"] for r in every})
+        rows = [r for r in every if args.paper in (None, r["paper"])]
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+        else:
+            print_table(["check", "paper", "kind", "records"],
+                        [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
+        return 0
+    if not (args.assumptions or args.measures):
+        every = cached_listing("records", targets, lambda: _record_rows(targets))
+        _validate_paper(args.paper, {r["paper"] for r in every})
+        kinds = sorted({r["kind"] for r in every})
+        if args.kind is not None and args.kind not in kinds:
+            raise ParameterError("--kind", args.kind, "one of " + ", ".join(kinds))
+        rows = [r for r in every if args.paper in (None, r["paper"]) and args.kind in (None, r["kind"])]
+        rows.sort(key=lambda r: (r["paper"], r["id"]))
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+        else:
+            print_table(["record", "kind", "title", "source"],
+                        [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
+        return 0
+    _load(targets)
     if args.assumptions:
         from ..checks.catalogue import assumption_rows
 
@@ -52,35 +77,28 @@ def cmd_list(args) -> int:
             print_table(["measure", "indexing", "source", "dimension", "definition"],
                         [[r["name"], r["indexing"], r["source"], r["dimension"] or "?", r["definition"]] for r in rows],
                         wrap_last=True)
-        return 0
-    if args.checks:
-        from ..checks import all_checks
+    return 0
 
-        specs = [s for s in all_checks().values() if args.paper in (None, s.paper)]
-        _validate_paper(args.paper, {s.paper for s in all_checks().values()})
-        rows = [{"id": s.id, "paper": s.paper, "kind": s.kind, "records": list(s.records), "profiles": list(s.profiles),
-                 "measures": list(s.measures), "description": s.description} for s in specs]
-        if args.format == "json":
-            print(json.dumps(rows, indent=2))
-        else:
-            print_table(["check", "paper", "kind", "records"],
-                        [[r["id"], r["paper"], r["kind"], ", ".join(r["records"])] for r in rows])
-        return 0
+
+def _load(targets: list[str]):
+    from ..plugins import load_plugins
+
+    return load_plugins(targets)
+
+
+def _record_rows(targets: list[str]) -> list[dict]:
     from ..plugins import records
 
-    reg = records()
-    _validate_paper(args.paper, {r.paper for r in reg.values()})
-    kinds = sorted({r.kind for r in reg.values()})
-    if args.kind is not None and args.kind not in kinds:
-        raise ParameterError("--kind", args.kind, "one of " + ", ".join(kinds))
-    rows = [r.summary() for r in reg.values() if args.paper in (None, r.paper) and args.kind in (None, r.kind)]
-    rows.sort(key=lambda r: (r["paper"], r["id"]))
-    if args.format == "json":
-        print(json.dumps(rows, indent=2))
-    else:
-        print_table(["record", "kind", "title", "source"],
-                    [[r["id"], r["kind"], r["title"], r["source"]] for r in rows])
-    return 0
+    _load(targets)
+    return [r.summary() for r in records().values()]
+
+
+def _check_rows(targets: list[str]) -> list[dict]:
+    from ..checks import all_checks
+
+    _load(targets)
+    return [{"id": s.id, "paper": s.paper, "kind": s.kind, "records": list(s.records), "profiles": list(s.profiles),
+             "measures": list(s.measures), "description": s.description} for s in all_checks().values()]
 
 
 def _certifiers_text(row: dict) -> str:

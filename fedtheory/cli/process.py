@@ -89,7 +89,8 @@ def _say_signal(signum: int) -> None:
 
 def _main(args) -> int:
     try:
-        if getattr(args, "plugin", None) is not None:
+        # `list` loads them itself, only where its listing is not kept (fedtheory.cli.listing)
+        if getattr(args, "plugin", None) is not None and args.command != "list":
             from ..plugins import load_plugins
 
             t0 = time.perf_counter()
