@@ -145,8 +145,13 @@ def cache_dir(kind: str) -> Path | None:
     root = os.environ.get(CACHE_ENV)
     if root == "":
         return None
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fedtheory"
-    return base / kind
+    if root:
+        return Path(root) / kind
+    try:
+        home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    except RuntimeError:  # no home folder to be found (HOME unset, no password entry): no cache
+        return None
+    return Path(home) / "fedtheory" / kind
 
 
 def _size(n: int) -> str:

@@ -155,3 +155,22 @@ def test_in_a_process_that_registered_records_the_listing_is_built(tmp_path, mon
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "bogus.thm" not in out and "drori2014.thm3_1" in out
+
+
+def test_the_cache_folder_follows_its_environment(monkeypatch, tmp_path):
+    from fedtheory.files import cache_dir
+
+    monkeypatch.setenv("FEDTHEORY_CACHE", "")
+    assert cache_dir("listing") is None
+    monkeypatch.setenv("FEDTHEORY_CACHE", str(tmp_path))
+    assert cache_dir("listing") == tmp_path / "listing"
+    monkeypatch.delenv("FEDTHEORY_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir("symbolic") == tmp_path / "xdg" / "fedtheory" / "symbolic"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_dir("listing") is None  # no cache rather than a folder named '~' in the current one
