@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+RACY = 2.1  # s: a listing is not kept while a file it depends on is younger than 2 s
 
 PLUGIN = """import sympy as sp
 from fedtheory.theory import Bound, SymbolSet, register
@@ -119,6 +120,38 @@ def test_a_changed_plugin_is_listed_as_it_is_now(warm):
     r = _run(["list"], cache, tmp, FEDTHEORY_PLUGINS=str(plugin))
     assert "third title" in r.stdout
     assert "cachetest" not in _run(["list"], cache, tmp).stdout
+
+
+def test_a_file_the_plugin_reads_is_watched_too(tmp_path):
+    """A plug-in whose title comes from a data file it reads at import: the data file edited in place (same size)
+    changes the listing, as does a file the plug-in looked for and did not find appearing."""
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    data, extra = tmp_path / "title.json", tmp_path / "extra.txt"
+    plugin = tmp_path / "datatest.py"
+    plugin.write_text(PLUGIN.replace("cachetest", "datatest").format(title="T").replace(
+        "title='T'", "title=__import__('json').loads(open(" + repr(str(data)) + ").read())"
+        " + (open(" + repr(str(extra)) + ").read() if __import__('os').path.exists(" + repr(str(extra)) + ") else '')"))
+
+    def put(path, text, age_s):
+        path.write_text(text)
+        t = time.time() - age_s
+        os.utime(path, (t, t))
+
+    put(data, '"title A"', 60)
+    os.utime(plugin, (time.time() - 60, time.time() - 60))
+    os.utime(tmp_path, (time.time() - 60, time.time() - 60))
+    for _ in range(2):  # the first run writes the plug-in's .pyc (a fresh file): kept by the second
+        r = _run(["list", "--plugin", str(plugin)], cache, work)
+        assert "title A" in r.stdout, r.stderr
+        time.sleep(RACY)
+    assert _files(cache)
+    put(data, '"title B"', 30)  # same size, another time
+    assert "title B" in _run(["list", "--plugin", str(plugin)], cache, work).stdout
+    time.sleep(RACY)
+    assert "title B" in _run(["list", "--plugin", str(plugin)], cache, work).stdout
+    put(extra, " and more", 20)  # looked for at import, absent until now
+    assert "title B and more" in _run(["list", "--plugin", str(plugin)], cache, work).stdout
 
 
 def test_a_load_that_warned_is_not_kept_and_warns_again(tmp_path):

@@ -6,9 +6,11 @@ A listing is written after a full load and read back only while everything it wa
 * the **key**: the Python (version, executable, prefix, ``sys.path``), the folder, ``$FEDTHEORY_PLUGINS``, the
   ``--plugin`` targets, and the installed plug-ins (the ``fedtheory.papers`` entry points with their distributions'
   versions);
-* every **source file** the load imported outside the standard library (fedtheory's own, the plug-ins' and what they
-  import, third-party packages): its size and modification time, to the nanosecond; and the **folders** of the
-  plug-ins' files and of ``sys.path`` (a file added or removed there changes the folder's time).
+* every **file** the load imported or opened outside the standard library (fedtheory's own sources, the plug-ins'
+  and what they import or read, such as a data file their titles come from, third-party packages): its size and
+  modification time, to the nanosecond; and the **folders** the load listed, those of the plug-ins' files and of
+  ``sys.path`` (a file added or removed there changes the folder's time). What the load opens and lists is seen
+  through an audit hook (``sys.addaudithook``), which records only while a listing is built.
 
 A load that said anything (a warning: a plug-in that registers nothing, a deprecated name) is not kept, so that it is
 said again; nor is one where a file changed in the last 2 s (a change within the clock's resolution could go unseen,
@@ -38,10 +40,11 @@ __all__ = ["FORMAT", "MAX_BYTES", "RACY_S", "SECTIONS", "cached_listing", "listi
 FORMAT = "fedtheory.listing/1"
 MAX_BYTES = 16 << 20
 RACY_S = 2.0
-#: Each section's rows and the keys every row has (a row without them is of another shape: rebuilt).
-SECTIONS = {"records": ("id", "paper", "kind", "title", "source"),
-            "checks": ("id", "paper", "kind", "records", "profiles", "measures", "description"),
-            "plugins": ("name", "origin", "module", "records", "checks")}
+#: Each section's rows: the keys every row has and their types (a row of another shape is rebuilt, never printed).
+SECTIONS = {"records": {"id": str, "paper": str, "kind": str, "title": str, "source": str},
+            "checks": {"id": str, "paper": str, "kind": str, "records": list, "profiles": list, "measures": list,
+                       "description": str},
+            "plugins": {"name": str, "target": str, "origin": str, "module": str, "records": int, "checks": int}}
 
 
 def listing_path(section: str) -> Path | None:
@@ -65,11 +68,42 @@ def cached_listing(section: str, targets: Sequence[str], build: Callable[[], lis
         return rows
     started = time.time()
     said = _Said()
-    with said:
+    with said, _Reads() as reads:
         rows = build()
     if not said.anything:
-        _write(path, key, rows, started)
+        _write(path, key, rows, started, reads)
     return rows
+
+
+_RECORDING: set[str] | None = None  # while a listing is built: the paths the process opened or listed
+_HOOKED = False
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _RECORDING is None or event not in ("open", "os.listdir", "os.scandir"):
+        return
+    target = args[0] if args else None
+    if isinstance(target, (str, bytes, os.PathLike)):
+        try:
+            _RECORDING.add(os.path.abspath(os.fsdecode(target)))
+        except (TypeError, ValueError):
+            pass
+
+
+class _Reads:
+    """Within ``with``: the set of paths the process opened or listed (an audit hook, added once per process)."""
+
+    def __enter__(self) -> set[str]:
+        global _RECORDING, _HOOKED
+        if not _HOOKED:
+            sys.addaudithook(_audit)
+            _HOOKED = True
+        _RECORDING = set()
+        return _RECORDING
+
+    def __exit__(self, *exc) -> None:
+        global _RECORDING
+        _RECORDING = None
 
 
 class _Said:
@@ -103,11 +137,13 @@ def _key(section: str, targets: Sequence[str]) -> dict[str, Any]:
             "targets": [[t, os.path.abspath(t) if os.path.exists(t) else ""] for t in targets], "entry_points": eps}
 
 
-def _stamp(path: str) -> list | None:
+def _stamp(path: str) -> list:
+    """[path, modification time in ns, size]; [path, -1, -1] for a path that is not there (a file the load looked
+    for and did not find: the listing holds while it stays away)."""
     try:
         st = os.stat(path)
     except OSError:
-        return None
+        return [path, -1, -1]
     return [path, st.st_mtime_ns, st.st_size]
 
 
@@ -124,27 +160,31 @@ def _read(path: Path, section: str, key: dict[str, Any]) -> list[dict] | None:
     for s in stamps:
         if not (isinstance(s, list) and len(s) == 3 and isinstance(s[0], str)) or _stamp(s[0]) != s:
             return None
-    need = SECTIONS[section]
-    if not all(isinstance(r, dict) and all(k in r for k in need) for r in rows):
+    shape = SECTIONS[section]
+    if not all(isinstance(r, dict) and all(isinstance(r.get(k), t) and (t is not list or all(isinstance(x, str)
+                                                                                           for x in r[k]))
+                                           for k, t in shape.items()) for r in rows):
         return None
     return rows
 
 
-def _sources() -> list[str]:
-    """The files the process imported outside the standard library, and the folders to watch: those of the files
-    outside installed packages (a plug-in's folder) and of ``sys.path``."""
+def _sources(reads: set[str]) -> list[str]:
+    """What to watch, outside the standard library: the files the process imported, the paths the load opened or
+    listed (``reads``), and the folders of the files outside installed packages (a plug-in's folder) and of
+    ``sys.path``."""
     paths = sysconfig.get_paths()
     std = tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib")})
     installed = tuple({os.path.join(paths[k], "") for k in ("purelib", "platlib")})  # may lie under platstdlib
-    files = {f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)
-             and (f.startswith(installed) or not f.startswith(std))}
+    files = {f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)}
+    files |= {f for f in reads if not f.startswith(("/dev/", "/proc/", "/sys/"))}
+    files = {f for f in files if f.startswith(installed) or not f.startswith(std)}
     folders = {os.path.dirname(f) for f in files if not f.startswith(installed)}
     folders |= {os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)}
     return sorted(files | folders)
 
 
-def _write(path: Path, key: dict[str, Any], rows: list[dict], started: float) -> None:
-    stamps = [s for s in map(_stamp, _sources()) if s is not None]
+def _write(path: Path, key: dict[str, Any], rows: list[dict], started: float, reads: set[str]) -> None:
+    stamps = [_stamp(f) for f in _sources(reads)]
     if any(s[1] >= (started - RACY_S) * 1e9 for s in stamps):
         return  # a file changed within the clock's resolution of the load: kept next time
     try:
