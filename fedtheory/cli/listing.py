@@ -62,7 +62,10 @@ def cached_listing(section: str, targets: Sequence[str], build: Callable[[], lis
     path = listing_path(section)
     if path is None or "fedtheory.theory.core" in sys.modules:
         return build()
-    key = _key(section, targets)
+    try:
+        key = _key(section, targets)
+    except OSError:  # the current folder was removed: no key to hold a listing to
+        return build()
     rows = _read(path, section, key)
     if rows is not None:
         return rows
