@@ -585,3 +585,19 @@ def test_14_a_module_that_registers_nothing_is_warned_about_and_blank_entries_ar
     assert "fedtheory: warning: plug-in 'os' ($FEDTHEORY_PLUGINS: os) registered no record and no check" in out.stderr
     out = _cli("list", "--plugins", env_extra={"FEDTHEORY_PLUGINS": f" {os.pathsep}{os.pathsep} "})
     assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_a_current_folder_that_was_removed_is_one_line_and_exit_2(tmp_path):
+    """`fedtheory` run from a folder removed under it (a shell left in a deleted build folder): one line, exit 2,
+    for a listing (kept or not) as for a check; it was an internal error (exit 3) resolving the plug-ins' paths."""
+    gone = tmp_path / "gone"
+    for args, cache in ((["list", "--paper", "drori2014"], ""), (["list"], str(tmp_path / "cache")),
+                        (["check", "--only", "drori2014.thm3_1", "--profile", "quick"], "")):
+        script = (f"mkdir -p {shlex.quote(str(gone))} && cd {shlex.quote(str(gone))} && rmdir "
+                  f"{shlex.quote(str(gone))} && exec {shlex.quote(sys.executable)} -m fedtheory.cli "
+                  + " ".join(map(shlex.quote, args)))
+        r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "FEDTHEORY_CACHE": cache})
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.strip() == ("fedtheory: error: the current folder no longer exists: run fedtheory from an "
+                                    "existing folder"), r.stderr

@@ -89,6 +89,11 @@ def _say_signal(signum: int) -> None:
 
 def _main(args) -> int:
     try:
+        try:
+            os.getcwd()
+        except FileNotFoundError:  # every relative path (a plug-in, --out) would resolve against nothing
+            raise FedTheoryError("the current folder no longer exists: run fedtheory from an existing folder") \
+                from None
         # `list` loads them itself, only where its listing is not kept (fedtheory.cli.listing)
         if getattr(args, "plugin", None) is not None and args.command != "list":
             from ..plugins import load_plugins
