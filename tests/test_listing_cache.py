@@ -207,3 +207,99 @@ def test_the_cache_folder_follows_its_environment(monkeypatch, tmp_path):
 
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
     assert cache_dir("listing") is None  # no cache rather than a folder named '~' in the current one
+
+
+def _aged(path: Path, text: str | None = None, age_s: float = 60) -> Path:
+    if text is not None:
+        path.write_text(text)
+    t = time.time() - age_s
+    os.utime(path, (t, t))
+    return path
+
+
+def _kept(args, cache, cwd, **env) -> str:
+    """Run twice with a pause (the first run may write .pyc files: kept by the second); the listing printed."""
+    out = _run(args, cache, cwd, **env)
+    assert out.returncode == 0, out.stderr
+    time.sleep(RACY)
+    again = _run(args, cache, cwd, **env)
+    assert again.stdout == out.stdout
+    return again.stdout
+
+
+def _title_plugin(path: Path, expr: str, paper: str = "envtest") -> Path:
+    text = PLUGIN.replace("cachetest", paper).format(title="T").replace("title='T'", f"title={expr}")
+    return _aged(path, "import os\n" + text)
+
+
+def test_what_the_listing_did_not_see_before_is_seen(tmp_path):
+    """The audit's cases (a helper session tried to make a kept listing print what a full load would not): an
+    environment variable the plug-in reads, a symbolic link to the plug-in moved to another release, a same-size edit
+    with its modification time put back, a folder on sys.path created later that shadows the plug-in, warning options,
+    a title that is not text. Each prints what a full load prints."""
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    env_plugin = _title_plugin(tmp_path / "envp.py", "os.environ.get('RP_TITLE', 'default title')")
+    assert "default title" in _kept(["list", "--plugin", str(env_plugin)], cache, work)
+    assert "other title" in _run(["list", "--plugin", str(env_plugin)], cache, work, RP_TITLE="other title").stdout
+
+    for release, title in (("v1", "release one"), ("v2", "release two")):
+        (tmp_path / release).mkdir()
+        _title_plugin(tmp_path / release / "p.py", repr(title), paper="linktest")
+    (tmp_path / "cur").symlink_to(tmp_path / "v1")
+    target = str(tmp_path / "cur" / "p.py")
+    assert "release one" in _kept(["list", "--plugin", target], cache, work)
+    (tmp_path / "cur").unlink()
+    (tmp_path / "cur").symlink_to(tmp_path / "v2")
+    assert "release two" in _run(["list", "--plugin", target], cache, work).stdout
+
+    same = _title_plugin(tmp_path / "same.py", "'AAAA'", paper="sametest")
+    assert "AAAA" in _kept(["list", "--plugin", str(same)], cache, work)
+    stamp = same.stat()
+    same.write_text(same.read_text().replace("AAAA", "BBBB"))
+    os.utime(same, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # as `touch -r` or `cp -p` put it back
+    assert same.stat().st_mtime_ns == stamp.st_mtime_ns and same.stat().st_size == stamp.st_size
+    assert "BBBB" in _run(["list", "--plugin", str(same)], cache, work).stdout
+
+    first, second = tmp_path / "first", tmp_path / "second"  # `first` is on PYTHONPATH before it exists
+    second.mkdir()
+    _title_plugin(second / "shadowed.py", "'from second'", paper="shadowtest")
+    path = f"{first}{os.pathsep}{second}"
+    assert "from second" in _kept(["list", "--plugin", "shadowed"], cache, work, PYTHONPATH=path)
+    first.mkdir()
+    _title_plugin(first / "shadowed.py", "'from first'", paper="shadowtest")
+    assert "from first" in _run(["list", "--plugin", "shadowed"], cache, work, PYTHONPATH=path).stdout
+
+    empty = _aged(tmp_path / "empty.py", "X = 1\n")
+    quiet = _kept(["list", "--plugin", str(empty)], cache, work, PYTHONWARNINGS="ignore")
+    r = _run(["list", "--plugin", str(empty)], cache, work)
+    assert r.stdout == quiet and "registered no record and no check" in r.stderr
+
+    odd = _title_plugin(tmp_path / "odd.py", "('part a', 'part b')", paper="oddtest")
+    for _ in range(2):  # a title that is not text: never kept, printed as the full load prints it
+        assert "('part a', 'part b')" in _run(["list", "--plugin", str(odd)], cache, work).stdout
+        time.sleep(RACY)
+    assert "('part a', 'part b')" in _run(["list", "--plugin", str(odd)], cache, work).stdout
+
+
+def test_a_listing_of_another_shape_or_a_link_is_never_printed_nor_written_through(tmp_path):
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    full = _kept(["list", "--paper", "drori2014"], cache, work)
+    path = next(p for p in _files(cache) if p.name.startswith("records-"))
+    good = json.loads(path.read_text())
+    for change in ({"title": 7}, {"paper": ["x"]}, {"id": None}, {"extra": "leak"}):
+        bad = json.loads(json.dumps(good))
+        bad["rows"][0].update(change)
+        path.write_text(json.dumps(bad))
+        r = _run(["list", "--paper", "drori2014", "--format", "json"], cache, work)
+        assert r.returncode == 0 and "leak" not in r.stdout and r.stderr == "", change
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    path.unlink()
+    path.symlink_to(victim)
+    for _ in range(2):
+        assert _run(["list", "--paper", "drori2014"], cache, work).stdout == full
+        time.sleep(RACY)
+    assert victim.read_text() == "mine" and path.is_symlink()
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
