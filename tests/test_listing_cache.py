@@ -303,3 +303,64 @@ def test_a_listing_of_another_shape_or_a_link_is_never_printed_nor_written_throu
         time.sleep(RACY)
     assert victim.read_text() == "mine" and path.is_symlink()
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_what_the_second_audit_found_is_seen_or_never_kept(tmp_path):
+    """A second pass of the audit: `os.environ | {...}` works while a listing is built (the stand-in is of
+    os.environ's own type); `os.environb` is watched; a flag file only tested with `os.path.exists` and a title read
+    from an sqlite database are watched; a load that runs another program, counts the environment or reroutes the
+    warnings to logging is never kept; a cache folder others can write to is not used."""
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    merged = _title_plugin(tmp_path / "merged.py", "(os.environ | {'RP_X': 'merged'})['RP_X']", paper="mergetest")
+    r = _run(["list", "--plugin", str(merged)], cache, work)
+    assert r.returncode == 0 and "merged" in r.stdout, r.stderr
+
+    envb = _title_plugin(tmp_path / "envb.py", "os.environb.get(b'RP_B', b'bytes one').decode()", paper="envbtest")
+    assert "bytes one" in _kept(["list", "--plugin", str(envb)], cache, work)
+    assert "bytes two" in _run(["list", "--plugin", str(envb)], cache, work, RP_B="bytes two").stdout
+
+    flag = tmp_path / "flags" / "enabled"
+    flag.parent.mkdir()
+    _aged(flag.parent)
+    flagged = _title_plugin(tmp_path / "flagged.py", f"'on' if os.path.exists({str(flag)!r}) else 'off'",
+                            paper="flagtest")
+    assert "off" in _kept(["list", "--plugin", str(flagged)], cache, work)
+    _aged(flag, "", 30)
+    _aged(flag.parent, None, 30)  # the folder's times put back: only the stat of the flag tells
+    assert " on " in _run(["list", "--plugin", str(flagged)], cache, work).stdout.replace("\n", " ")
+
+    db = tmp_path / "titles.db"
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        con.execute("create table t (v text)")
+        con.execute("insert into t values ('db one')")
+    con.close()
+    _aged(db)
+    reader = _title_plugin(tmp_path / "dbp.py", f"__import__('sqlite3').connect({str(db)!r}).execute("
+                           "'select v from t').fetchone()[0]", paper="dbtest")
+    assert "db one" in _kept(["list", "--plugin", str(reader)], cache, work)
+    with sqlite3.connect(db) as con:
+        con.execute("update t set v = 'db two'")
+    con.close()
+    _aged(db, None, 30)
+    assert "db two" in _run(["list", "--plugin", str(reader)], cache, work).stdout
+
+    for name, expr in (("runs", "__import__('subprocess').check_output(['echo', 'from a program'], text=True).strip()"),
+                       ("counts", "str(len(os.environ) > 0)"),
+                       ("logs", "[__import__('logging').captureWarnings(True), 'rerouted'][1]")):
+        plugin = _title_plugin(tmp_path / f"{name}.py", expr, paper=f"{name}test")
+        kept = _files(cache)
+        for _ in range(2):
+            assert _run(["list", "--plugin", str(plugin)], cache, work).returncode == 0
+            time.sleep(RACY)
+        assert [p.stat().st_mtime_ns for p in _files(cache)] == [p.stat().st_mtime_ns for p in kept], name
+
+    shared = tmp_path / "shared"
+    (shared / "listing").mkdir(parents=True)
+    os.chmod(shared / "listing", 0o777)
+    for _ in range(2):
+        assert "drori2014.thm3_1" in _run(["list", "--paper", "drori2014"], shared, work).stdout
+        time.sleep(RACY)
+    assert _files(shared) == []

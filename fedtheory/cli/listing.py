@@ -7,26 +7,30 @@ A listing is written after a full load and read back only while everything it wa
   folder, ``$FEDTHEORY_PLUGINS`` and the ``--plugin`` targets (each also as the real path it names: a symbolic link
   moved to another release is seen), and the installed plug-ins (the ``fedtheory.papers`` entry points with their
   distributions' versions);
-* every **environment variable** the load read (``os.environ``, ``os.getenv``), with its value or its absence;
-* every **file** the load imported, opened or listed outside the standard library (fedtheory's own sources, the
-  plug-ins' and what they import or read, such as a data file their titles come from, third-party packages), and
-  every entry of ``sys.path``: its modification and change times, size and inode (a change with its modification
-  time put back, as ``touch -r`` or ``cp -p`` do, still changes the change time), or its absence (a file the load
-  looked for and did not find); and the folders of the files outside installed packages (a file added or removed
-  there changes the folder's times). What the load opens and lists is seen through an audit hook
-  (``sys.addaudithook``), which records only while a listing is built.
+* every **environment variable** the load read (``os.environ``, ``os.getenv``, their bytes forms), with its value or
+  its absence (a stand-in of ``os.environ``'s own type notes them while a listing is built);
+* every **file** the load imported, opened (an sqlite database too), listed or looked at (``os.path.exists``)
+  outside the standard library (fedtheory's own sources, the plug-ins' and what they import or read, such as a data
+  file their titles come from, third-party packages), every entry of ``sys.path`` and the ``.pth`` files there: its
+  modification and change times, size and inode (a change with its modification time put back, as ``touch -r`` or
+  ``cp -p`` do, still changes the change time), or its absence (a file the load looked for and did not find); and
+  the folders of the files outside installed packages (a file added or removed there changes the folder's times).
+  What the load opens and lists is seen through an audit hook (``sys.addaudithook``), what it looks at through
+  ``os.stat`` and ``os.lstat`` wrapped; both record only while a listing is built.
 
-A load that said anything (a warning: a plug-in that registers nothing, a deprecated name), that iterated over the
-whole environment, or whose rows are not of their section's shape (:data:`SECTIONS`: a plug-in's own summary with
-other keys, a title that is not text) is not kept, so that it runs again; nor is one where a file changed in the
-last 2 s (a change within the clock's resolution could go unseen, as git's index treats "racy" files). A listing that
-cannot be read, does not parse, is a symbolic link or has rows of another shape is rebuilt: the file is data, read
-with :func:`fedtheory.files.read_json` (a regular file, at most 16 MiB); a symbolic link at its place is never
-written through. A folder that cannot be written leaves the listing unkept, silently; a new folder is made readable
-by its owner only. ``FEDTHEORY_CACHE=''`` turns it off (with the symbolic cache); ``FEDTHEORY_CACHE=DIR`` moves it
-(the listing lives in ``DIR/listing``). In a process that has already imported fedtheory's records (a Python
-session, a test calling :func:`fedtheory.cli.main`), records may have been registered outside any plug-in: the
-listing is built there, never read. What a plug-in's import prints does not appear on a run that reads a listing.
+A load that said anything (a warning: a plug-in that registers nothing, a deprecated name; or one that rerouted the
+warnings, as ``logging.captureWarnings`` does), that read the whole environment, that ran another program (whose
+environment and files cannot be followed), or whose rows are not of their section's shape (:data:`SECTIONS`: a
+plug-in's own summary with other keys, a title that is not text) is not kept, so that it runs again; nor is one
+where a file changed in the last 2 s (a change within the clock's resolution could go unseen, as git's index treats
+"racy" files). A listing that cannot be read, does not parse, is a symbolic link or has rows of another shape is
+rebuilt: the file is data, read with :func:`fedtheory.files.read_json` (a regular file, at most 16 MiB); a symbolic
+link at its place is never written through. A folder that cannot be written leaves the listing unkept, silently; a
+new folder is made readable by its owner only, and a folder of another user's, or one others can write to, is not
+used. ``FEDTHEORY_CACHE=''`` turns it off (with the symbolic cache); ``FEDTHEORY_CACHE=DIR`` moves it (the listing
+lives in ``DIR/listing``). In a process that has already imported fedtheory's records (a Python session, a test
+calling :func:`fedtheory.cli.main`), records may have been registered outside any plug-in: the listing is built
+there, never read. What a plug-in's import prints does not appear on a run that reads a listing.
 """
 from __future__ import annotations
 
@@ -37,7 +41,6 @@ import sys
 import sysconfig
 import time
 import warnings
-from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -68,7 +71,7 @@ def cached_listing(section: str, targets: Sequence[str], build: Callable[[], lis
     """``section``'s rows: read back where nothing they were built from changed, else ``build()`` (which loads the
     plug-ins, the ``--plugin`` ``targets`` included) and kept for the next run (see the module docstring)."""
     path = listing_path(section)
-    if path is None or "fedtheory.theory.core" in sys.modules:
+    if path is None or "fedtheory.theory.core" in sys.modules or not _own_folder(path.parent):
         return build()
     try:
         key = _key(section, targets)
@@ -80,28 +83,45 @@ def cached_listing(section: str, targets: Sequence[str], build: Callable[[], lis
     started = time.time()
     with _Said() as said, _Reads() as reads, _WatchedEnviron() as environ:
         rows = build()
-    if not said.anything and not environ.iterated and _shaped(section, rows):
+    if not said.anything and not environ.iterated and _UNSEEN not in reads and _shaped(section, rows):
         _write(path, key, rows, started, reads, environ.read)
     return rows
 
 
 _RECORDING: set[str] | None = None  # while a listing is built: the paths the process opened or listed
+_LOOKED: set[str] = set()  # ... and those it only looked at (os.stat, os.lstat)
 _HOOKED = False
 
 
-def _audit(event: str, args: tuple) -> None:
-    if _RECORDING is None or event not in ("open", "os.listdir", "os.scandir"):
-        return
-    target = args[0] if args else None
-    if isinstance(target, (str, bytes, os.PathLike)):
+_PATH_EVENTS = ("open", "os.listdir", "os.scandir", "sqlite3.connect")
+# what the listing cannot follow: another program (its environment, the files it reads)
+_UNSEEN_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.startfile")
+_UNSEEN = "\0unseen"  # in the recording: the load did something the listing cannot follow
+
+
+def _note(target, into: set[str] | None = None) -> None:
+    into = _RECORDING if into is None else into
+    if _RECORDING is not None and isinstance(target, (str, bytes, os.PathLike)):
         try:
-            _RECORDING.add(os.path.abspath(os.fsdecode(target)))
+            into.add(os.path.abspath(os.fsdecode(target)))
         except (TypeError, ValueError):
             pass
 
 
+def _audit(event: str, args: tuple) -> None:
+    if _RECORDING is None:
+        return
+    if event in _PATH_EVENTS:
+        _note(args[0] if args else None)
+    elif event in _UNSEEN_EVENTS:
+        _RECORDING.add(_UNSEEN)
+
+
 class _Reads:
-    """Within ``with``: the set of paths the process opened or listed (an audit hook, added once per process)."""
+    """Within ``with``: the set of paths the process opened or listed, through an audit hook added once per
+    process, and (in :data:`_LOOKED`) those it only looked at: ``os.stat`` and ``os.lstat``, behind
+    ``os.path.exists``, ``isfile``, ``getsize`` and ``realpath`` (no audit event says so), wrapped while the listing
+    is built; :data:`_UNSEEN` in the set where the load ran another program."""
 
     def __enter__(self) -> set[str]:
         global _RECORDING, _HOOKED
@@ -109,56 +129,84 @@ class _Reads:
             sys.addaudithook(_audit)
             _HOOKED = True
         _RECORDING = set()
+        _LOOKED.clear()
+        self._saved = {name: getattr(os, name) for name in ("stat", "lstat")}
+        for name, fn in self._saved.items():
+            setattr(os, name, self._watching(fn))
         return _RECORDING
+
+    @staticmethod
+    def _watching(fn):
+        def watched(path, *args, **kwargs):
+            if not isinstance(path, int):  # a file descriptor names no path
+                _note(path, _LOOKED)
+            return fn(path, *args, **kwargs)
+
+        return watched
 
     def __exit__(self, *exc) -> None:
         global _RECORDING
+        for name, fn in self._saved.items():
+            setattr(os, name, fn)
         _RECORDING = None
 
 
-class _WatchedEnviron(MutableMapping):
-    """Within ``with``: ``os.environ`` (and so ``os.getenv``) seen through this mapping, which notes every variable
-    read (``read``: name -> value, None where unset) and whether the whole environment was iterated."""
+class _Watched(type(os.environ)):
+    """``os.environ`` or ``os.environb`` over the same data (writes go through), noting every variable read (in
+    ``seen.read``) and whether the whole environment was read (``seen.iterated``: iterated, counted, copied,
+    printed, merged)."""
+
+    def __init__(self, env, seen: _WatchedEnviron) -> None:
+        super().__init__(env._data, env.encodekey, env.decodekey, env.encodevalue, env.decodevalue)
+        self._seen = seen
+
+    def __getitem__(self, name):
+        key = os.fsdecode(name) if isinstance(name, (str, bytes)) else None
+        try:
+            value = super().__getitem__(name)
+        except KeyError:
+            if key is not None:
+                self._seen.read.setdefault(key, None)
+            raise
+        if key is not None:
+            self._seen.read.setdefault(key, os.fsdecode(value))
+        return value
+
+    def __iter__(self):
+        self._seen.iterated = True
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._seen.iterated = True
+        return super().__len__()
+
+    def __repr__(self) -> str:
+        self._seen.iterated = True
+        return super().__repr__()
+
+    def copy(self):
+        self._seen.iterated = True
+        return super().copy()
+
+
+class _WatchedEnviron:
+    """Within ``with``: ``os.environ`` and ``os.environb`` (and so ``os.getenv``, ``os.getenvb``) seen through
+    :class:`_Watched` stand-ins of their own type; ``read``: name -> value (None where unset) of every variable read;
+    ``iterated``: whether the whole environment was read."""
 
     def __init__(self) -> None:
         self.read: dict[str, str | None] = {}
         self.iterated = False
 
     def __enter__(self) -> _WatchedEnviron:
-        self._env = os.environ
-        os.environ = self
+        self._saved = {name: getattr(os, name) for name in ("environ", "environb") if hasattr(os, name)}
+        for name, env in self._saved.items():
+            setattr(os, name, _Watched(env, self))
         return self
 
     def __exit__(self, *exc) -> None:
-        os.environ = self._env
-
-    def __getitem__(self, name):
-        try:
-            value = self._env[name]
-        except KeyError:
-            if isinstance(name, str):
-                self.read.setdefault(name, None)
-            raise
-        if isinstance(name, str):
-            self.read.setdefault(name, value)
-        return value
-
-    def __setitem__(self, name, value) -> None:
-        self._env[name] = value
-
-    def __delitem__(self, name) -> None:
-        del self._env[name]
-
-    def __iter__(self):
-        self.iterated = True
-        return iter(self._env)
-
-    def __len__(self) -> int:
-        return len(self._env)
-
-    def copy(self) -> dict[str, str]:
-        self.iterated = True
-        return self._env.copy()
+        for name, env in self._saved.items():
+            setattr(os, name, env)
 
 
 class _Said:
@@ -173,11 +221,24 @@ class _Said:
             self.anything = True
             return self._previous(*args, **kwargs)
 
-        warnings.showwarning = show
+        warnings.showwarning = self._show = show
         return self
 
     def __exit__(self, *exc) -> None:
-        warnings.showwarning = self._previous
+        if warnings.showwarning is self._show:
+            warnings.showwarning = self._previous
+        else:  # the load rerouted the warnings (logging.captureWarnings): what it says is not seen here
+            self.anything = True
+
+
+def _own_folder(folder: Path) -> bool:
+    """Whether a listing may be read and written in ``folder``: not there yet, or this user's and writable by no one
+    else (a folder others can write to could hold a listing they planted)."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _real(target: str) -> str:
@@ -195,7 +256,7 @@ def _key(section: str, targets: Sequence[str]) -> dict[str, Any]:
     env = os.environ.get(ENV_VAR, "")
     return {"format": FORMAT, "section": section, "python": sys.version, "executable": sys.executable,
             "prefix": sys.prefix, "path": list(sys.path), "flags": repr(sys.flags),
-            "warnoptions": list(sys.warnoptions), "cwd": os.getcwd(),
+            "warnoptions": list(sys.warnoptions), "hashseed": os.environ.get("PYTHONHASHSEED"), "cwd": os.getcwd(),
             "env": [env, [_real(e.strip()) for e in env.split(os.pathsep) if e.strip()]],
             "targets": [[t, _real(t)] for t in targets], "entry_points": eps}
 
@@ -248,11 +309,20 @@ def _sources(reads: set[str]) -> list[str]:
     std = tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib")})
     installed = tuple({os.path.join(paths[k], "") for k in ("purelib", "platlib")})  # may lie under platstdlib
     files = {f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)}
-    files |= {f for f in reads if not f.startswith(("/dev/", "/proc/", "/sys/"))}
+    # a folder only looked at is left out: realpath looks at every folder above a path, and /tmp or a home folder
+    # changes all the time; a file looked at, or looked for and not found, is watched
+    looked = {f for f in _LOOKED if not os.path.isdir(f)}
+    files |= {f for f in reads | looked if not f.startswith(("/dev/", "/proc/", "/sys/"))}
     files = {f for f in files if f.startswith(installed) or not f.startswith(std)}
     folders = {os.path.dirname(f) for f in files if not f.startswith(installed)}
     entries = {os.path.abspath(p) for p in sys.path if p}
-    return sorted(files | folders | entries)
+    pth = set()  # run at start-up (before any recording): an in-place edit leaves its folder's times alone
+    for entry in entries:
+        try:
+            pth |= {os.path.join(entry, n) for n in os.listdir(entry) if n.endswith(".pth")}
+        except OSError:
+            pass
+    return sorted(files | folders | entries | pth)
 
 
 def _write(path: Path, key: dict[str, Any], rows: list[dict], started: float, reads: set[str],
