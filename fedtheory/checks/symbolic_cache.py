@@ -15,10 +15,6 @@ __all__ = ["SHIPPED_SYMBOLIC", "cached_symbolic", "expr_from_srepr", "fresh_symb
            "symbolic_parts"]
 
 
-def _symbolic_cache_dir() -> Path | None:
-    return cache_dir("symbolic")
-
-
 SHIPPED_SYMBOLIC = Path(__file__).with_name("symbolic_cache.json")
 
 
@@ -89,7 +85,7 @@ def cached_symbolic(key_parts: Sequence[str], compute: Callable[[], dict]) -> di
         out = json.loads(json.dumps(compute()))
         _FRESH[key] = out
         return out
-    d = _symbolic_cache_dir()
+    d = cache_dir("symbolic")
     if d is None:
         return compute()
     path = d / f"{key}.json"

@@ -73,10 +73,7 @@ def cached_listing(section: str, targets: Sequence[str], build: Callable[[], lis
     path = listing_path(section)
     if path is None or "fedtheory.theory.core" in sys.modules or not _own_folder(path.parent):
         return build()
-    try:
-        key = _key(section, targets)
-    except OSError:  # the current folder was removed: no key to hold a listing to
-        return build()
+    key = _key(section, targets)  # (a removed current folder ends the command before: fedtheory.cli.process)
     rows = _read(path, section, key)
     if rows is not None:
         return rows
@@ -157,6 +154,8 @@ class _Watched(type(os.environ)):
     printed, merged)."""
 
     def __init__(self, env, seen: _WatchedEnviron) -> None:
+        # os._Environ's own constructor over the very dict it wraps (CPython's attributes, stable since 3.2): the
+        # stand-in behaves as os.environ does (|, |=, setdefault, putenv on writes), which a plain mapping did not
         super().__init__(env._data, env.encodekey, env.decodekey, env.encodevalue, env.decodevalue)
         self._seen = seen
 
